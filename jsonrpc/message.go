@@ -1,0 +1,348 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Version is the value of the "jsonrpc" member of every message.
+const Version = "2.0"
+
+// Message is a JSON-RPC 2.0 message: a [*Request] (a notification when it
+// has no ID) or a [*Response]. The set is closed.
+type Message interface {
+	isMessage()
+}
+
+// Request is a request or, when ID is the zero [ID], a notification.
+type Request struct {
+	// ID identifies a request; the zero ID makes this a notification.
+	ID ID
+	// Method is the method name.
+	Method string
+	// Params is the raw JSON params value; nil when absent.
+	Params json.RawMessage
+}
+
+// IsNotification reports whether r carries no id.
+func (r *Request) IsNotification() bool { return !r.ID.IsValid() }
+
+func (*Request) isMessage() {}
+
+// Response answers a request. Exactly one of Result and Error is set.
+type Response struct {
+	// ID is the id of the request answered; the zero ID when the peer
+	// could not read it (error responses only).
+	ID ID
+	// Result is the raw JSON result; nil when Error is set.
+	Result json.RawMessage
+	// Error is the error; nil on success.
+	Error *Error
+}
+
+func (*Response) isMessage() {}
+
+// Err returns r.Error as an error, or nil. It avoids the typed-nil trap of
+// returning r.Error directly.
+func (r *Response) Err() error {
+	if r.Error == nil {
+		return nil
+	}
+	return r.Error
+}
+
+// NewRequest returns a request with params encoded as JSON. A nil params
+// leaves Params absent.
+func NewRequest(id ID, method string, params any) (*Request, error) {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{ID: id, Method: method, Params: raw}, nil
+}
+
+// NewNotification returns a notification with params encoded as JSON.
+func NewNotification(method string, params any) (*Request, error) {
+	return NewRequest(ID{}, method, params)
+}
+
+// NewResponse returns a success response with result encoded as JSON. A nil
+// result encodes as {} (MCP results are objects).
+func NewResponse(id ID, result any) (*Response, error) {
+	if result == nil {
+		return &Response{ID: id, Result: json.RawMessage("{}")}, nil
+	}
+	if raw, ok := result.(json.RawMessage); ok {
+		return &Response{ID: id, Result: raw}, nil
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{ID: id, Result: b}, nil
+}
+
+// NewErrorResponse returns an error response.
+func NewErrorResponse(id ID, err *Error) *Response {
+	return &Response{ID: id, Error: err}
+}
+
+func marshalParams(params any) (json.RawMessage, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	case []byte:
+		return json.RawMessage(p), nil
+	}
+	return json.Marshal(params)
+}
+
+// wireMessage is the union of all members a message may carry; absent
+// members stay nil so presence can be told from a JSON null.
+type wireMessage struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// DecodeMessage decodes one JSON-RPC 2.0 message. Params, results and error
+// data stay raw. Input that is not JSON fails with a [*DecodeError] matching
+// [ErrParse]; JSON that is not a valid message (batch arrays included)
+// fails with one matching [ErrInvalidRequest].
+func DecodeMessage(data []byte) (Message, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, &DecodeError{Reason: "empty input", Err: errEmpty}
+	}
+	if data[0] != '{' {
+		if data[0] == '[' {
+			return nil, &DecodeError{Reason: "batches are not supported"}
+		}
+		if !json.Valid(data) {
+			return nil, &DecodeError{Reason: "not JSON", Err: errNotJSON}
+		}
+		return nil, &DecodeError{Reason: "not a JSON object"}
+	}
+	var w wireMessage
+	if err := json.Unmarshal(data, &w); err != nil {
+		if !json.Valid(data) {
+			return nil, &DecodeError{Reason: "not JSON", Err: err}
+		}
+		return nil, &DecodeError{Reason: "malformed member: " + err.Error()}
+	}
+	if w.JSONRPC == nil || *w.JSONRPC != Version {
+		return nil, &DecodeError{Reason: `missing or wrong "jsonrpc" version`}
+	}
+	if w.Method != nil {
+		if w.Result != nil || w.Error != nil {
+			return nil, &DecodeError{Reason: "request carries result or error"}
+		}
+		if *w.Method == "" {
+			return nil, &DecodeError{Reason: "empty method"}
+		}
+		req := &Request{Method: *w.Method}
+		if w.ID != nil {
+			id, err := parseID(w.ID)
+			if err != nil {
+				return nil, &DecodeError{Reason: err.Error()}
+			}
+			if !id.IsValid() {
+				return nil, &DecodeError{Reason: "request id is null"}
+			}
+			req.ID = id
+		}
+		if w.Params != nil && !isNull(w.Params) {
+			if c := w.Params[0]; c != '{' && c != '[' {
+				return nil, &DecodeError{Reason: "params is neither object nor array"}
+			}
+			req.Params = w.Params
+		}
+		return req, nil
+	}
+	// A response: an id, no method, exactly one of result and error.
+	if w.ID == nil {
+		return nil, &DecodeError{Reason: "message has neither method nor id"}
+	}
+	id, err := parseID(w.ID)
+	if err != nil {
+		return nil, &DecodeError{Reason: err.Error()}
+	}
+	if (w.Result != nil) == (w.Error != nil) {
+		return nil, &DecodeError{Reason: "response must carry exactly one of result and error"}
+	}
+	resp := &Response{ID: id}
+	if w.Error != nil {
+		var e Error
+		var probe struct {
+			Code    *json.Number `json:"code"`
+			Message *string      `json:"message"`
+		}
+		if err := json.Unmarshal(w.Error, &probe); err != nil || probe.Code == nil {
+			return nil, &DecodeError{Reason: "malformed error object"}
+		}
+		code, err := probe.Code.Int64()
+		if err != nil {
+			return nil, &DecodeError{Reason: "error code is not an integer"}
+		}
+		if err := json.Unmarshal(w.Error, &e); err != nil {
+			return nil, &DecodeError{Reason: "malformed error object"}
+		}
+		e.Code = code
+		if isNull(e.Data) {
+			e.Data = nil
+		}
+		resp.Error = &e
+		return resp, nil
+	}
+	if !id.IsValid() {
+		return nil, &DecodeError{Reason: "success response id is null"}
+	}
+	resp.Result = w.Result
+	return resp, nil
+}
+
+func isNull(b json.RawMessage) bool { return string(b) == "null" }
+
+// EncodeMessage returns the compact JSON encoding of m, without a trailing
+// newline. Params and results must already be valid JSON; they are copied
+// as they are, without re-encoding.
+func EncodeMessage(m Message) ([]byte, error) {
+	return AppendMessage(make([]byte, 0, 128), m)
+}
+
+// AppendMessage appends the compact JSON encoding of m to b.
+func AppendMessage(b []byte, m Message) ([]byte, error) {
+	switch m := m.(type) {
+	case *Request:
+		b = append(b, `{"jsonrpc":"2.0",`...)
+		if m.ID.IsValid() {
+			b = append(b, `"id":`...)
+			b = m.ID.AppendJSON(b)
+			b = append(b, ',')
+		}
+		b = append(b, `"method":`...)
+		b = appendString(b, m.Method)
+		if len(m.Params) > 0 {
+			b = append(b, `,"params":`...)
+			b = appendCompact(b, m.Params)
+		}
+		return append(b, '}'), nil
+	case *Response:
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = m.ID.AppendJSON(b)
+		if m.Error != nil {
+			b = append(b, `,"error":{"code":`...)
+			b = appendInt(b, m.Error.Code)
+			b = append(b, `,"message":`...)
+			b = appendString(b, m.Error.Message)
+			if len(m.Error.Data) > 0 {
+				b = append(b, `,"data":`...)
+				b = appendCompact(b, m.Error.Data)
+			}
+			return append(b, "}}"...), nil
+		}
+		b = append(b, `,"result":`...)
+		if len(m.Result) == 0 {
+			b = append(b, "{}"...)
+		} else {
+			b = appendCompact(b, m.Result)
+		}
+		return append(b, '}'), nil
+	case nil:
+		return b, &DecodeError{Reason: "nil message"}
+	}
+	return b, &DecodeError{Reason: "unknown message type"}
+}
+
+// appendCompact appends raw JSON, removing insignificant white space only
+// when there is any (newlines must not reach a line-delimited stream).
+func appendCompact(b []byte, raw []byte) []byte {
+	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+		return append(b, raw...)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return append(b, raw...)
+	}
+	return append(b, buf.Bytes()...)
+}
+
+func appendInt(b []byte, n int64) []byte {
+	var tmp [20]byte
+	i := len(tmp)
+	neg := n < 0
+	u := uint64(n)
+	if neg {
+		u = uint64(-n)
+	}
+	for u >= 10 {
+		i--
+		tmp[i] = byte('0' + u%10)
+		u /= 10
+	}
+	i--
+	tmp[i] = byte('0' + u)
+	if neg {
+		i--
+		tmp[i] = '-'
+	}
+	return append(b, tmp[i:]...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string, escaping what JSON requires and
+// the HTML-sensitive and line-separator characters encoding/json escapes.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

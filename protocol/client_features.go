@@ -1,0 +1,158 @@
+package protocol
+
+import "encoding/json"
+
+// The requests a server makes of a client: server-to-client requests in the
+// legacy era, MRTR input requests in the modern era. The same types serve
+// both.
+
+// Role is "user" or "assistant".
+type Role string
+
+// Roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// SamplingMessage is one message of a sampling conversation. Content is a
+// single block or (2025-11-25 and later) an array of blocks; it is kept raw
+// and read with [SamplingMessage.Blocks].
+type SamplingMessage struct {
+	Role    Role            `json:"role"`
+	Content json.RawMessage `json:"content"`
+	Meta    Meta            `json:"_meta,omitempty"`
+}
+
+// Blocks decodes the message content as a list of blocks, whether it was
+// sent as one block or as an array.
+func (m SamplingMessage) Blocks() ([]Content, error) { return decodeBlocks(m.Content) }
+
+func decodeBlocks(raw json.RawMessage) ([]Content, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	for _, c := range raw {
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			continue
+		}
+		if c == '[' {
+			var bs []Content
+			err := json.Unmarshal(raw, &bs)
+			return bs, err
+		}
+		break
+	}
+	var b Content
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return nil, err
+	}
+	return []Content{b}, nil
+}
+
+// ModelHint names a model (family) to prefer.
+type ModelHint struct {
+	Name string `json:"name,omitempty"`
+}
+
+// ModelPreferences guide the client's model choice.
+type ModelPreferences struct {
+	Hints                []ModelHint `json:"hints,omitempty"`
+	CostPriority         *float64    `json:"costPriority,omitempty"`
+	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
+	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
+}
+
+// ToolChoice constrains tool use in sampling (2025-11-25 and later).
+type ToolChoice struct {
+	Mode string `json:"mode,omitempty"`
+}
+
+// CreateMessageParams are the params of sampling/createMessage.
+type CreateMessageParams struct {
+	Messages         []SamplingMessage `json:"messages"`
+	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
+	SystemPrompt     string            `json:"systemPrompt,omitempty"`
+	IncludeContext   string            `json:"includeContext,omitempty"`
+	Temperature      *float64          `json:"temperature,omitempty"`
+	MaxTokens        int64             `json:"maxTokens"`
+	StopSequences    []string          `json:"stopSequences,omitempty"`
+	Metadata         json.RawMessage   `json:"metadata,omitempty"`
+	// Tools and ToolChoice are 2025-11-25 and later; they need the
+	// sampling.tools capability.
+	Tools      []Tool      `json:"tools,omitempty"`
+	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
+	// Task is the 2025-11-25 task augmentation, kept raw.
+	Task json.RawMessage `json:"task,omitempty"`
+	Meta Meta            `json:"_meta,omitempty"`
+}
+
+// CreateMessageResult is the answer to sampling/createMessage. Content is a
+// single block or an array of blocks (2025-11-25 and later).
+type CreateMessageResult struct {
+	Role       Role            `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason,omitempty"`
+	Meta       Meta            `json:"_meta,omitempty"`
+}
+
+// Blocks decodes Content as a list of blocks.
+func (r CreateMessageResult) Blocks() ([]Content, error) { return decodeBlocks(r.Content) }
+
+// Elicitation modes.
+const (
+	ElicitModeForm = "form"
+	ElicitModeURL  = "url"
+)
+
+// ElicitParams are the params of elicitation/create, form or URL mode.
+type ElicitParams struct {
+	// Mode is "form" (the default when empty) or "url" (2025-11-25 and
+	// later).
+	Mode    string `json:"mode,omitempty"`
+	Message string `json:"message"`
+	// RequestedSchema is the form's schema (form mode), kept raw:
+	// {type:"object", properties:{…}, required:[…]}.
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	// URL and ElicitationID are URL mode; ElicitationID exists only in
+	// 2025-11-25.
+	URL           string          `json:"url,omitempty"`
+	ElicitationID string          `json:"elicitationId,omitempty"`
+	Task          json.RawMessage `json:"task,omitempty"`
+	Meta          Meta            `json:"_meta,omitempty"`
+}
+
+// Elicitation actions.
+const (
+	ElicitAccept  = "accept"
+	ElicitDecline = "decline"
+	ElicitCancel  = "cancel"
+)
+
+// ElicitResult is the answer to elicitation/create. Content is present only
+// for "accept" in form mode; values are strings, numbers, booleans or
+// (2025-11-25 and later) string arrays.
+type ElicitResult struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+	Meta    Meta           `json:"_meta,omitempty"`
+}
+
+// Root is a root the client exposes.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+	Meta Meta   `json:"_meta,omitempty"`
+}
+
+// ListRootsParams are the params of roots/list.
+type ListRootsParams struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// ListRootsResult is the answer to roots/list.
+type ListRootsResult struct {
+	Roots []Root `json:"roots"`
+	Meta  Meta   `json:"_meta,omitempty"`
+}

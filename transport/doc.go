@@ -1,0 +1,29 @@
+// Package transport carries JSON-RPC messages between a client and an MCP
+// server: a subprocess over stdio ([Stdio], [Command]), Streamable HTTP in
+// both eras ([StreamableHTTP]), the deprecated HTTP+SSE transport ([SSE]),
+// WebSocket ([WebSocket]) and an in-memory pair ([NewPipe]).
+//
+// Every transport implements [Transport]; its connections implement
+// [Conn]. Optional abilities are optional interfaces ([SessionIDer],
+// [ProtocolVersionSetter], [StreamCanceler], [Kinder]).
+//
+// # Concurrency
+//
+// A [Conn]'s Read is called from one goroutine; Write and Close may be
+// called from any. Close joins every goroutine the connection started.
+//
+// # Cancellation
+//
+// Blocking calls take a context. Cancelling a Write's context abandons the
+// send; on modern Streamable HTTP, [StreamCanceler.CancelStream] closes a
+// request's response stream, which is that era's cancellation.
+//
+// # Errors
+//
+// Failures are typed: [*HTTPError] (an HTTP answer that was not a success,
+// with status, content type, bounded body and WWW-Authenticate),
+// [*ExitError] (the server process ended), [*StreamError] (a response
+// stream ended early), [*MessageTooLargeError], and [*NetworkError]. Use
+// [errors.As]; [ErrClosed], [ErrSessionExpired] and [ErrStreamBroken] work
+// with [errors.Is].
+package transport
