@@ -105,7 +105,7 @@ func marshalParams(params any) (json.RawMessage, error) {
 type wireMessage struct {
 	JSONRPC *string         `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
+	Method  json.RawMessage `json:"method"`
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
@@ -121,11 +121,11 @@ func DecodeMessage(data []byte) (Message, error) {
 		return nil, &DecodeError{Reason: "empty input", Err: errEmpty}
 	}
 	if data[0] != '{' {
-		if data[0] == '[' {
-			return nil, &DecodeError{Reason: "batches are not supported"}
-		}
 		if !json.Valid(data) {
 			return nil, &DecodeError{Reason: "not JSON", Err: errNotJSON}
+		}
+		if data[0] == '[' {
+			return nil, &DecodeError{Reason: "batches are not supported"}
 		}
 		return nil, &DecodeError{Reason: "not a JSON object"}
 	}
@@ -140,13 +140,19 @@ func DecodeMessage(data []byte) (Message, error) {
 		return nil, &DecodeError{Reason: `missing or wrong "jsonrpc" version`}
 	}
 	if w.Method != nil {
+		// A present "method" member makes this a request; null or a
+		// non-string is not a method name.
+		var method string
+		if isNull(w.Method) || json.Unmarshal(w.Method, &method) != nil {
+			return nil, &DecodeError{Reason: "method is not a string"}
+		}
 		if w.Result != nil || w.Error != nil {
 			return nil, &DecodeError{Reason: "request carries result or error"}
 		}
-		if *w.Method == "" {
+		if method == "" {
 			return nil, &DecodeError{Reason: "empty method"}
 		}
-		req := &Request{Method: *w.Method}
+		req := &Request{Method: method}
 		if w.ID != nil {
 			id, err := parseID(w.ID)
 			if err != nil {
@@ -213,13 +219,36 @@ func isNull(b json.RawMessage) bool { return string(b) == "null" }
 // newline. Params and results must already be valid JSON; they are copied
 // as they are, without re-encoding.
 func EncodeMessage(m Message) ([]byte, error) {
-	return AppendMessage(make([]byte, 0, 128), m)
+	return AppendMessage(make([]byte, 0, sizeHint(m)), m)
+}
+
+// sizeHint estimates the encoded size of m so EncodeMessage allocates once
+// in the common case.
+func sizeHint(m Message) int {
+	n := 96
+	switch m := m.(type) {
+	case *Request:
+		if m != nil {
+			n += len(m.Method) + len(m.Params)
+		}
+	case *Response:
+		if m != nil {
+			n += len(m.Result)
+			if m.Error != nil {
+				n += len(m.Error.Message) + len(m.Error.Data)
+			}
+		}
+	}
+	return n
 }
 
 // AppendMessage appends the compact JSON encoding of m to b.
 func AppendMessage(b []byte, m Message) ([]byte, error) {
 	switch m := m.(type) {
 	case *Request:
+		if m == nil {
+			return b, &DecodeError{Reason: "nil message"}
+		}
 		b = append(b, `{"jsonrpc":"2.0",`...)
 		if m.ID.IsValid() {
 			b = append(b, `"id":`...)
@@ -234,6 +263,9 @@ func AppendMessage(b []byte, m Message) ([]byte, error) {
 		}
 		return append(b, '}'), nil
 	case *Response:
+		if m == nil {
+			return b, &DecodeError{Reason: "nil message"}
+		}
 		b = append(b, `{"jsonrpc":"2.0","id":`...)
 		b = m.ID.AppendJSON(b)
 		if m.Error != nil {
@@ -297,8 +329,10 @@ func appendInt(b []byte, n int64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string, escaping what JSON requires and
-// the HTML-sensitive and line-separator characters encoding/json escapes.
+// appendString appends s as a JSON string, byte for byte as encoding/json
+// encodes it: the short escapes \" \\ \n \r \t \b \f, other control
+// characters and the HTML-sensitive < > & as \u00XX, U+2028 and U+2029
+// escaped, and each byte of invalid UTF-8 replaced by \ufffd.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -319,6 +353,10 @@ func appendString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}

@@ -16,8 +16,9 @@ var (
 // seed's valid_request?/valid_notification?/valid_response?.
 
 // ValidRequest reports whether msg is a JSON-RPC 2.0 request: "jsonrpc" is
-// "2.0", "method" is a non-empty string, "id" is a string or an integer, and
-// "params", when present, is an object or an array.
+// "2.0", "method" is a non-empty string, "id" is a string or an integer,
+// "params", when present, is an object or an array, and there is no
+// "result" or "error".
 func ValidRequest(msg map[string]any) bool {
 	if !validEnvelope(msg) || !validMethod(msg) {
 		return false
@@ -51,9 +52,8 @@ func ValidResponse(msg map[string]any) bool {
 	if !ok {
 		return false
 	}
-	result, hasResult := msg["result"]
+	_, hasResult := msg["result"]
 	errVal, hasError := msg["error"]
-	_ = result
 	if hasResult == hasError {
 		return false
 	}
@@ -78,9 +78,17 @@ func validEnvelope(msg map[string]any) bool {
 	return ok && v == Version
 }
 
+// validMethod checks the method of a request or notification, which must
+// not also carry a response's result or error (DecodeMessage rejects those
+// too).
 func validMethod(msg map[string]any) bool {
 	m, ok := msg["method"].(string)
-	return ok && m != ""
+	if !ok || m == "" {
+		return false
+	}
+	_, hasResult := msg["result"]
+	_, hasError := msg["error"]
+	return !hasResult && !hasError
 }
 
 func validParams(msg map[string]any) bool {

@@ -1,0 +1,195 @@
+package negotiation_test
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestParseDiscoverResult holds one case per rule of seed 004
+// (ConduitMCP Client.DiscoverResult.from_wire).
+func TestParseDiscoverResult(t *testing.T) {
+	type parsed struct {
+		SupportedVersions []string
+		Capabilities      protocol.ServerCapabilities
+		Instructions      string
+		TTLMs             int64
+		CacheScope        string
+		ServerInfo        *protocol.Implementation
+		MetaKeys          []string
+	}
+	base := func(mod func(p *parsed)) parsed {
+		p := parsed{SupportedVersions: []string{v2026}, CacheScope: "private", MetaKeys: []string{}}
+		if mod != nil {
+			mod(&p)
+		}
+		return p
+	}
+	tests := []struct {
+		name string
+		raw  string
+		want parsed
+	}{
+		{"minimal: supportedVersions and capabilities", `{"supportedVersions":["2026-07-28"],"capabilities":{}}`, base(nil)},
+		{"resultType complete", `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{}}`, base(nil)},
+		{"resultType null reads as absent", `{"resultType":null,"supportedVersions":["2026-07-28"],"capabilities":{}}`, base(nil)},
+		{"supportedVersions kept in the server's order", `{"supportedVersions":["2025-06-18","2026-07-28"],"capabilities":{}}`,
+			base(func(p *parsed) { p.SupportedVersions = []string{v0618, v2026} })},
+		{"capabilities decoded", `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true},"extensions":{"x":{}}}}`,
+			base(func(p *parsed) {
+				p.Capabilities = protocol.ServerCapabilities{
+					Tools:      &protocol.ToolsCapability{ListChanged: true},
+					Resources:  &protocol.ResourcesCapability{Subscribe: true},
+					Extensions: map[string]json.RawMessage{"x": json.RawMessage(`{}`)},
+				}
+			})},
+		{"capability member with a wrong shape is dropped", `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":"yes","prompts":{"listChanged":true},"logging":{},"completions":{},"experimental":{"e":1},"tasks":{"list":{}},"extensions":{"y":{}},"resources":{}}}`,
+			base(func(p *parsed) {
+				p.Capabilities = protocol.ServerCapabilities{
+					Prompts:      &protocol.PromptsCapability{ListChanged: true},
+					Logging:      &protocol.Empty{},
+					Completions:  &protocol.Empty{},
+					Experimental: map[string]json.RawMessage{"e": json.RawMessage(`1`)},
+					Tasks:        json.RawMessage(`{"list":{}}`),
+					Extensions:   map[string]json.RawMessage{"y": json.RawMessage(`{}`)},
+					Resources:    &protocol.ResourcesCapability{},
+				}
+			})},
+		{"instructions", `{"supportedVersions":["2026-07-28"],"capabilities":{},"instructions":"use get_weather"}`,
+			base(func(p *parsed) { p.Instructions = "use get_weather" })},
+		{"instructions not a string reads as empty", `{"supportedVersions":["2026-07-28"],"capabilities":{},"instructions":7}`, base(nil)},
+		{"ttlMs integer", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":60000}`,
+			base(func(p *parsed) { p.TTLMs = 60000 })},
+		{"ttlMs zero", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0}`, base(nil)},
+		{"ttlMs absent reads as 0", `{"supportedVersions":["2026-07-28"],"capabilities":{}}`, base(nil)},
+		{"ttlMs negative reads as 0", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":-5}`, base(nil)},
+		{"ttlMs non-integer fraction reads as 0", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":1.5}`, base(nil)},
+		{"ttlMs non-integer exponent reads as 0", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":1e3}`, base(nil)},
+		{"ttlMs string reads as 0", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":"60000"}`, base(nil)},
+		{"ttlMs null reads as 0", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":null}`, base(nil)},
+		{"ttlMs huge reads as MaxInt64", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":99999999999999999999999}`,
+			base(func(p *parsed) { p.TTLMs = math.MaxInt64 })},
+		{"ttlMs hugely negative reads as 0", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":-99999999999999999999999}`, base(nil)},
+		{"cacheScope public", `{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":"public"}`,
+			base(func(p *parsed) { p.CacheScope = "public" })},
+		{"cacheScope private", `{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":"private"}`, base(nil)},
+		{"cacheScope anything else reads as private", `{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":"PUBLIC"}`, base(nil)},
+		{"cacheScope non-string reads as private", `{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":true}`, base(nil)},
+		{"serverInfo from _meta", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"S","version":"1","title":"T"},"k":1}}`,
+			base(func(p *parsed) {
+				p.ServerInfo = &protocol.Implementation{Name: "S", Version: "1", Title: "T"}
+				p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo", "k"}
+			})},
+		{"serverInfo absent is nil, _meta kept", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"k":1}}`,
+			base(func(p *parsed) { p.MetaKeys = []string{"k"} })},
+		{"serverInfo not an object is nil", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":"S"}}`,
+			base(func(p *parsed) { p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"} })},
+		{"serverInfo without version is nil", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"S"}}}`,
+			base(func(p *parsed) { p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"} })},
+		{"serverInfo with non-string name is nil", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":1,"version":"1"}}}`,
+			base(func(p *parsed) { p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"} })},
+		{"serverInfo with malformed icons is nil", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"S","version":"1","icons":"x"}}}`,
+			base(func(p *parsed) { p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"} })},
+		{"_meta not an object reads as empty", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":[1]}`, base(nil)},
+		{"empty supportedVersions", `{"supportedVersions":[],"capabilities":{}}`,
+			base(func(p *parsed) { p.SupportedVersions = []string{} })},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := negotiation.ParseDiscoverResult(json.RawMessage(tc.raw))
+			if err != nil {
+				t.Fatalf("ParseDiscoverResult(%s) error: %v", tc.raw, err)
+			}
+			got := parsed{
+				SupportedVersions: d.SupportedVersions,
+				Capabilities:      d.Capabilities,
+				Instructions:      d.Instructions,
+				TTLMs:             d.TTLMs,
+				CacheScope:        d.CacheScope,
+				ServerInfo:        d.ServerInfo,
+				MetaKeys:          []string{},
+			}
+			for k := range d.Meta {
+				got.MetaKeys = append(got.MetaKeys, k)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.Transformer("sort", sortedStrings)); diff != "" {
+				t.Errorf("ParseDiscoverResult(%s) mismatch (-want +got):\n%s", tc.raw, diff)
+			}
+			if d.Meta == nil {
+				t.Errorf("ParseDiscoverResult(%s).Meta = nil, want non-nil", tc.raw)
+			}
+			if string(d.Raw) != tc.raw {
+				t.Errorf("ParseDiscoverResult(%s).Raw = %s", tc.raw, d.Raw)
+			}
+		})
+	}
+}
+
+func sortedStrings(in []string) []string {
+	out := append([]string(nil), in...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// TestParseDiscoverResultInvalid: supportedVersions must be a list of
+// strings, capabilities an object, resultType absent or "complete".
+func TestParseDiscoverResultInvalid(t *testing.T) {
+	tests := []struct{ name, raw string }{
+		{"not an object", `["2026-07-28"]`},
+		{"not JSON", `{`},
+		{"empty", ``},
+		{"null", `null`},
+		{"supportedVersions missing", `{"capabilities":{}}`},
+		{"supportedVersions a string", `{"supportedVersions":"2026-07-28","capabilities":{}}`},
+		{"supportedVersions null", `{"supportedVersions":null,"capabilities":{}}`},
+		{"supportedVersions with a number", `{"supportedVersions":["2026-07-28",1],"capabilities":{}}`},
+		{"capabilities missing", `{"supportedVersions":["2026-07-28"]}`},
+		{"capabilities an array", `{"supportedVersions":["2026-07-28"],"capabilities":[]}`},
+		{"capabilities null", `{"supportedVersions":["2026-07-28"],"capabilities":null}`},
+		{"resultType input_required", `{"resultType":"input_required","supportedVersions":["2026-07-28"],"capabilities":{}}`},
+		{"resultType not a string", `{"resultType":1,"supportedVersions":["2026-07-28"],"capabilities":{}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := negotiation.ParseDiscoverResult(json.RawMessage(tc.raw))
+			var ne *negotiation.Error
+			if !errors.As(err, &ne) || ne.Kind != negotiation.KindProtocol || ne.Reason != negotiation.ReasonInvalidDiscoverResult {
+				t.Fatalf("ParseDiscoverResult(%s) = %v, %v; want *Error{KindProtocol, %q}", tc.raw, d, err, negotiation.ReasonInvalidDiscoverResult)
+			}
+			if d != nil {
+				t.Errorf("ParseDiscoverResult(%s) returned a result with its error", tc.raw)
+			}
+		})
+	}
+}
+
+// TestParseDiscoverResultSpecExample reads the spec's own example.
+func TestParseDiscoverResultSpecExample(t *testing.T) {
+	raw, err := os.ReadFile("/work/shared/spec/2026-07-28/examples/DiscoverResult/server-capabilities-discovery.json")
+	if err != nil {
+		t.Skipf("spec example not available: %v", err)
+	}
+	d, err := negotiation.ParseDiscoverResult(raw)
+	if err != nil {
+		t.Fatalf("ParseDiscoverResult(example) error: %v", err)
+	}
+	want := &protocol.Implementation{Name: "ExampleServer", Version: "1.0.0"}
+	if diff := cmp.Diff(want, d.ServerInfo); diff != "" {
+		t.Errorf("ServerInfo mismatch (-want +got):\n%s", diff)
+	}
+	if d.TTLMs != 3600000 || d.CacheScope != "public" || d.Capabilities.Tools == nil || d.Instructions == "" {
+		t.Errorf("ParseDiscoverResult(example) = %+v", d)
+	}
+}
