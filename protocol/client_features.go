@@ -15,9 +15,9 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
-// SamplingMessage is one message of a sampling conversation. Content is a
-// single block or (2025-11-25 and later) an array of blocks; it is kept raw
-// and read with [SamplingMessage.Blocks].
+// SamplingMessage is one message of a sampling conversation. All versions.
+// Content is a single block or (2025-11-25 and later) an array of blocks;
+// it is kept raw and read with [SamplingMessage.Blocks].
 type SamplingMessage struct {
 	Role    Role            `json:"role"`
 	Content json.RawMessage `json:"content"`
@@ -50,12 +50,12 @@ func decodeBlocks(raw json.RawMessage) ([]Content, error) {
 	return []Content{b}, nil
 }
 
-// ModelHint names a model (family) to prefer.
+// ModelHint names a model (family) to prefer. All versions.
 type ModelHint struct {
 	Name string `json:"name,omitempty"`
 }
 
-// ModelPreferences guide the client's model choice.
+// ModelPreferences guide the client's model choice. All versions.
 type ModelPreferences struct {
 	Hints                []ModelHint `json:"hints,omitempty"`
 	CostPriority         *float64    `json:"costPriority,omitempty"`
@@ -68,7 +68,9 @@ type ToolChoice struct {
 	Mode string `json:"mode,omitempty"`
 }
 
-// CreateMessageParams are the params of sampling/createMessage.
+// CreateMessageParams are the params of sampling/createMessage: a
+// server-to-client request in the legacy era, an embedded MRTR input
+// request in 2026-07-28 (deprecated feature there).
 type CreateMessageParams struct {
 	Messages         []SamplingMessage `json:"messages"`
 	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
@@ -87,8 +89,9 @@ type CreateMessageParams struct {
 	Meta Meta            `json:"_meta,omitempty"`
 }
 
-// CreateMessageResult is the answer to sampling/createMessage. Content is a
-// single block or an array of blocks (2025-11-25 and later).
+// CreateMessageResult is the answer to sampling/createMessage (all
+// versions; in 2026-07-28 an [InputResponses] value, without resultType).
+// Content is a single block or an array of blocks (2025-11-25 and later).
 type CreateMessageResult struct {
 	Role       Role            `json:"role"`
 	Content    json.RawMessage `json:"content"`
@@ -106,7 +109,10 @@ const (
 	ElicitModeURL  = "url"
 )
 
-// ElicitParams are the params of elicitation/create, form or URL mode.
+// ElicitParams are the params of elicitation/create, form or URL mode
+// (2025-06-18 and later; a server-to-client request in the legacy era, an
+// embedded MRTR input request in 2026-07-28). Parse RequestedSchema with
+// [ParseRequestedSchema].
 type ElicitParams struct {
 	// Mode is "form" (the default when empty) or "url" (2025-11-25 and
 	// later).
@@ -130,7 +136,8 @@ const (
 	ElicitCancel  = "cancel"
 )
 
-// ElicitResult is the answer to elicitation/create. Content is present only
+// ElicitResult is the answer to elicitation/create (2025-06-18 and later;
+// in 2026-07-28 an [InputResponses] value). Content is present only
 // for "accept" in form mode; values are strings, numbers, booleans or
 // (2025-11-25 and later) string arrays.
 type ElicitResult struct {
@@ -139,20 +146,49 @@ type ElicitResult struct {
 	Meta    Meta           `json:"_meta,omitempty"`
 }
 
-// Root is a root the client exposes.
+// Root is a root the client exposes (a file:// URI). All versions.
 type Root struct {
 	URI  string `json:"uri"`
 	Name string `json:"name,omitempty"`
 	Meta Meta   `json:"_meta,omitempty"`
 }
 
-// ListRootsParams are the params of roots/list.
+// ListRootsParams are the params of roots/list (legacy server-to-client
+// request; embedded MRTR input request in 2026-07-28).
 type ListRootsParams struct {
 	Meta Meta `json:"_meta,omitempty"`
 }
 
-// ListRootsResult is the answer to roots/list.
+// ListRootsResult is the answer to roots/list. All versions; in 2026-07-28
+// an [InputResponses] value.
 type ListRootsResult struct {
 	Roots []Root `json:"roots"`
 	Meta  Meta   `json:"_meta,omitempty"`
 }
+
+// Stop reasons of [CreateMessageResult.StopReason]; other strings are
+// allowed.
+const (
+	StopReasonEndTurn      = "endTurn"
+	StopReasonStopSequence = "stopSequence"
+	StopReasonMaxTokens    = "maxTokens"
+	// StopReasonToolUse is 2025-11-25 and later.
+	StopReasonToolUse = "toolUse"
+)
+
+// Tool choice modes of [ToolChoice.Mode] (2025-11-25 and later); "" means
+// "auto".
+const (
+	ToolChoiceAuto     = "auto"
+	ToolChoiceRequired = "required"
+	ToolChoiceNone     = "none"
+)
+
+// Values of [CreateMessageParams.IncludeContext]. ThisServer and
+// AllServers are deprecated in 2026-07-28 and need the sampling.context
+// capability.
+const (
+	IncludeContextNone       = "none"
+	IncludeContextThisServer = "thisServer"
+	IncludeContextAllServers = "allServers"
+)

@@ -13,7 +13,8 @@ const (
 	ContentToolResult   = "tool_result"
 )
 
-// Annotations are optional hints on content and resources.
+// Annotations are optional hints on content and resources. All versions;
+// LastModified is 2025-06-18 and later.
 type Annotations struct {
 	Audience     []string `json:"audience,omitempty"`
 	Priority     *float64 `json:"priority,omitempty"`
@@ -28,6 +29,11 @@ type Annotations struct {
 //   - "resource": Resource (embedded contents)
 //   - "tool_use" (sampling): ID, Name, Input
 //   - "tool_result" (sampling): ToolUseID, Content, StructuredContent, IsError
+//
+// text, image and resource exist in all versions, audio from 2025-03-26,
+// resource_link from 2025-06-18, tool_use and tool_result (sampling
+// messages only) from 2025-11-25. [Content.MarshalJSON] always writes the
+// members a block's type requires.
 //
 // It is one flat struct rather than an interface so blocks decode in one
 // pass and unknown block types still round-trip their common fields.
@@ -64,6 +70,7 @@ type Content struct {
 func TextContent(s string) Content { return Content{Type: ContentText, Text: s} }
 
 // ResourceContents is the contents of a resource: Text or Blob (base64).
+// All versions.
 type ResourceContents struct {
 	URI      string `json:"uri"`
 	MIMEType string `json:"mimeType,omitempty"`
@@ -71,3 +78,137 @@ type ResourceContents struct {
 	Blob     string `json:"blob,omitempty"`
 	Meta     Meta   `json:"_meta,omitempty"`
 }
+
+// ImageContent returns an image block; data is base64-encoded.
+func ImageContent(data, mimeType string) Content {
+	return Content{Type: ContentImage, Data: data, MIMEType: mimeType}
+}
+
+// AudioContent returns an audio block (2025-03-26 and later); data is
+// base64-encoded.
+func AudioContent(data, mimeType string) Content {
+	return Content{Type: ContentAudio, Data: data, MIMEType: mimeType}
+}
+
+// ResourceLinkContent returns a resource_link block (2025-06-18 and later)
+// pointing at r.
+func ResourceLinkContent(r Resource) Content {
+	return Content{
+		Type:        ContentResourceLink,
+		URI:         r.URI,
+		Name:        r.Name,
+		Title:       r.Title,
+		Description: r.Description,
+		MIMEType:    r.MIMEType,
+		Size:        r.Size,
+		Icons:       r.Icons,
+		Annotations: r.Annotations,
+		Meta:        r.Meta,
+	}
+}
+
+// EmbeddedResourceContent returns a resource block embedding rc.
+func EmbeddedResourceContent(rc ResourceContents) Content {
+	return Content{Type: ContentResource, Resource: &rc}
+}
+
+// ToolUseContent returns a tool_use block (sampling, 2025-11-25 and
+// later); input is the raw arguments object.
+func ToolUseContent(id, name string, input json.RawMessage) Content {
+	return Content{Type: ContentToolUse, ID: id, Name: name, Input: input}
+}
+
+// ToolResultContent returns a tool_result block (sampling, 2025-11-25 and
+// later) answering the tool_use with id toolUseID.
+func ToolResultContent(toolUseID string, content ...Content) Content {
+	return Content{Type: ContentToolResult, ToolUseID: toolUseID, Content: content}
+}
+
+// MarshalJSON encodes c. Members are omitted when empty, except those the
+// block's type requires (text's "text", image's "data" and "mimeType",
+// tool_use's "input", tool_result's "content", …), which are always
+// written so an empty value still makes a valid block.
+func (c Content) MarshalJSON() ([]byte, error) {
+	type plain Content
+	b, err := json.Marshal(plain(c))
+	if err != nil {
+		return nil, err
+	}
+	var req []byte
+	addStr := func(key, val string) {
+		if val == "" {
+			req = append(req, '"')
+			req = append(req, key...)
+			req = append(req, `":"",`...)
+		}
+	}
+	switch c.Type {
+	case ContentText:
+		addStr("text", c.Text)
+	case ContentImage, ContentAudio:
+		addStr("data", c.Data)
+		addStr("mimeType", c.MIMEType)
+	case ContentResourceLink:
+		addStr("uri", c.URI)
+		addStr("name", c.Name)
+	case ContentToolUse:
+		addStr("id", c.ID)
+		addStr("name", c.Name)
+		if len(c.Input) == 0 {
+			req = append(req, `"input":{},`...)
+		}
+	case ContentToolResult:
+		addStr("toolUseId", c.ToolUseID)
+		if len(c.Content) == 0 {
+			req = append(req, `"content":[],`...)
+		}
+	}
+	if len(req) == 0 {
+		return b, nil
+	}
+	// b is a JSON object that always has "type", so it is never "{}":
+	// the required members go first, each followed by a comma.
+	out := make([]byte, 0, len(b)+len(req))
+	out = append(out, '{')
+	out = append(out, req...)
+	out = append(out, b[1:]...)
+	return out, nil
+}
+
+// MarshalJSON encodes rc, writing "text": "" for a text resource whose
+// text is empty (a resource with neither Text nor Blob is a text
+// resource).
+func (rc ResourceContents) MarshalJSON() ([]byte, error) {
+	type plain ResourceContents
+	if rc.Text == "" && rc.Blob == "" {
+		type withText struct {
+			plain
+			Text string `json:"text"`
+		}
+		return json.Marshal(withText{plain: plain(rc)})
+	}
+	return json.Marshal(plain(rc))
+}
+
+// IsBlob reports whether rc carries binary contents (blob).
+func (rc ResourceContents) IsBlob() bool { return rc.Blob != "" }
+
+// joinText joins the text of the text blocks in cs with newlines.
+func joinText(cs []Content) string {
+	var b []byte
+	first := true
+	for _, c := range cs {
+		if c.Type != ContentText {
+			continue
+		}
+		if !first {
+			b = append(b, '\n')
+		}
+		first = false
+		b = append(b, c.Text...)
+	}
+	return string(b)
+}
+
+// Text returns the text of the text blocks in cs, joined by newlines.
+func Text(cs []Content) string { return joinText(cs) }

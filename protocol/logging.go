@@ -18,13 +18,16 @@ const (
 	LevelEmergency LoggingLevel = "emergency"
 )
 
-// SetLevelParams are the params of the legacy logging/setLevel.
+// SetLevelParams are the params of the legacy logging/setLevel (removed in
+// 2026-07-28, where _meta io.modelcontextprotocol/logLevel replaces it).
+// The result is an [EmptyResult].
 type SetLevelParams struct {
 	Level LoggingLevel `json:"level"`
 	Meta  Meta         `json:"_meta,omitempty"`
 }
 
-// LoggingMessageParams are the params of notifications/message.
+// LoggingMessageParams are the params of notifications/message. All
+// versions (deprecated in 2026-07-28).
 type LoggingMessageParams struct {
 	Level  LoggingLevel    `json:"level"`
 	Logger string          `json:"logger,omitempty"`
@@ -33,6 +36,7 @@ type LoggingMessageParams struct {
 }
 
 // ResourceUpdatedParams are the params of notifications/resources/updated.
+// All versions; in 2026-07-28 delivered on subscriptions/listen.
 type ResourceUpdatedParams struct {
 	URI  string `json:"uri"`
 	Meta Meta   `json:"_meta,omitempty"`

@@ -1,0 +1,103 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// RequestParams are the params of a request that has no other members:
+// server/discover (2026-07-28, where _meta is required), and the legacy
+// ping and roots/list. Meta carries the per-request keys in the modern era
+// (see [RequestMeta]).
+type RequestParams struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// DiscoverParams are the params of server/discover (2026-07-28): only the
+// required per-request _meta.
+type DiscoverParams = RequestParams
+
+// PingParams are the params of the legacy ping (2025-11-25, 2025-06-18);
+// ping is removed in 2026-07-28.
+type PingParams = RequestParams
+
+// NotificationParams are the params of a notification without other
+// members: notifications/initialized, the list_changed notifications,
+// notifications/roots/list_changed. All versions; in 2026-07-28 listen
+// notifications carry io.modelcontextprotocol/subscriptionId in _meta (see
+// [Meta.SubscriptionID]).
+type NotificationParams struct {
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+// ListChangedParams are the params of notifications/tools/list_changed,
+// notifications/prompts/list_changed and
+// notifications/resources/list_changed. All versions.
+type ListChangedParams = NotificationParams
+
+// EmptyResult is a result with no members of its own: ping (legacy),
+// resources/subscribe and resources/unsubscribe (legacy),
+// logging/setLevel (legacy), and the tasks extension's tasks/update and
+// tasks/cancel (2026-07-28). ResultType is "complete" from modern servers
+// and absent from legacy ones.
+type EmptyResult struct {
+	ResultType string `json:"resultType,omitempty"`
+	Meta       Meta   `json:"_meta,omitempty"`
+}
+
+// PaginatedParams are the params of a paginated list request:
+// tools/list, prompts/list, resources/list, resources/templates/list and
+// (2025-11-25) tasks/list. All versions.
+//
+// Cursor is a pointer because an empty-string cursor is still a cursor:
+// nil asks for the first page, a non-nil pointer sends the server's
+// nextCursor back exactly, even when it is "".
+type PaginatedParams struct {
+	Cursor *string `json:"cursor,omitempty"`
+	Meta   Meta    `json:"_meta,omitempty"`
+}
+
+// ListToolsParams are the params of tools/list.
+type ListToolsParams = PaginatedParams
+
+// ListPromptsParams are the params of prompts/list.
+type ListPromptsParams = PaginatedParams
+
+// ListResourcesParams are the params of resources/list.
+type ListResourcesParams = PaginatedParams
+
+// ListResourceTemplatesParams are the params of resources/templates/list.
+type ListResourceTemplatesParams = PaginatedParams
+
+// ListTasksParams are the params of the 2025-11-25 tasks/list.
+type ListTasksParams = PaginatedParams
+
+// Cursor returns a pointer to a copy of s, for [PaginatedParams.Cursor].
+func Cursor(s string) *string { return &s }
+
+// ResultTypeOf returns the resultType of a raw result object. A missing
+// (or null) resultType, as from legacy servers, reads as "complete", as
+// the 2026-07-28 spec requires of clients. It fails when raw is not a JSON object or
+// resultType is not a string; whether the value is one the caller accepts
+// (complete, input_required, task) is the caller's decision.
+func ResultTypeOf(raw json.RawMessage) (string, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return "", fmt.Errorf("protocol: result is not a JSON object")
+	}
+	var probe struct {
+		ResultType *json.RawMessage `json:"resultType"`
+	}
+	if err := json.Unmarshal(trimmed, &probe); err != nil {
+		return "", fmt.Errorf("protocol: decoding result: %v", err)
+	}
+	if probe.ResultType == nil {
+		return ResultTypeComplete, nil
+	}
+	var s string
+	if err := json.Unmarshal(*probe.ResultType, &s); err != nil {
+		return "", fmt.Errorf("protocol: resultType is not a string")
+	}
+	return s, nil
+}
