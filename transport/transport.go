@@ -31,6 +31,12 @@ type Conn interface {
 	// ends, or the connection ends. After the connection ended it returns
 	// an error matching [ErrClosed] or a more specific error ([*ExitError]
 	// for a process, [*HTTPError], …) on every call.
+	//
+	// The one exception is [*StreamError] (Streamable HTTP): it reports
+	// that the response to one request was lost (its stream ended or broke
+	// first, and a legacy resumption failed); the connection stays usable
+	// and Read may be called again. No *StreamError is reported for a
+	// stream closed by [StreamCanceler.CancelStream].
 	Read(ctx context.Context) (jsonrpc.Message, error)
 	// Write sends one message. ctx bounds the send; on HTTP it bounds the
 	// POST until the response headers arrive (the body of a response

@@ -1,0 +1,283 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+)
+
+// TokenSource supplies the bearer token of an HTTP transport. Token is
+// called before every request; it may block (a refresh) and is bounded by
+// ctx; it may be called concurrently, so an implementation that refreshes
+// should deduplicate concurrent refreshes itself. An empty token sends no
+// Authorization header.
+type TokenSource interface {
+	// Token returns the current access token, refreshing it if needed.
+	Token(ctx context.Context) (string, error)
+}
+
+// TokenSourceFunc adapts a function to [TokenSource].
+type TokenSourceFunc func(ctx context.Context) (string, error)
+
+// Token calls f.
+func (f TokenSourceFunc) Token(ctx context.Context) (string, error) { return f(ctx) }
+
+var _ TokenSource = TokenSourceFunc(nil)
+
+// Timeouts of the HTTP client the transports build when none is given.
+// None of them bounds a whole request: a tool call or an event stream may
+// last as long as its context allows.
+const (
+	// DefaultDialTimeout bounds establishing a TCP connection.
+	DefaultDialTimeout = 30 * time.Second
+	// DefaultTLSHandshakeTimeout bounds the TLS handshake.
+	DefaultTLSHandshakeTimeout = 10 * time.Second
+	// DefaultResponseHeaderTimeout is the default of
+	// [StreamableHTTP.ResponseHeaderTimeout].
+	DefaultResponseHeaderTimeout = 30 * time.Second
+	// DefaultMaxMessageSize is the default limit of one message (a JSON
+	// body or one event of an event stream).
+	DefaultMaxMessageSize = 16 << 20
+	// DeleteTimeout bounds the DELETE that ends a legacy session on Close.
+	DeleteTimeout = 5 * time.Second
+)
+
+// Media types.
+const (
+	mediaJSON        = "application/json"
+	mediaEventStream = "text/event-stream"
+	acceptPOST       = mediaJSON + ", " + mediaEventStream
+)
+
+// Reasons a request context is cancelled (context.Cause).
+var (
+	errClosing = errors.New("transport: connection closing")
+	// errStreamCanceled matches context.Canceled: the session cancelled
+	// the request itself; it is not a network failure worth a retry.
+	errStreamCanceled = fmt.Errorf("transport: response stream canceled by CancelStream: %w", context.Canceled)
+)
+
+// headerTimeoutError is the cause of a request cancelled by a
+// response-header timeout. It reports Timeout() so that
+// [NetworkError.Timeout] sees it.
+type headerTimeoutError struct{}
+
+func (headerTimeoutError) Error() string { return "timeout awaiting response headers" }
+func (headerTimeoutError) Timeout() bool { return true }
+
+// newHTTPClient returns the client to use: a copy of user with a redirect
+// policy that never carries credentials to another origin, or a fresh
+// client whose transport the caller owns (and must close idle connections
+// of). The fresh client has no overall Timeout.
+func newHTTPClient(user *http.Client, log *slog.Logger) (*http.Client, *http.Transport) {
+	if user != nil {
+		if user.Timeout > 0 {
+			log.Warn("transport: http.Client.Timeout bounds whole requests and will end long tool calls and event streams; use contexts instead", "timeout", user.Timeout)
+		}
+		c := *user
+		c.CheckRedirect = redirectPolicy(user.CheckRedirect)
+		return &c, nil
+	}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: DefaultDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   DefaultTLSHandshakeTimeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: tr, CheckRedirect: redirectPolicy(nil)}, tr
+}
+
+// redirectPolicy wraps next (nil: at most 10 redirects) so that a redirect
+// to an origin other than the original request's loses its Authorization
+// header. net/http alone would keep it for another port or scheme on the
+// same host and for subdomains.
+func redirectPolicy(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
+			req.Header.Del("Authorization")
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// sameOrigin compares scheme, host and port (defaulted by scheme).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		portOf(a) == portOf(b)
+}
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https", "wss":
+		return "443"
+	}
+	return "80"
+}
+
+func parseEndpoint(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("transport: invalid URL %q: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("transport: URL %q is not an absolute http or https URL", raw)
+	}
+	return u, nil
+}
+
+// commonHeaders applies what every request of an HTTP transport carries:
+// the static headers, then the bearer token.
+func commonHeaders(ctx context.Context, req *http.Request, static http.Header, ts TokenSource) error {
+	for k, vs := range static {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if ts != nil {
+		tok, err := ts.Token(ctx)
+		if err != nil {
+			return fmt.Errorf("transport: getting token: %w", err)
+		}
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+	}
+	return nil
+}
+
+func mediaType(ct string) string {
+	if ct == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
+	}
+	return mt
+}
+
+// newHTTPError builds the error of a response that was not a success. It
+// reads at most MaxErrorBody bytes of the body and closes it.
+func newHTTPError(method, endpoint string, resp *http.Response) *HTTPError {
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+	ct := resp.Header.Get("Content-Type")
+	return &HTTPError{
+		Method:          method,
+		URL:             endpoint,
+		StatusCode:      resp.StatusCode,
+		ContentType:     ct,
+		Body:            body,
+		WWWAuthenticate: strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
+		RetryAfter:      ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
+		Response:        responseInBody(ct, body),
+	}
+}
+
+// responseInBody finds a JSON-RPC response in an error body: the body
+// itself as JSON, or the first response event of an event stream.
+func responseInBody(ct string, body []byte) *jsonrpc.Response {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if mediaType(ct) == mediaEventStream {
+		var found *jsonrpc.Response
+		_, _ = readEvents(bytes.NewReader(body), MaxErrorBody, func(ev event) bool {
+			if r, ok := decodeEvent(ev).(*jsonrpc.Response); ok {
+				found = r
+				return false
+			}
+			return true
+		})
+		return found
+	}
+	if bytes.TrimSpace(body)[0] != '{' {
+		return nil
+	}
+	if r, ok := decodeMessage(body).(*jsonrpc.Response); ok {
+		return r
+	}
+	return nil
+}
+
+func decodeMessage(b []byte) jsonrpc.Message {
+	m, err := jsonrpc.DecodeMessage(b)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// readLimited reads all of r, failing with a [*MessageTooLargeError] when
+// it holds more than limit bytes.
+func readLimited(r io.Reader, limit int) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, &MessageTooLargeError{Limit: limit}
+	}
+	return b, nil
+}
+
+// drain discards a little of a body we do not need, so that the
+// connection can be reused, and closes it.
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 4<<10))
+	body.Close()
+}
+
+// requestError turns the error of http.Client.Do into the documented
+// error: ctx.Err() when the caller gave up, [ErrClosed] when the
+// connection closed, otherwise a [*NetworkError].
+func requestError(ctx, reqCtx context.Context, op, endpoint string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	cause := context.Cause(reqCtx)
+	switch {
+	case errors.Is(cause, errClosing):
+		return ErrClosed
+	case errors.Is(cause, errStreamCanceled):
+		return errStreamCanceled
+	case errors.As(cause, new(headerTimeoutError)):
+		return &NetworkError{Op: op, URL: endpoint, Err: cause}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return &NetworkError{Op: op, URL: endpoint, Err: err}
+}
+
+func discardLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}

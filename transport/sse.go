@@ -1,0 +1,298 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+)
+
+// SSE is the deprecated HTTP+SSE transport of protocol version 2024-11-05:
+// a GET event stream whose first event, "endpoint", names the URL that
+// messages are POSTed to; the server's messages arrive as "message" events
+// on the stream. Its zero value, with URL set, works.
+type SSE struct {
+	// URL is the event stream endpoint.
+	URL string
+	// HTTPClient sends the requests; nil means a client of its own (see
+	// [StreamableHTTP.HTTPClient]).
+	HTTPClient *http.Client
+	// Header holds static headers added to every request.
+	Header http.Header
+	// HeaderFunc, when set, is called last for every request and may
+	// change its headers; an error aborts the request.
+	HeaderFunc func(ctx context.Context, req *http.Request) error
+	// TokenSource, when set, supplies the bearer token of every request.
+	TokenSource TokenSource
+	// Logger receives diagnostics. nil discards them.
+	Logger *slog.Logger
+	// MaxMessageSize limits one event, in bytes; 0 or negative means
+	// [DefaultMaxMessageSize].
+	MaxMessageSize int
+}
+
+var _ Transport = (*SSE)(nil)
+
+// Connect opens the event stream and waits, bounded by ctx, for the
+// endpoint event. The endpoint is resolved against URL and must have the
+// same origin. Errors: ctx.Err(); [*HTTPError] when the GET is refused or
+// is not an event stream; [*NetworkError]; an error matching [ErrClosed]
+// when the stream ends before the endpoint event; an error for an
+// endpoint of another origin.
+func (t *SSE) Connect(ctx context.Context) (Conn, error) {
+	base, err := parseEndpoint(t.URL)
+	if err != nil {
+		return nil, err
+	}
+	log := discardLogger(t.Logger)
+	client, own := newHTTPClient(t.HTTPClient, log)
+	c := &sseConn{
+		url:        base.String(),
+		client:     client,
+		own:        own,
+		header:     t.Header.Clone(),
+		headerFunc: t.HeaderFunc,
+		tokens:     t.TokenSource,
+		maxMsg:     t.MaxMessageSize,
+		log:        log,
+		incoming:   make(chan jsonrpc.Message),
+		done:       make(chan struct{}),
+		ended:      make(chan struct{}),
+	}
+	if c.maxMsg <= 0 {
+		c.maxMsg = DefaultMaxMessageSize
+	}
+	// The stream lives as long as the connection, not as long as ctx,
+	// which bounds only Connect (see the AfterFunc below). Close cancels it.
+	c.ctx, c.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { c.cancel(ctx.Err()) })
+	defer stop()
+
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		c.cancel(nil)
+		return nil, err
+	}
+	if err := c.prepare(ctx, req); err != nil {
+		c.cancel(nil)
+		return nil, err
+	}
+	req.Header.Set("Accept", mediaEventStream)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		err = requestError(ctx, c.ctx, http.MethodGet, c.url, err)
+		c.shutdown()
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 || mediaType(resp.Header.Get("Content-Type")) != mediaEventStream {
+		herr := newHTTPError(http.MethodGet, c.url, resp)
+		c.shutdown()
+		return nil, herr
+	}
+	endpoint := make(chan string, 1)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.readLoop(resp, endpoint)
+	}()
+
+	var ep string
+	select {
+	case ep = <-endpoint:
+	case <-c.ended:
+		c.shutdown()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, c.endErr
+	}
+	if !stop() {
+		c.shutdown()
+		return nil, ctx.Err()
+	}
+	ref, err := url.Parse(strings.TrimSpace(ep))
+	if err != nil {
+		c.shutdown()
+		return nil, fmt.Errorf("transport: invalid endpoint %q: %v", ep, err)
+	}
+	c.endpoint = base.ResolveReference(ref)
+	if !sameOrigin(c.endpoint, base) {
+		c.shutdown()
+		return nil, fmt.Errorf("transport: endpoint %q is not on the origin of %s", ep, c.url)
+	}
+	return c, nil
+}
+
+// sseConn is an HTTP+SSE connection.
+type sseConn struct {
+	url        string
+	endpoint   *url.URL // written once by Connect before it returns
+	client     *http.Client
+	own        *http.Transport // nil when the user supplied the client
+	header     http.Header
+	headerFunc func(context.Context, *http.Request) error
+	tokens     TokenSource
+	maxMsg     int
+	log        *slog.Logger
+
+	// ctx is the connection lifetime; cancel is called by Close.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// incoming carries the stream's messages to Read, unbuffered.
+	incoming chan jsonrpc.Message
+	// ended is closed by the reader goroutine when the stream ends, after
+	// endErr is written.
+	ended  chan struct{}
+	endErr error
+	// done is closed by Close.
+	done      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup // the reader goroutine
+}
+
+var (
+	_ Conn   = (*sseConn)(nil)
+	_ Kinder = (*sseConn)(nil)
+)
+
+// Kind returns [KindSSE].
+func (c *sseConn) Kind() string { return KindSSE }
+
+func (c *sseConn) prepare(ctx context.Context, req *http.Request) error {
+	return commonHeaders(ctx, req, c.header, c.tokens)
+}
+
+// readLoop reads the event stream: the first endpoint event goes to
+// endpoint, message events to Read.
+func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
+	defer close(c.ended)
+	defer resp.Body.Close()
+	sent := false
+	_, err := readEvents(resp.Body, c.maxMsg, func(ev event) bool {
+		if ev.Type == "endpoint" {
+			if !sent {
+				sent = true
+				endpoint <- ev.Data // buffered; sent once
+			}
+			return true
+		}
+		if !sent {
+			c.log.Warn("transport: event before the endpoint event ignored", "type", ev.Type)
+			return true
+		}
+		msg := decodeEvent(ev)
+		if msg == nil {
+			if ev.Data != "" {
+				c.log.Debug("transport: ignoring event", "type", ev.Type, "url", c.url)
+			}
+			return true
+		}
+		select {
+		case c.incoming <- msg:
+			return true
+		case <-c.ctx.Done():
+			return false
+		}
+	})
+	switch {
+	case c.ctx.Err() != nil && errors.Is(context.Cause(c.ctx), errClosing):
+		c.endErr = ErrClosed
+	case err != nil:
+		c.endErr = fmt.Errorf("%w: %w", ErrClosed, &NetworkError{Op: "reading event stream", URL: c.url, Err: err})
+	default:
+		c.endErr = fmt.Errorf("%w: the server ended the event stream", ErrClosed)
+	}
+}
+
+// Read returns the next message of the event stream. After the stream
+// ended it returns an error matching [ErrClosed] (wrapping a
+// [*NetworkError] if the stream broke).
+func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-c.incoming:
+		return m, nil
+	default:
+	}
+	select {
+	case m := <-c.incoming:
+		return m, nil
+	case <-c.ended:
+		return nil, c.endErr
+	case <-c.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Write POSTs msg to the endpoint; any 2xx (202 expected) is success.
+// Errors: ctx.Err(); [ErrClosed] (also once the event stream ended);
+// [*HTTPError]; [*NetworkError].
+func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	body, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.ended:
+		return c.endErr // the server is gone with its stream
+	default:
+	}
+	if c.ctx.Err() != nil {
+		return ErrClosed
+	}
+	reqCtx, cancel := context.WithCancelCause(c.ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() { cancel(ctx.Err()) })
+	defer stop()
+	ep := c.endpoint.String()
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, ep, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if err := c.prepare(ctx, req); err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", mediaJSON)
+	if c.headerFunc != nil {
+		if err := c.headerFunc(ctx, req); err != nil {
+			return err
+		}
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return requestError(ctx, reqCtx, http.MethodPost, ep, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return newHTTPError(http.MethodPost, ep, resp)
+	}
+	drain(resp.Body)
+	return nil
+}
+
+// shutdown cancels the stream and joins the reader (Connect's failure
+// path and Close).
+func (c *sseConn) shutdown() {
+	c.cancel(errClosing)
+	c.wg.Wait()
+	if c.own != nil {
+		c.own.CloseIdleConnections()
+	}
+}
+
+// Close ends the event stream and joins the reader goroutine. It is
+// idempotent and returns nil.
+func (c *sseConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.shutdown()
+	})
+	return nil
+}

@@ -1,0 +1,143 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// sseServer is a 2024-11-05 HTTP+SSE server: GET /sse streams the endpoint
+// event and then every response; POST /messages accepts messages.
+func sseServer(t *testing.T, endpoint string) (*httptest.Server, chan http.Header) {
+	posts := make(chan http.Header, 4)
+	out := make(chan string, 4)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /sse", func(w http.ResponseWriter, r *http.Request) {
+		httpWriteSSE(w, ": hello\n\nevent: endpoint\ndata: "+endpoint+"\n\n")
+		for {
+			select {
+			case m := <-out:
+				httpWriteSSE(w, "event: message\ndata: "+m+"\n\n")
+			case <-r.Context().Done():
+				return
+			}
+		}
+	})
+	mux.HandleFunc("POST /messages", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("session") != "abc" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		req := httpReadRequest(t, r)
+		posts <- r.Header.Clone()
+		w.WriteHeader(http.StatusAccepted)
+		out <- httpResult(req.ID, `{"via":"sse"}`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, posts
+}
+
+func TestSSEEndpointFlow(t *testing.T) {
+	srv, posts := sseServer(t, "/messages?session=abc")
+	c := httpDial(t, &transport.SSE{
+		URL:         srv.URL + "/sse",
+		TokenSource: transport.TokenSourceFunc(func(context.Context) (string, error) { return "t", nil }),
+	})
+	if k := c.(transport.Kinder).Kind(); k != transport.KindSSE {
+		t.Errorf("Kind = %q", k)
+	}
+	if err := c.Write(httpCtx(t), httpRequest(t, 1, "initialize", nil)); err != nil {
+		t.Fatal(err)
+	}
+	r := httpMustResponse(t, c, 1)
+	if string(r.Result) != `{"via":"sse"}` {
+		t.Errorf("result = %s", r.Result)
+	}
+	if h := <-posts; h.Get("Authorization") != "Bearer t" || h.Get("Content-Type") != "application/json" {
+		t.Errorf("POST headers = %v", h)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(httpCtx(t)); !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("Read after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestSSEEndpointOtherOriginRejected(t *testing.T) {
+	srv, _ := sseServer(t, "http://evil.example/messages?session=abc")
+	if c, err := (&transport.SSE{URL: srv.URL + "/sse"}).Connect(httpCtx(t)); err == nil {
+		c.Close()
+		t.Fatal("Connect accepted an endpoint on another origin")
+	}
+}
+
+func TestSSEConnectErrors(t *testing.T) {
+	t.Run("405", func(t *testing.T) {
+		srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusMethodNotAllowed) })
+		_, err := (&transport.SSE{URL: srv.URL}).Connect(httpCtx(t))
+		var he *transport.HTTPError
+		if !errors.As(err, &he) || he.StatusCode != 405 || he.Method != "GET" {
+			t.Fatalf("Connect = %v, want a 405 HTTPError", err)
+		}
+	})
+	t.Run("stream ends before endpoint", func(t *testing.T) {
+		srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) { httpWriteSSE(w, ": nothing\n\n") })
+		_, err := (&transport.SSE{URL: srv.URL}).Connect(httpCtx(t))
+		if !errors.Is(err, transport.ErrClosed) {
+			t.Fatalf("Connect = %v, want ErrClosed", err)
+		}
+	})
+	t.Run("ctx ends while waiting for endpoint", func(t *testing.T) {
+		srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+			httpWriteSSE(w, ": waiting\n\n")
+			<-r.Context().Done()
+		})
+		ctx, cancel := context.WithCancel(httpCtx(t))
+		errc := make(chan error, 1)
+		go func() {
+			_, err := (&transport.SSE{URL: srv.URL}).Connect(ctx)
+			errc <- err
+		}()
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Connect = %v, want context.Canceled", err)
+		}
+	})
+}
+
+func TestSSEServerEndsStream(t *testing.T) {
+	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+		httpWriteSSE(w, "event: endpoint\ndata: /m\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+	})
+	c := httpDial(t, &transport.SSE{URL: srv.URL})
+	if n, ok := httpMustRead(t, c).(*jsonrpc.Request); !ok || n.Method != "notifications/message" {
+		t.Fatalf("Read = %+v", n)
+	}
+	if _, err := c.Read(httpCtx(t)); !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("Read after the stream ended = %v, want ErrClosed", err)
+	}
+}
+
+func TestSSEWriteAfterStreamEnded(t *testing.T) {
+	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			t.Error("POST after the stream ended")
+			return
+		}
+		httpWriteSSE(w, "event: endpoint\ndata: /m\n\n")
+	})
+	c := httpDial(t, &transport.SSE{URL: srv.URL})
+	if _, err := c.Read(httpCtx(t)); !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("Read = %v, want ErrClosed", err)
+	}
+	if err := c.Write(httpCtx(t), httpRequest(t, 1, "ping", nil)); !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("Write = %v, want ErrClosed", err)
+	}
+}
