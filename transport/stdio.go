@@ -1,0 +1,241 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Defaults of [Stdio].
+const (
+	// DefaultTerminateDelay is how long Close waits for the process to
+	// exit after closing its stdin, before it sends SIGTERM.
+	DefaultTerminateDelay = 2 * time.Second
+	// DefaultKillDelay is how long Close waits after SIGTERM before it
+	// sends SIGKILL.
+	DefaultKillDelay = 2 * time.Second
+	// DefaultStderrTail is how many bytes of the end of the process's
+	// stderr are kept for [ExitError].
+	DefaultStderrTail = 8 << 10
+)
+
+const (
+	// exitDrainTimeout bounds how long the readers keep reading stdout
+	// and stderr after the process exited: a descendant that survived it
+	// may hold the pipes open. Output written before the exit is in the
+	// pipe already and is read at once.
+	exitDrainTimeout = time.Second
+	// stdoutEOFGrace is how long Read waits for the process to exit after
+	// it closed its stdout, before reporting the connection closed.
+	stdoutEOFGrace = 2 * time.Second
+	// killWaitTimeout bounds the wait for exit after SIGKILL (a process
+	// in uninterruptible sleep may take a while to die).
+	killWaitTimeout = 5 * time.Second
+)
+
+// Stdio starts an MCP server as a subprocess and speaks newline-delimited
+// JSON-RPC over its stdin and stdout (the stdio transport). Apart from Path,
+// every field is optional; [Command] fills Path and Args.
+//
+// Each Connect starts a new process: after a connection ended (the server
+// exited or crashed), calling Connect again restarts the server. That is
+// how the session layer restarts a server.
+//
+// The process runs in its own process group (on Unix), so that Close can
+// stop the wrappers' children too (npx, uvx, shell scripts). By default it
+// sees only a few environment variables; see Env and InheritEnv.
+type Stdio struct {
+	// Path is the program to run. A name without a path separator is
+	// looked up in PATH.
+	Path string
+	// Args are the arguments, not including the program name.
+	Args []string
+	// Env holds extra environment variables ("KEY=value"), added after
+	// the inherited ones (a later entry for a key wins).
+	Env []string
+	// InheritEnv passes the whole environment of this process. When
+	// false (the default) only HOME, PATH, USER, LOGNAME, SHELL, TERM,
+	// LANG, LC_ALL, TMPDIR and TZ are passed (on Windows also APPDATA,
+	// HOMEDRIVE, HOMEPATH, LOCALAPPDATA, PATHEXT, SYSTEMDRIVE,
+	// SYSTEMROOT, TEMP, USERNAME, USERPROFILE and PROGRAMFILES), so that
+	// secrets in the environment do not reach a server unless asked for.
+	InheritEnv bool
+	// Dir is the working directory; "" means the current directory.
+	Dir string
+	// MaxMessageSize is the largest line accepted from the server, in
+	// bytes, not counting the line ending; 0 or negative means 16 MiB.
+	// A longer line ends the connection with a [*MessageTooLargeError];
+	// no more than that is ever buffered.
+	MaxMessageSize int
+	// Stderr, if not nil, receives a copy of the process's stderr. It
+	// must not block: the copy runs on the goroutine that drains stderr.
+	Stderr io.Writer
+	// StderrTail is how many bytes of the end of stderr are kept for
+	// [ExitError]; 0 means [DefaultStderrTail], negative keeps none.
+	StderrTail int
+	// TerminateDelay is how long Close waits after closing stdin before
+	// sending SIGTERM to the process group; 0 means
+	// [DefaultTerminateDelay], negative means no wait.
+	TerminateDelay time.Duration
+	// KillDelay is how long Close waits after SIGTERM before sending
+	// SIGKILL; 0 means [DefaultKillDelay], negative means no wait.
+	KillDelay time.Duration
+	// Logger receives warnings (skipped stdout lines, shutdown steps);
+	// nil discards them.
+	Logger *slog.Logger
+}
+
+// Command returns a [Stdio] that runs the program name with args, the way
+// [os/exec.Command] does.
+func Command(name string, args ...string) *Stdio {
+	return &Stdio{Path: name, Args: args}
+}
+
+// Kind returns [KindStdio].
+func (s *Stdio) Kind() string { return KindStdio }
+
+// Connect starts the process and returns the connection to it. It fails
+// if Path is empty or the process cannot be started (the error wraps the
+// one from os/exec, e.g. [exec.ErrNotFound]).
+//
+// Read on the connection returns an [*ExitError] (matching [ErrClosed])
+// once the process has exited and every message it wrote was delivered.
+// Close runs the shutdown ladder: close stdin, wait TerminateDelay, SIGTERM
+// the process group, wait KillDelay, SIGKILL the process group.
+func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
+	if s.Path == "" {
+		return nil, errors.New("transport: Stdio.Path is empty")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(s.Path, s.Args...)
+	cmd.Dir = s.Dir
+	cmd.Env = s.environ()
+	setProcessGroup(cmd)
+	// Every stream is an *os.File, so os/exec starts no copying
+	// goroutines; WaitDelay only guards against that changing.
+	cmd.WaitDelay = exitDrainTimeout
+
+	// The pipes are made here rather than with StdoutPipe so that Wait
+	// never closes the read ends under the reader: output written just
+	// before the exit is still delivered.
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
+	}
+	// The child has its copies; ours of the child's ends must go, or we
+	// would never see EOF.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+
+	tail := s.StderrTail
+	if tail == 0 {
+		tail = DefaultStderrTail
+	}
+	c := &stdioConn{
+		lineConn:       newLineConn(KindStdio, outR, inW, s.MaxMessageSize, s.Logger),
+		cmd:            cmd,
+		command:        s.Path,
+		stdin:          inW,
+		stdout:         outR,
+		stderr:         errR,
+		tail:           newTailBuffer(tail),
+		exited:         make(chan struct{}),
+		stderrDone:     make(chan struct{}),
+		terminateDelay: delayOrDefault(s.TerminateDelay, DefaultTerminateDelay),
+		killDelay:      delayOrDefault(s.KillDelay, DefaultKillDelay),
+	}
+	c.finish = c.finishRead
+	c.writeErr = c.mapWriteErr
+	c.wg.Add(3)
+	// The reader goroutine: stdout lines to Read.
+	go func() { defer c.wg.Done(); c.readLoop() }()
+	// The stderr goroutine: drains stderr so the server never blocks on
+	// it, into the tail buffer and the optional copy.
+	go func() { defer c.wg.Done(); c.copyStderr(s.Stderr) }()
+	// The waiter goroutine: reaps the process and records its exit.
+	go func() { defer c.wg.Done(); c.wait() }()
+	return c, nil
+}
+
+func delayOrDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// envAllowList is the environment passed by default.
+var envAllowList = []string{"HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR", "TZ"}
+
+// envAllowListWindows is added to envAllowList on Windows.
+var envAllowListWindows = []string{"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATHEXT", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES"}
+
+// environ returns the environment of the process.
+func (s *Stdio) environ() []string {
+	if s.InheritEnv {
+		return append(os.Environ(), s.Env...)
+	}
+	windows := runtime.GOOS == "windows"
+	// Non-nil even when empty: a nil Env would inherit everything.
+	env := make([]string, 0, len(envAllowList)+len(s.Env))
+	for _, kv := range os.Environ() {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		if envAllowed(name, envAllowList, windows) || windows && envAllowed(name, envAllowListWindows, true) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, s.Env...)
+}
+
+func envAllowed(name string, list []string, foldCase bool) bool {
+	for _, a := range list {
+		if name == a || foldCase && strings.EqualFold(name, a) {
+			return true
+		}
+	}
+	return false
+}

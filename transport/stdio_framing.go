@@ -1,0 +1,404 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+)
+
+const (
+	// defaultMaxLine is the largest message, in bytes, that a stdio,
+	// pipe or WebSocket connection accepts when its MaxMessageSize is 0.
+	// It equals the HTTP transport's DefaultMaxMessageSize but is kept
+	// apart so the two transports do not depend on each other's files.
+	defaultMaxLine = 16 << 20
+	// lineReaderSize is the size of the bufio buffer of a line-delimited
+	// connection. Lines that fit are decoded in place, without a copy.
+	lineReaderSize = 64 << 10
+	// retainBufferLimit is the capacity above which a read or write buffer
+	// that grew for one large message is dropped instead of kept, so that a
+	// single 16 MiB message does not pin 16 MiB for the connection's life.
+	retainBufferLimit = 1 << 20
+	// readAhead is how many decoded messages the reader goroutine may queue
+	// before Read takes them.
+	readAhead = 8
+	// logPreview is how much of a skipped line is logged.
+	logPreview = 200
+)
+
+// discardSlog is the logger used when a transport's Logger is nil.
+var discardSlog = slog.New(slog.DiscardHandler)
+
+func loggerOrDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return discardSlog
+	}
+	return l
+}
+
+func maxOrDefault(n int) int {
+	if n <= 0 {
+		return defaultMaxLine
+	}
+	return n
+}
+
+// writeDeadliner is implemented by writers whose blocked Write can be
+// interrupted (*os.File pipes, net.Conn). lineConn uses it to make a
+// cancelled context end a blocked Write.
+type writeDeadliner interface {
+	SetWriteDeadline(t time.Time) error
+}
+
+// lineConn is the newline-delimited JSON framing shared by [Stdio] and
+// [Pipe]: one compact JSON-RPC message per line in both directions.
+//
+// One reader goroutine (readLoop) owns the input: it reads lines, decodes
+// them and queues the messages on msgs, so that Read can honour its context
+// without abandoning a half-read line. Writes are serialized by a channel
+// lock so that a Write waiting for its turn can give up when its context
+// ends.
+type lineConn struct {
+	kind   string
+	logger *slog.Logger
+
+	// Reader side, owned by the reader goroutine.
+	br   *bufio.Reader
+	max  int
+	long []byte // assembles lines longer than br's buffer
+
+	inbox
+
+	// Writer side.
+	w  io.Writer
+	dl writeDeadliner // w as a writeDeadliner, or nil
+	// wlock is a channel lock (x/net "gate" style): holding it means
+	// having put the token in. A channel, not a mutex, so that a Write
+	// waiting for its turn can select on its context.
+	wlock chan struct{}
+	wbuf  []byte // guarded by wlock; reused encoding buffer
+	werr  error  // guarded by wlock; once set, every Write fails with it
+
+	// dlmu guards the deadline hand-off between a Write and the
+	// context.AfterFunc that interrupts it: wgen identifies the current
+	// write, writing says whether it is still in progress, dlSet whether
+	// the callback set a deadline that must be cleared.
+	dlmu    sync.Mutex
+	wgen    uint64
+	writing bool
+	dlSet   bool
+
+	// finish maps the error that ended the read loop to the error Read
+	// reports from then on. It runs on the reader goroutine; it must
+	// return when closing is closed.
+	finish func(error) error
+	// writeErr maps a failed write to the error Write reports.
+	writeErr func(error) error
+}
+
+func newLineConn(kind string, r io.Reader, w io.Writer, maxSize int, logger *slog.Logger) *lineConn {
+	maxSize = maxOrDefault(maxSize)
+	c := &lineConn{
+		kind:     kind,
+		logger:   loggerOrDiscard(logger),
+		br:       bufio.NewReaderSize(r, min(lineReaderSize, maxSize+2)),
+		max:      maxSize,
+		inbox:    newInbox(),
+		w:        w,
+		wlock:    make(chan struct{}, 1),
+		finish:   func(err error) error { return closedBy(err) },
+		writeErr: func(err error) error { return closedBy(err) },
+	}
+	c.dl, _ = w.(writeDeadliner)
+	return c
+}
+
+// closedBy wraps the error that ended a connection so that it matches
+// [ErrClosed]; a [*MessageTooLargeError] is returned as it is.
+func closedBy(err error) error {
+	if _, ok := errors.AsType[*MessageTooLargeError](err); ok {
+		return err
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: the peer closed the stream", ErrClosed)
+	}
+	return fmt.Errorf("%w: %v", ErrClosed, err)
+}
+
+// Kind implements [Kinder].
+func (c *lineConn) Kind() string { return c.kind }
+
+// readLoop is the reader goroutine.
+func (c *lineConn) readLoop() {
+	err := c.readMessages()
+	select {
+	case <-c.closing:
+		c.readErr = ErrClosed
+	default:
+		c.readErr = c.finish(err)
+	}
+	close(c.readDone)
+	if _, ok := errors.AsType[*MessageTooLargeError](err); ok {
+		// Nothing more can be framed, but the peer may still be
+		// writing: discard its output so it never blocks on a full
+		// pipe and can still shut down when asked to. This ends at
+		// end of stream, which Close brings.
+		io.Copy(io.Discard, c.br)
+	}
+}
+
+// readMessages reads and queues messages until the stream fails or the
+// connection is closing.
+func (c *lineConn) readMessages() error {
+	for {
+		line, err := c.readLine()
+		if err != nil {
+			return err
+		}
+		msg, ok := c.decode(line)
+		if !ok {
+			continue
+		}
+		if !c.deliver(msg) {
+			return ErrClosed
+		}
+	}
+}
+
+// readLine returns the next line without its line ending. The slice is
+// valid until the next call. A line longer than c.max fails with a
+// [*MessageTooLargeError] after at most c.max+2 bytes were buffered. A last
+// line without a newline is returned at end of input.
+func (c *lineConn) readLine() ([]byte, error) {
+	c.long = c.long[:0]
+	if cap(c.long) > retainBufferLimit {
+		c.long = nil
+	}
+	for {
+		frag, err := c.br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			line := frag[:len(frag)-1]
+			if len(c.long) > 0 {
+				c.long = append(c.long, line...)
+				line = c.long
+			}
+			line = bytes.TrimSuffix(line, []byte{'\r'})
+			if len(line) > c.max {
+				return nil, &MessageTooLargeError{Limit: c.max}
+			}
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			// One more byte than the limit may be a '\r' before the
+			// newline; anything beyond that is too large.
+			if len(c.long)+len(frag) > c.max+1 {
+				return nil, &MessageTooLargeError{Limit: c.max}
+			}
+			c.long = append(c.long, frag...)
+		default:
+			if len(c.long)+len(frag) == 0 {
+				return nil, err
+			}
+			// A last line without a newline: deliver it; the next
+			// call sees the error again.
+			c.long = append(c.long, frag...)
+			line := bytes.TrimSuffix(c.long, []byte{'\r'})
+			if len(line) > c.max {
+				return nil, &MessageTooLargeError{Limit: c.max}
+			}
+			return line, nil
+		}
+	}
+}
+
+// decode decodes one line. Blank lines are skipped silently; lines that are
+// not JSON (banners, stray prints) and JSON that is not a JSON-RPC message
+// are logged and skipped: servers that write noise to stdout keep working.
+func (c *lineConn) decode(line []byte) (jsonrpc.Message, bool) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, false
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err == nil {
+		return msg, true
+	}
+	if c.logger.Enabled(context.Background(), slog.LevelWarn) {
+		preview := line[:min(len(line), logPreview)]
+		if errors.Is(err, jsonrpc.ErrParse) {
+			c.logger.Warn("transport: skipping a line that is not JSON", "kind", c.kind, "line", string(preview))
+		} else {
+			c.logger.Warn("transport: skipping JSON that is not a JSON-RPC message", "kind", c.kind, "err", err, "line", string(preview))
+		}
+	}
+	return nil, false
+}
+
+// Write implements [Conn]. ctx bounds the wait for the write lock and the
+// write itself. A write cancelled after part of the line went out leaves
+// the stream unusable: every later Write fails with an error matching
+// [ErrClosed].
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case c.wlock <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closing:
+		return ErrClosed
+	}
+	defer func() { <-c.wlock }()
+	if c.werr != nil {
+		return c.werr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b, err := jsonrpc.AppendMessage(c.wbuf[:0], msg)
+	if err != nil {
+		return fmt.Errorf("transport: encoding message: %w", err)
+	}
+	if bytes.IndexByte(b, '\n') >= 0 {
+		// Only invalid raw params or results can carry a newline
+		// through the compact encoder; it would split the message.
+		return fmt.Errorf("transport: encoding message: %w", &jsonrpc.DecodeError{Reason: "raw JSON member is invalid and contains a newline"})
+	}
+	b = append(b, '\n')
+	n, err := c.write(ctx, b)
+	if cap(b) <= retainBufferLimit {
+		c.wbuf = b
+	} else {
+		c.wbuf = nil
+	}
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		if n > 0 {
+			c.werr = fmt.Errorf("%w: a cancelled write left a partial message on the stream", ErrClosed)
+		}
+		return ctxErr
+	}
+	select {
+	case <-c.closing:
+		c.werr = ErrClosed
+	default:
+		c.werr = c.writeErr(err)
+	}
+	return c.werr
+}
+
+// pastTime is a deadline that has already passed.
+var pastTime = time.Unix(1, 0)
+
+// write writes b, interrupting the write when ctx ends if the writer
+// supports deadlines. Called with wlock held.
+func (c *lineConn) write(ctx context.Context, b []byte) (int, error) {
+	if c.dl == nil || ctx.Done() == nil {
+		return c.w.Write(b)
+	}
+	c.dlmu.Lock()
+	c.wgen++
+	gen := c.wgen
+	c.writing = true
+	c.dlmu.Unlock()
+	// The callback may run late, after this write finished and another
+	// began; the generation check keeps it from touching that one.
+	stop := context.AfterFunc(ctx, func() {
+		c.dlmu.Lock()
+		defer c.dlmu.Unlock()
+		if c.writing && c.wgen == gen {
+			c.dl.SetWriteDeadline(pastTime)
+			c.dlSet = true
+		}
+	})
+	n, err := c.w.Write(b)
+	stop()
+	c.dlmu.Lock()
+	c.writing = false
+	if c.dlSet {
+		c.dl.SetWriteDeadline(time.Time{})
+		c.dlSet = false
+	}
+	c.dlmu.Unlock()
+	return n, err
+}
+
+// inbox hands messages from a connection's reader goroutine to Read, and
+// holds the connection's closing signal. It is shared by the
+// line-delimited connections and the WebSocket connection.
+type inbox struct {
+	// msgs carries decoded messages from the reader goroutine to Read. It
+	// is buffered (read-ahead); the reader blocks on it when Read lags,
+	// which is the back-pressure on the peer.
+	msgs chan jsonrpc.Message
+	// readDone is closed by the reader goroutine when it ends; readErr is
+	// written before, so it may be read by anyone who saw readDone closed.
+	readDone chan struct{}
+	readErr  error
+
+	// closing is closed once by beginClose. It wakes a reader goroutine
+	// blocked on msgs and Writes waiting for their turn.
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+func newInbox() inbox {
+	return inbox{
+		msgs:     make(chan jsonrpc.Message, readAhead),
+		readDone: make(chan struct{}),
+		closing:  make(chan struct{}),
+	}
+}
+
+// beginClose marks the connection closed. The owner then closes the
+// underlying streams and waits for readDone.
+func (b *inbox) beginClose() {
+	b.closeOnce.Do(func() { close(b.closing) })
+}
+
+// deliver queues msg for Read. It reports false when the connection is
+// closing instead.
+func (b *inbox) deliver(msg jsonrpc.Message) bool {
+	select {
+	case b.msgs <- msg:
+		return true
+	case <-b.closing:
+		return false
+	}
+}
+
+// Read implements [Conn]. Messages read before the connection ended are
+// delivered before its error; after Close it returns [ErrClosed].
+func (b *inbox) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-b.closing:
+		return nil, ErrClosed
+	case m := <-b.msgs:
+		return m, nil
+	default:
+	}
+	select {
+	case m := <-b.msgs:
+		return m, nil
+	case <-b.readDone:
+		// The reader queued everything it read before it ended.
+		select {
+		case m := <-b.msgs:
+			return m, nil
+		default:
+		}
+		return nil, b.readErr
+	case <-b.closing:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

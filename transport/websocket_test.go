@@ -1,0 +1,367 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// wsServer starts an httptest server (on 127.0.0.1) whose handler accepts
+// a WebSocket with subprotocol mcp and runs serve on it. The server is
+// closed when the test ends, after the connections it made.
+func wsServer(t testing.TB, serve func(ctx context.Context, ws *websocket.Conn, r *http.Request)) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"mcp"}})
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		serve(r.Context(), ws, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// wsEcho answers every request with its params as the result.
+func wsEcho(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		m, err := jsonrpc.DecodeMessage(data)
+		if err != nil {
+			ws.Close(websocket.StatusPolicyViolation, "not JSON-RPC")
+			return
+		}
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || req.IsNotification() {
+			continue
+		}
+		resp, _ := jsonrpc.NewResponse(req.ID, req.Params)
+		if len(req.Params) == 0 {
+			resp, _ = jsonrpc.NewResponse(req.ID, nil)
+		}
+		b, _ := jsonrpc.EncodeMessage(resp)
+		if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
+			return
+		}
+	}
+}
+
+func TestWebSocketRoundTrip(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		gotAuth  string
+		gotProto string
+	)
+	srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, r *http.Request) {
+		mu.Lock()
+		gotAuth, gotProto = r.Header.Get("Authorization"), ws.Subprotocol()
+		mu.Unlock()
+		wsEcho(ctx, ws, r)
+	})
+	tr := &transport.WebSocket{URL: srv.URL, Header: http.Header{"Authorization": {"Bearer t0k3n"}}}
+	c := connect(t, tr)
+	if k, ok := c.(transport.Kinder); !ok || k.Kind() != transport.KindWebSocket {
+		t.Errorf("Kind() = %v, want %q", c, transport.KindWebSocket)
+	}
+	pv, ok := c.(transport.ProtocolVersionSetter)
+	if !ok {
+		t.Fatalf("WebSocket connection does not implement ProtocolVersionSetter")
+	}
+	pv.SetProtocolVersion("2026-07-28")
+	for i, params := range []string{`{"a":1}`, `{"s":"line1\nline2"}`, `[true,null]`} {
+		r := call(t, c, int64(i), "echo", []byte(params))
+		if diff := cmp.Diff(params, string(r.Result)); diff != "" {
+			t.Errorf("echo mismatch (-want +got):\n%s", diff)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if gotAuth != "Bearer t0k3n" || gotProto != "mcp" {
+		t.Errorf("server saw Authorization %q, subprotocol %q; want %q, %q", gotAuth, gotProto, "Bearer t0k3n", "mcp")
+	}
+}
+
+func TestWebSocketReadLimit(t *testing.T) {
+	const limit = 1024
+	tests := []struct {
+		name     string
+		size     int
+		wantOver bool
+	}{
+		{"under", limit - 100, false},
+		{"over", 4 * limit, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
+				pad := strings.Repeat("x", tt.size-len(`{"jsonrpc":"2.0","method":"big","params":{"p":""}}`))
+				ws.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"big","params":{"p":"`+pad+`"}}`))
+				ws.Read(ctx) // until the client goes
+			})
+			c := connect(t, &transport.WebSocket{URL: srv.URL, MaxMessageSize: limit})
+			m, err := c.Read(t.Context())
+			if !tt.wantOver {
+				if err != nil {
+					t.Fatalf("Read() = %v", err)
+				}
+				if r, ok := m.(*jsonrpc.Request); !ok || r.Method != "big" {
+					t.Errorf("Read() = %#v, want notification big", m)
+				}
+				return
+			}
+			if tooBig, ok := errors.AsType[*transport.MessageTooLargeError](err); !ok || tooBig.Limit != limit {
+				t.Errorf("Read() = %v, %v; want *MessageTooLargeError{Limit: %d}", m, err, limit)
+			}
+		})
+	}
+}
+
+func TestWebSocketServerClose(t *testing.T) {
+	srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
+		ws.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"bye"}`))
+		ws.Close(websocket.StatusGoingAway, "shutting down")
+	})
+	c := connect(t, &transport.WebSocket{URL: srv.URL})
+	readNotification(t, c, "bye")
+	err := readErr(t, c)
+	if !errors.Is(err, transport.ErrClosed) || !strings.Contains(err.Error(), "shutting down") {
+		t.Errorf("Read() after the server closed = %v, want ErrClosed with the reason", err)
+	}
+	if err := c.Write(t.Context(), request(t, 1, "echo", nil)); err == nil {
+		t.Errorf("Write() after the server closed = nil, want an error")
+	}
+}
+
+func TestWebSocketHandshakeRejected(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		header http.Header
+		body   string
+		want   *transport.HTTPError
+	}{
+		{
+			name:   "401 with challenge",
+			status: http.StatusUnauthorized,
+			header: http.Header{"Www-Authenticate": {`Bearer resource_metadata="https://example.com/.well-known/oauth-protected-resource"`}},
+			body:   "unauthorized",
+			want: &transport.HTTPError{
+				Method: "GET", StatusCode: 401, ContentType: "text/plain; charset=utf-8",
+				WWWAuthenticate: `Bearer resource_metadata="https://example.com/.well-known/oauth-protected-resource"`,
+				Body:            []byte("unauthorized\n"),
+			},
+		},
+		{
+			name:   "503 with Retry-After",
+			status: http.StatusServiceUnavailable,
+			header: http.Header{"Retry-After": {"7"}},
+			body:   "busy",
+			want:   &transport.HTTPError{Method: "GET", StatusCode: 503, ContentType: "text/plain; charset=utf-8", RetryAfter: 7 * time.Second, Body: []byte("busy\n")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tt.header {
+					w.Header()[k] = v
+				}
+				http.Error(w, tt.body, tt.status)
+			}))
+			defer srv.Close()
+			c, err := (&transport.WebSocket{URL: srv.URL}).Connect(t.Context())
+			if c != nil {
+				c.Close()
+			}
+			he, ok := errors.AsType[*transport.HTTPError](err)
+			if !ok {
+				t.Fatalf("Connect() error = %v (%T), want *HTTPError", err, err)
+			}
+			tt.want.URL = srv.URL
+			if diff := cmp.Diff(tt.want, he); diff != "" {
+				t.Errorf("HTTPError mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWebSocketHandshakeJSONRPCBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"unsupported protocol version"}}`)
+	}))
+	defer srv.Close()
+	_, err := (&transport.WebSocket{URL: srv.URL}).Connect(t.Context())
+	he, ok := errors.AsType[*transport.HTTPError](err)
+	if !ok || he.Response == nil || !errors.Is(he.Response.Err(), jsonrpc.ErrUnsupportedProtocolVersion) {
+		t.Errorf("Connect() error = %v, want *HTTPError whose Response is the -32022 error", err)
+	}
+}
+
+func TestWebSocketDialNetworkError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there any more
+	_, err = (&transport.WebSocket{URL: "ws://" + addr}).Connect(t.Context())
+	if ne, ok := errors.AsType[*transport.NetworkError](err); !ok || ne.Op != "dial" {
+		t.Errorf("Connect() to a closed port = %v, want *NetworkError with Op dial", err)
+	}
+}
+
+func TestWebSocketPing(t *testing.T) {
+	pinged := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+			Subprotocols: []string{"mcp"},
+			OnPingReceived: func(context.Context, []byte) bool {
+				once.Do(func() { close(pinged) })
+				return true
+			},
+		})
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		wsEcho(r.Context(), ws, r)
+	}))
+	defer srv.Close()
+	c := connect(t, &transport.WebSocket{URL: srv.URL, PingInterval: 200 * time.Millisecond})
+	select {
+	case <-pinged:
+	case <-time.After(testTimeout):
+		t.Fatal("the server saw no ping")
+	}
+	// Pings answered keep the connection alive. (Each ping must be
+	// answered within the interval; 200 ms leaves room for a loaded
+	// machine.)
+	call(t, c, 1, "echo", nil)
+	c.Close()
+}
+
+// TestWebSocketPingUnanswered: a server that never reads never answers a
+// ping; the connection must end with the ping failure.
+func TestWebSocketPingUnanswered(t *testing.T) {
+	release := make(chan struct{})
+	srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	})
+	defer close(release)
+	c := connect(t, &transport.WebSocket{URL: srv.URL, PingInterval: 20 * time.Millisecond})
+	err := readErr(t, c)
+	if ne, ok := errors.AsType[*transport.NetworkError](err); !ok || ne.Op != "ping" {
+		t.Errorf("Read() = %v, want *NetworkError with Op ping", err)
+	}
+}
+
+// TestWebSocketCloseUnresponsiveServer: the server never reads, so never
+// answers the close frame; Close must still return (after the 5 s close
+// handshake bound).
+func TestWebSocketCloseUnresponsiveServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the close handshake bound")
+	}
+	release := make(chan struct{})
+	srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
+		<-release
+	})
+	defer close(release)
+	c, err := (&transport.WebSocket{URL: srv.URL}).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Close() = %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("Close() did not return")
+	}
+}
+
+func TestWebSocketCloseIdempotentAndConcurrent(t *testing.T) {
+	srv := wsServer(t, wsEcho)
+	c := connect(t, &transport.WebSocket{URL: srv.URL})
+	call(t, c, 1, "echo", nil)
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := c.Read(context.Background())
+		blocked <- err
+	}()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := c.Close(); err != nil {
+				t.Errorf("Close() = %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := <-blocked; !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("Read() blocked during Close = %v, want ErrClosed", err)
+	}
+	if err := c.Write(t.Context(), request(t, 2, "echo", nil)); !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("Write() after Close = %v, want ErrClosed", err)
+	}
+}
+
+func BenchmarkWebSocketRoundTrip(b *testing.B) {
+	resp := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}]}}`)
+	srv := wsServer(b, func(_ context.Context, ws *websocket.Conn, _ *http.Request) {
+		// A context without Done keeps the server's own per-message
+		// timers out of the measured allocations; the client's Close
+		// ends this loop.
+		ctx := context.Background()
+		for {
+			_, r, err := ws.Reader(ctx)
+			if err != nil {
+				return
+			}
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return
+			}
+			if err := ws.Write(ctx, websocket.MessageText, resp); err != nil {
+				return
+			}
+		}
+	})
+	c := connect(b, &transport.WebSocket{URL: srv.URL})
+	ctx := context.Background()
+	req := request(b, 1, "tools/call", map[string]any{"name": "add", "arguments": map[string]int{"a": 1, "b": 2}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Write(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Read(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.Close()
+}
