@@ -1,0 +1,261 @@
+package client
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// CacheKey identifies one cached result. Each page of a listing is its own
+// entry (Params is its cursor); a resources/read entry's Params is the URI.
+type CacheKey struct {
+	// Server is the server key (see [WithServerKey]).
+	Server string
+	// Partition is "public" for public entries and "private:<identity>"
+	// for private ones, identity naming the authorization context ("" for
+	// a client without [WithAuth]).
+	Partition string
+	// Method is the request method, e.g. "tools/list".
+	Method string
+	// Params is what distinguishes results of one method: the cursor for
+	// listings, the URI for resources/read, "" for server/discover.
+	Params string
+}
+
+// CacheEntry is one cached result.
+type CacheEntry struct {
+	// Result is the raw result as the server sent it.
+	Result json.RawMessage
+	// Expires is when the entry stops being fresh (receive time + ttlMs).
+	Expires time.Time
+	// Scope is "public" or "private".
+	Scope string
+}
+
+// Cache stores cacheable results ([WithCache]). Implementations must be
+// safe for concurrent use and must not block for long; every method is
+// idempotent. A store may evict entries at any time; it may keep entries
+// past Expires (the client checks freshness itself).
+type Cache interface {
+	// LoadResult returns the entry for key and whether there was one.
+	LoadResult(key CacheKey) (CacheEntry, bool)
+	// StoreResult records e for key, replacing any previous entry.
+	StoreResult(key CacheKey, e CacheEntry)
+	// DeleteResults removes every entry for which match returns true.
+	DeleteResults(match func(CacheKey) bool)
+}
+
+// MemoryCache is an in-memory [Cache] holding at most MaxEntries entries.
+// Its zero value is ready to use; it is safe for concurrent use.
+type MemoryCache struct {
+	// MaxEntries bounds the store; zero or negative means 4096. When it is
+	// full, expired entries are dropped first, then the oldest stored.
+	MaxEntries int
+
+	mu    sync.Mutex
+	m     map[CacheKey]CacheEntry // guarded by mu; created lazily
+	order []CacheKey              // guarded by mu; insertion order, may hold stale keys
+}
+
+var _ Cache = (*MemoryCache)(nil)
+
+// NewMemoryCache returns an empty [MemoryCache] with the default bound.
+func NewMemoryCache() *MemoryCache { return &MemoryCache{} }
+
+// LoadResult implements [Cache].
+func (c *MemoryCache) LoadResult(key CacheKey) (CacheEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	return e, ok
+}
+
+// StoreResult implements [Cache].
+func (c *MemoryCache) StoreResult(key CacheKey, e CacheEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[CacheKey]CacheEntry)
+	}
+	limit := c.MaxEntries
+	if limit <= 0 {
+		limit = 4096
+	}
+	if _, ok := c.m[key]; !ok && len(c.m) >= limit {
+		c.evictLocked(limit)
+	}
+	if _, ok := c.m[key]; !ok {
+		c.order = append(c.order, key)
+	}
+	c.m[key] = e
+}
+
+// evictLocked makes room for one entry.
+func (c *MemoryCache) evictLocked(limit int) {
+	now := time.Now()
+	for k, e := range c.m {
+		if !now.Before(e.Expires) {
+			delete(c.m, k)
+		}
+	}
+	for len(c.m) >= limit && len(c.order) > 0 {
+		k := c.order[0]
+		c.order = c.order[1:]
+		delete(c.m, k)
+	}
+	// Compact the order slice of keys no longer present.
+	live := c.order[:0]
+	for _, k := range c.order {
+		if _, ok := c.m[k]; ok {
+			live = append(live, k)
+		}
+	}
+	c.order = live
+}
+
+// DeleteResults implements [Cache].
+func (c *MemoryCache) DeleteResults(match func(CacheKey) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if match(k) {
+			delete(c.m, k)
+		}
+	}
+}
+
+// Cache partitions.
+const (
+	partitionPublic  = "public"
+	partitionPrivate = "private:"
+)
+
+// cacheHints are the CacheableResult fields of a modern result.
+type cacheHints struct {
+	ResultType string          `json:"resultType"`
+	TTLMs      json.RawMessage `json:"ttlMs"`
+	CacheScope string          `json:"cacheScope"`
+}
+
+// readCacheHints returns the freshness lifetime and scope of raw. Missing
+// or malformed ttlMs means 0 (not cacheable); a scope other than "public"
+// means private.
+func readCacheHints(raw json.RawMessage) (time.Duration, string) {
+	var h cacheHints
+	if json.Unmarshal(raw, &h) != nil {
+		return 0, protocol.CacheScopePrivate
+	}
+	scope := protocol.CacheScopePrivate
+	if h.CacheScope == protocol.CacheScopePublic {
+		scope = protocol.CacheScopePublic
+	}
+	if h.ResultType != "" && h.ResultType != protocol.ResultTypeComplete {
+		return 0, scope
+	}
+	var ms float64
+	if json.Unmarshal(h.TTLMs, &ms) != nil || ms <= 0 || ms != math.Trunc(ms) {
+		return 0, scope
+	}
+	const maxTTL = 365 * 24 * time.Hour // bounds the conversion below
+	if ms >= float64(maxTTL/time.Millisecond) {
+		return maxTTL, scope
+	}
+	return time.Duration(ms) * time.Millisecond, scope
+}
+
+// authIdentity names the authorization context for private cache entries:
+// "" without a token source, the source's Identity() if it has one, else a
+// hash of the current token.
+func (c *Client) authIdentity(ctx context.Context) string {
+	ts := c.cfg.auth.Tokens
+	if ts == nil {
+		return ""
+	}
+	if id, ok := ts.(interface{ Identity() string }); ok {
+		return id.Identity()
+	}
+	tok, err := ts.Token(ctx)
+	if err != nil || tok == "" {
+		return "unauthenticated"
+	}
+	sum := sha256.Sum256([]byte(tok))
+	return "token:" + hex.EncodeToString(sum[:12])
+}
+
+// cacheLookup returns a fresh entry for method+params, public first, then
+// private in the current authorization context.
+func (c *Client) cacheLookup(ctx context.Context, method, params string) (json.RawMessage, bool) {
+	now := c.cfg.now()
+	for _, part := range []string{partitionPublic, partitionPrivate + c.authIdentity(ctx)} {
+		e, ok := c.cfg.cache.LoadResult(CacheKey{Server: c.key, Partition: part, Method: method, Params: params})
+		if ok && now.Before(e.Expires) {
+			return e.Result, true
+		}
+	}
+	return nil, false
+}
+
+// cacheStore records raw if its hints make it cacheable.
+func (c *Client) cacheStore(ctx context.Context, method, params string, raw json.RawMessage, received time.Time) {
+	ttl, scope := readCacheHints(raw)
+	if ttl <= 0 {
+		return
+	}
+	part := partitionPublic
+	if scope != protocol.CacheScopePublic {
+		part = partitionPrivate + c.authIdentity(ctx)
+	}
+	c.cfg.cache.StoreResult(CacheKey{Server: c.key, Partition: part, Method: method, Params: params},
+		CacheEntry{Result: append(json.RawMessage(nil), raw...), Expires: received.Add(ttl), Scope: scope})
+}
+
+// invalidate drops cached results that notification method (with params)
+// makes stale, and the per-connection tool metadata on a tools change.
+func (c *Client) invalidate(method string, params json.RawMessage) {
+	switch method {
+	case protocol.NotificationToolsListChanged:
+		c.tools.reset()
+	}
+	if c.cfg.cache == nil {
+		return
+	}
+	var methods []string
+	switch method {
+	case protocol.NotificationToolsListChanged:
+		methods = []string{protocol.MethodToolsList}
+	case protocol.NotificationPromptsListChanged:
+		methods = []string{protocol.MethodPromptsList}
+	case protocol.NotificationResourcesListChanged:
+		methods = []string{protocol.MethodResourcesList, protocol.MethodResourcesTemplateList}
+	case protocol.NotificationResourcesUpdated:
+		var p protocol.ResourceUpdatedParams
+		if json.Unmarshal(params, &p) != nil || p.URI == "" {
+			return
+		}
+		c.cfg.cache.DeleteResults(func(k CacheKey) bool {
+			return k.Server == c.key && k.Method == protocol.MethodResourcesRead &&
+				(k.Params == p.URI || strings.HasPrefix(p.URI, k.Params) || strings.HasPrefix(k.Params, p.URI))
+		})
+		return
+	default:
+		return
+	}
+	c.cfg.cache.DeleteResults(func(k CacheKey) bool {
+		if k.Server != c.key {
+			return false
+		}
+		for _, m := range methods {
+			if k.Method == m {
+				return true
+			}
+		}
+		return false
+	})
+}

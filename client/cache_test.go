@@ -1,0 +1,245 @@
+package client_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// fakeClock is a settable clock for cache freshness.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// pipeClient connects a client to srv over a new in-memory pipe.
+func pipeClient(t *testing.T, srv *testserver.Server, opts ...client.Option) *client.Client {
+	t.Helper()
+	pipe, end := transport.NewPipe()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.ServeStream(context.Background(), end, end)
+	}()
+	c, err := client.Connect(testCtx(t), pipe, opts...)
+	if err != nil {
+		end.Close()
+		<-served
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		end.Close()
+		<-served
+	})
+	return c
+}
+
+func count(srv *testserver.Server, method string) int {
+	n := 0
+	for _, m := range srv.ReceivedMethods() {
+		if m == method {
+			n++
+		}
+	}
+	return n
+}
+
+func drainTools(t *testing.T, c *client.Client) {
+	t.Helper()
+	for _, err := range c.Tools(testCtx(t)) {
+		if err != nil {
+			t.Fatalf("Tools: %v", err)
+		}
+	}
+}
+
+func TestCacheFreshStaleInvalidated(t *testing.T) {
+	srv := testserver.New(testserver.Options{TTL: time.Minute})
+	t.Cleanup(func() { srv.Close() })
+	clock := newFakeClock()
+	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache()), client.WithClock(clock.Now))
+	ctx := testCtx(t)
+
+	drainTools(t, c)
+	drainTools(t, c)
+	if n := count(srv, "tools/list"); n != 1 {
+		t.Fatalf("fresh: tools/list sent %d times, want 1 (second served from cache)", n)
+	}
+
+	clock.Advance(2 * time.Minute)
+	drainTools(t, c)
+	if n := count(srv, "tools/list"); n != 2 {
+		t.Fatalf("stale: tools/list sent %d times, want 2", n)
+	}
+
+	rr1, err := c.ReadResource(ctx, "file:///hello.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr2, err := c.ReadResource(ctx, "file:///hello.txt")
+	if err != nil || rr2.Contents[0].Text != rr1.Contents[0].Text {
+		t.Fatalf("cached ReadResource = %+v, %v", rr2, err)
+	}
+	if n := count(srv, "resources/read"); n != 1 {
+		t.Fatalf("resources/read sent %d times, want 1", n)
+	}
+
+	// Invalidation by notifications arriving on a listen stream.
+	sub, err := c.Subscribe(ctx, client.SubscribeOptions{ToolsListChanged: true, Resources: []string{"file:///hello.txt"}})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	srv.NotifyToolsChanged()
+	waitEvent(t, sub, client.Event{Kind: client.EventToolsListChanged})
+	drainTools(t, c)
+	if n := count(srv, "tools/list"); n != 3 {
+		t.Fatalf("after list_changed: tools/list sent %d times, want 3", n)
+	}
+	srv.NotifyResourceUpdated("file:///hello.txt")
+	waitEvent(t, sub, client.Event{Kind: client.EventResourceUpdated, URI: "file:///hello.txt"})
+	if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(srv, "resources/read"); n != 2 {
+		t.Fatalf("after resources/updated: resources/read sent %d times, want 2", n)
+	}
+
+	// Discover: fresh for the TTL, refetched when stale.
+	if _, err := c.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := count(srv, "server/discover")
+	if _, err := c.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(srv, "server/discover"); n != before {
+		t.Fatalf("fresh Discover sent server/discover (%d -> %d)", before, n)
+	}
+	clock.Advance(2 * time.Minute)
+	if _, err := c.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(srv, "server/discover"); n != before+1 {
+		t.Fatalf("stale Discover: server/discover %d -> %d, want one more", before, n)
+	}
+}
+
+func TestCacheZeroTTLAndLegacy(t *testing.T) {
+	tests := []struct {
+		name string
+		ttl  time.Duration
+		p    client.Protocol
+	}{
+		{"ttl 0", 0, client.Modern},
+		{"hints absent", -1, client.Modern},
+		{"legacy", time.Minute, client.Legacy},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := testserver.New(testserver.Options{TTL: tt.ttl})
+			t.Cleanup(func() { srv.Close() })
+			c := pipeClient(t, srv, client.WithProtocol(tt.p), client.WithCache(client.NewMemoryCache()))
+			drainTools(t, c)
+			drainTools(t, c)
+			if n := count(srv, "tools/list"); n != 2 {
+				t.Errorf("tools/list sent %d times, want 2 (nothing cacheable)", n)
+			}
+		})
+	}
+}
+
+// identity is a token source that names its authorization context.
+type identity struct{ id string }
+
+func (i identity) Token(context.Context) (string, error) { return "token-of-" + i.id, nil }
+func (i identity) Identity() string                      { return i.id }
+
+func TestCachePrivatePartition(t *testing.T) {
+	srv := testserver.New(testserver.Options{TTL: time.Minute, CacheScope: protocol.CacheScopePrivate})
+	t.Cleanup(func() { srv.Close() })
+	shared := client.NewMemoryCache()
+	newClient := func(tokens client.TokenSource) *client.Client {
+		return pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(shared),
+			client.WithServerKey("testserver"), client.WithAuth(client.Auth{Tokens: tokens}))
+	}
+	alice := newClient(identity{"alice"})
+	drainTools(t, alice)
+	bob := newClient(identity{"bob"})
+	drainTools(t, bob)
+	if n := count(srv, "tools/list"); n != 2 {
+		t.Fatalf("another authorization context: tools/list sent %d times, want 2", n)
+	}
+	alice2 := newClient(identity{"alice"})
+	drainTools(t, alice2)
+	hashed := newClient(client.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
+	drainTools(t, hashed)
+	hashed2 := newClient(client.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
+	drainTools(t, hashed2)
+	if n := count(srv, "tools/list"); n != 3 {
+		t.Fatalf("same authorization contexts: tools/list sent %d times, want 3", n)
+	}
+}
+
+func TestMemoryCacheBound(t *testing.T) {
+	mc := &client.MemoryCache{MaxEntries: 2}
+	exp := time.Now().Add(time.Hour)
+	for i, m := range []string{"a", "b", "c"} {
+		mc.StoreResult(client.CacheKey{Method: m}, client.CacheEntry{Result: []byte(`{}`), Expires: exp.Add(time.Duration(i))})
+	}
+	if _, ok := mc.LoadResult(client.CacheKey{Method: "a"}); ok {
+		t.Error("oldest entry survived past MaxEntries")
+	}
+	for _, m := range []string{"b", "c"} {
+		if _, ok := mc.LoadResult(client.CacheKey{Method: m}); !ok {
+			t.Errorf("entry %q missing", m)
+		}
+	}
+	mc.DeleteResults(func(k client.CacheKey) bool { return k.Method == "b" })
+	if _, ok := mc.LoadResult(client.CacheKey{Method: "b"}); ok {
+		t.Error("DeleteResults left the entry")
+	}
+}
+
+// waitEvent reads sub's events until want arrives (ignoring resyncs).
+func waitEvent(t *testing.T, sub *client.Subscription, want client.Event) {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatalf("subscription ended (%v) waiting for %+v", sub.Err(), want)
+			}
+			if ev == want {
+				return
+			}
+			if ev.Kind != client.EventResync {
+				t.Fatalf("event = %+v, want %+v", ev, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no event %+v", want)
+		}
+	}
+}

@@ -1,0 +1,375 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/session"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// Client is a connection to one MCP server, in whichever era was
+// negotiated. Every method works in both eras and on every transport.
+//
+// All methods are safe for concurrent use. [Client.Close] ends the
+// connection, every [Subscription] and every goroutine the client started.
+type Client struct {
+	sess      *session.Session // written once by Connect
+	cfg       config           // frozen at Connect
+	key       string           // server key for the caches
+	eraKey    string           // era cache key; "" for none
+	hinted    bool             // written once by connect: negotiated from an era cache record
+	verified  atomic.Bool      // a request succeeded (proves a hinted era)
+	doubted   atomic.Bool      // a request failed before any succeeded (casts doubt on a hinted era)
+	kind      string           // transport kind
+	listeners handler.Set      // the user's handler, detected once
+
+	tools toolRegistry // per-connection tool metadata
+
+	logLevel atomic.Value // protocol.LoggingLevel; modern per-request level
+
+	discMu sync.Mutex // guards the refreshed discover result
+	disc   *discoverEntry
+
+	subsMu sync.Mutex                 // guards subs
+	subs   map[*Subscription]struct{} // live subscriptions (legacy ones get notifications through here)
+
+	closeOnce sync.Once
+	closed    chan struct{}  // closed when Close starts
+	wg        sync.WaitGroup // subscription goroutines
+	closeErr  error          // written once by Close
+}
+
+// connSeq makes the server key of connections that have no natural key.
+var connSeq atomic.Int64
+
+// Connect negotiates with the server behind t and returns a ready Client.
+//
+// Errors come from the session layer: a [*session.NegotiationError]
+// (wrapping the negotiation package's typed errors),
+// [*session.AuthRequiredError], transport errors such as
+// [*transport.ExitError] or [*transport.HTTPError], or ctx.Err().
+func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
+	cfg := newConfig(opts)
+	key := cfg.serverKey
+	eraKey := key
+	if key == "" {
+		if s, ok := t.(*transport.Stdio); ok {
+			key = commandLine(s.Path, s.Args)
+			eraKey = key
+		} else {
+			key = "conn-" + strconv.FormatInt(connSeq.Add(1), 10)
+		}
+	}
+	return connect(ctx, t, nil, cfg, key, eraKey)
+}
+
+func commandLine(path string, args []string) string {
+	parts := append([]string{path}, args...)
+	for i, p := range parts {
+		parts[i] = strconv.Quote(p)
+	}
+	return "cmd:" + strings.Join(parts, " ")
+}
+
+func connect(ctx context.Context, t, fallback transport.Transport, cfg config, key, eraKey string) (*Client, error) {
+	scfg, err := sessionConfig(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:       cfg,
+		key:       key,
+		eraKey:    eraKey,
+		listeners: handler.Detect(cfg.handler),
+		closed:    make(chan struct{}),
+	}
+	if k, ok := t.(transport.Kinder); ok {
+		c.kind = k.Kind()
+	}
+	scfg.Fallback = fallback
+	scfg.OnNotification = c.onNotification
+
+	var hinted bool
+	if cfg.eraCache != nil && eraKey != "" && cfg.protocol == Auto {
+		if rec, ok := cfg.eraCache.LoadEra(eraKey); ok && rec.Era != negotiation.EraUnknown {
+			scfg.EraHint, scfg.VersionHint = rec.Era, rec.Version
+			hinted = true
+		}
+	}
+	sess, err := session.Connect(ctx, t, scfg)
+	if err != nil && hinted && ctx.Err() == nil {
+		// The remembered verdict may be what failed: forget it and negotiate
+		// from scratch once.
+		cfg.eraCache.DeleteEra(eraKey)
+		scfg.EraHint, scfg.VersionHint = negotiation.EraUnknown, ""
+		cfg.logger.Debug("conduit: era cache hint failed; re-probing", "server", eraKey, "err", err)
+		sess, err = session.Connect(ctx, t, scfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.sess = sess
+	c.hinted = hinted
+	if k := sess.TransportKind(); k != "" {
+		c.kind = k
+	}
+	c.seedDiscover(ctx)
+	c.rememberEra()
+	c.autoListen(ctx)
+	return c, nil
+}
+
+// rememberEra records the current verdict in the era cache. It runs after
+// Connect and again at Close, so that a hint the session corrected during
+// the connection is replaced. A verdict that came from the cache is
+// re-recorded only once a request succeeded with it; a hinted connection
+// whose requests failed before any succeeded forgets the record at Close,
+// so the next connection probes again.
+func (c *Client) rememberEra() {
+	if c.cfg.eraCache == nil || c.eraKey == "" {
+		return
+	}
+	if c.hinted && !c.verified.Load() {
+		if c.doubted.Load() && isClosing(c.closed) {
+			c.cfg.eraCache.DeleteEra(c.eraKey)
+		}
+		return
+	}
+	if era := c.sess.Era(); era != negotiation.EraUnknown {
+		c.cfg.eraCache.StoreEra(c.eraKey, EraRecord{Era: era, Version: c.sess.ProtocolVersion()})
+	}
+}
+
+func isClosing(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// sessionConfig translates the client options into a session.Config.
+func sessionConfig(cfg *config) (session.Config, error) {
+	s := session.Config{
+		Handler:           wrapHandler(cfg.handler),
+		ClientInfo:        cfg.clientInfo,
+		ProbeTimeout:      cfg.probeTimeout,
+		RequestTimeout:    cfg.requestTimeout,
+		MaxRequestTimeout: cfg.maxRequestTimeout,
+		Retry:             cfg.retry,
+		Logger:            cfg.logger,
+		Authorize:         cfg.auth.Authorize,
+		CapabilityOptions: negotiation.CapabilityOptions{
+			SamplingTools:    cfg.capOpts.SamplingTools,
+			SamplingContext:  cfg.capOpts.SamplingContext,
+			RootsListChanged: cfg.capOpts.RootsListChanged,
+		},
+	}
+	switch cfg.protocol {
+	case Auto:
+		s.Mode = session.ModeAuto
+	case Modern:
+		s.Mode = session.ModeModern
+	case Legacy:
+		s.Mode = session.ModeLegacy
+	default:
+		v := string(cfg.protocol)
+		if negotiation.EraOf(v) == negotiation.EraUnknown || !knownVersion(v) {
+			return s, fmt.Errorf("client: pinned protocol version %q: %w", v, ErrUnknownVersion)
+		}
+		s.Mode = session.ModePinned
+		s.PinVersion = v
+	}
+	if cfg.tasks {
+		s.ExtraCapabilities = func(caps *protocol.ClientCapabilities) {
+			if caps.Extensions == nil {
+				caps.Extensions = map[string]json.RawMessage{}
+			}
+			caps.Extensions[protocol.ExtensionTasks] = json.RawMessage(`{}`)
+		}
+	}
+	return s, nil
+}
+
+// ErrUnknownVersion is returned (wrapped) by Connect and Dial for a
+// [Pin] of a version the SDK does not speak.
+var ErrUnknownVersion = errors.New("client: unknown protocol version")
+
+func knownVersion(v string) bool {
+	for _, k := range negotiation.Versions() {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
+// onNotification is the session's OnNotification: it runs on the
+// session's dispatcher goroutine, in arrival order. It invalidates caches,
+// feeds legacy subscriptions (without blocking) and then calls the user's
+// listener interfaces.
+func (c *Client) onNotification(ctx context.Context, n *jsonrpc.Request) {
+	c.invalidate(n.Method, n.Params)
+	c.subsMu.Lock()
+	for s := range c.subs {
+		if s.legacy {
+			s.deliverNotification(n)
+		}
+	}
+	c.subsMu.Unlock()
+	c.dispatchListeners(ctx, n)
+}
+
+// dispatchListeners calls the user's listener interfaces for n.
+func (c *Client) dispatchListeners(ctx context.Context, n *jsonrpc.Request) {
+	l := &c.listeners
+	switch n.Method {
+	case protocol.NotificationMessage:
+		if l.LogListener != nil {
+			var p protocol.LoggingMessageParams
+			if json.Unmarshal(n.Params, &p) == nil {
+				l.LogListener.OnLog(ctx, &p)
+			}
+		}
+	case protocol.NotificationToolsListChanged:
+		if l.ToolsChanged != nil {
+			l.ToolsChanged.OnToolsChanged(ctx)
+		}
+	case protocol.NotificationPromptsListChanged:
+		if l.PromptsChanged != nil {
+			l.PromptsChanged.OnPromptsChanged(ctx)
+		}
+	case protocol.NotificationResourcesListChanged:
+		if l.ResourcesChanged != nil {
+			l.ResourcesChanged.OnResourcesChanged(ctx)
+		}
+	case protocol.NotificationResourcesUpdated:
+		if l.ResourceUpdated != nil {
+			var p protocol.ResourceUpdatedParams
+			if json.Unmarshal(n.Params, &p) == nil {
+				l.ResourceUpdated.OnResourceUpdated(ctx, p.URI)
+			}
+		}
+	default:
+		c.cfg.logger.Debug("conduit: unhandled notification", "method", n.Method)
+	}
+}
+
+// Close ends every subscription and the connection, and waits for every
+// goroutine the client started (bounded by the session's close timeout).
+// It is idempotent and safe to call concurrently; later calls return the
+// first call's result.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.subsMu.Lock()
+		close(c.closed) // under subsMu: see register
+		subs := make([]*Subscription, 0, len(c.subs))
+		for s := range c.subs {
+			subs = append(subs, s)
+		}
+		c.subsMu.Unlock()
+		for _, s := range subs {
+			s.stop()
+		}
+		c.rememberEra()
+		c.closeErr = c.sess.Close()
+		c.wg.Wait()
+	})
+	return c.closeErr
+}
+
+// Done is closed when the connection has ended (Close, or a failure the
+// session could not heal).
+func (c *Client) Done() <-chan struct{} { return c.sess.Done() }
+
+// Era returns the negotiated era.
+func (c *Client) Era() negotiation.Era { return c.sess.Era() }
+
+// ProtocolVersion returns the negotiated protocol version.
+func (c *Client) ProtocolVersion() string { return c.sess.ProtocolVersion() }
+
+// ServerInfo returns the server's self-description, or nil when the server
+// sent none (modern servers may omit it).
+func (c *Client) ServerInfo() *protocol.Implementation { return c.sess.ServerInfo() }
+
+// Instructions returns the server's instructions for the model, or "".
+func (c *Client) Instructions() string {
+	if d := c.freshDiscover(); d != nil {
+		return d.Instructions
+	}
+	return c.sess.Instructions()
+}
+
+// ServerCapabilities returns what the server advertised (initialize result
+// or the latest server/discover result).
+func (c *Client) ServerCapabilities() protocol.ServerCapabilities {
+	if d := c.freshDiscover(); d != nil {
+		return d.Capabilities
+	}
+	return c.sess.ServerCapabilities()
+}
+
+// ClientCapabilities returns what this client advertises.
+func (c *Client) ClientCapabilities() protocol.ClientCapabilities { return c.sess.ClientCapabilities() }
+
+// NegotiationTrace returns the steps of the negotiation, for diagnostics.
+func (c *Client) NegotiationTrace() []TraceStep { return c.sess.Trace() }
+
+// TransportKind returns the kind of the transport in use ("stdio", "http",
+// "websocket", "sse" or "memory").
+func (c *Client) TransportKind() string { return c.kind }
+
+// isModern reports whether the modern era was negotiated.
+func (c *Client) isModern() bool { return c.sess.Era() == negotiation.EraModern }
+
+// isHTTP reports whether per-request HTTP headers reach the server.
+func (c *Client) isHTTP() bool { return c.kind == transport.KindHTTP }
+
+// call sends one request through the session, adding the remembered
+// modern log level.
+func (c *Client) call(ctx context.Context, method string, params any, opts *session.CallOptions) (json.RawMessage, error) {
+	if opts == nil {
+		opts = &session.CallOptions{}
+	}
+	if opts.LogLevel == "" && c.isModern() {
+		if l, _ := c.logLevel.Load().(protocol.LoggingLevel); l != "" {
+			opts.LogLevel = l
+		}
+	}
+	raw, err := c.sess.Call(ctx, method, params, opts)
+	if err == nil {
+		c.verified.Store(true)
+	} else if ctx.Err() == nil && !c.verified.Load() {
+		c.doubted.Store(true)
+	}
+	return raw, err
+}
+
+// decode unmarshals a result into v, wrapping failures in *ResultError.
+func decode(method string, raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return &ResultError{Method: method, Err: err}
+	}
+	return nil
+}
+
+// require refuses a call when strict capabilities are on and have is
+// false.
+func (c *Client) require(method, capability string, have bool) error {
+	if c.cfg.strict && !have {
+		return &CapabilityError{Method: method, Capability: capability}
+	}
+	return nil
+}

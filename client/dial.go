@@ -1,0 +1,115 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// Dial connects to the MCP server at endpoint and negotiates.
+//
+//   - http:// and https:// use Streamable HTTP (both eras). Unless the
+//     protocol is [Modern] or a modern [Pin], the deprecated HTTP+SSE
+//     transport (2024-11-05) is the fallback for servers that refuse the
+//     initialize POST with 400, 404 or 405.
+//   - ws:// and wss:// use WebSocket.
+//
+// [WithHTTPClient], [WithHeaders] and [WithAuth] configure the requests.
+// Negotiation verdicts are remembered under the endpoint URL when
+// [WithEraCache] is set.
+//
+// Errors: a URL that cannot be parsed or has another scheme (a
+// *url.Error or an error naming the scheme), then those of [Connect].
+func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error) {
+	cfg := newConfig(opts)
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	key := cfg.serverKey
+	if key == "" {
+		key = u.String()
+	}
+	var t, fallback transport.Transport
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		t = &transport.StreamableHTTP{
+			URL:         endpoint,
+			HTTPClient:  cfg.httpClient,
+			Header:      cfg.headers.Clone(),
+			TokenSource: cfg.auth.Tokens,
+			Logger:      cfg.logger,
+		}
+		if cfg.protocol == Auto || cfg.protocol == Legacy || isLegacyPin(cfg.protocol) {
+			fallback = &transport.SSE{
+				URL:         endpoint,
+				HTTPClient:  cfg.httpClient,
+				Header:      cfg.headers.Clone(),
+				TokenSource: cfg.auth.Tokens,
+				Logger:      cfg.logger,
+			}
+		}
+	case "ws", "wss":
+		hc := cfg.httpClient
+		if cfg.auth.Tokens != nil {
+			hc = bearerClient(hc, cfg.auth.Tokens)
+		}
+		t = &transport.WebSocket{
+			URL:        endpoint,
+			Header:     cfg.headers.Clone(),
+			HTTPClient: hc,
+			Logger:     cfg.logger,
+		}
+	default:
+		return nil, fmt.Errorf("client: unsupported endpoint scheme %q (want http, https, ws or wss)", u.Scheme)
+	}
+	return connect(ctx, t, fallback, cfg, key, key)
+}
+
+func isLegacyPin(p Protocol) bool {
+	switch p {
+	case Auto, Modern, Legacy:
+		return false
+	}
+	return strings.Compare(string(p), "2026-07-28") < 0
+}
+
+// bearerClient returns a copy of hc (or of a default client) whose
+// requests carry "Authorization: Bearer <token>" from ts.
+func bearerClient(hc *http.Client, ts TokenSource) *http.Client {
+	var c http.Client
+	if hc != nil {
+		c = *hc
+	}
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = &bearerTransport{base: base, ts: ts}
+	return &c
+}
+
+type bearerTransport struct {
+	base http.RoundTripper
+	ts   TokenSource
+}
+
+func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tok, err := b.ts.Token(req.Context())
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("client: obtaining a token: %w", err)
+	}
+	if tok == "" {
+		return b.base.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return b.base.RoundTrip(r)
+}

@@ -1,0 +1,67 @@
+// Package client is Conduit's public face: a Model Context Protocol client
+// that speaks both protocol eras on every transport.
+//
+//	c, err := client.Dial(ctx, "https://example.com/mcp")                       // Streamable HTTP (+ HTTP+SSE fallback)
+//	c, err := client.Dial(ctx, "wss://example.com/mcp")                         // WebSocket
+//	c, err := client.Connect(ctx, transport.Command("server", "--flag"),        // stdio
+//		client.WithHandler(h))
+//	defer c.Close()
+//	for tool, err := range c.Tools(ctx) { … }
+//	res, err := c.CallTool(ctx, "add", map[string]any{"a": 1, "b": 2})
+//
+// [Dial] and [Connect] negotiate the era ([WithProtocol]: [Auto] probes with
+// server/discover and falls back to initialize; [Modern], [Legacy] and
+// [Pin] restrict it). Afterwards every method works the same in both eras:
+// listings walk cursors ([Client.Tools], [Client.Prompts],
+// [Client.Resources], [Client.ResourceTemplates], with one-page variants),
+// [Client.CallTool] and the typed [CallToolAs], [Client.GetPrompt],
+// [Client.ReadResource], [Client.Complete], [Client.SetLogLevel],
+// [Client.Ping], [Client.Subscribe] for change notifications, and tasks
+// ([WithTask], [Client.AwaitTask]).
+//
+// The handler given to [WithHandler] may implement any interface of
+// package handler; what it implements decides the advertised client
+// capabilities, and it serves server requests (legacy) and input requests
+// (modern multi-round-trip requests and tasks) alike. Form elicitation
+// answers are validated against the requested schema, with defaults
+// applied ([ValidateElicitation]), before they reach the server. The
+// handler's change listeners hear list changes in both eras: legacy
+// servers send them unsolicited, and in the modern era the client opens a
+// subscriptions/listen stream for them at connect time.
+//
+// On modern Streamable HTTP, tools whose x-mcp-header annotations are
+// invalid are left out of listings (and logged), and tool calls carry the
+// Mcp-Param-* headers the valid annotations ask for.
+//
+// Modern results that carry cache hints are served from a [Cache] while
+// fresh ([WithCache]); negotiation verdicts can be remembered per server
+// in an [EraCache] ([WithEraCache]) so that reconnecting skips the probe.
+//
+// # Concurrency
+//
+// A [Client] and a [Subscription] are safe for concurrent use. Handler
+// methods run on goroutines of the session (never on the caller's, except
+// for the input requests of [Client.AwaitTask]); listener interfaces and
+// progress callbacks run in order on one dispatcher goroutine and must not
+// block for long. [Client.Close] stops and joins every goroutine the
+// client started and ends the server process of a command transport.
+//
+// # Cancellation
+//
+// Every blocking method takes a context; when it ends the call returns
+// ctx.Err() at once and the server is told (notifications/cancelled, or
+// closing the request's stream on modern HTTP). [WithRequestTimeout] and
+// [WithTimeout] bound requests (reset on progress), [WithMaxRequestTimeout]
+// caps them.
+//
+// # Errors
+//
+// Errors are typed and matchable with errors.Is and errors.As: server
+// errors are [*jsonrpc.Error] (errors.Is(err, jsonrpc.ErrInvalidParams)),
+// session failures are session-package errors ([ErrClosed] is re-exported),
+// transport failures [*transport.HTTPError], [*transport.ExitError] and
+// friends. This package adds [*CapabilityError], [*ValidationError],
+// [*PaginationError], [*ResultError], [*TaskError] and the sentinels
+// [ErrNotSupported], [ErrUnknownTool], [ErrToolFailed],
+// [ErrUnknownVersion], [ErrTaskCancelled].
+package client

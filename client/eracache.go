@@ -1,0 +1,157 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/conduitmcp/conduit/negotiation"
+)
+
+// EraRecord is what an [EraCache] remembers about one server: the era and
+// protocol version the last successful negotiation settled on.
+type EraRecord struct {
+	// Era is negotiation.EraModern or negotiation.EraLegacy.
+	Era negotiation.Era `json:"era"`
+	// Version is the negotiated protocol version.
+	Version string `json:"version"`
+}
+
+// EraCache remembers negotiation verdicts per server, so a reconnect can
+// skip the probe. The key is the full endpoint URL for [Dial] and the
+// command line for a command transport (see [WithServerKey] to choose it).
+//
+// Implementations must be safe for concurrent use; no method may block for
+// long. A record that proves wrong is replaced (or deleted) by the client.
+type EraCache interface {
+	// LoadEra returns the record for key and whether there was one.
+	LoadEra(key string) (EraRecord, bool)
+	// StoreEra records rec for key, replacing any previous record.
+	StoreEra(key string, rec EraRecord)
+	// DeleteEra forgets key. Deleting a missing key is not an error.
+	DeleteEra(key string)
+}
+
+// MemoryEraCache is an in-memory [EraCache]. Its zero value is ready to
+// use; it is safe for concurrent use.
+type MemoryEraCache struct {
+	mu sync.Mutex
+	m  map[string]EraRecord // guarded by mu; created lazily
+}
+
+var _ EraCache = (*MemoryEraCache)(nil)
+
+// LoadEra implements [EraCache].
+func (c *MemoryEraCache) LoadEra(key string) (EraRecord, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[key]
+	return r, ok
+}
+
+// StoreEra implements [EraCache].
+func (c *MemoryEraCache) StoreEra(key string, rec EraRecord) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]EraRecord)
+	}
+	c.m[key] = rec
+}
+
+// DeleteEra implements [EraCache].
+func (c *MemoryEraCache) DeleteEra(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, key)
+}
+
+// FileEraCache is an [EraCache] persisted as one JSON file, so verdicts
+// survive restarts. Every store rewrites the file atomically (temporary
+// file + rename). It is safe for concurrent use within one process; two
+// processes sharing a file may lose each other's latest writes, which only
+// costs a probe. A missing or unreadable file reads as empty.
+type FileEraCache struct {
+	// Path is the file. It must be set.
+	Path string
+
+	mu sync.Mutex // guards the file
+}
+
+var _ EraCache = (*FileEraCache)(nil)
+
+// NewFileEraCache returns a FileEraCache stored at path.
+func NewFileEraCache(path string) *FileEraCache { return &FileEraCache{Path: path} }
+
+func (c *FileEraCache) readLocked() map[string]EraRecord {
+	m := map[string]EraRecord{}
+	b, err := os.ReadFile(c.Path)
+	if err != nil {
+		return m
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return map[string]EraRecord{}
+	}
+	return m
+}
+
+func (c *FileEraCache) writeLocked(m map[string]EraRecord) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(c.Path)
+	if err := os.MkdirAll(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".eracache-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), c.Path); err != nil {
+		return fmt.Errorf("writing era cache: %v", err)
+	}
+	return nil
+}
+
+// LoadEra implements [EraCache].
+func (c *FileEraCache) LoadEra(key string) (EraRecord, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.readLocked()[key]
+	return r, ok
+}
+
+// StoreEra implements [EraCache]. A failure to write is ignored: the cache
+// is an optimization.
+func (c *FileEraCache) StoreEra(key string, rec EraRecord) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.readLocked()
+	m[key] = rec
+	_ = c.writeLocked(m)
+}
+
+// DeleteEra implements [EraCache].
+func (c *FileEraCache) DeleteEra(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.readLocked()
+	if _, ok := m[key]; !ok {
+		return
+	}
+	delete(m, key)
+	_ = c.writeLocked(m)
+}

@@ -1,0 +1,238 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// exampleClient connects to a fresh in-process test server.
+func exampleClient(opts ...client.Option) (*client.Client, func()) {
+	t, stop := exampleServer(testserver.Options{})
+	c, err := client.Connect(context.Background(), t, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return c, func() { c.Close(); stop() }
+}
+
+func ExampleClient_Prompts() {
+	c, done := exampleClient()
+	defer done()
+	for p, err := range c.Prompts(context.Background()) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		if p.Name == "greet" {
+			fmt.Println(p.Name, p.Arguments[0].Name, p.Arguments[0].Required)
+		}
+	}
+	// Output: greet name true
+}
+
+func ExampleClient_ListPrompts() {
+	c, done := exampleClient()
+	defer done()
+	page, err := c.ListPrompts(context.Background(), "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(page.Prompts[0].Name, page.NextCursor == nil)
+	// Output: greet true
+}
+
+func ExampleClient_Resources() {
+	c, done := exampleClient(client.WithProtocol(client.Legacy))
+	defer done()
+	for r, err := range c.Resources(context.Background()) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(r.URI, r.MIMEType)
+	}
+	// Output:
+	// file:///hello.txt text/plain
+	// file:///logo.png image/png
+	// file:///config.json application/json
+}
+
+func ExampleClient_ListResources() {
+	c, done := exampleClient()
+	defer done()
+	page, err := c.ListResources(context.Background(), "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(page.Resources))
+	// Output: 3
+}
+
+func ExampleClient_ResourceTemplates() {
+	c, done := exampleClient()
+	defer done()
+	for rt, err := range c.ResourceTemplates(context.Background()) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(rt.URITemplate)
+	}
+	// Output: file:///{path}
+}
+
+func ExampleClient_ListResourceTemplates() {
+	c, done := exampleClient()
+	defer done()
+	page, err := c.ListResourceTemplates(context.Background(), "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(page.ResourceTemplates[0].Name)
+	// Output: file
+}
+
+func ExampleClient_NotifyRootsChanged() {
+	roots := handler.RootsListerFunc(func(context.Context) ([]protocol.Root, error) {
+		return []protocol.Root{{URI: "file:///src"}}, nil
+	})
+	c, done := exampleClient(client.WithProtocol(client.Legacy), client.WithHandler(roots),
+		client.WithCapabilityOptions(client.CapabilityOptions{RootsListChanged: true}))
+	defer done()
+	fmt.Println(c.ClientCapabilities().Roots.ListChanged)
+	// After the roots changed:
+	fmt.Println(c.NotifyRootsChanged(context.Background()))
+	// Output:
+	// true
+	// <nil>
+}
+
+func ExampleClient_AwaitTask() {
+	// 2025-11-25 core tasks: the call is task-augmented on request.
+	c, done := exampleClient(client.WithProtocol(client.Legacy))
+	defer done()
+	ctx := context.Background()
+	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := c.AwaitTask(ctx, task)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(task.Extension, res.Failed())
+	// Output: false false
+}
+
+func ExampleClient_CancelTask() {
+	c, done := exampleClient(client.WithTasks())
+	defer done()
+	ctx := context.Background()
+	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 100})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := c.CancelTask(ctx, task.ID); err != nil {
+		log.Fatal(err)
+	}
+	_, err = c.AwaitTask(ctx, task)
+	fmt.Println(errors.Is(err, client.ErrTaskCancelled))
+	// Output: true
+}
+
+func ExampleClient_TaskStatus() {
+	c, done := exampleClient(client.WithTasks())
+	defer done()
+	ctx := context.Background()
+	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 5})
+	if err != nil {
+		log.Fatal(err)
+	}
+	st, err := c.TaskStatus(ctx, task.ID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(st.Status, st.PollInterval > 0)
+	// Output: working true
+}
+
+func ExampleClient_Tasks() {
+	c, done := exampleClient(client.WithProtocol(client.Legacy))
+	defer done()
+	ctx := context.Background()
+	if _, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 3}); err != nil {
+		log.Fatal(err)
+	}
+	for task, err := range c.Tasks(ctx) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(task.Status)
+	}
+	// Output: working
+}
+
+func ExamplePin() {
+	c, done := exampleClient(client.WithProtocol(client.Pin(protocol.Version20250618)))
+	defer done()
+	fmt.Println(c.Era(), c.ProtocolVersion())
+	// Output: legacy 2025-06-18
+}
+
+func ExampleWithStrictCapabilities() {
+	c, done := exampleClient(client.WithStrictCapabilities())
+	defer done()
+	// The test server advertises tools, so the call goes through.
+	_, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "x"})
+	var ce *client.CapabilityError
+	fmt.Println(err, errors.As(err, &ce))
+	// Output: <nil> false
+}
+
+func ExampleClient_NegotiationTrace() {
+	c, done := exampleClient()
+	defer done()
+	for _, s := range c.NegotiationTrace() {
+		fmt.Println(s.Step, s.Verdict)
+	}
+	// Output: probe modern
+}
+
+func ExampleClient_ServerCapabilities() {
+	c, done := exampleClient()
+	defer done()
+	caps := c.ServerCapabilities()
+	fmt.Println(caps.Tools.ListChanged, caps.Resources.Subscribe, c.Instructions() != "")
+	// Output: true true true
+}
+
+func ExampleNewFileEraCache() {
+	dir, err := os.MkdirTemp("", "conduit-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	eras := client.NewFileEraCache(filepath.Join(dir, "eras.json"))
+	eras.StoreEra("https://example.com/mcp", client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
+
+	// Another process (here: another value) reads the same file.
+	rec, ok := client.NewFileEraCache(filepath.Join(dir, "eras.json")).LoadEra("https://example.com/mcp")
+	fmt.Println(rec.Era, rec.Version, ok)
+	// Output: modern 2026-07-28 true
+}
+
+func ExampleNewMemoryCache() {
+	cache := client.NewMemoryCache()
+	key := client.CacheKey{Server: "s", Partition: "public", Method: protocol.MethodToolsList}
+	cache.StoreResult(key, client.CacheEntry{Result: []byte(`{"tools":[]}`), Scope: protocol.CacheScopePublic})
+	e, ok := cache.LoadResult(key)
+	fmt.Println(string(e.Result), ok)
+	// Output: {"tools":[]} true
+}

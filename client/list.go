@@ -1,0 +1,179 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// pageKey is the cache key of one page: "" for the first page, "c:" plus
+// the cursor otherwise (an empty-string cursor is still a cursor).
+func pageKey(cursor *string) string {
+	if cursor == nil {
+		return ""
+	}
+	return "c:" + *cursor
+}
+
+// cursorPtr turns the public "" = first page convention into a pointer.
+func cursorPtr(cursor string) *string {
+	if cursor == "" {
+		return nil
+	}
+	return &cursor
+}
+
+// cachedCall sends a request whose modern result is cacheable, serving it
+// from the cache while fresh. Legacy results are never cached.
+func (c *Client) cachedCall(ctx context.Context, method, paramsKey string, params any) (json.RawMessage, error) {
+	useCache := c.cfg.cache != nil && c.isModern()
+	if useCache {
+		if raw, ok := c.cacheLookup(ctx, method, paramsKey); ok {
+			return raw, nil
+		}
+	}
+	mctx, needed := withInputMark(ctx)
+	raw, err := c.call(mctx, method, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	// A result that needed input (an MRTR retry) is never cached.
+	if useCache && !needed.Load() {
+		c.cacheStore(ctx, method, paramsKey, raw, c.cfg.now())
+	}
+	return raw, nil
+}
+
+// listPage fetches one page of a list method.
+func listPage[R any](ctx context.Context, c *Client, method string, cursor *string) (*R, error) {
+	raw, err := c.cachedCall(ctx, method, pageKey(cursor), &protocol.PaginatedParams{Cursor: cursor})
+	if err != nil {
+		return nil, err
+	}
+	r := new(R)
+	if err := decode(method, raw, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// walk iterates over every item of a paginated listing. fetch returns one
+// page's items and its nextCursor. A repeated cursor ends the walk with a
+// *PaginationError wrapping ErrCursorLoop; more than the page cap with one
+// wrapping ErrTooManyPages. Items are yielded as pages arrive.
+func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx context.Context, cursor *string) ([]T, *string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		var cursor *string
+		seen := map[string]bool{}
+		for pages := 0; ; pages++ {
+			if pages >= c.cfg.maxPages {
+				yield(zero, &PaginationError{Method: method, Cursor: deref(cursor), Pages: pages, Err: ErrTooManyPages})
+				return
+			}
+			items, next, err := fetch(ctx, cursor)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if next == nil {
+				return
+			}
+			if seen[*next] {
+				yield(zero, &PaginationError{Method: method, Cursor: *next, Pages: pages + 1, Err: ErrCursorLoop})
+				return
+			}
+			seen[*next] = true
+			cursor = next
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// ListPrompts returns one page of prompts/list; cursor "" asks for the
+// first page. The result's NextCursor is nil on the last page.
+func (c *Client) ListPrompts(ctx context.Context, cursor string) (*protocol.ListPromptsResult, error) {
+	return c.listPrompts(ctx, cursorPtr(cursor))
+}
+
+func (c *Client) listPrompts(ctx context.Context, cursor *string) (*protocol.ListPromptsResult, error) {
+	if err := c.require(protocol.MethodPromptsList, "prompts", c.ServerCapabilities().Prompts != nil); err != nil {
+		return nil, err
+	}
+	return listPage[protocol.ListPromptsResult](ctx, c, protocol.MethodPromptsList, cursor)
+}
+
+// Prompts iterates over every prompt, walking the pages. See [Client.Tools]
+// for the error behaviour.
+func (c *Client) Prompts(ctx context.Context) iter.Seq2[protocol.Prompt, error] {
+	return walk(ctx, c, protocol.MethodPromptsList, func(ctx context.Context, cur *string) ([]protocol.Prompt, *string, error) {
+		r, err := c.listPrompts(ctx, cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.Prompts, r.NextCursor, nil
+	})
+}
+
+// ListResources returns one page of resources/list; cursor "" asks for
+// the first page.
+func (c *Client) ListResources(ctx context.Context, cursor string) (*protocol.ListResourcesResult, error) {
+	return c.listResources(ctx, cursorPtr(cursor))
+}
+
+func (c *Client) listResources(ctx context.Context, cursor *string) (*protocol.ListResourcesResult, error) {
+	if err := c.require(protocol.MethodResourcesList, "resources", c.ServerCapabilities().Resources != nil); err != nil {
+		return nil, err
+	}
+	return listPage[protocol.ListResourcesResult](ctx, c, protocol.MethodResourcesList, cursor)
+}
+
+// Resources iterates over every resource, walking the pages. See
+// [Client.Tools] for the error behaviour.
+func (c *Client) Resources(ctx context.Context) iter.Seq2[protocol.Resource, error] {
+	return walk(ctx, c, protocol.MethodResourcesList, func(ctx context.Context, cur *string) ([]protocol.Resource, *string, error) {
+		r, err := c.listResources(ctx, cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.Resources, r.NextCursor, nil
+	})
+}
+
+// ListResourceTemplates returns one page of resources/templates/list;
+// cursor "" asks for the first page.
+func (c *Client) ListResourceTemplates(ctx context.Context, cursor string) (*protocol.ListResourceTemplatesResult, error) {
+	return c.listResourceTemplates(ctx, cursorPtr(cursor))
+}
+
+func (c *Client) listResourceTemplates(ctx context.Context, cursor *string) (*protocol.ListResourceTemplatesResult, error) {
+	if err := c.require(protocol.MethodResourcesTemplateList, "resources", c.ServerCapabilities().Resources != nil); err != nil {
+		return nil, err
+	}
+	return listPage[protocol.ListResourceTemplatesResult](ctx, c, protocol.MethodResourcesTemplateList, cursor)
+}
+
+// ResourceTemplates iterates over every resource template, walking the
+// pages. See [Client.Tools] for the error behaviour.
+func (c *Client) ResourceTemplates(ctx context.Context) iter.Seq2[protocol.ResourceTemplate, error] {
+	return walk(ctx, c, protocol.MethodResourcesTemplateList, func(ctx context.Context, cur *string) ([]protocol.ResourceTemplate, *string, error) {
+		r, err := c.listResourceTemplates(ctx, cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.ResourceTemplates, r.NextCursor, nil
+	})
+}

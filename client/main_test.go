@@ -1,0 +1,173 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// stdioEnv makes the test binary serve the test server on stdin/stdout:
+// the stdio transport tests run os.Args[0] with it set (fork and exec).
+const stdioEnv = "CONDUIT_CLIENT_TEST_STDIO"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(stdioEnv); spec != "" {
+		os.Exit(serveStdio(spec))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// serveStdio runs a test server on stdio; spec is the JSON of
+// testserver.Options (a subset that survives JSON).
+func serveStdio(spec string) int {
+	var o stdioOptions
+	if err := json.Unmarshal([]byte(spec), &o); err != nil {
+		return 2
+	}
+	srv := testserver.New(o.options())
+	defer srv.Close()
+	err := srv.ServeStream(context.Background(), os.Stdin, os.Stdout)
+	if errors.Is(err, testserver.ErrExit) {
+		return 3
+	}
+	return 0
+}
+
+// stdioOptions are the test server options passed to a stdio child.
+type stdioOptions struct {
+	Era      testserver.Era
+	PageSize int
+	TTLms    int64
+	Scope    string
+	Faults   []testserver.Fault
+}
+
+func (o stdioOptions) options() testserver.Options {
+	return testserver.Options{Era: o.Era, PageSize: o.PageSize, TTL: time.Duration(o.TTLms) * time.Millisecond, CacheScope: o.Scope, Faults: o.Faults}
+}
+
+// Transports of the test matrix.
+const (
+	tPipe  = "pipe"
+	tStdio = "stdio"
+	tHTTP  = "http"
+	tWS    = "websocket"
+)
+
+var allTransports = []string{tPipe, tStdio, tHTTP, tWS}
+
+// Eras of the test matrix: the client's protocol mode against a dual-era
+// server.
+var allEras = []struct {
+	name string
+	p    client.Protocol
+}{
+	{"modern", client.Modern},
+	{"legacy", client.Legacy},
+}
+
+// fixture is a connected client and its server.
+type fixture struct {
+	c   *client.Client
+	srv *testserver.Server // nil for stdio (the server is in the child)
+	ts  *httptest.Server   // HTTP and WebSocket only
+}
+
+// connect starts a test server with so on transport tr and connects a
+// client with opts. Everything is closed when the test ends.
+func connect(t *testing.T, tr string, so testserver.Options, opts ...client.Option) *fixture {
+	t.Helper()
+	f, err := tryConnect(t, tr, so, opts...)
+	if err != nil {
+		t.Fatalf("connecting over %s: %v", tr, err)
+	}
+	return f
+}
+
+func tryConnect(t *testing.T, tr string, so testserver.Options, opts ...client.Option) (*fixture, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := &fixture{}
+	var err error
+	switch tr {
+	case tPipe:
+		srv := testserver.New(so)
+		f.srv = srv
+		pipe, end := transport.NewPipe()
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			_ = srv.ServeStream(context.Background(), end, end)
+		}()
+		t.Cleanup(func() {
+			end.Close()
+			srv.Close()
+			<-served
+		})
+		f.c, err = client.Connect(ctx, pipe, opts...)
+	case tStdio:
+		spec, err := json.Marshal(stdioOptions{Era: so.Era, PageSize: so.PageSize, TTLms: so.TTL.Milliseconds(), Scope: so.CacheScope, Faults: so.Faults})
+		if err != nil {
+			t.Fatalf("encoding the stdio server options: %v", err)
+		}
+		cmd := transport.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = []string{stdioEnv + "=" + string(spec)}
+		f.c, err = client.Connect(ctx, cmd, opts...)
+	case tHTTP, tWS:
+		srv := testserver.New(so)
+		f.srv = srv
+		if tr == tHTTP {
+			f.ts = httptest.NewServer(srv.Handler())
+		} else {
+			f.ts = httptest.NewServer(srv.WebSocketHandler())
+		}
+		ts := f.ts
+		t.Cleanup(func() {
+			srv.Close()
+			ts.Close()
+		})
+		url := ts.URL
+		if tr == tWS {
+			url = "ws" + strings.TrimPrefix(url, "http")
+		}
+		f.c, err = client.Dial(ctx, url, opts...)
+	default:
+		t.Fatalf("unknown transport %q", tr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := f.c
+	t.Cleanup(func() { c.Close() })
+	return f, nil
+}
+
+// matrix runs fn for every era × transport.
+func matrix(t *testing.T, fn func(t *testing.T, tr string, p client.Protocol)) {
+	for _, era := range allEras {
+		for _, tr := range allTransports {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				t.Parallel()
+				fn(t, tr, era.p)
+			})
+		}
+	}
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,299 @@
+package client
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/session"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// Protocol selects how a client negotiates the protocol era. The zero
+// value is [Auto]. Any other value is a version pin made by [Pin].
+type Protocol string
+
+// Protocol modes.
+const (
+	// Auto probes the server with server/discover and falls back to the
+	// legacy initialize handshake when the evidence says legacy.
+	Auto Protocol = ""
+	// Modern speaks only the modern era (2026-07-28 and later): legacy
+	// evidence is a typed error, never a fallback.
+	Modern Protocol = "modern"
+	// Legacy sends initialize at once and speaks the legacy era only.
+	Legacy Protocol = "legacy"
+)
+
+// Pin returns a Protocol that speaks exactly version (modern or legacy,
+// e.g. "2026-07-28" or "2025-06-18") with no fallback. An unknown version
+// makes Connect fail.
+func Pin(version string) Protocol { return Protocol(version) }
+
+// String returns "auto", "modern", "legacy" or the pinned version.
+func (p Protocol) String() string {
+	if p == Auto {
+		return "auto"
+	}
+	return string(p)
+}
+
+// RetryPolicy is the backoff used when the server or network asks for a
+// retry (HTTP 408/429/5xx, network errors, probe timeouts on HTTP). It is
+// the session layer's type; its zero value is the session's default.
+type RetryPolicy = session.RetryPolicy
+
+// TraceStep is one step of the negotiation, as [Client.NegotiationTrace]
+// reports it.
+type TraceStep = session.TraceStep
+
+// CapabilityOptions refine the client capabilities derived from the
+// handler. Every field defaults to false. A field matters only when the
+// handler implements the interface it refines.
+type CapabilityOptions struct {
+	// SamplingTools declares sampling.tools (the Sampler handles tools
+	// and toolChoice).
+	SamplingTools bool
+	// SamplingContext declares sampling.context (includeContext other
+	// than "none"; deprecated by the spec).
+	SamplingContext bool
+	// RootsListChanged declares roots.listChanged in the legacy era, so
+	// [Client.NotifyRootsChanged] is meaningful.
+	RootsListChanged bool
+}
+
+// TokenSource supplies bearer tokens (see [Auth]); it is the transport
+// package's interface. A TokenSource may also implement
+// interface{ Identity() string } to name its authorization context (for
+// example issuer + subject): private cache entries are partitioned by it.
+// Without it the partition is derived from a hash of the current token.
+type TokenSource = transport.TokenSource
+
+// TokenSourceFunc adapts a function to [TokenSource].
+type TokenSourceFunc = transport.TokenSourceFunc
+
+// Auth configures authorization for HTTP servers. The auth package builds
+// full OAuth flows on top of it.
+type Auth struct {
+	// Tokens supplies "Authorization: Bearer" tokens for every HTTP
+	// request. Nil sends no Authorization header.
+	Tokens TokenSource
+	// Authorize is called when the server answers 401 or 403 with the
+	// challenge; it should obtain (new) credentials so that Tokens returns
+	// a valid token, then return nil to have the request retried. Nil
+	// means a 401/403 fails with the session's typed auth error.
+	Authorize func(ctx context.Context, challenge *transport.HTTPError) error
+}
+
+// Option configures a [Client]. Options are applied in order; for each
+// setting the last option wins. They are copied on entry: a Client never
+// keeps a reference to a value an option was given except where noted
+// (handler, logger, HTTP client, caches and token sources are used, not
+// copied).
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// config is the frozen configuration of one Client.
+type config struct {
+	protocol          Protocol
+	handler           any
+	clientInfo        protocol.Implementation
+	httpClient        *http.Client
+	headers           http.Header
+	probeTimeout      time.Duration
+	requestTimeout    time.Duration
+	maxRequestTimeout time.Duration
+	retry             RetryPolicy
+	logger            *slog.Logger
+	capOpts           CapabilityOptions
+	strict            bool
+	auth              Auth
+	cache             Cache
+	eraCache          EraCache
+	serverKey         string
+	tasks             bool
+	maxPages          int
+	eventBuffer       int
+	now               func() time.Time // test seam; nil => time.Now
+}
+
+// defaultMaxPages bounds a listing walk when [WithMaxPages] is not given.
+const defaultMaxPages = 1000
+
+// defaultEventBuffer is a Subscription's buffer when [WithEventBuffer] is
+// not given.
+const defaultEventBuffer = 64
+
+func newConfig(opts []Option) config {
+	c := config{maxPages: defaultMaxPages, eventBuffer: defaultEventBuffer}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c
+}
+
+// WithProtocol selects era negotiation. Default: [Auto].
+func WithProtocol(p Protocol) Option {
+	return optionFunc(func(c *config) { c.protocol = p })
+}
+
+// WithHandler sets the value that serves server-initiated work. The
+// interfaces of package handler it implements (directly or through an
+// Unwrap() any chain) decide the advertised client capabilities; nil (the
+// default) advertises none. Form elicitation answers are validated against
+// the requested schema, with defaults applied, before they are sent.
+//
+// Listener interfaces (handler.LogListener, handler.ToolsChangedListener,
+// …) receive notifications in order from one goroutine. Legacy servers
+// send list changes unsolicited; in the modern era the client opens a
+// subscriptions/listen stream at connect time for the change listeners
+// the handler implements (see [Client.Subscribe] for finer control).
+func WithHandler(h any) Option {
+	return optionFunc(func(c *config) { c.handler = h })
+}
+
+// WithClientInfo sets the client's name and version sent to servers.
+// Default: {Name: "conduit", Version: the module version}.
+func WithClientInfo(info protocol.Implementation) Option {
+	info.Icons = append([]protocol.Icon(nil), info.Icons...)
+	return optionFunc(func(c *config) { c.clientInfo = info })
+}
+
+// WithHTTPClient sets the HTTP client used by [Dial]'s HTTP transports.
+// Default: a client without timeout over http.DefaultTransport. Ignored by
+// [Connect], whose transport is already built.
+func WithHTTPClient(hc *http.Client) Option {
+	return optionFunc(func(c *config) { c.httpClient = hc })
+}
+
+// WithHeaders adds h to every HTTP request [Dial]'s transports send (the
+// header is cloned). Default: none. Ignored by [Connect].
+func WithHeaders(h http.Header) Option {
+	h = h.Clone()
+	return optionFunc(func(c *config) { c.headers = h })
+}
+
+// WithProbeTimeout bounds the era probe. Zero or negative selects the
+// session default (5s).
+func WithProbeTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.probeTimeout = max(d, 0) })
+}
+
+// WithRequestTimeout bounds each request; the timer restarts whenever the
+// server reports progress. Zero or negative (the default) means no timeout
+// other than the context's. [WithTimeout] overrides it per call.
+func WithRequestTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.requestTimeout = max(d, 0) })
+}
+
+// WithMaxRequestTimeout caps each request absolutely, progress or not.
+// Zero or negative (the default) means no cap.
+func WithMaxRequestTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.maxRequestTimeout = max(d, 0) })
+}
+
+// WithRetry sets the retry policy. Default: the zero RetryPolicy, which
+// selects the session's default schedule.
+func WithRetry(p RetryPolicy) Option {
+	return optionFunc(func(c *config) { c.retry = p })
+}
+
+// WithLogger sets the logger for diagnostics (dropped tools, overflowing
+// subscriptions, retries). Default (and nil): discard.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// WithCapabilityOptions refines the capabilities derived from the handler.
+// Default: the zero [CapabilityOptions].
+func WithCapabilityOptions(o CapabilityOptions) Option {
+	return optionFunc(func(c *config) { c.capOpts = o })
+}
+
+// WithStrictCapabilities makes the client refuse, with a
+// [*CapabilityError] and without a round trip, calls to features the
+// server did not advertise. Default: off (the server decides).
+func WithStrictCapabilities() Option {
+	return optionFunc(func(c *config) { c.strict = true })
+}
+
+// WithAuth sets authorization for HTTP servers. Default: none. With
+// [Connect] only Auth.Authorize is used (the transport adds no token).
+func WithAuth(a Auth) Option {
+	return optionFunc(func(c *config) { c.auth = a })
+}
+
+// WithCache sets the store for cacheable modern results (tools/list,
+// prompts/list, resources/list, resources/templates/list, resources/read,
+// server/discover): a result is served from it while its ttlMs lasts.
+// Default (and nil): no caching. [NewMemoryCache] is an in-memory store;
+// a store may be shared by several clients.
+func WithCache(c Cache) Option {
+	return optionFunc(func(cfg *config) { cfg.cache = c })
+}
+
+// WithEraCache sets where negotiation verdicts are remembered, so that a
+// reconnect to the same server skips the probe; a verdict that proves
+// wrong is dropped and the server re-probed. Default (and nil): none.
+func WithEraCache(ec EraCache) Option {
+	return optionFunc(func(c *config) { c.eraCache = ec })
+}
+
+// WithServerKey overrides the key of this server in the [EraCache] and the
+// [Cache]. Default: the endpoint URL for [Dial]; for [Connect] the command
+// line of a command transport, else no era caching and a key unique to the
+// connection.
+func WithServerKey(key string) Option {
+	return optionFunc(func(c *config) { c.serverKey = key })
+}
+
+// WithTasks advertises the modern tasks extension
+// (io.modelcontextprotocol/tasks): the server may then answer any
+// tools/call with a task, which [Client.CallTool] awaits transparently
+// ([Client.StartTool] returns it instead; see [Client.AwaitTask]).
+// Default: off.
+func WithTasks() Option {
+	return optionFunc(func(c *config) { c.tasks = true })
+}
+
+// WithMaxPages caps how many pages a listing iterator reads before failing
+// with [ErrTooManyPages]. Zero or negative selects the default, 1000.
+func WithMaxPages(n int) Option {
+	return optionFunc(func(c *config) {
+		if n <= 0 {
+			n = defaultMaxPages
+		}
+		c.maxPages = n
+	})
+}
+
+// WithEventBuffer sets how many events a [Subscription] buffers before it
+// drops the oldest. Zero or negative selects the default, 64.
+func WithEventBuffer(n int) Option {
+	return optionFunc(func(c *config) {
+		if n <= 0 {
+			n = defaultEventBuffer
+		}
+		c.eventBuffer = n
+	})
+}
+
+// withClock is a test seam (see export_test.go).
+func withClock(now func() time.Time) Option {
+	return optionFunc(func(c *config) { c.now = now })
+}

@@ -1,0 +1,179 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// ReadResource reads the resource at uri (resources/read). In the modern
+// era the result is cacheable ([WithCache]) and the server may ask for
+// input first (the handler answers it; such results are not cached).
+//
+// A missing resource is a [*jsonrpc.Error]: -32002 from legacy servers,
+// -32602 from modern ones; [IsResourceNotFound] accepts both.
+func (c *Client) ReadResource(ctx context.Context, uri string) (*protocol.ReadResourceResult, error) {
+	if err := c.require(protocol.MethodResourcesRead, "resources", c.ServerCapabilities().Resources != nil); err != nil {
+		return nil, err
+	}
+	raw, err := c.cachedCall(ctx, protocol.MethodResourcesRead, uri, &protocol.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, err
+	}
+	var r protocol.ReadResourceResult
+	if err := decode(protocol.MethodResourcesRead, raw, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// SetLogLevel asks the server for log messages at level and above. Legacy:
+// logging/setLevel. Modern: the level is remembered and sent with every
+// later request as _meta logLevel (messages then arrive on each request's
+// stream); no request is sent. Messages reach the handler's
+// [handler.LogListener].
+func (c *Client) SetLogLevel(ctx context.Context, level protocol.LoggingLevel) error {
+	if err := c.require(protocol.MethodLoggingSetLevel, "logging", c.ServerCapabilities().Logging != nil); err != nil {
+		return err
+	}
+	if c.isModern() {
+		c.logLevel.Store(level)
+		return nil
+	}
+	_, err := c.call(ctx, protocol.MethodLoggingSetLevel, &protocol.SetLevelParams{Level: level}, nil)
+	return err
+}
+
+// Ping checks that the server is alive. Legacy: ping. Modern (which has no
+// ping): a fresh server/discover, which also refreshes [Client.Discover].
+func (c *Client) Ping(ctx context.Context) error {
+	if c.isModern() {
+		_, err := c.fetchDiscover(ctx)
+		return err
+	}
+	_, err := c.call(ctx, protocol.MethodPing, &protocol.PingParams{}, nil)
+	return err
+}
+
+// NotifyRootsChanged tells a legacy server that the handler's roots
+// changed (notifications/roots/list_changed). It is sent only when the
+// client advertised roots.listChanged (a RootsLister handler plus
+// CapabilityOptions.RootsListChanged) and is a no-op otherwise. The modern
+// era has no such notification: the server asks for roots when it needs
+// them, so it is a no-op there too.
+func (c *Client) NotifyRootsChanged(ctx context.Context) error {
+	if c.isModern() {
+		return nil
+	}
+	if r := c.sess.ClientCapabilities().Roots; r == nil || !r.ListChanged {
+		return nil
+	}
+	return c.sess.Notify(ctx, protocol.NotificationRootsListChanged, &protocol.RootsListChangedParams{})
+}
+
+// IsResourceNotFound reports whether err is a server's resource-not-found
+// error: -32002 (legacy) or -32602 (modern, which uses invalid params).
+func IsResourceNotFound(err error) bool {
+	return errors.Is(err, jsonrpc.ErrResourceNotFound) || errors.Is(err, jsonrpc.ErrInvalidParams)
+}
+
+// discoverEntry is a server/discover result and when it stops being
+// fresh.
+type discoverEntry struct {
+	res     *negotiation.DiscoverResult
+	expires time.Time
+}
+
+// freshDiscover returns the newest discover result known without a round
+// trip: the one fetched by Discover/Ping, else the negotiation's.
+func (c *Client) freshDiscover() *negotiation.DiscoverResult {
+	c.discMu.Lock()
+	d := c.disc
+	c.discMu.Unlock()
+	if d != nil {
+		return d.res
+	}
+	return c.sess.Discover()
+}
+
+// Discover returns the server's server/discover result (modern era). It is
+// served from memory (or the [Cache]) while its ttlMs lasts and fetched
+// again once stale. In the legacy era it returns nil and an error matching
+// [ErrNotSupported].
+func (c *Client) Discover(ctx context.Context) (*negotiation.DiscoverResult, error) {
+	if !c.isModern() {
+		return nil, fmt.Errorf("server/discover: %w", ErrNotSupported)
+	}
+	now := c.cfg.now()
+	c.discMu.Lock()
+	d := c.disc
+	c.discMu.Unlock()
+	if d != nil && now.Before(d.expires) {
+		return d.res, nil
+	}
+	if c.cfg.cache != nil {
+		// Another client sharing the cache may have a fresher result.
+		if raw, ok := c.cacheLookup(ctx, protocol.MethodDiscover, ""); ok {
+			if res, err := negotiation.ParseDiscoverResult(raw); err == nil {
+				return res, nil
+			}
+		}
+	}
+	return c.fetchDiscover(ctx)
+}
+
+// seedDiscover records the negotiation's discover result, received at
+// connect time.
+func (c *Client) seedDiscover(ctx context.Context) {
+	res := c.sess.Discover()
+	if res == nil {
+		return
+	}
+	received := c.cfg.now()
+	ttl := msTTL(res.TTLMs)
+	c.discMu.Lock()
+	c.disc = &discoverEntry{res: res, expires: received.Add(ttl)}
+	c.discMu.Unlock()
+	if c.cfg.cache != nil && len(res.Raw) > 0 {
+		c.cacheStore(ctx, protocol.MethodDiscover, "", res.Raw, received)
+	}
+}
+
+// fetchDiscover sends server/discover and records the result.
+func (c *Client) fetchDiscover(ctx context.Context) (*negotiation.DiscoverResult, error) {
+	raw, err := c.call(ctx, protocol.MethodDiscover, &protocol.DiscoverParams{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	received := c.cfg.now()
+	res, err := negotiation.ParseDiscoverResult(raw)
+	if err != nil {
+		return nil, &ResultError{Method: protocol.MethodDiscover, Err: err}
+	}
+	ttl := msTTL(res.TTLMs)
+	c.discMu.Lock()
+	c.disc = &discoverEntry{res: res, expires: received.Add(ttl)}
+	c.discMu.Unlock()
+	if c.cfg.cache != nil {
+		c.cacheStore(ctx, protocol.MethodDiscover, "", raw, received)
+	}
+	return res, nil
+}
+
+// msTTL converts a ttlMs hint, clamped to [0, one year] so a hostile value
+// cannot overflow.
+func msTTL(ms int64) time.Duration {
+	const maxTTL = 365 * 24 * time.Hour
+	if ms <= 0 {
+		return 0
+	}
+	if ms >= int64(maxTTL/time.Millisecond) {
+		return maxTTL
+	}
+	return time.Duration(ms) * time.Millisecond
+}

@@ -1,0 +1,634 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/session"
+)
+
+// SubscribeOptions says which change notifications a [Subscription]
+// delivers. The zero value subscribes to nothing.
+type SubscribeOptions struct {
+	// ToolsListChanged, PromptsListChanged and ResourcesListChanged ask
+	// for the list_changed notifications of tools, prompts and resources.
+	ToolsListChanged     bool
+	PromptsListChanged   bool
+	ResourcesListChanged bool
+	// Resources lists resource URIs whose updates are wanted
+	// (notifications/resources/updated; the URI of an update may be a
+	// sub-resource of a subscribed one).
+	Resources []string
+}
+
+func (o SubscribeOptions) filter() protocol.SubscriptionFilter {
+	return protocol.SubscriptionFilter{
+		ToolsListChanged:      o.ToolsListChanged,
+		PromptsListChanged:    o.PromptsListChanged,
+		ResourcesListChanged:  o.ResourcesListChanged,
+		ResourceSubscriptions: slices.Clone(o.Resources),
+	}
+}
+
+// intersect returns the part of o that ack also has.
+func (o SubscribeOptions) intersect(ack protocol.SubscriptionFilter) SubscribeOptions {
+	r := SubscribeOptions{
+		ToolsListChanged:     o.ToolsListChanged && ack.ToolsListChanged,
+		PromptsListChanged:   o.PromptsListChanged && ack.PromptsListChanged,
+		ResourcesListChanged: o.ResourcesListChanged && ack.ResourcesListChanged,
+	}
+	for _, u := range o.Resources {
+		if slices.Contains(ack.ResourceSubscriptions, u) {
+			r.Resources = append(r.Resources, u)
+		}
+	}
+	return r
+}
+
+// EventKind is the kind of a subscription [Event].
+type EventKind int
+
+// Event kinds.
+const (
+	// EventToolsListChanged: the tools list changed.
+	EventToolsListChanged EventKind = iota + 1
+	// EventPromptsListChanged: the prompts list changed.
+	EventPromptsListChanged
+	// EventResourcesListChanged: the resources (or templates) list changed.
+	EventResourcesListChanged
+	// EventResourceUpdated: the resource Event.URI changed.
+	EventResourceUpdated
+	// EventResync: the subscription was re-established after its stream
+	// dropped (or events were dropped on overflow); changes may have been
+	// missed, so state derived from the server should be refetched.
+	EventResync
+)
+
+var eventKindNames = [...]string{"", "tools-list-changed", "prompts-list-changed", "resources-list-changed", "resource-updated", "resync"}
+
+// String returns a short name of k.
+func (k EventKind) String() string {
+	if int(k) > 0 && int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event is one change notification.
+type Event struct {
+	// Kind says what changed.
+	Kind EventKind
+	// URI is the updated resource (EventResourceUpdated only).
+	URI string
+}
+
+// Re-listen backoff of a modern Subscription whose stream dropped.
+const (
+	relistenInitial  = 100 * time.Millisecond
+	relistenMax      = 30 * time.Second
+	relistenAttempts = 10
+	// unsubscribeTimeout bounds the legacy resources/unsubscribe calls of
+	// Subscription.Close.
+	unsubscribeTimeout = 5 * time.Second
+	// ackTimeout bounds the wait for a listen acknowledgement, so a
+	// server that never acknowledges cannot stall a (re-)listen forever.
+	ackTimeout = 30 * time.Second
+)
+
+// Subscription delivers change notifications: in the modern era over a
+// subscriptions/listen stream, re-established with backoff when it drops;
+// in the legacy era from the session's notifications (after
+// resources/subscribe for each URI).
+//
+// # Overflow
+//
+// Events are buffered ([WithEventBuffer], default 64). When the buffer is
+// full the oldest buffered event is dropped to make room (change
+// notifications are signals: the newest matters most), [Subscription.Dropped]
+// counts the drops, and an [EventResync] is queued so the consumer knows to
+// refetch.
+//
+// All methods are safe for concurrent use.
+type Subscription struct {
+	c      *Client
+	want   SubscribeOptions
+	legacy bool
+
+	events  chan Event    // closed when the subscription ends
+	stopCh  chan struct{} // closed by stop
+	stopped sync.Once
+	ctx     context.Context    // for re-listen calls; detached from Subscribe's ctx, cancelled by stop
+	cancel  context.CancelFunc // cancels ctx
+	done    chan struct{}      // closed when the subscription ended (after events)
+
+	mu      sync.Mutex       // guards ack and err
+	ack     SubscribeOptions // guarded by mu
+	err     error            // guarded by mu; set before done closes
+	dropped atomic.Int64
+
+	sendMu    sync.Mutex // serializes senders and the final close of events
+	eventsEnd bool       // guarded by sendMu
+}
+
+// Events returns the channel of events. It is closed when the
+// subscription ends (Close, Client.Close, or a stream that could not be
+// re-established; see [Subscription.Err]).
+func (s *Subscription) Events() <-chan Event { return s.events }
+
+// Acknowledged returns the part of the request the server honours: for the
+// modern era, the server's acknowledgement intersected with the request;
+// for the legacy era, the list_changed kinds the server advertises and the
+// URIs resources/subscribe accepted.
+func (s *Subscription) Acknowledged() SubscribeOptions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.ack
+	a.Resources = slices.Clone(a.Resources)
+	return a
+}
+
+// Dropped returns how many events were dropped on overflow.
+func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
+
+// Err returns why the subscription ended: nil while it runs and after
+// Close, otherwise the error that ended it.
+func (s *Subscription) Err() error {
+	select {
+	case <-s.done:
+	default:
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Done is closed when the subscription has ended.
+func (s *Subscription) Done() <-chan struct{} { return s.done }
+
+// Close ends the subscription and waits until it has: the listen stream is
+// closed (modern) or every subscribed URI unsubscribed (legacy, bounded
+// by a timeout). It is idempotent.
+func (s *Subscription) Close() error {
+	s.stop()
+	<-s.done
+	return nil
+}
+
+func (s *Subscription) stop() {
+	s.stopped.Do(func() {
+		close(s.stopCh)
+		s.cancel()
+	})
+}
+
+// send queues ev without blocking, dropping the oldest event on overflow.
+func (s *Subscription) send(ev Event) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.eventsEnd {
+		return
+	}
+	select {
+	case s.events <- ev:
+		return
+	default:
+	}
+	// Full: drop the oldest (twice, to make room for a resync marker too).
+	for range 2 {
+		select {
+		case <-s.events:
+			s.dropped.Add(1)
+		default:
+		}
+	}
+	s.c.cfg.logger.Warn("conduit: subscription buffer full; dropped the oldest event", "dropped", s.dropped.Load())
+	select {
+	case s.events <- Event{Kind: EventResync}:
+	default:
+	}
+	select {
+	case s.events <- ev:
+	default:
+		s.dropped.Add(1)
+	}
+}
+
+// finish records err and closes the events channel and done.
+func (s *Subscription) finish(err error) {
+	s.mu.Lock()
+	s.err = err
+	s.mu.Unlock()
+	s.sendMu.Lock()
+	if !s.eventsEnd {
+		s.eventsEnd = true
+		close(s.events)
+	}
+	s.sendMu.Unlock()
+	s.c.subsMu.Lock()
+	delete(s.c.subs, s)
+	s.c.subsMu.Unlock()
+	close(s.done)
+}
+
+// eventOf maps a change notification to an event, or false.
+func eventOf(n *jsonrpc.Request) (Event, bool) {
+	switch n.Method {
+	case protocol.NotificationToolsListChanged:
+		return Event{Kind: EventToolsListChanged}, true
+	case protocol.NotificationPromptsListChanged:
+		return Event{Kind: EventPromptsListChanged}, true
+	case protocol.NotificationResourcesListChanged:
+		return Event{Kind: EventResourcesListChanged}, true
+	case protocol.NotificationResourcesUpdated:
+		var p protocol.ResourceUpdatedParams
+		if json.Unmarshal(n.Params, &p) != nil || p.URI == "" {
+			return Event{}, false
+		}
+		return Event{Kind: EventResourceUpdated, URI: p.URI}, true
+	}
+	return Event{}, false
+}
+
+// wants reports whether ev is covered by o.
+func (o SubscribeOptions) wants(ev Event) bool {
+	switch ev.Kind {
+	case EventToolsListChanged:
+		return o.ToolsListChanged
+	case EventPromptsListChanged:
+		return o.PromptsListChanged
+	case EventResourcesListChanged:
+		return o.ResourcesListChanged
+	case EventResourceUpdated:
+		for _, u := range o.Resources {
+			if ev.URI == u || strings.HasPrefix(ev.URI, u) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deliverNotification feeds a legacy subscription; called with
+// c.subsMu held, from the session's dispatcher goroutine. It never blocks.
+func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
+	ev, ok := eventOf(n)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	want := s.ack.wants(ev)
+	s.mu.Unlock()
+	if want {
+		s.send(ev)
+	}
+}
+
+// Subscribe starts delivering the change notifications opts asks for.
+//
+// Modern era: a subscriptions/listen stream; Subscribe returns once the
+// server acknowledged it, and [Subscription.Acknowledged] tells what it
+// honours. A stream that drops is re-established with exponential backoff
+// (an [EventResync] marks the gap); after 10 failed attempts in a row the
+// subscription ends with the last error. Legacy era: resources/subscribe
+// for each URI (a URI the server refuses is left out of Acknowledged and
+// logged) and the session's list_changed notifications.
+//
+// Errors: a [*CapabilityError] under [WithStrictCapabilities]; the
+// listen request's errors; [ErrClosed]; ctx.Err().
+func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
+	opts.Resources = slices.Clone(opts.Resources)
+	caps := c.ServerCapabilities()
+	if c.cfg.strict {
+		if len(opts.Resources) > 0 && (caps.Resources == nil || !caps.Resources.Subscribe) {
+			return nil, &CapabilityError{Method: "subscribe", Capability: "resources.subscribe"}
+		}
+		if opts.ToolsListChanged && (caps.Tools == nil || !caps.Tools.ListChanged) {
+			return nil, &CapabilityError{Method: "subscribe", Capability: "tools.listChanged"}
+		}
+		if opts.PromptsListChanged && (caps.Prompts == nil || !caps.Prompts.ListChanged) {
+			return nil, &CapabilityError{Method: "subscribe", Capability: "prompts.listChanged"}
+		}
+		if opts.ResourcesListChanged && (caps.Resources == nil || !caps.Resources.ListChanged) {
+			return nil, &CapabilityError{Method: "subscribe", Capability: "resources.listChanged"}
+		}
+	}
+	select {
+	case <-c.closed:
+		return nil, ErrClosed
+	default:
+	}
+	s := &Subscription{
+		c:      c,
+		want:   opts,
+		legacy: !c.isModern(),
+		events: make(chan Event, c.cfg.eventBuffer),
+		stopCh: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	// The subscription outlives the Subscribe call: its context is
+	// detached from ctx and cancelled by stop.
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if s.legacy {
+		if err := c.subscribeLegacy(ctx, s, caps); err != nil {
+			s.cancel()
+			return nil, err
+		}
+		return s, nil
+	}
+	stream, ack, err := c.listen(ctx, opts)
+	if err != nil {
+		s.cancel()
+		return nil, err
+	}
+	s.ack = opts.intersect(ack)
+	if missing := ack.Missing(opts.filter()); !missing.IsEmpty() {
+		c.cfg.logger.Info("conduit: server does not honour part of the subscription", "missing", missing)
+	}
+	if !c.register(s) {
+		stream.Close()
+		s.cancel()
+		return nil, ErrClosed
+	}
+	go func() {
+		defer c.wg.Done()
+		s.run(stream)
+	}()
+	return s, nil
+}
+
+// listen opens a listen stream and waits for its acknowledgement.
+func (c *Client) listen(ctx context.Context, opts SubscribeOptions) (*session.Stream, protocol.SubscriptionFilter, error) {
+	stream, err := c.sess.Listen(ctx, &protocol.ListenParams{Notifications: opts.filter()})
+	if err != nil {
+		return nil, protocol.SubscriptionFilter{}, err
+	}
+	timer := time.NewTimer(ackTimeout)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		stream.Close()
+		return nil, protocol.SubscriptionFilter{}, &session.ProtocolError{Method: protocol.MethodSubscriptionsListen,
+			Reason: "no acknowledgement within " + ackTimeout.String(), Err: session.ErrInvalidResponse}
+	case n, ok := <-stream.Notifications():
+		if !ok {
+			err := stream.Err()
+			if err == nil {
+				err = errors.New("client: listen stream ended before its acknowledgement")
+			}
+			stream.Close()
+			return nil, protocol.SubscriptionFilter{}, err
+		}
+		var ack protocol.SubscriptionsAcknowledgedParams
+		if n.Method != protocol.NotificationSubscriptionsAcknowledged || json.Unmarshal(n.Params, &ack) != nil {
+			stream.Close()
+			return nil, protocol.SubscriptionFilter{}, &session.ProtocolError{Method: protocol.MethodSubscriptionsListen,
+				Reason: "first message is not a valid acknowledgement: " + n.Method, Err: session.ErrInvalidResponse}
+		}
+		return stream, ack.Notifications, nil
+	case <-ctx.Done():
+		stream.Close()
+		return nil, protocol.SubscriptionFilter{}, ctx.Err()
+	}
+}
+
+// run pumps a modern subscription's stream until stop, re-listening when
+// the stream drops. It owns the stream.
+func (s *Subscription) run(stream *session.Stream) {
+	c := s.c
+	for {
+		err := s.pump(stream)
+		stream.Close()
+		if err == nil || s.isStopped() {
+			s.finish(nil)
+			return
+		}
+		if errors.Is(err, ErrClosed) {
+			s.finish(err)
+			return
+		}
+		c.cfg.logger.Info("conduit: listen stream dropped; re-listening", "err", err)
+		next, rerr := s.relisten(s.ctx)
+		if rerr != nil {
+			if s.isStopped() {
+				rerr = nil
+			}
+			s.finish(rerr)
+			return
+		}
+		stream = next
+		s.send(Event{Kind: EventResync})
+	}
+}
+
+func (s *Subscription) isStopped() bool {
+	select {
+	case <-s.stopCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// pump delivers the stream's notifications until it ends (returning its
+// error; nil for a graceful end by the server) or stop (nil).
+func (s *Subscription) pump(stream *session.Stream) error {
+	for {
+		select {
+		case n, ok := <-stream.Notifications():
+			if !ok {
+				err := stream.Err()
+				if err == nil {
+					return nil
+				}
+				return err
+			}
+			if n.Method == protocol.NotificationSubscriptionsAcknowledged {
+				// A new acknowledgement mid-stream: the listen request was
+				// re-sent below us (the session replays requests lost with
+				// their connection). Changes may have been missed.
+				var ack protocol.SubscriptionsAcknowledgedParams
+				if json.Unmarshal(n.Params, &ack) == nil {
+					s.mu.Lock()
+					s.ack = s.want.intersect(ack.Notifications)
+					s.mu.Unlock()
+				}
+				s.send(Event{Kind: EventResync})
+				continue
+			}
+			s.c.invalidate(n.Method, n.Params)
+			if ev, ok := eventOf(n); ok {
+				s.mu.Lock()
+				want := s.want.wants(ev)
+				s.mu.Unlock()
+				if want {
+					s.send(ev)
+				}
+			}
+		case <-s.stopCh:
+			return nil
+		}
+	}
+}
+
+// relisten re-opens the stream with exponential backoff and jitter.
+func (s *Subscription) relisten(ctx context.Context) (*session.Stream, error) {
+	delay := relistenInitial
+	var last error
+	for range relistenAttempts {
+		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		stream, ack, err := s.c.listen(ctx, s.want)
+		if err == nil {
+			s.mu.Lock()
+			s.ack = s.want.intersect(ack)
+			s.mu.Unlock()
+			return stream, nil
+		}
+		if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+			return nil, err
+		}
+		last = err
+		delay = min(delay*2, relistenMax)
+	}
+	return nil, fmt.Errorf("client: re-listening after %d attempts: %w", relistenAttempts, last)
+}
+
+// register records s as live and counts its goroutine in c.wg, unless
+// the client is closing. Doing both under subsMu orders them before
+// Close's snapshot of the subscriptions and its wg.Wait.
+func (c *Client) register(s *Subscription) bool {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	select {
+	case <-c.closed:
+		return false
+	default:
+	}
+	if c.subs == nil {
+		c.subs = make(map[*Subscription]struct{})
+	}
+	c.subs[s] = struct{}{}
+	c.wg.Add(1)
+	return true
+}
+
+// subscribeLegacy sends resources/subscribe for each URI and registers s
+// for the session's notifications.
+func (c *Client) subscribeLegacy(ctx context.Context, s *Subscription, caps protocol.ServerCapabilities) error {
+	ack := SubscribeOptions{
+		ToolsListChanged:     s.want.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged,
+		PromptsListChanged:   s.want.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged,
+		ResourcesListChanged: s.want.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged,
+	}
+	for _, u := range s.want.Resources {
+		_, err := c.call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+				c.unsubscribeLegacy(ack.Resources)
+				return err
+			}
+			c.cfg.logger.Warn("conduit: resources/subscribe refused", "uri", u, "err", err)
+			continue
+		}
+		ack.Resources = append(ack.Resources, u)
+	}
+	s.ack = ack
+	if !c.register(s) {
+		return ErrClosed
+	}
+	go func() {
+		defer c.wg.Done()
+		<-s.stopCh
+		// Unregister first so no notification is delivered after the
+		// channel closes, then tell the server.
+		c.subsMu.Lock()
+		delete(c.subs, s)
+		c.subsMu.Unlock()
+		c.unsubscribeLegacy(s.Acknowledged().Resources)
+		s.finish(nil)
+	}()
+	return nil
+}
+
+func (c *Client) unsubscribeLegacy(uris []string) {
+	if len(uris) == 0 {
+		return
+	}
+	select {
+	case <-c.closed:
+		return // the session is going away with its subscriptions
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+	defer cancel()
+	for _, u := range uris {
+		if _, err := c.call(ctx, protocol.MethodResourcesUnsubscribe, &protocol.UnsubscribeParams{URI: u}, nil); err != nil {
+			c.cfg.logger.Debug("conduit: resources/unsubscribe failed", "uri", u, "err", err)
+		}
+	}
+}
+
+// autoListen gives the handler's change listeners the same notifications
+// in the modern era that legacy servers send unsolicited: when the handler
+// implements ToolsChangedListener, PromptsChangedListener or
+// ResourcesChangedListener, a subscription for those kinds is opened at
+// connect time and its events are dispatched to the listeners, in order,
+// from one goroutine. A server that refuses the listen only costs a log
+// line.
+func (c *Client) autoListen(ctx context.Context) {
+	l := c.listeners
+	opts := SubscribeOptions{
+		ToolsListChanged:     l.ToolsChanged != nil,
+		PromptsListChanged:   l.PromptsChanged != nil,
+		ResourcesListChanged: l.ResourcesChanged != nil,
+	}
+	if !c.isModern() || (!opts.ToolsListChanged && !opts.PromptsListChanged && !opts.ResourcesListChanged) {
+		return
+	}
+	sub, err := c.Subscribe(ctx, opts)
+	if err != nil {
+		c.cfg.logger.Warn("conduit: cannot listen for the handler's change listeners", "err", err)
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for ev := range sub.Events() {
+			switch ev.Kind {
+			case EventToolsListChanged:
+				l.ToolsChanged.OnToolsChanged(sub.ctx)
+			case EventPromptsListChanged:
+				l.PromptsChanged.OnPromptsChanged(sub.ctx)
+			case EventResourcesListChanged:
+				l.ResourcesChanged.OnResourcesChanged(sub.ctx)
+			case EventResync:
+				// Changes may have been missed: tell every listener.
+				if l.ToolsChanged != nil {
+					l.ToolsChanged.OnToolsChanged(sub.ctx)
+				}
+				if l.PromptsChanged != nil {
+					l.PromptsChanged.OnPromptsChanged(sub.ctx)
+				}
+				if l.ResourcesChanged != nil {
+					l.ResourcesChanged.OnResourcesChanged(sub.ctx)
+				}
+			}
+		}
+	}()
+}

@@ -1,0 +1,151 @@
+package client_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testserver"
+)
+
+func TestSubscribe(t *testing.T) {
+	matrix(t, func(t *testing.T, tr string, p client.Protocol) {
+		f := connect(t, tr, testserver.Options{}, client.WithProtocol(p))
+		ctx := testCtx(t)
+		want := client.SubscribeOptions{ToolsListChanged: true, PromptsListChanged: true, Resources: []string{"file:///hello.txt"}}
+		sub, err := f.c.Subscribe(ctx, want)
+		if err != nil {
+			t.Fatalf("Subscribe: %v", err)
+		}
+		if diff := cmp.Diff(want, sub.Acknowledged()); diff != "" {
+			t.Errorf("Acknowledged (-want +got):\n%s", diff)
+		}
+		if f.srv != nil { // the stdio server runs in a child process
+			f.srv.NotifyToolsChanged()
+			waitEvent(t, sub, client.Event{Kind: client.EventToolsListChanged})
+			f.srv.NotifyResourceUpdated("file:///hello.txt")
+			waitEvent(t, sub, client.Event{Kind: client.EventResourceUpdated, URI: "file:///hello.txt"})
+			f.srv.NotifyPromptsChanged()
+			waitEvent(t, sub, client.Event{Kind: client.EventPromptsListChanged})
+		}
+		if err := sub.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if _, ok := <-sub.Events(); ok {
+			t.Error("Events() still open after Close")
+		}
+		if err := sub.Err(); err != nil {
+			t.Errorf("Err() after Close = %v, want nil", err)
+		}
+	})
+}
+
+func TestSubscribeLegacySubset(t *testing.T) {
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Legacy))
+	// The server refuses resources/subscribe without a URI.
+	sub, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{Resources: []string{"file:///hello.txt", ""}})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	want := client.SubscribeOptions{Resources: []string{"file:///hello.txt"}}
+	if diff := cmp.Diff(want, sub.Acknowledged()); diff != "" {
+		t.Errorf("Acknowledged (-want +got):\n%s", diff)
+	}
+	// An update of an unsubscribed resource is not delivered; the
+	// subscribed one is.
+	f.srv.NotifyResourceUpdated("file:///config.json")
+	f.srv.NotifyResourceUpdated("file:///hello.txt")
+	waitEvent(t, sub, client.Event{Kind: client.EventResourceUpdated, URI: "file:///hello.txt"})
+	sub.Close()
+	if n := count(f.srv, "resources/unsubscribe"); n != 1 {
+		t.Errorf("resources/unsubscribe sent %d times, want 1", n)
+	}
+}
+
+// TestSubscribeRelisten drops the HTTP connections under a modern listen
+// stream: the subscription re-listens, marks the gap with EventResync and
+// keeps delivering.
+func TestSubscribeRelisten(t *testing.T) {
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Modern))
+	ctx := testCtx(t)
+	sub, err := f.c.Subscribe(ctx, client.SubscribeOptions{ToolsListChanged: true})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	f.ts.CloseClientConnections()
+	waitEvent(t, sub, client.Event{Kind: client.EventResync})
+	f.srv.NotifyToolsChanged()
+	waitEvent(t, sub, client.Event{Kind: client.EventToolsListChanged})
+	if n := count(f.srv, "subscriptions/listen"); n < 2 {
+		t.Errorf("subscriptions/listen sent %d times, want at least 2", n)
+	}
+}
+
+// TestSubscribeServerEnds: a graceful end by the server ends the
+// subscription without error and without re-listening.
+func TestSubscribeServerEnds(t *testing.T) {
+	for _, tr := range []string{tPipe, tHTTP, tWS} {
+		t.Run(tr, func(t *testing.T) {
+			f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Modern))
+			sub, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true})
+			if err != nil {
+				t.Fatalf("Subscribe: %v", err)
+			}
+			f.srv.EndListens()
+			for range sub.Events() {
+			}
+			if err := sub.Err(); err != nil {
+				t.Errorf("Err() = %v, want nil", err)
+			}
+			if n := count(f.srv, "subscriptions/listen"); n != 1 {
+				t.Errorf("subscriptions/listen sent %d times, want 1", n)
+			}
+		})
+	}
+}
+
+func TestSubscribeStrict(t *testing.T) {
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern), client.WithStrictCapabilities())
+	// The test server advertises everything; ask for nothing unusual and
+	// expect success, then check closed clients fail.
+	sub, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	f.c.Close()
+	for range sub.Events() {
+	}
+	if _, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true}); !errors.Is(err, client.ErrClosed) {
+		t.Errorf("Subscribe after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestSubscribeRespawn: the stdio server process exits; the session
+// starts a new one and the subscription listens again on it (a new
+// process has no memory of the old listen).
+func TestSubscribeRespawn(t *testing.T) {
+	so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultExit, Method: "tools/call"}}}
+	f := connect(t, tStdio, so, client.WithProtocol(client.Modern))
+	ctx := testCtx(t)
+	sub, err := f.c.Subscribe(ctx, client.SubscribeOptions{ToolsListChanged: true})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	_, err = f.c.CallTool(ctx, "echo", map[string]any{"text": "bye"}, client.WithoutReplay())
+	if err == nil {
+		t.Fatal("CallTool that kills the server succeeded")
+	}
+	waitEvent(t, sub, client.Event{Kind: client.EventResync})
+	if diff := cmp.Diff(client.SubscribeOptions{ToolsListChanged: true}, sub.Acknowledged()); diff != "" {
+		t.Errorf("Acknowledged after re-listen (-want +got):\n%s", diff)
+	}
+	// The new process serves requests.
+	if _, err := f.c.ListTools(ctx, ""); err != nil {
+		t.Errorf("ListTools after the respawn = %v", err)
+	}
+}

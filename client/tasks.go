@@ -1,0 +1,391 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/session"
+)
+
+// Task is a server-side task running a tool call: a task of the modern
+// tasks extension (io.modelcontextprotocol/tasks, see [WithTasks]) or a
+// 2025-11-25 core task. Await its result with [Client.AwaitTask].
+type Task struct {
+	// ID is the server's task id.
+	ID string
+	// Status is the last status seen.
+	Status protocol.TaskStatus
+	// StatusMessage is the server's description of the status, if any.
+	StatusMessage string
+	// CreatedAt and LastUpdatedAt are the server's ISO 8601 timestamps.
+	CreatedAt, LastUpdatedAt string
+	// TTL is how long the server keeps the task after creation; 0 means
+	// unlimited or unknown.
+	TTL time.Duration
+	// PollInterval is the server's suggested polling interval; 0 means
+	// none was suggested.
+	PollInterval time.Duration
+	// Extension reports a task of the modern tasks extension; false is a
+	// 2025-11-25 core task.
+	Extension bool
+}
+
+// Polling bounds of AwaitTask.
+const (
+	// DefaultPollInterval is used when the server suggests none.
+	DefaultPollInterval = 500 * time.Millisecond
+	// MinPollInterval and MaxPollInterval clamp the server's suggestion.
+	MinPollInterval = 10 * time.Millisecond
+	MaxPollInterval = 30 * time.Second
+)
+
+// ErrTaskCancelled is matched by a [*TaskError] of a cancelled task.
+var ErrTaskCancelled = errors.New("client: task cancelled")
+
+// TaskError reports a task that ended without a result: failed (Err is
+// the server's *jsonrpc.Error, so errors.Is with the jsonrpc sentinels
+// works) or cancelled (Err is [ErrTaskCancelled]).
+type TaskError struct {
+	// TaskID is the task.
+	TaskID string
+	// Status is the terminal status.
+	Status protocol.TaskStatus
+	// Err is the reason.
+	Err error
+}
+
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("client: task %q %s: %v", e.TaskID, e.Status, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *TaskError) Unwrap() error { return e.Err }
+
+func msDuration(ms *int64) time.Duration {
+	if ms == nil {
+		return 0
+	}
+	return msTTL(*ms)
+}
+
+func extTask(t *protocol.ExtTask) *Task {
+	return &Task{ID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt,
+		LastUpdatedAt: t.LastUpdatedAt, TTL: msDuration(t.TTLMs), PollInterval: msDuration(t.PollIntervalMs), Extension: true}
+}
+
+func legacyTaskOf(t *protocol.Task) *Task {
+	return &Task{ID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt,
+		LastUpdatedAt: t.LastUpdatedAt, TTL: msDuration(t.TTL), PollInterval: msDuration(t.PollInterval)}
+}
+
+// legacyTaskable reports whether a 2025-11-25 server accepts tools/call of
+// name as a task: it advertises tasks.requests.tools.call and the tool's
+// execution.taskSupport is optional or required.
+func (c *Client) legacyTaskable(ctx context.Context, name string) (bool, error) {
+	if c.sess.ProtocolVersion() != protocol.Version20251125 {
+		return false, nil
+	}
+	var caps struct {
+		Requests struct {
+			Tools struct {
+				Call *json.RawMessage `json:"call"`
+			} `json:"tools"`
+		} `json:"requests"`
+	}
+	raw := c.ServerCapabilities().Tasks
+	if len(raw) == 0 || json.Unmarshal(raw, &caps) != nil || caps.Requests.Tools.Call == nil {
+		return false, nil
+	}
+	info, err := c.toolInfo(ctx, name, false)
+	if err != nil {
+		return false, err
+	}
+	if info == nil || info.tool.Execution == nil {
+		return false, nil
+	}
+	ts := info.tool.Execution.TaskSupport
+	return ts == protocol.TaskSupportOptional || ts == protocol.TaskSupportRequired, nil
+}
+
+// StartTool calls a tool allowing the server to run it as a task (as
+// [WithTask] does) and returns the task without waiting, or the result
+// when the server answered at once. Exactly one of the two is non-nil on
+// success. Errors are those of [Client.CallTool].
+func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...CallOption) (*Task, *protocol.CallToolResult, error) {
+	cc := newCallConfig(opts)
+	cc.task = true
+	res, task, err := c.startTool(ctx, name, args, &cc)
+	return task, res, err
+}
+
+// AwaitTask polls t until it ends (honouring the server's poll interval,
+// clamped to [MinPollInterval, MaxPollInterval]) and returns the tool's
+// result. Input the task asks for (tasks extension: input_required with
+// inputRequests) is obtained from the handler and sent with tasks/update,
+// each request key answered once. A 2025-11-25 task's result is fetched
+// with tasks/result, over which the server may send its own requests to
+// the handler.
+//
+// A failed or cancelled task is a [*TaskError]; other errors are those of
+// the calls made (a [*jsonrpc.Error] for an unknown task, [ErrClosed],
+// ctx.Err()).
+func (c *Client) AwaitTask(ctx context.Context, t *Task) (*protocol.CallToolResult, error) {
+	if t == nil {
+		return nil, errors.New("client: AwaitTask of a nil task")
+	}
+	if t.Extension {
+		return c.awaitExtTask(ctx, t)
+	}
+	return c.awaitCoreTask(ctx, t)
+}
+
+// pause waits d (clamped) or until ctx ends or the client closes.
+func (c *Client) pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		d = DefaultPollInterval
+	}
+	d = min(max(d, MinPollInterval), MaxPollInterval)
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return ErrClosed
+	}
+}
+
+func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolResult, error) {
+	answered := map[string]bool{}
+	poll := t.PollInterval
+	first := true
+	for {
+		if !first {
+			if err := c.pause(ctx, poll); err != nil {
+				return nil, err
+			}
+		}
+		first = false
+		dt, err := c.getExtTask(ctx, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		*t = *extTask(&dt.ExtTask)
+		if t.PollInterval > 0 {
+			poll = t.PollInterval
+		}
+		switch dt.Status {
+		case protocol.TaskCompleted:
+			var res protocol.CallToolResult
+			if len(dt.Result) == 0 {
+				return nil, &ResultError{Method: protocol.MethodTasksGet, Err: errors.New("completed task without result")}
+			}
+			if err := decode(protocol.MethodTasksGet, dt.Result, &res); err != nil {
+				return nil, err
+			}
+			return &res, nil
+		case protocol.TaskFailed:
+			eo, _ := dt.TaskError()
+			return nil, &TaskError{TaskID: t.ID, Status: dt.Status, Err: &jsonrpc.Error{Code: eo.Code, Message: eo.Message, Data: eo.Data}}
+		case protocol.TaskCancelled:
+			return nil, &TaskError{TaskID: t.ID, Status: dt.Status, Err: ErrTaskCancelled}
+		case protocol.TaskInputRequired:
+			pending := map[string]protocol.InputRequest{}
+			for k, r := range dt.InputRequests {
+				if !answered[k] {
+					pending[k] = r
+				}
+			}
+			if len(pending) == 0 {
+				continue
+			}
+			responses, err := c.answerInputs(ctx, pending)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := c.call(ctx, protocol.MethodTasksUpdate, &protocol.UpdateTaskParams{TaskID: t.ID, InputResponses: responses}, nil); err != nil {
+				return nil, err
+			}
+			for k := range pending {
+				answered[k] = true
+			}
+			first = true // poll again at once: the answers may finish the task
+		}
+	}
+}
+
+func (c *Client) getExtTask(ctx context.Context, id string) (*protocol.DetailedTask, error) {
+	raw, err := c.call(ctx, protocol.MethodTasksGet, &protocol.GetTaskParams{TaskID: id}, nil)
+	if err != nil {
+		return nil, err
+	}
+	var dt protocol.DetailedTask
+	if err := decode(protocol.MethodTasksGet, raw, &dt); err != nil {
+		return nil, err
+	}
+	return &dt, nil
+}
+
+func (c *Client) getCoreTask(ctx context.Context, id string) (*protocol.Task, error) {
+	raw, err := c.call(ctx, protocol.MethodTasksGet, &protocol.GetTaskParams{TaskID: id}, nil)
+	if err != nil {
+		return nil, err
+	}
+	var gt protocol.GetTaskResult
+	if err := decode(protocol.MethodTasksGet, raw, &gt); err != nil {
+		return nil, err
+	}
+	return &gt.Task, nil
+}
+
+func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallToolResult, error) {
+	poll := t.PollInterval
+	for first := true; ; first = false {
+		if !first {
+			if err := c.pause(ctx, poll); err != nil {
+				return nil, err
+			}
+		}
+		ct, err := c.getCoreTask(ctx, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		*t = *legacyTaskOf(ct)
+		if t.PollInterval > 0 {
+			poll = t.PollInterval
+		}
+		if ct.Status == protocol.TaskCancelled {
+			return nil, &TaskError{TaskID: t.ID, Status: ct.Status, Err: ErrTaskCancelled}
+		}
+		if ct.Status.Terminal() || ct.Status == protocol.TaskInputRequired {
+			break
+		}
+	}
+	// tasks/result blocks until the task ends; the server may send its
+	// input requests meanwhile, which the session serves.
+	raw, err := c.call(ctx, protocol.MethodTasksResult, &protocol.TaskPayloadParams{TaskID: t.ID}, nil)
+	if err != nil {
+		if t.Status == protocol.TaskFailed {
+			return nil, &TaskError{TaskID: t.ID, Status: t.Status, Err: err}
+		}
+		return nil, err
+	}
+	var res protocol.CallToolResult
+	if err := decode(protocol.MethodTasksResult, raw, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// TaskStatus returns the current state of task id (tasks/get, in the
+// era's design).
+func (c *Client) TaskStatus(ctx context.Context, id string) (*Task, error) {
+	if c.isModern() {
+		dt, err := c.getExtTask(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return extTask(&dt.ExtTask), nil
+	}
+	ct, err := c.getCoreTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return legacyTaskOf(ct), nil
+}
+
+// CancelTask asks the server to cancel task id (tasks/cancel). Cancellation
+// is cooperative: the task may still complete.
+func (c *Client) CancelTask(ctx context.Context, id string) error {
+	_, err := c.call(ctx, protocol.MethodTasksCancel, &protocol.CancelTaskParams{TaskID: id}, nil)
+	return err
+}
+
+// Tasks iterates over the server's tasks (2025-11-25 tasks/list). In the
+// modern era it yields one error matching [ErrNotSupported].
+func (c *Client) Tasks(ctx context.Context) iter.Seq2[*Task, error] {
+	return walk(ctx, c, protocol.MethodTasksList, func(ctx context.Context, cur *string) ([]*Task, *string, error) {
+		if c.isModern() {
+			return nil, nil, fmt.Errorf("tasks/list: %w", ErrNotSupported)
+		}
+		raw, err := c.call(ctx, protocol.MethodTasksList, &protocol.ListTasksParams{Cursor: cur}, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var r protocol.ListTasksResult
+		if err := decode(protocol.MethodTasksList, raw, &r); err != nil {
+			return nil, nil, err
+		}
+		out := make([]*Task, len(r.Tasks))
+		for i := range r.Tasks {
+			out[i] = legacyTaskOf(&r.Tasks[i])
+		}
+		return out, r.NextCursor, nil
+	})
+}
+
+// answerInputs serves a task's input requests with the (validated)
+// handler, one at a time. A request the handler cannot serve fails the
+// wait with an error matching session.ErrUnexpectedInputRequest.
+func (c *Client) answerInputs(ctx context.Context, reqs map[string]protocol.InputRequest) (protocol.InputResponses, error) {
+	h := handler.Detect(wrapHandler(c.cfg.handler))
+	out := protocol.InputResponses{}
+	for key, r := range reqs {
+		var res any
+		var err error
+		switch r.Method {
+		case protocol.MethodElicitationCreate:
+			var p *protocol.ElicitParams
+			if p, err = r.ElicitParams(); err != nil {
+				break
+			}
+			switch {
+			case p.Mode == protocol.ElicitModeURL && h.URLElicitor != nil:
+				res, err = h.URLElicitor.ElicitURL(ctx, p)
+			case p.Mode != protocol.ElicitModeURL && h.Elicitor != nil:
+				res, err = h.Elicitor.Elicit(ctx, p)
+			default:
+				err = fmt.Errorf("%w: %s (mode %q)", session.ErrUnexpectedInputRequest, r.Method, p.Mode)
+			}
+		case protocol.MethodSamplingCreateMessage:
+			var p *protocol.CreateMessageParams
+			if p, err = r.CreateMessageParams(); err != nil {
+				break
+			}
+			if h.Sampler == nil {
+				err = fmt.Errorf("%w: %s", session.ErrUnexpectedInputRequest, r.Method)
+				break
+			}
+			res, err = h.Sampler.CreateMessage(ctx, p)
+		case protocol.MethodRootsList:
+			if h.RootsLister == nil {
+				err = fmt.Errorf("%w: %s", session.ErrUnexpectedInputRequest, r.Method)
+				break
+			}
+			var roots []protocol.Root
+			roots, err = h.RootsLister.ListRoots(ctx)
+			if roots == nil {
+				roots = []protocol.Root{}
+			}
+			res = &protocol.ListRootsResult{Roots: roots}
+		default:
+			err = fmt.Errorf("%w: %s", session.ErrUnexpectedInputRequest, r.Method)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("answering task input %q: %w", key, err)
+		}
+		if err := out.Set(key, res); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,369 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/session"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// toolInfo is what the client remembers about one tool of the current
+// connection.
+type toolInfo struct {
+	tool    protocol.Tool
+	headers []transport.ParamHeader // valid x-mcp-header annotations
+
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema // compiled outputSchema; nil when absent
+	schemaErr  error
+}
+
+// toolRegistry caches tool metadata per connection. A tools list_changed
+// notification resets it.
+type toolRegistry struct {
+	mu       sync.Mutex
+	m        map[string]*toolInfo // guarded by mu
+	complete bool                 // guarded by mu; a full walk ended since the last reset
+	gen      uint64               // guarded by mu; bumped by reset
+}
+
+func (r *toolRegistry) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m = nil
+	r.complete = false
+	r.gen++
+}
+
+func (r *toolRegistry) generation() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gen
+}
+
+func (r *toolRegistry) add(t protocol.Tool, headers []transport.ParamHeader) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = make(map[string]*toolInfo)
+	}
+	if old, ok := r.m[t.Name]; ok && string(old.tool.OutputSchema) == string(t.OutputSchema) {
+		old.tool = t
+		old.headers = headers
+		return
+	}
+	r.m[t.Name] = &toolInfo{tool: t, headers: headers}
+}
+
+func (r *toolRegistry) markComplete(gen uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gen == gen {
+		r.complete = true
+	}
+}
+
+func (r *toolRegistry) lookup(name string) (info *toolInfo, complete bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m[name], r.complete
+}
+
+// ListTools returns one page of tools/list; cursor "" asks for the first
+// page. On modern Streamable HTTP, tools whose x-mcp-header annotations
+// are invalid are removed from the page (and reported to the logger), as
+// the specification requires.
+func (c *Client) ListTools(ctx context.Context, cursor string) (*protocol.ListToolsResult, error) {
+	return c.listTools(ctx, cursorPtr(cursor))
+}
+
+func (c *Client) listTools(ctx context.Context, cursor *string) (*protocol.ListToolsResult, error) {
+	if err := c.require(protocol.MethodToolsList, "tools", c.ServerCapabilities().Tools != nil); err != nil {
+		return nil, err
+	}
+	r, err := listPage[protocol.ListToolsResult](ctx, c, protocol.MethodToolsList, cursor)
+	if err != nil {
+		return nil, err
+	}
+	kept := r.Tools[:0:0]
+	for _, t := range r.Tools {
+		var headers []transport.ParamHeader
+		if c.isHTTP() && c.isModern() {
+			h, err := transport.ValidateToolHeaders(t.InputSchema)
+			if err != nil {
+				c.cfg.logger.Warn("conduit: dropping tool with invalid x-mcp-header", "tool", t.Name, "reason", err)
+				continue
+			}
+			headers = h
+		}
+		c.tools.add(t, headers)
+		kept = append(kept, t)
+	}
+	r.Tools = kept
+	return r, nil
+}
+
+// Tools iterates over every tool, walking the pages. An error ends the
+// iteration: it is yielded with the zero Tool. A server that repeats a
+// cursor yields a [*PaginationError] ([ErrCursorLoop]); more pages than
+// [WithMaxPages] one with [ErrTooManyPages]. See [Client.ListTools] for
+// the tools dropped on HTTP.
+func (c *Client) Tools(ctx context.Context) iter.Seq2[protocol.Tool, error] {
+	inner := walk(ctx, c, protocol.MethodToolsList, func(ctx context.Context, cur *string) ([]protocol.Tool, *string, error) {
+		r, err := c.listTools(ctx, cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.Tools, r.NextCursor, nil
+	})
+	return func(yield func(protocol.Tool, error) bool) {
+		gen := c.tools.generation()
+		failed := false
+		for t, err := range inner {
+			if err != nil {
+				failed = true
+			}
+			if !yield(t, err) {
+				return
+			}
+		}
+		if !failed {
+			c.tools.markComplete(gen)
+		}
+	}
+}
+
+// loadTools walks the whole tools list so the registry knows every tool.
+func (c *Client) loadTools(ctx context.Context) error {
+	for _, err := range c.Tools(ctx) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// toolInfo returns the metadata of tool name, walking the tools list when
+// the registry does not have it yet (or refresh is set).
+func (c *Client) toolInfo(ctx context.Context, name string, refresh bool) (*toolInfo, error) {
+	if !refresh {
+		info, complete := c.tools.lookup(name)
+		if info != nil || complete {
+			// A complete registry without the tool: the tool does not
+			// exist (a tools list_changed notification resets it).
+			return info, nil
+		}
+	}
+	if refresh {
+		c.tools.reset()
+	}
+	if err := c.loadTools(ctx); err != nil {
+		return nil, err
+	}
+	info, _ := c.tools.lookup(name)
+	return info, nil
+}
+
+// CallOption tunes one call ([Client.CallTool] and friends).
+type CallOption interface {
+	applyCall(*callConfig)
+}
+
+type callOptionFunc func(*callConfig)
+
+func (f callOptionFunc) applyCall(c *callConfig) { f(c) }
+
+type callConfig struct {
+	progress func(protocol.ProgressParams)
+	timeout  time.Duration
+	task     bool
+	noReplay bool
+}
+
+func newCallConfig(opts []CallOption) callConfig {
+	var cc callConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyCall(&cc)
+		}
+	}
+	return cc
+}
+
+func (cc *callConfig) sessionOptions() *session.CallOptions {
+	return &session.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay}
+}
+
+// WithProgress receives the server's progress notifications for the call,
+// in order, on the session's dispatcher goroutine (f must not block for
+// long). Progress also restarts the request timeout. Default: none.
+func WithProgress(f func(protocol.ProgressParams)) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.progress = f })
+}
+
+// WithTimeout bounds this call, overriding [WithRequestTimeout]; the timer
+// restarts on progress. Zero or negative selects the client's default.
+func WithTimeout(d time.Duration) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.timeout = max(d, 0) })
+}
+
+// WithTask asks for the tool call to run as a task where the era needs a
+// per-request opt-in: in 2025-11-25 the call is task-augmented when the
+// server and the tool support it. In the modern era the tasks extension
+// ([WithTasks]) has no opt-in: the server decides for every tools/call, so
+// WithTask changes nothing there. [Client.CallTool] polls a task and
+// returns its final result; [Client.StartTool] returns the task instead.
+// Default: off.
+func WithTask() CallOption {
+	return callOptionFunc(func(c *callConfig) { c.task = true })
+}
+
+// WithoutReplay forbids the session from re-sending the call after a lost
+// response stream, session or process (use it for tools that must not run
+// twice). The call then fails with the transport's error instead.
+// Default: replay once.
+func WithoutReplay() CallOption {
+	return callOptionFunc(func(c *callConfig) { c.noReplay = true })
+}
+
+// marshalArgs encodes tool arguments; they must encode as a JSON object
+// (or be nil).
+func marshalArgs(args any) (json.RawMessage, error) {
+	var raw json.RawMessage
+	switch a := args.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		raw = a
+	case []byte:
+		raw = a
+	default:
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, &ValidationError{Subject: "tool arguments", Problems: []string{"not JSON-encodable"}, Err: err}
+		}
+		raw = b
+	}
+	if string(raw) == "null" {
+		return nil, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, &ValidationError{Subject: "tool arguments", Problems: []string{"not a JSON object"}, Err: err}
+	}
+	return raw, nil
+}
+
+// CallTool calls a tool. args is any value that encodes as a JSON object
+// (a map, a struct, json.RawMessage) or nil.
+//
+// A tool that fails reports it in the result (res.Failed()); the error is
+// for protocol and transport failures: a [*jsonrpc.Error] from the server
+// (e.g. errors.Is(err, jsonrpc.ErrInvalidParams) for an unknown tool),
+// [ErrClosed], ctx.Err(), session errors, a [*CapabilityError] under
+// [WithStrictCapabilities], a [*ValidationError] for arguments that are not
+// an object, a [*transport.HTTPError] for HTTP failures.
+//
+// On modern Streamable HTTP the call carries the Mcp-Param-* headers the
+// tool's x-mcp-header annotations ask for; when the server answers -32020
+// (header mismatch) the tools list is refreshed and the call retried once.
+func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*protocol.CallToolResult, error) {
+	cc := newCallConfig(opts)
+	res, task, err := c.startTool(ctx, name, args, &cc)
+	if err != nil {
+		return nil, err
+	}
+	if task != nil {
+		return c.AwaitTask(ctx, task)
+	}
+	return res, nil
+}
+
+// startTool sends tools/call and returns either the final result or the
+// task the server created.
+func (c *Client) startTool(ctx context.Context, name string, args any, cc *callConfig) (*protocol.CallToolResult, *Task, error) {
+	if err := c.require(protocol.MethodToolsCall, "tools", c.ServerCapabilities().Tools != nil); err != nil {
+		return nil, nil, err
+	}
+	rawArgs, err := marshalArgs(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := &protocol.CallToolParams{Name: name, Arguments: rawArgs}
+	opts := cc.sessionOptions()
+	legacyTask := false
+	if c.isModern() {
+		// The tasks extension has no per-request opt-in: once advertised,
+		// the server alone decides whether a call becomes a task.
+		opts.AcceptTask = c.cfg.tasks
+	} else if cc.task {
+		if ok, err := c.legacyTaskable(ctx, name); err != nil {
+			return nil, nil, err
+		} else if ok {
+			params.Task = &protocol.TaskMetadata{}
+			legacyTask = true
+		}
+	}
+	withHeaders := c.isHTTP() && c.isModern()
+	for attempt := 0; ; attempt++ {
+		if withHeaders {
+			info, _ := c.tools.lookup(name)
+			opts.Headers = nil
+			if info != nil && len(info.headers) > 0 {
+				h, err := transport.ParamHeaders(info.headers, rawArgs)
+				if err != nil {
+					return nil, nil, err
+				}
+				opts.Headers = h
+			}
+		}
+		raw, err := c.call(ctx, protocol.MethodToolsCall, params, opts)
+		if err != nil {
+			if withHeaders && attempt == 0 && errors.Is(err, jsonrpc.ErrHeaderMismatch) {
+				// The schema may have changed: refresh and retry once.
+				if _, lerr := c.toolInfo(ctx, name, true); lerr == nil {
+					continue
+				}
+			}
+			return nil, nil, err
+		}
+		return c.decodeToolResult(ctx, raw, legacyTask)
+	}
+}
+
+// decodeToolResult decodes a tools/call result, recognizing tasks.
+func (c *Client) decodeToolResult(ctx context.Context, raw json.RawMessage, legacyTask bool) (*protocol.CallToolResult, *Task, error) {
+	rt, err := protocol.ResultTypeOf(raw)
+	if err != nil {
+		return nil, nil, &ResultError{Method: protocol.MethodToolsCall, Err: err}
+	}
+	if rt == protocol.ResultTypeTask {
+		var tr protocol.TaskCreatedResult
+		if err := decode(protocol.MethodToolsCall, raw, &tr); err != nil {
+			return nil, nil, err
+		}
+		return nil, extTask(&tr.ExtTask), nil
+	}
+	if legacyTask {
+		var probe struct {
+			Task *protocol.Task `json:"task"`
+		}
+		if json.Unmarshal(raw, &probe) == nil && probe.Task != nil && probe.Task.TaskID != "" {
+			return nil, legacyTaskOf(probe.Task), nil
+		}
+	}
+	var res protocol.CallToolResult
+	if err := decode(protocol.MethodToolsCall, raw, &res); err != nil {
+		return nil, nil, err
+	}
+	return &res, nil, nil
+}

@@ -1,0 +1,239 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// TestParamHeaders: on modern Streamable HTTP, x-mcp-header arguments
+// travel as Mcp-Param-* headers.
+func TestParamHeaders(t *testing.T) {
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Modern))
+	ctx := testCtx(t)
+	for _, err := range f.c.Tools(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := map[string]any{"region": "eu-west", "priority": 3, "verbose": true, "note": "not a header"}
+	if _, err := f.c.CallTool(ctx, "headers", args); err != nil {
+		t.Fatalf("CallTool(headers) = %v", err)
+	}
+	var got map[string]string
+	for _, r := range f.srv.Received() {
+		if r.Method == protocol.MethodToolsCall {
+			got = map[string]string{
+				"Region":   r.Headers.Get("Mcp-Param-Region"),
+				"Priority": r.Headers.Get("Mcp-Param-Priority"),
+				"Verbose":  r.Headers.Get("Mcp-Param-Verbose"),
+				"Note":     r.Headers.Get("Mcp-Param-Note"),
+				"Name":     r.Headers.Get(protocol.HeaderName),
+			}
+		}
+	}
+	want := map[string]string{"Region": "eu-west", "Priority": "3", "Verbose": "true", "Note": "", "Name": "headers"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("header %s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestHeaderMismatchRetry: a -32020 answer makes the client refresh the
+// tools list and retry once; the registry then supplies the headers.
+func TestHeaderMismatchRetry(t *testing.T) {
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Modern))
+	f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultHeaderMismatch, Method: protocol.MethodToolsCall, Times: 1})
+	if _, err := f.c.CallTool(testCtx(t), "headers", map[string]any{"region": "eu"}); err != nil {
+		t.Fatalf("CallTool after a header mismatch = %v", err)
+	}
+	if n := count(f.srv, protocol.MethodToolsCall); n != 2 {
+		t.Errorf("tools/call sent %d times, want 2", n)
+	}
+	if n := count(f.srv, protocol.MethodToolsList); n != 1 {
+		t.Errorf("tools/list sent %d times, want 1", n)
+	}
+	last := f.srv.Received()
+	for i := len(last) - 1; i >= 0; i-- {
+		if last[i].Method == protocol.MethodToolsCall {
+			if v := last[i].Headers.Get("Mcp-Param-Region"); v != "eu" {
+				t.Errorf("retried call Mcp-Param-Region = %q, want eu", v)
+			}
+			break
+		}
+	}
+}
+
+func TestPaginationLoop(t *testing.T) {
+	for _, era := range allEras {
+		t.Run(era.name, func(t *testing.T) {
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p))
+			f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultRepeatCursor, Method: protocol.MethodToolsList})
+			var n int
+			var err error
+			for _, e := range f.c.Tools(testCtx(t)) {
+				if e != nil {
+					err = e
+					break
+				}
+				n++
+			}
+			var pe *client.PaginationError
+			if !errors.As(err, &pe) || !errors.Is(err, client.ErrCursorLoop) {
+				t.Fatalf("Tools over a looping cursor: err = %v, want *PaginationError matching ErrCursorLoop", err)
+			}
+			if pe.Method != protocol.MethodToolsList {
+				t.Errorf("PaginationError.Method = %q", pe.Method)
+			}
+		})
+	}
+}
+
+func TestMaxPages(t *testing.T) {
+	f := connect(t, tPipe, testserver.Options{PageSize: 1}, client.WithProtocol(client.Modern), client.WithMaxPages(3))
+	var err error
+	for _, e := range f.c.Prompts(testCtx(t)) {
+		err = e
+	}
+	if err != nil {
+		t.Fatalf("2 prompts in 2 pages with a cap of 3: %v", err)
+	}
+	for _, e := range f.c.Tools(testCtx(t)) {
+		err = e
+	}
+	if !errors.Is(err, client.ErrTooManyPages) {
+		t.Errorf("tools over more than 3 pages: err = %v, want ErrTooManyPages", err)
+	}
+}
+
+func TestStrictCapabilities(t *testing.T) {
+	// A modern server whose discover result advertises tools only.
+	discover := `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public"}`
+	so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultResult, Method: protocol.MethodDiscover, Result: []byte(discover)}}}
+	ctx := testCtx(t)
+
+	f := connect(t, tPipe, so, client.WithProtocol(client.Modern), client.WithStrictCapabilities())
+	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "hi"}); err != nil {
+		t.Errorf("CallTool with tools advertised = %v", err)
+	}
+	checks := map[string]error{}
+	_, checks["prompts/get"] = f.c.GetPrompt(ctx, "simple", nil)
+	_, checks["resources/read"] = f.c.ReadResource(ctx, "file:///hello.txt")
+	_, checks["completion/complete"] = f.c.Complete(ctx, protocol.PromptReference("greet"), protocol.CompleteArgument{Name: "name"}, nil)
+	checks["logging/setLevel"] = f.c.SetLogLevel(ctx, protocol.LevelInfo)
+	_, checks["subscribe"] = f.c.Subscribe(ctx, client.SubscribeOptions{ToolsListChanged: true})
+	for _, e := range f.c.Prompts(ctx) {
+		checks["prompts/list"] = e
+	}
+	for m, err := range checks {
+		var ce *client.CapabilityError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s without the capability: err = %v, want *CapabilityError", m, err)
+		}
+	}
+
+	// Without strictness the server decides.
+	loose := connect(t, tPipe, so, client.WithProtocol(client.Modern))
+	if _, err := loose.c.GetPrompt(ctx, "simple", nil); err != nil {
+		t.Errorf("GetPrompt without strictness = %v", err)
+	}
+}
+
+func TestDialErrors(t *testing.T) {
+	ctx := testCtx(t)
+	if _, err := client.Dial(ctx, "ftp://example.com/mcp"); err == nil {
+		t.Error("Dial(ftp://) succeeded")
+	}
+	if _, err := client.Dial(ctx, "http://127.0.0.1:1/mcp", client.WithProtocol(client.Pin("1999-01-01"))); !errors.Is(err, client.ErrUnknownVersion) {
+		t.Errorf("Dial with an unknown pin: err = %v, want ErrUnknownVersion", err)
+	}
+}
+
+func TestPinnedVersions(t *testing.T) {
+	for _, v := range []string{protocol.Version20260728, protocol.Version20251125, protocol.Version20250618} {
+		t.Run(v, func(t *testing.T) {
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Pin(v)))
+			if got := f.c.ProtocolVersion(); got != v {
+				t.Errorf("ProtocolVersion() = %q, want %q", got, v)
+			}
+			if _, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}); err != nil {
+				t.Errorf("CallTool = %v", err)
+			}
+		})
+	}
+}
+
+// recordingHandler is a slog.Handler that keeps the messages it gets.
+type recordingHandler struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var tool string
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "tool" {
+			tool = a.Value.String()
+		}
+		return true
+	})
+	h.msgs = append(h.msgs, r.Message+" "+tool)
+	return nil
+}
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
+
+func TestDroppedToolsLogged(t *testing.T) {
+	rec := &recordingHandler{}
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Modern), client.WithLogger(slog.New(rec)))
+	for _, err := range f.c.Tools(testCtx(t)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, tool := range []string{"bad_header_type", "bad_header_name"} {
+		found := false
+		for _, m := range rec.msgs {
+			if strings.Contains(m, "x-mcp-header") && strings.HasSuffix(m, " "+tool) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no log line for dropped tool %s in %q", tool, rec.msgs)
+		}
+	}
+}
+
+func TestClientInfo(t *testing.T) {
+	for _, era := range allEras {
+		t.Run(era.name, func(t *testing.T) {
+			info := protocol.Implementation{Name: "my-agent", Version: "1.2.3"}
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p), client.WithClientInfo(info))
+			if _, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}); err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, r := range f.srv.Received() {
+				if strings.Contains(string(r.Params), `"name":"my-agent"`) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("client info %+v never reached the server", info)
+			}
+		})
+	}
+}

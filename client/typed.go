@@ -1,0 +1,165 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// ErrToolFailed is matched by the error [CallToolAs] returns when the tool
+// reported an error (isError: true); the result is returned alongside.
+var ErrToolFailed = errors.New("client: tool reported an error")
+
+// ErrRemoteRef is matched (through the schema compiler's error) when an
+// outputSchema refers to an external document: schemas are never fetched.
+var ErrRemoteRef = errors.New("client: schema references an external document")
+
+// refusingLoader is the schema loader: every $ref outside the schema
+// itself is refused, so validating a peer's schema never touches the
+// network or the file system.
+type refusingLoader struct{}
+
+func (refusingLoader) Load(u string) (any, error) {
+	return nil, fmt.Errorf("%w: %s", ErrRemoteRef, u)
+}
+
+// compileSchema compiles a tool's outputSchema (JSON Schema 2020-12 by
+// default).
+func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	comp := jsonschema.NewCompiler()
+	comp.UseLoader(refusingLoader{})
+	comp.DefaultDraft(jsonschema.Draft2020)
+	loc := "urn:conduit:tool:" + url.PathEscape(toolName) + ":output"
+	if err := comp.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	sch, err := comp.Compile(loc)
+	if err != nil {
+		// The library's LoadURLError has no Unwrap: surface our refusal.
+		var lue *jsonschema.LoadURLError
+		if errors.As(err, &lue) && errors.Is(lue.Err, ErrRemoteRef) {
+			return nil, fmt.Errorf("compiling outputSchema: %w", lue.Err)
+		}
+		return nil, err
+	}
+	return sch, nil
+}
+
+// outputSchema returns the compiled outputSchema of info, or nil when the
+// tool has none.
+func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
+	info.schemaOnce.Do(func() {
+		raw := bytes.TrimSpace(info.tool.OutputSchema)
+		if len(raw) == 0 || string(raw) == "null" {
+			return
+		}
+		info.schema, info.schemaErr = compileSchema(info.tool.Name, raw)
+	})
+	return info.schema, info.schemaErr
+}
+
+// CallToolAs calls a tool and decodes its structured result into T.
+//
+// The tool's outputSchema comes from the tools list (fetched once per
+// connection and refreshed after a tools list_changed notification). When
+// the tool has one, structuredContent is validated against it (JSON
+// Schema 2020-12; external $refs are refused, never fetched) before it is
+// decoded; a mismatch is a [*ValidationError] and T is zero. Without an
+// outputSchema the value is decoded unchecked. A result without
+// structuredContent falls back to a single text block holding JSON (what
+// older servers send).
+//
+// When the tool reports an error the result is returned with an error
+// matching [ErrToolFailed]. A tool missing from the list is an error
+// matching [ErrUnknownTool]. Other errors are those of [Client.CallTool].
+func CallToolAs[T any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (T, *protocol.CallToolResult, error) {
+	var zero T
+	info, err := c.toolInfo(ctx, name, false)
+	if err != nil {
+		return zero, nil, err
+	}
+	if info == nil {
+		return zero, nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+	}
+	schema, err := info.outputSchema()
+	if err != nil {
+		return zero, nil, &ValidationError{Subject: fmt.Sprintf("tool %q outputSchema", name), Problems: []string{"cannot compile the schema"}, Err: err}
+	}
+	res, err := c.CallTool(ctx, name, args, opts...)
+	if err != nil {
+		return zero, nil, err
+	}
+	if res.Failed() {
+		return zero, res, fmt.Errorf("%w: %q: %s", ErrToolFailed, name, truncate(res.Text(), 200))
+	}
+	subject := fmt.Sprintf("tool %q structuredContent", name)
+	raw := bytes.TrimSpace(res.StructuredContent)
+	if len(raw) == 0 {
+		if len(res.Content) == 1 && res.Content[0].Type == protocol.ContentText && json.Valid([]byte(res.Content[0].Text)) {
+			raw = []byte(res.Content[0].Text)
+		} else {
+			return zero, res, &ValidationError{Subject: subject, Problems: []string{"result has no structuredContent"}}
+		}
+	}
+	if schema != nil {
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return zero, res, &ValidationError{Subject: subject, Problems: []string{"not JSON"}, Err: err}
+		}
+		if err := schema.Validate(inst); err != nil {
+			return zero, res, &ValidationError{Subject: subject, Problems: schemaProblems(err), Err: err}
+		}
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return zero, res, &ValidationError{Subject: subject, Problems: []string{"cannot decode into " + fmt.Sprintf("%T", v)}, Err: err}
+	}
+	return v, res, nil
+}
+
+// schemaProblems flattens a jsonschema validation error into one line per
+// leaf cause.
+func schemaProblems(err error) []string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{err.Error()}
+	}
+	printer := message.NewPrinter(language.English)
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, "/"+strings.Join(e.InstanceLocation, "/")+": "+e.ErrorKind.LocalizedString(printer))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	if len(out) > 20 {
+		out = append(out[:20], fmt.Sprintf("and %d more", len(out)-20))
+	}
+	return out
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

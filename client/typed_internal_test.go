@@ -1,0 +1,33 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestCompileSchemaNeverFetches(t *testing.T) {
+	tests := []struct {
+		name    string
+		schema  string
+		wantErr error
+	}{
+		{"2020-12 metaschema is built in", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`, nil},
+		{"draft-07 metaschema is built in", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`, nil},
+		{"local ref", `{"$defs":{"n":{"type":"number"}},"properties":{"a":{"$ref":"#/$defs/n"}}}`, nil},
+		{"http ref refused", `{"$ref":"http://example.com/schema.json"}`, ErrRemoteRef},
+		{"https ref refused", `{"properties":{"a":{"$ref":"https://example.com/a.json"}}}`, ErrRemoteRef},
+		{"file ref refused", `{"$ref":"file:///etc/passwd"}`, ErrRemoteRef},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := compileSchema("t", json.RawMessage(tt.schema))
+			if tt.wantErr == nil && err != nil {
+				t.Fatalf("compileSchema(%s) = %v, want success", tt.schema, err)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Fatalf("compileSchema(%s) = %v, want %v", tt.schema, err, tt.wantErr)
+			}
+		})
+	}
+}

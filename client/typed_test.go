@@ -1,0 +1,89 @@
+package client_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testserver"
+)
+
+type sum struct {
+	Sum float64 `json:"sum"`
+}
+
+type weather struct {
+	Temperature float64 `json:"temperature"`
+	Conditions  string  `json:"conditions"`
+}
+
+func TestCallToolAs(t *testing.T) {
+	matrix(t, func(t *testing.T, tr string, p client.Protocol) {
+		f := connect(t, tr, testserver.Options{}, client.WithProtocol(p))
+		ctx := testCtx(t)
+		got, res, err := client.CallToolAs[sum](ctx, f.c, "add", map[string]any{"a": 1.5, "b": 2})
+		if err != nil || res == nil {
+			t.Fatalf("CallToolAs[sum](add) = %v, %v, %v", got, res, err)
+		}
+		if diff := cmp.Diff(sum{Sum: 3.5}, got); diff != "" {
+			t.Errorf("CallToolAs[sum](add) (-want +got):\n%s", diff)
+		}
+		w, _, err := client.CallToolAs[weather](ctx, f.c, "structured", map[string]any{"city": "Paris"})
+		if err != nil || w.Conditions == "" {
+			t.Errorf("CallToolAs[weather](structured) = %+v, %v", w, err)
+		}
+		_, _, err = client.CallToolAs[sum](ctx, f.c, "nope", nil)
+		if !errors.Is(err, client.ErrUnknownTool) {
+			t.Errorf("CallToolAs(nope) error = %v, want ErrUnknownTool", err)
+		}
+		_, res, err = client.CallToolAs[sum](ctx, f.c, "fail", nil)
+		if !errors.Is(err, client.ErrToolFailed) || res == nil {
+			t.Errorf("CallToolAs(fail) = %v, %v; want ErrToolFailed with the result", res, err)
+		}
+	})
+}
+
+// TestCallToolAsValidation runs on the in-memory transport: the results
+// are forged with FaultResult.
+func TestCallToolAsValidation(t *testing.T) {
+	tests := []struct {
+		name    string
+		tool    string
+		result  string
+		want    any
+		wantErr bool
+	}{
+		{"decodes", "add", `{"content":[],"structuredContent":{"sum":7}}`, sum{Sum: 7}, false},
+		{"fails validation", "add", `{"content":[],"structuredContent":{"sum":"seven"}}`, sum{}, true},
+		{"missing required", "add", `{"content":[],"structuredContent":{}}`, sum{}, true},
+		{"no structured content", "add", `{"content":[{"type":"text","text":"seven"}]}`, sum{}, true},
+		{"text fallback", "add", `{"content":[{"type":"text","text":"{\"sum\":8}"}]}`, sum{Sum: 8}, false},
+		{"schema absent decodes", "echo", `{"content":[],"structuredContent":{"sum":"anything"}}`, map[string]any{"sum": "anything"}, false},
+	}
+	for _, era := range allEras {
+		for _, tt := range tests {
+			t.Run(era.name+"/"+tt.name, func(t *testing.T) {
+				f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p))
+				f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultResult, Method: "tools/call", Result: json.RawMessage(tt.result)})
+				ctx := testCtx(t)
+				var got any
+				var err error
+				if tt.tool == "echo" {
+					got, _, err = client.CallToolAs[map[string]any](ctx, f.c, tt.tool, map[string]any{"text": "x"})
+				} else {
+					got, _, err = client.CallToolAs[sum](ctx, f.c, tt.tool, map[string]any{"a": 1, "b": 2})
+				}
+				var ve *client.ValidationError
+				if tt.wantErr != errors.As(err, &ve) {
+					t.Fatalf("CallToolAs error = %v, want *ValidationError: %v", err, tt.wantErr)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("CallToolAs value (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
