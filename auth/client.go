@@ -1,0 +1,559 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// Client obtains, stores, refreshes and presents the tokens for one MCP
+// server. Use one Client per server URL; it is safe for concurrent use.
+type Client struct {
+	cfg    Config       // written once by New
+	key    string       // canonical ServerURL: store key and default resource
+	origin string       // origin of key: tokens go nowhere else
+	hc     *http.Client // discovery, registration, token endpoint
+	store  TokenStore   // never nil
+	dpop   *dpopSigner  // nil without DPoPKey
+	log    *slog.Logger // never nil
+	sf     singleflight.Group
+	now    func() time.Time // test seam
+	// pollUnit is one second of device-flow interval; a test seam.
+	pollUnit time.Duration
+	// onPoll, when set, sees each device-flow wait (in interval units)
+	// before it starts; a test seam.
+	onPoll func(interval int64)
+
+	mu      sync.Mutex // guards the fields below
+	tok     *Token     // latest known token; nil if none
+	tokUsed bool       // tok was handed out since it was obtained
+	metas   map[string]*ServerMetadata
+	scopes  []string // scopes of the last successful request
+	stepUps map[string]int
+}
+
+// New returns a Client for cfg.ServerURL. It does no I/O. It fails when
+// ServerURL is not an absolute http(s) URL or when the Method lacks its
+// required settings.
+func New(cfg Config) (*Client, error) {
+	key, err := CanonicalResource(cfg.ServerURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Scopes = slices.Clone(cfg.Scopes)
+	if cfg.TokenExchange != nil {
+		te := *cfg.TokenExchange
+		cfg.TokenExchange = &te
+	}
+	switch cfg.Method {
+	case AuthorizationCode, DeviceCode, ClientCredentials:
+	case JWTBearer:
+		if cfg.Assertion == nil {
+			return nil, errors.New("auth: JWTBearer needs Config.Assertion")
+		}
+	case TokenExchange:
+		if cfg.TokenExchange == nil || cfg.TokenExchange.SubjectToken == nil || cfg.TokenExchange.TokenEndpoint == "" {
+			return nil, errors.New("auth: TokenExchange needs Config.TokenExchange with TokenEndpoint and SubjectToken")
+		}
+	default:
+		return nil, fmt.Errorf("auth: unknown method %v", cfg.Method)
+	}
+	if cfg.PrivateKey != nil {
+		if _, err := signingAlg(cfg.PrivateKey); err != nil {
+			return nil, err
+		}
+	}
+	c := &Client{
+		cfg:      cfg,
+		key:      key,
+		origin:   origin(key),
+		hc:       cfg.HTTPClient,
+		store:    cfg.Store,
+		log:      cfg.Logger,
+		now:      time.Now,
+		pollUnit: time.Second,
+		metas:    map[string]*ServerMetadata{},
+		stepUps:  map[string]int{},
+	}
+	if c.hc == nil {
+		c.hc = &http.Client{Timeout: defaultHTTPTimeout}
+	}
+	if c.store == nil {
+		c.store = &MemoryStore{}
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DPoPKey != nil {
+		if _, err := signingAlg(cfg.DPoPKey); err != nil {
+			return nil, err
+		}
+		c.dpop = &dpopSigner{key: cfg.DPoPKey}
+	}
+	return c, nil
+}
+
+// Compile-time checks: the Client plugs into the transport.
+var _ transport.TokenSource = (*Client)(nil)
+
+func (c *Client) skew() time.Duration {
+	switch {
+	case c.cfg.RefreshSkew == 0:
+		return DefaultRefreshSkew
+	case c.cfg.RefreshSkew < 0:
+		return 0
+	}
+	return c.cfg.RefreshSkew
+}
+
+// adopt makes t the current token, not yet handed out.
+func (c *Client) adopt(t *Token) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tok, c.tokUsed = t, false
+}
+
+// forget drops the current token from memory.
+func (c *Client) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tok, c.tokUsed = nil, false
+}
+
+func (c *Client) markUsed(t *Token) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tok == t {
+		c.tokUsed = true
+	}
+}
+
+// Token returns the access token to send to the MCP server, refreshing it
+// first when it expires within [Config.RefreshSkew]. It returns "" and no
+// error when there is no token yet (the server's 401 then leads to
+// [Client.Authorize]). It implements transport.TokenSource; it may block
+// for a refresh, bounded by ctx, and may be called concurrently.
+//
+// A DPoP-bound token cannot be sent as a bearer token: with
+// [Config.DPoPKey] use [Client.Header] or [Client.RoundTripper] instead.
+func (c *Client) Token(ctx context.Context) (string, error) {
+	t, err := c.validToken(ctx)
+	if err != nil || t == nil {
+		return "", err
+	}
+	if t.dpop() {
+		return "", errors.New("auth: DPoP-bound token: use Client.Header or Client.RoundTripper, not a bearer TokenSource")
+	}
+	return t.AccessToken, nil
+}
+
+// TokenFor is [Client.Token] for a request to requestURL: it returns
+// [ErrWrongOrigin] when requestURL is not on the protected resource's
+// origin, so a token never reaches another server.
+func (c *Client) TokenFor(ctx context.Context, requestURL string) (string, error) {
+	if origin(requestURL) != c.origin {
+		return "", ErrWrongOrigin
+	}
+	return c.Token(ctx)
+}
+
+// Header sets the credentials of req: "Authorization: Bearer …", or
+// "Authorization: DPoP …" with a DPoP proof for a DPoP-bound token. A
+// request to another origin than the protected resource's gets nothing.
+// Its signature matches transport.StreamableHTTP.HeaderFunc. It may block
+// for a refresh and may be called concurrently.
+func (c *Client) Header(ctx context.Context, req *http.Request) error {
+	if origin(req.URL.String()) != c.origin {
+		return nil
+	}
+	t, err := c.validToken(ctx)
+	if err != nil || t == nil {
+		return err
+	}
+	if !t.dpop() {
+		req.Header.Set("Authorization", "Bearer "+t.AccessToken)
+		return nil
+	}
+	if c.dpop == nil {
+		return errors.New("auth: DPoP-bound token but no Config.DPoPKey")
+	}
+	proof, err := c.dpop.proof(req.Method, req.URL.String(), t.AccessToken, c.now())
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "DPoP "+t.AccessToken)
+	req.Header.Set("DPoP", proof)
+	return nil
+}
+
+// validToken returns a usable token, refreshing or (for non-interactive
+// methods, once a token existed) re-obtaining it; nil when there is none.
+func (c *Client) validToken(ctx context.Context) (*Token, error) {
+	c.mu.Lock()
+	t := c.tok
+	c.mu.Unlock()
+	if t == nil {
+		st, err := c.store.LoadToken(ctx, c.key)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			return nil, nil
+		}
+		c.mu.Lock()
+		if c.tok == nil {
+			c.tok, c.tokUsed = st, false
+		}
+		t = c.tok
+		c.mu.Unlock()
+	}
+	if t.fresh(c.now(), c.skew()) {
+		c.markUsed(t)
+		return t, nil
+	}
+	nt, err := c.refresh(ctx, t.AccessToken)
+	if err == nil {
+		c.markUsed(nt)
+		return nt, nil
+	}
+	if !errors.Is(err, ErrNoRefreshToken) && !errors.Is(err, ErrRefreshTokenRejected) {
+		return nil, err
+	}
+	if !c.cfg.Method.interactive() {
+		// A service re-obtains its token without anyone's help.
+		if err := c.authorizeShared(ctx, Challenge{}, nil); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		t = c.tok
+		c.mu.Unlock()
+		if t != nil {
+			c.markUsed(t)
+		}
+		return t, nil
+	}
+	return nil, nil
+}
+
+// Authorize handles a 401 or 403 response of the MCP server, given as the
+// transport's *transport.HTTPError; when it returns nil the caller should
+// retry the request. Its signature matches session.Config.Authorize.
+//
+//   - 401: if a token obtained after the failed request is available (a
+//     token not yet handed out by Token or Header) it returns at once;
+//     else it refreshes the token (one refresh shared by concurrent
+//     callers and, with a [Locker] store, by other processes); when there
+//     is no usable refresh token, or the resource's metadata names another
+//     authorization server, it runs discovery and the configured [Method]
+//     (one flow shared by concurrent callers). The HTTP error does not say
+//     which token the failed request carried, so a 401 handled after a
+//     retry already used the new token refreshes once more (with the
+//     current refresh token, so no rotation conflict).
+//   - 403 with error="insufficient_scope": step-up authorization for the
+//     union of the previously requested and the challenged scopes, at
+//     most [Config.MaxStepUps] times per resource and scope set
+//     ([ErrStepUpLimit]).
+//   - other 403: [ErrForbidden]; any other error: [ErrNotAuthChallenge].
+func (c *Client) Authorize(ctx context.Context, challenge *transport.HTTPError) error {
+	if challenge == nil || (challenge.StatusCode != http.StatusUnauthorized && challenge.StatusCode != http.StatusForbidden) {
+		return ErrNotAuthChallenge
+	}
+	ch, _ := findChallenge(ParseChallenges(challenge.WWWAuthenticate), "Bearer", "DPoP")
+	if challenge.StatusCode == http.StatusForbidden {
+		if ch.Error() != "insufficient_scope" {
+			return fmt.Errorf("%w: HTTP 403 without an insufficient_scope challenge", ErrForbidden)
+		}
+		return c.stepUp(ctx, ch)
+	}
+	if ch.Error() == "use_dpop_nonce" {
+		return errors.New("auth: the server requires a DPoP nonce: use Client.RoundTripper")
+	}
+	c.mu.Lock()
+	cur, used := c.tok, c.tokUsed
+	c.mu.Unlock()
+	if cur != nil && !used && cur.fresh(c.now(), 0) {
+		// The failed request cannot have carried this token: it was
+		// obtained (by a concurrent refresh or flow) and not yet handed
+		// out. Retry with it.
+		return nil
+	}
+	stale := ""
+	if cur != nil {
+		stale = cur.AccessToken
+		if c.issuerMoved(ctx, ch, cur) {
+			// The resource now names another authorization server: its
+			// old tokens are useless; register and authorize anew.
+			if err := c.dropToken(ctx, cur); err != nil {
+				return err
+			}
+			return c.authorizeShared(ctx, ch, nil)
+		}
+	}
+	_, err := c.refresh(ctx, stale)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, ErrNoRefreshToken) && !errors.Is(err, ErrRefreshTokenRejected) {
+		return err
+	}
+	return c.authorizeShared(ctx, ch, nil)
+}
+
+// issuerMoved reports whether the challenge's resource metadata no
+// longer lists the issuer of tok. Only a challenge naming its metadata is
+// checked (no well-known probing on every 401); failures count as "not
+// moved" (the full flow will report them).
+func (c *Client) issuerMoved(ctx context.Context, ch Challenge, tok *Token) bool {
+	if ch.ResourceMetadata() == "" || tok.Issuer == "" {
+		return false
+	}
+	prm, err := fetchPRM(ctx, c.hc, c.key, ch.ResourceMetadata())
+	return err == nil && prm != nil && !slices.Contains(prm.AuthorizationServers, tok.Issuer)
+}
+
+// dropToken deletes tok from the store (if it is still the stored one)
+// and from memory.
+func (c *Client) dropToken(ctx context.Context, tok *Token) error {
+	unlock, err := c.lockStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := c.store.LoadToken(ctx, c.key)
+	if err != nil {
+		return err
+	}
+	if st != nil && st.AccessToken == tok.AccessToken {
+		if err := c.store.SaveToken(ctx, c.key, nil); err != nil {
+			return err
+		}
+	}
+	c.forget()
+	return nil
+}
+
+func (c *Client) stepUp(ctx context.Context, ch Challenge) error {
+	max := c.cfg.MaxStepUps
+	if max == 0 {
+		max = DefaultMaxStepUps
+	}
+	challenged := ch.Scopes()
+	c.mu.Lock()
+	prev := c.scopes
+	if prev == nil && c.tok != nil {
+		prev = c.tok.Scopes
+	}
+	want := unionScopes(prev, challenged)
+	k := c.key + " " + strings.Join(want, " ")
+	if c.stepUps[k] >= max {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %d attempts for scopes %q", ErrStepUpLimit, c.stepUps[k], want)
+	}
+	c.stepUps[k]++
+	c.mu.Unlock()
+	return c.authorizeShared(ctx, ch, want)
+}
+
+// unionScopes returns the sorted union of a and b.
+func unionScopes(a, b []string) []string {
+	set := map[string]bool{}
+	for _, s := range append(slices.Clone(a), b...) {
+		if s != "" {
+			set[s] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// authorizeShared runs authorizeFull once for all concurrent callers with
+// the same scope request. The flow runs with the first caller's context;
+// every caller stops waiting when its own context ends.
+func (c *Client) authorizeShared(ctx context.Context, ch Challenge, scopes []string) error {
+	key := "authorize " + strings.Join(scopes, " ")
+	res := c.sf.DoChan(key, func() (any, error) {
+		return nil, c.authorizeFull(ctx, ch, scopes)
+	})
+	select {
+	case r := <-res:
+		return r.Err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// authorizeFull discovers the authorization server and obtains a new
+// token with the configured method.
+func (c *Client) authorizeFull(ctx context.Context, ch Challenge, explicit []string) error {
+	prm, err := fetchPRM(ctx, c.hc, c.key, ch.ResourceMetadata())
+	if err != nil {
+		return err
+	}
+	issuer, resource := origin(c.key), c.key
+	if prm != nil {
+		issuer = prm.AuthorizationServers[0]
+		if prm.Resource != "" {
+			if r, err := CanonicalResource(prm.Resource); err == nil {
+				resource = r
+			}
+		}
+	}
+	meta, err := c.serverMetadata(ctx, issuer, prm == nil, true)
+	if err != nil {
+		return err
+	}
+	scopes := explicit
+	if scopes == nil {
+		switch {
+		case c.cfg.Scopes != nil:
+			scopes = c.cfg.Scopes
+		case len(ch.Scopes()) > 0:
+			scopes = ch.Scopes()
+		case prm != nil:
+			scopes = prm.ScopesSupported
+		}
+	}
+	scopes = slices.Clone(scopes)
+	if c.cfg.Method.interactive() && !c.cfg.DisableOfflineAccess &&
+		slices.Contains(meta.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
+		scopes = append(scopes, "offline_access")
+	}
+	var tok *Token
+	switch c.cfg.Method {
+	case AuthorizationCode:
+		tok, err = c.authCodeFlow(ctx, meta, resource, scopes)
+	case DeviceCode:
+		tok, err = c.deviceFlow(ctx, meta, resource, scopes)
+	case ClientCredentials:
+		tok, err = c.clientCredentials(ctx, meta, resource, scopes)
+	case JWTBearer:
+		tok, err = c.jwtBearer(ctx, meta, resource, scopes)
+	case TokenExchange:
+		tok, err = c.tokenExchange(ctx, meta, resource, scopes)
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.saveToken(ctx, tok); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.scopes = scopes
+	c.mu.Unlock()
+	c.log.Debug("auth: obtained token", "method", c.cfg.Method, "issuer", meta.Issuer, "scopes", tok.Scopes)
+	return nil
+}
+
+// saveToken stores tok (holding the store's lock, so no other process is
+// mid-refresh) and makes it current.
+func (c *Client) saveToken(ctx context.Context, tok *Token) error {
+	unlock, err := c.lockStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := c.store.SaveToken(ctx, c.key, tok); err != nil {
+		return err
+	}
+	c.adopt(tok)
+	return nil
+}
+
+func (c *Client) lockStore(ctx context.Context) (func(), error) {
+	if l, ok := c.store.(Locker); ok {
+		return l.Lock(ctx)
+	}
+	return func() {}, nil
+}
+
+// serverMetadata returns the metadata of issuer, from the cache unless
+// reload is set.
+func (c *Client) serverMetadata(ctx context.Context, issuer string, legacy, reload bool) (*ServerMetadata, error) {
+	c.mu.Lock()
+	m := c.metas[issuer]
+	c.mu.Unlock()
+	if m != nil && !reload {
+		return m, nil
+	}
+	m, err := fetchServerMetadata(ctx, c.hc, issuer, legacy)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.metas[issuer] = m
+	c.mu.Unlock()
+	return m, nil
+}
+
+// oauthConfig returns the x/oauth2 configuration for reg at meta.
+func (c *Client) oauthConfig(meta *ServerMetadata, reg *ClientRegistration, redirect string, scopes []string) *oauth2.Config {
+	style, secret := oauth2.AuthStyleInParams, ""
+	switch reg.AuthMethod {
+	case ClientSecretBasic:
+		style, secret = oauth2.AuthStyleInHeader, reg.ClientSecret
+	case ClientSecretPost:
+		secret = reg.ClientSecret
+	}
+	return &oauth2.Config{
+		ClientID:     reg.ClientID,
+		ClientSecret: secret,
+		Endpoint: oauth2.Endpoint{
+			AuthURL:       meta.AuthorizationEndpoint,
+			TokenURL:      meta.TokenEndpoint,
+			DeviceAuthURL: meta.DeviceAuthorizationEndpoint,
+			AuthStyle:     style,
+		},
+		RedirectURL: redirect,
+		Scopes:      scopes,
+	}
+}
+
+// tokenCallFor returns the additions to token requests for reg at meta.
+func (c *Client) tokenCallFor(meta *ServerMetadata, reg *ClientRegistration, resource string) tokenCall {
+	call := tokenCall{params: url.Values{"resource": {resource}}, dpop: c.dpop}
+	if reg != nil && reg.AuthMethod == PrivateKeyJWT {
+		key, kid, id, aud := c.cfg.PrivateKey, c.cfg.KeyID, reg.ClientID, meta.Issuer
+		call.assertion = func() (string, error) {
+			if key == nil {
+				return "", errors.New("auth: private_key_jwt needs Config.PrivateKey")
+			}
+			return clientAssertion(key, kid, id, aud, c.now())
+		}
+	}
+	return call
+}
+
+// newToken converts an x/oauth2 token.
+func (c *Client) newToken(ot *oauth2.Token, issuer, resource string, requested []string) *Token {
+	t := &Token{
+		AccessToken:  ot.AccessToken,
+		TokenType:    ot.TokenType,
+		RefreshToken: ot.RefreshToken,
+		Expiry:       ot.Expiry,
+		IssuedAt:     c.now(),
+		Scopes:       slices.Clone(requested),
+		Issuer:       issuer,
+		Resource:     resource,
+	}
+	if s, ok := ot.Extra("scope").(string); ok && s != "" {
+		t.Scopes = strings.Fields(s)
+	}
+	return t
+}

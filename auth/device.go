@@ -1,0 +1,147 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// DeviceAuthorization is what the user needs to approve a device-flow
+// request (RFC 8628 §3.2).
+type DeviceAuthorization struct {
+	// VerificationURI is where the user goes.
+	VerificationURI string
+	// VerificationURIComplete, when set, includes the user code.
+	VerificationURIComplete string
+	// UserCode is what the user enters.
+	UserCode string
+	// Expiry is when the code expires (zero if the server did not say).
+	Expiry time.Time
+}
+
+// DevicePrompter shows a device authorization to the user. It should
+// return promptly (the Client polls for the result); it is bounded by ctx.
+type DevicePrompter interface {
+	PromptDevice(ctx context.Context, da DeviceAuthorization) error
+}
+
+// DevicePrompterFunc adapts a function to [DevicePrompter].
+type DevicePrompterFunc func(ctx context.Context, da DeviceAuthorization) error
+
+// PromptDevice calls f.
+func (f DevicePrompterFunc) PromptDevice(ctx context.Context, da DeviceAuthorization) error {
+	return f(ctx, da)
+}
+
+var _ DevicePrompter = DevicePrompterFunc(nil)
+
+// PrintDevice returns a [DevicePrompter] that writes the instructions to w.
+func PrintDevice(w io.Writer) DevicePrompter {
+	return DevicePrompterFunc(func(_ context.Context, da DeviceAuthorization) error {
+		if da.VerificationURIComplete != "" {
+			_, err := fmt.Fprintf(w, "To authorize, open %s\n(or open %s and enter the code %s)\n", da.VerificationURIComplete, da.VerificationURI, da.UserCode)
+			return err
+		}
+		_, err := fmt.Fprintf(w, "To authorize, open %s and enter the code %s\n", da.VerificationURI, da.UserCode)
+		return err
+	})
+}
+
+func (c *Client) devicePrompter() DevicePrompter {
+	if c.cfg.DevicePrompter != nil {
+		return c.cfg.DevicePrompter
+	}
+	if p, ok := c.cfg.Interaction.(DevicePrompter); ok {
+		return p
+	}
+	return PrintDevice(os.Stderr)
+}
+
+// Device-flow polling bounds.
+const (
+	// defaultDeviceInterval is RFC 8628's default polling interval.
+	defaultDeviceInterval = 5
+	// maxDeviceInterval caps a (peer-controlled) interval, in seconds.
+	maxDeviceInterval = 300
+	// defaultDeviceLifetime bounds polling when the server gives no
+	// expires_in.
+	defaultDeviceLifetime = 30 * time.Minute
+)
+
+// deviceFlow runs the device authorization grant (RFC 8628).
+func (c *Client) deviceFlow(ctx context.Context, meta *ServerMetadata, resource string, scopes []string) (*Token, error) {
+	if meta.DeviceAuthorizationEndpoint == "" || meta.TokenEndpoint == "" {
+		return nil, &MetadataError{Kind: "authorization server", URLs: []string{meta.Issuer}, Err: errors.New("auth: metadata lacks device_authorization_endpoint")}
+	}
+	reg, err := c.clientFor(ctx, meta, "")
+	if err != nil {
+		return nil, err
+	}
+	conf := c.oauthConfig(meta, reg, "", scopes)
+	tctx := c.tokenContext(ctx, c.tokenCallFor(meta, reg, resource))
+	da, err := conf.DeviceAuth(tctx, oauth2.SetAuthURLParam("resource", resource))
+	if err != nil {
+		return nil, tokenError(meta.DeviceAuthorizationEndpoint, err)
+	}
+	if da.DeviceCode == "" || da.UserCode == "" || da.VerificationURI == "" {
+		return nil, &TokenError{Endpoint: meta.DeviceAuthorizationEndpoint, Code: "invalid_response", Description: "incomplete device authorization response"}
+	}
+	if err := c.devicePrompter().PromptDevice(ctx, DeviceAuthorization{
+		VerificationURI:         da.VerificationURI,
+		VerificationURIComplete: da.VerificationURIComplete,
+		UserCode:                da.UserCode,
+		Expiry:                  da.Expiry,
+	}); err != nil {
+		return nil, fmt.Errorf("auth: showing the device code: %w", err)
+	}
+	lifetime := defaultDeviceLifetime
+	if !da.Expiry.IsZero() {
+		lifetime = time.Until(da.Expiry)
+	}
+	pctx, cancel := context.WithTimeout(ctx, lifetime)
+	defer cancel()
+	interval := da.Interval
+	if interval <= 0 || interval > maxDeviceInterval {
+		interval = defaultDeviceInterval
+	}
+	params := map[string][]string{
+		"grant_type":  {deviceGrantType},
+		"device_code": {da.DeviceCode},
+	}
+	for {
+		if c.onPoll != nil {
+			c.onPoll(interval)
+		}
+		timer := time.NewTimer(time.Duration(interval) * c.pollUnit)
+		select {
+		case <-pctx.Done():
+			timer.Stop()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &TokenError{Endpoint: meta.TokenEndpoint, Code: "expired_token", Description: "device code expired while waiting for approval"}
+		case <-timer.C:
+		}
+		ot, err := c.grant(pctx, meta, reg, resource, nil, params)
+		if err == nil {
+			return c.newToken(ot, meta.Issuer, resource, scopes), nil
+		}
+		te, ok := errors.AsType[*TokenError](err)
+		if !ok {
+			return nil, err
+		}
+		switch te.Code {
+		case "authorization_pending":
+		case "slow_down":
+			// RFC 8628 §3.5: add 5 seconds for this and all later polls.
+			interval = min(interval+5, maxDeviceInterval)
+		default: // access_denied, expired_token, anything else
+			return nil, err
+		}
+	}
+}

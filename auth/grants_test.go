@@ -1,0 +1,210 @@
+package auth
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestClientCredentials(t *testing.T) {
+	key := newKey(t)
+	tests := []struct {
+		name   string
+		client *tClient
+		cfg    Config
+	}{
+		{"client_secret_basic", &tClient{id: "svc", secret: "pw", method: "client_secret_basic"}, Config{ClientID: "svc", ClientSecret: "pw"}},
+		{"client_secret_post", &tClient{id: "svc", secret: "pw", method: "client_secret_post"}, Config{ClientID: "svc", ClientSecret: "pw", AuthMethod: ClientSecretPost}},
+		{"private_key_jwt", &tClient{id: "svc", method: "private_key_jwt", pub: key.Public()}, Config{ClientID: "svc", PrivateKey: key, KeyID: "k1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestServer(t, func(s *testServer) { s.prmScopes = []string{"tools"} })
+			s.addClient(tt.client)
+			cfg := tt.cfg
+			cfg.ServerURL, cfg.Method = s.mcpURL(), ClientCredentials
+			c := mustNew(t, cfg)
+			ctx := testCtx(t)
+			if err := call(ctx, c, s.mcpURL()); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.count("client_credentials"); got != 1 {
+				t.Errorf("client_credentials grants = %d", got)
+			}
+			// Expiry: a service re-obtains its token by itself (no 401).
+			c.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+			if tok, err := c.Token(ctx); err != nil || tok == "" {
+				t.Fatalf("Token after expiry = %q, %v", tok, err)
+			}
+			if got := s.count("client_credentials"); got != 2 {
+				t.Errorf("client_credentials grants after expiry = %d, want 2", got)
+			}
+			s.mu.Lock()
+			f := s.forms[len(s.forms)-1]
+			s.mu.Unlock()
+			if f.Get("resource") != s.mcpURL() || f.Get("scope") != "tools" {
+				t.Errorf("form %v lacks resource or scope", f)
+			}
+		})
+	}
+}
+
+func TestPrivateKeyJWTWrongKeyRejected(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.addClient(&tClient{id: "svc", method: "private_key_jwt", pub: newKey(t).Public()})
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: ClientCredentials, ClientID: "svc", PrivateKey: newKey(t)})
+	err := call(testCtx(t), c, s.mcpURL())
+	te, ok := errors.AsType[*TokenError](err)
+	if !ok || te.Code != "invalid_client" {
+		t.Fatalf("err = %v, want invalid_client", err)
+	}
+}
+
+func TestDeviceFlowSlowDown(t *testing.T) {
+	s := newTestServer(t, func(s *testServer) { s.deviceSlow = 1; s.devicePending = 2 })
+	var mu sync.Mutex
+	var shown []DeviceAuthorization
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: DeviceCode,
+		DevicePrompter: DevicePrompterFunc(func(_ context.Context, da DeviceAuthorization) error {
+			mu.Lock()
+			defer mu.Unlock()
+			shown = append(shown, da)
+			return nil
+		})})
+	var waits []int64
+	c.pollUnit = time.Millisecond
+	c.onPoll = func(i int64) { waits = append(waits, i) }
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	// interval 1, then slow_down adds 5 for this and all later polls.
+	if diff := cmp.Diff([]int64{1, 6, 6, 6}, waits); diff != "" {
+		t.Errorf("poll intervals (-want +got):\n%s", diff)
+	}
+	if len(shown) != 1 || shown[0].UserCode != "WDJB-MJHT" || !strings.HasSuffix(shown[0].VerificationURI, "/activate") {
+		t.Errorf("shown = %+v", shown)
+	}
+	if s.count("register") != 1 || s.regs[0]["application_type"] != "native" {
+		t.Errorf("device client registration %v", s.regs)
+	}
+}
+
+func TestDeviceFlowCanceled(t *testing.T) {
+	s := newTestServer(t, func(s *testServer) { s.devicePending = 1 << 20 })
+	ctx, cancel := context.WithCancel(testCtx(t))
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: DeviceCode, DevicePrompter: PrintDevice(&strings.Builder{})})
+	c.pollUnit = time.Millisecond
+	polls := 0
+	c.onPoll = func(int64) {
+		if polls++; polls == 3 {
+			cancel()
+		}
+	}
+	if err := call(ctx, c, s.mcpURL()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestJWTBearer(t *testing.T) {
+	wk := newKey(t)
+	s := newTestServer(t, func(s *testServer) { s.workloadKey = wk.Public() })
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: JWTBearer,
+		Assertion: func(_ context.Context, aud string) (string, error) {
+			return signJWT(wk, "", "JWT", false, map[string]any{"iss": "workload", "sub": "spiffe://x/y", "aud": aud, "exp": time.Now().Add(time.Minute).Unix()})
+		}})
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.count(jwtBearerGrantType); got != 1 {
+		t.Errorf("jwt-bearer grants = %d", got)
+	}
+}
+
+func TestEnterpriseManagedTokenExchange(t *testing.T) {
+	idp := newKey(t)
+	s := newTestServer(t, func(s *testServer) { s.idpKey = idp })
+	s.addClient(&tClient{id: "mcp-client", secret: "pw", method: "client_secret_basic"})
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: TokenExchange, ClientID: "mcp-client", ClientSecret: "pw",
+		TokenExchange: &TokenExchangeConfig{
+			TokenEndpoint: s.URL + "/idp/token", ClientID: "idp-client",
+			SubjectToken: func(context.Context) (string, error) { return "id-token-alice", nil },
+		}})
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	if s.count("idp-"+tokenExchangeGrantType) != 1 || s.count(jwtBearerGrantType) != 1 {
+		t.Errorf("counts = %v", s.counts)
+	}
+}
+
+func TestDPoP(t *testing.T) {
+	for _, nonce := range []bool{false, true} {
+		t.Run(map[bool]string{false: "without nonce", true: "with server nonce"}[nonce], func(t *testing.T) {
+			s := newTestServer(t, func(s *testServer) { s.dpop = true; s.dpopNonce = nonce })
+			s.addClient(&tClient{id: "svc", secret: "pw", method: "client_secret_basic"})
+			c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: ClientCredentials, ClientID: "svc", ClientSecret: "pw", DPoPKey: newKey(t)})
+			ctx := testCtx(t)
+			// Obtain the token (the token endpoint demands DPoP, and a nonce).
+			if err := c.Authorize(ctx, (&transportHTTPError401{}).err(s)); err != nil {
+				t.Fatal(err)
+			}
+			c.mu.Lock()
+			typ := c.tok.TokenType
+			c.mu.Unlock()
+			if typ != "DPoP" {
+				t.Fatalf("token type %q", typ)
+			}
+			if _, err := c.Token(ctx); err == nil {
+				t.Error("Token handed out a DPoP-bound token as a bearer token")
+			}
+			hc := &httpClient{rt: c.RoundTripper(nil)}
+			for i := range 2 {
+				status, err := hc.post(ctx, s.mcpURL())
+				if err != nil || status != 200 {
+					t.Fatalf("request %d: status %d, %v", i, status, err)
+				}
+			}
+			s.mu.Lock()
+			last := s.mcpAuth[len(s.mcpAuth)-1]
+			s.mu.Unlock()
+			if !strings.HasPrefix(last, "DPoP ") {
+				t.Errorf("Authorization = %q", last)
+			}
+			// The HeaderFunc path signs proofs too (the nonce learned by
+			// the RoundTripper is reused).
+			if status, _, err := send(ctx, c, s.mcpURL()); err != nil || status != 200 {
+				t.Errorf("Header path: status %d, %v", status, err)
+			}
+		})
+	}
+}
+
+// TestDCRPrivateKeyJWT: a service without pre-registered credentials
+// registers its public key (jwks) and authenticates with private_key_jwt.
+func TestDCRPrivateKeyJWT(t *testing.T) {
+	s := newTestServer(t, nil)
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: ClientCredentials, PrivateKey: newKey(t), KeyID: "k1"})
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	if s.count("register") != 1 || s.regs[0]["token_endpoint_auth_method"] != "private_key_jwt" || s.regs[0]["application_type"] != "web" {
+		t.Errorf("registration = %v", s.regs)
+	}
+}

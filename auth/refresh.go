@@ -1,0 +1,108 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/oauth2"
+)
+
+// Refresh renews the access token with the refresh token now, whatever
+// its expiry, and returns the new token. It shares the refresh with
+// concurrent callers and other processes like [Client.Token] does (if the
+// store already holds a newer token than the current one, that one is
+// returned without a request). It returns [ErrNoRefreshToken] when there
+// is no refresh token and an error matching [ErrRefreshTokenRejected]
+// when the server rejects it (the stored token is then deleted).
+func (c *Client) Refresh(ctx context.Context) (*Token, error) {
+	c.mu.Lock()
+	stale := ""
+	if c.tok != nil {
+		stale = c.tok.AccessToken
+	}
+	c.mu.Unlock()
+	t, err := c.refresh(ctx, stale)
+	if err != nil {
+		return nil, err
+	}
+	cp := *t
+	return &cp, nil
+}
+
+// refresh replaces the token whose access token is stale. Concurrent
+// calls share one attempt (singleflight); the attempt holds the store's
+// lock, re-reads the store and uses a token another process saved
+// instead of refreshing again, so a rotating refresh token is used once.
+func (c *Client) refresh(ctx context.Context, stale string) (*Token, error) {
+	res := c.sf.DoChan("refresh", func() (any, error) {
+		return c.doRefresh(ctx, stale)
+	})
+	select {
+	case r := <-res:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*Token), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
+	unlock, err := c.lockStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st, err := c.store.LoadToken(ctx, c.key)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		c.forget()
+		return nil, ErrNoRefreshToken
+	}
+	if st.AccessToken != stale && st.fresh(c.now(), 0) {
+		// Another Client or process refreshed (or authorized) already.
+		c.adopt(st)
+		return st, nil
+	}
+	if st.RefreshToken == "" {
+		return nil, ErrNoRefreshToken
+	}
+	meta, err := c.serverMetadata(ctx, st.Issuer, st.Issuer == origin(c.key), false)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := c.knownClient(ctx, meta)
+	if err != nil {
+		return nil, err
+	}
+	if reg == nil {
+		return nil, ErrNoRefreshToken
+	}
+	conf := c.oauthConfig(meta, reg, "", nil)
+	tctx := c.tokenContext(ctx, c.tokenCallFor(meta, reg, st.Resource))
+	ot, err := conf.TokenSource(tctx, &oauth2.Token{RefreshToken: st.RefreshToken}).Token()
+	if err != nil {
+		te := tokenError(meta.TokenEndpoint, err)
+		if e, ok := errors.AsType[*TokenError](te); ok && e.Code == "invalid_grant" {
+			// Expired, revoked or already rotated: start over with a new
+			// authorization rather than failing the connection.
+			if err := c.store.SaveToken(ctx, c.key, nil); err != nil {
+				return nil, err
+			}
+			c.forget()
+			return nil, fmt.Errorf("%w: %w", ErrRefreshTokenRejected, te)
+		}
+		return nil, te
+	}
+	nt := c.newToken(ot, st.Issuer, st.Resource, st.Scopes)
+	if err := c.store.SaveToken(ctx, c.key, nt); err != nil {
+		return nil, err
+	}
+	c.adopt(nt)
+	c.log.Debug("auth: refreshed token", "issuer", st.Issuer)
+	return nt, nil
+}

@@ -1,0 +1,297 @@
+package auth
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// authorized returns a client that completed the interactive flow.
+func authorized(t *testing.T, s *testServer, store TokenStore) *Client {
+	t.Helper()
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Interaction: autoApprove(t), RedirectURL: testRedirect, Store: store})
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatalf("initial authorization: %v", err)
+	}
+	return c
+}
+
+// TestConcurrent401sShareOneRefresh: the server invalidates the access
+// token; N requests in flight all get 401 and all call Authorize at once.
+// With a rotating refresh token, a second refresh would fail with
+// invalid_grant and force a re-login: exactly one refresh must happen.
+func TestConcurrent401sShareOneRefresh(t *testing.T) {
+	s := newTestServer(t, nil)
+	c := authorized(t, s, nil)
+	ctx := testCtx(t)
+	s.expireAccess()
+
+	const n = 8
+	var got401, recovered sync.WaitGroup
+	got401.Add(n)
+	recovered.Add(n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			status, herr, err := send(ctx, c, s.mcpURL())
+			got401.Done()
+			if err != nil || status != 401 {
+				recovered.Done()
+				errs <- errors.Join(err, errors.New("want 401"))
+				return
+			}
+			got401.Wait() // every request failed before anyone recovers
+			err = c.Authorize(ctx, herr)
+			recovered.Done()
+			if err != nil {
+				errs <- err
+				return
+			}
+			// Retry only once every 401 was handled: a 401 handled after
+			// the new token was already used cannot be told apart from a
+			// rejection of that new token (see Client.Authorize).
+			recovered.Wait()
+			if status, _, err := send(ctx, c, s.mcpURL()); err != nil || status != 200 {
+				errs <- errors.Join(err, errors.New("retry not 200"))
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := s.count("refresh_token"); got != 1 {
+		t.Errorf("refreshes at the server = %d, want exactly 1", got)
+	}
+	if got := s.count("authorize"); got != 1 {
+		t.Errorf("authorizations = %d, want 1 (no re-login)", got)
+	}
+}
+
+// TestConcurrentExpiryShareOneRefresh: the client sees its token expire
+// (clock moved forward) and N concurrent Token calls refresh once.
+func TestConcurrentExpiryShareOneRefresh(t *testing.T) {
+	s := newTestServer(t, nil)
+	c := authorized(t, s, nil)
+	ctx := testCtx(t)
+	var mu sync.Mutex
+	offset := 2 * time.Hour
+	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(offset) }
+	var wg sync.WaitGroup
+	toks := make([]string, 8)
+	for i := range toks {
+		wg.Go(func() {
+			tok, err := c.Token(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			toks[i] = tok
+		})
+	}
+	wg.Wait()
+	if got := s.count("refresh_token"); got != 1 {
+		t.Errorf("refreshes = %d, want 1", got)
+	}
+	for _, tok := range toks[1:] {
+		if tok != toks[0] || tok == "" {
+			t.Errorf("tokens differ or empty: %q", toks)
+			break
+		}
+	}
+}
+
+// TestTwoClientsShareStore: two Client values (separate singleflights)
+// share one FileStore; both see an expired token; the store's lock makes
+// one refresh and the other adopt its result.
+func TestTwoClientsShareStore(t *testing.T) {
+	s := newTestServer(t, nil)
+	store := &FileStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
+	authorized(t, s, store)
+	expireStored(t, store, s)
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	toks := make([]string, 4)
+	for i := range toks {
+		c := mustNew(t, Config{ServerURL: s.mcpURL(), Store: store})
+		wg.Go(func() {
+			tok, err := c.Token(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			toks[i] = tok
+		})
+	}
+	wg.Wait()
+	if got := s.count("refresh_token"); got != 1 {
+		t.Errorf("refreshes = %d, want 1", got)
+	}
+	for _, tok := range toks {
+		if tok != toks[0] {
+			t.Errorf("clients disagree: %q", toks)
+		}
+	}
+}
+
+// expireStored rewrites the stored token as expired.
+func expireStored(t *testing.T, store TokenStore, s *testServer) {
+	t.Helper()
+	ctx := testCtx(t)
+	key, _ := CanonicalResource(s.mcpURL())
+	tok, err := store.LoadToken(ctx, key)
+	if err != nil || tok == nil {
+		t.Fatalf("stored token: %v %v", tok, err)
+	}
+	tok.Expiry = time.Now().Add(-time.Minute)
+	tok.IssuedAt = time.Now().Add(-time.Hour)
+	if err := store.SaveToken(ctx, key, tok); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrossProcessRefresh re-executes the test binary as several
+// processes sharing one FileStore with an expired token and a rotating
+// refresh token: exactly one refresh happens and all processes end up with
+// the same, valid token.
+func TestCrossProcessRefresh(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.addClient(&tClient{id: "cli", method: "none", redirects: []string{testRedirect}})
+	store := &FileStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), ClientID: "cli", Interaction: autoApprove(t), RedirectURL: testRedirect, Store: store})
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	expireStored(t, store, s)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const procs = 4
+	type proc struct {
+		cmd *exec.Cmd
+		out bytes.Buffer
+		in  *os.File
+	}
+	ps := make([]*proc, procs)
+	for i := range ps {
+		p := &proc{cmd: exec.Command(exe, "-test.run=^$")}
+		p.cmd.Env = append(os.Environ(), helperEnv+"=1", "CONDUIT_AUTH_SERVER="+s.mcpURL(),
+			"CONDUIT_AUTH_CLIENT=cli", "CONDUIT_AUTH_STORE="+store.Path)
+		p.cmd.Stdout = &p.out
+		p.cmd.Stderr = os.Stderr
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.cmd.Stdin, p.in = r, w
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		ps[i] = p
+	}
+	for _, p := range ps { // go: all processes refresh at once
+		p.in.Close()
+	}
+	toks := map[string]bool{}
+	for i, p := range ps {
+		if err := p.cmd.Wait(); err != nil {
+			t.Fatalf("process %d: %v", i, err)
+		}
+		toks[p.out.String()] = true
+	}
+	if got := s.count("refresh_token"); got != 1 {
+		t.Errorf("refreshes = %d, want exactly 1 across %d processes", got, procs)
+	}
+	if len(toks) != 1 {
+		t.Errorf("processes got different tokens: %v", toks)
+	}
+	// A new Client in this process finds the same token in the store.
+	c = mustNew(t, Config{ServerURL: s.mcpURL(), ClientID: "cli", Store: store})
+	tok, err := c.Token(testCtx(t))
+	if err != nil || !toks[tok] {
+		t.Errorf("parent token %q (err %v), want the shared one", tok, err)
+	}
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestInvalidRefreshTokenReauthorizes: a refresh token the server no
+// longer accepts leads to a new authorization, not a dead connection.
+func TestInvalidRefreshTokenReauthorizes(t *testing.T) {
+	s := newTestServer(t, nil)
+	c := authorized(t, s, nil)
+	s.mu.Lock()
+	for _, rt := range s.refresh {
+		rt.used = true
+	}
+	s.mu.Unlock()
+	s.expireAccess()
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.count("authorize"); got != 2 {
+		t.Errorf("authorizations = %d, want 2 (re-authorized)", got)
+	}
+	// Token with an expired token and a dead refresh token: "" (no error),
+	// so the request goes out and its 401 triggers Authorize.
+	c2 := authorized(t, s, nil)
+	s.mu.Lock()
+	for _, rt := range s.refresh {
+		rt.used = true
+	}
+	s.mu.Unlock()
+	c2.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	tok, err := c2.Token(testCtx(t))
+	if tok != "" || err != nil {
+		t.Errorf("Token = %q, %v; want empty, nil", tok, err)
+	}
+	if _, err := c2.Refresh(testCtx(t)); !errors.Is(err, ErrNoRefreshToken) {
+		t.Errorf("Refresh after rejection: %v, want ErrNoRefreshToken", err)
+	}
+}
+
+func TestRefreshKeepsResource(t *testing.T) {
+	s := newTestServer(t, nil)
+	c := authorized(t, s, nil)
+	if _, err := c.Refresh(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	last := s.forms[len(s.forms)-1]
+	s.mu.Unlock()
+	if last.Get("grant_type") != "refresh_token" || last.Get("resource") != s.mcpURL() {
+		t.Errorf("refresh form %v lacks resource", last)
+	}
+}
+
+// TestNewAuthorizationServer: when the resource's metadata starts naming
+// another authorization server, the old token is not refreshed at the old
+// server; the client registers with the new one and authorizes there.
+func TestNewAuthorizationServer(t *testing.T) {
+	s := newTestServer(t, nil)
+	c := authorized(t, s, nil)
+	newAS := newTestServer(t, nil)
+	s.expireAccess()
+	// The PRM now names the new AS, and /mcp accepts its tokens.
+	s.mu.Lock()
+	s.altIssuer = newAS.issuer()
+	s.trusted = newAS
+	s.mu.Unlock()
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.count("refresh_token"); got != 0 {
+		t.Errorf("refreshed %d times at the old server", got)
+	}
+	if newAS.count("register") != 1 || newAS.count("authorization_code") != 1 {
+		t.Errorf("new AS counts %v", newAS.counts)
+	}
+}
