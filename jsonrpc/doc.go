@@ -5,6 +5,15 @@
 // ([encoding/json.RawMessage]) until a caller asks for them, so a message is
 // decoded once on the hot path and never re-encoded to be forwarded.
 //
+// [DecodeMessage] is the hot path of every transport. It scans the message
+// once, without reflection, and in the common case allocates at most three
+// times (the message, one copy of the raw params, result or error data, and
+// one string for the string id, error message, or a method name that is
+// not one of MCP's); it never retains its input.
+// It accepts the JSON encoding/json accepts, nesting up to 10000 levels,
+// and reads member names as encoding/json would (case-insensitively when
+// no name matches exactly, the last of duplicate members winning).
+//
 // [ID] keeps the two JSON types of a request id apart: the integer 1 and the
 // string "1" are different ids, as JSON-RPC requires.
 //

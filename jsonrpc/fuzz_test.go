@@ -9,8 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// FuzzDecodeMessage checks that DecodeMessage never panics, that every
-// failure is a *DecodeError matching exactly one of ErrParse and
+// FuzzDecodeMessage checks that DecodeMessage agrees with the former
+// encoding/json-based decoder (same error class, or equal messages; see
+// checkAgainstReference) and does not retain its input, that it never
+// panics, that every failure is a *DecodeError matching exactly one of ErrParse and
 // ErrInvalidRequest, and that every decoded message re-encodes to valid
 // JSON that decodes to the same message and encodes to the same bytes.
 // The seed corpus is in testdata/fuzz/FuzzDecodeMessage.
@@ -23,7 +25,11 @@ func FuzzDecodeMessage(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range differentialInputs() {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAgainstReference(t, data)
 		m, err := jsonrpc.DecodeMessage(data)
 		if err != nil {
 			var de *jsonrpc.DecodeError
