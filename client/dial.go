@@ -42,6 +42,7 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 			HTTPClient:  cfg.httpClient,
 			Header:      cfg.headers.Clone(),
 			TokenSource: cfg.auth.Tokens,
+			HeaderFunc:  cfg.auth.Header,
 			Logger:      cfg.logger,
 		}
 		if cfg.protocol == Auto || cfg.protocol == Legacy || isLegacyPin(cfg.protocol) {
@@ -50,13 +51,14 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 				HTTPClient:  cfg.httpClient,
 				Header:      cfg.headers.Clone(),
 				TokenSource: cfg.auth.Tokens,
+				HeaderFunc:  cfg.auth.Header,
 				Logger:      cfg.logger,
 			}
 		}
 	case "ws", "wss":
 		hc := cfg.httpClient
-		if cfg.auth.Tokens != nil {
-			hc = bearerClient(hc, cfg.auth.Tokens)
+		if cfg.auth.Tokens != nil || cfg.auth.Header != nil {
+			hc = bearerClient(hc, cfg.auth.Tokens, cfg.auth.Header)
 		}
 		t = &transport.WebSocket{
 			URL:        endpoint,
@@ -79,8 +81,9 @@ func isLegacyPin(p Protocol) bool {
 }
 
 // bearerClient returns a copy of hc (or of a default client) whose
-// requests carry "Authorization: Bearer <token>" from ts.
-func bearerClient(hc *http.Client, ts TokenSource) *http.Client {
+// requests carry "Authorization: Bearer <token>" from ts (when not nil),
+// then whatever header sets.
+func bearerClient(hc *http.Client, ts TokenSource, header func(context.Context, *http.Request) error) *http.Client {
 	var c http.Client
 	if hc != nil {
 		c = *hc
@@ -89,27 +92,37 @@ func bearerClient(hc *http.Client, ts TokenSource) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	c.Transport = &bearerTransport{base: base, ts: ts}
+	c.Transport = &bearerTransport{base: base, ts: ts, header: header}
 	return &c
 }
 
 type bearerTransport struct {
-	base http.RoundTripper
-	ts   TokenSource
+	base   http.RoundTripper
+	ts     TokenSource
+	header func(context.Context, *http.Request) error
 }
 
 func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	tok, err := b.ts.Token(req.Context())
-	if err != nil {
+	fail := func(err error) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, fmt.Errorf("client: obtaining a token: %w", err)
-	}
-	if tok == "" {
-		return b.base.RoundTrip(req)
+		return nil, err
 	}
 	r := req.Clone(req.Context())
-	r.Header.Set("Authorization", "Bearer "+tok)
+	if b.ts != nil {
+		tok, err := b.ts.Token(req.Context())
+		if err != nil {
+			return fail(fmt.Errorf("client: obtaining a token: %w", err))
+		}
+		if tok != "" {
+			r.Header.Set("Authorization", "Bearer "+tok)
+		}
+	}
+	if b.header != nil {
+		if err := b.header(req.Context(), r); err != nil {
+			return fail(fmt.Errorf("client: setting credentials: %w", err))
+		}
+	}
 	return b.base.RoundTrip(r)
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"github.com/conduitmcp/conduit/auth"
 	"log/slog"
 	"net/http"
 	"time"
@@ -85,6 +86,19 @@ type Auth struct {
 	// a valid token, then return nil to have the request retried. Nil
 	// means a 401/403 fails with the session's typed auth error.
 	Authorize func(ctx context.Context, challenge *transport.HTTPError) error
+	// Header, when set, is called for every HTTP request (POSTs, the GET
+	// stream, DELETE, the WebSocket handshake) and may set credentials on
+	// it, for example a DPoP-bound token with its proof. It runs after
+	// Tokens. Nil adds nothing.
+	Header func(ctx context.Context, req *http.Request) error
+}
+
+// WithOAuth plugs an OAuth client from the auth package into the client:
+// its Header sets the credentials on every request to the server's origin
+// and its Authorize runs the flows on a 401 or 403. It is shorthand for
+// WithAuth(Auth{Header: a.Header, Authorize: a.Authorize}). Default: none.
+func WithOAuth(a *auth.Client) Option {
+	return WithAuth(Auth{Header: a.Header, Authorize: a.Authorize})
 }
 
 // Option configures a [Client]. Options are applied in order; for each

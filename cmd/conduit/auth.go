@@ -83,5 +83,5 @@ func (inv *invocation) authOption() (client.Option, func(), error) {
 		release()
 		return nil, nil, usagef("authorization: %v", err)
 	}
-	return client.WithAuth(client.Auth{Tokens: ac, Authorize: ac.Authorize}), release, nil
+	return client.WithOAuth(ac), release, nil
 }
