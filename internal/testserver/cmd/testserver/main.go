@@ -6,7 +6,7 @@
 //
 //	testserver [-era dual|modern|legacy] [-versions 2026-07-28] [-legacy-versions 2025-11-25,2025-06-18]
 //	           [-fault SPEC]... [-exit-marker PATH] [-banner LINE]... [-page-size N] [-ttl DURATION]
-//	           [-http 127.0.0.1:PORT] [-sse] [-conformance]
+//	           [-http 127.0.0.1:PORT] [-sse] [-conformance] [-record PATH]
 //
 // With -http it serves HTTP instead of stdio: Streamable HTTP at /mcp (and
 // /), WebSocket at /ws and the deprecated HTTP+SSE transport at /sse, and
@@ -17,10 +17,18 @@
 // "rpc-error:code=-32601" or "exit". With -exit-marker, exit faults only
 // fire in a process that finds no file at PATH; the process that exits
 // creates it, so a respawned server behaves normally.
+//
+// With -record, a stdio server appends, when it stops serving (stdin closed,
+// a signal, or an exit fault), one line to PATH: the JSON object
+// {"pid": N, "exit": "eof"|"fault"|"error", "received": [...]} whose
+// received list holds every message it got, as testserver.Recorded values.
+// Tests that drive the binary read it to assert exactly what a client sent
+// to each process.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,6 +65,7 @@ func run(args []string) int {
 	httpAddr := fs.String("http", "", "serve HTTP on this loopback address (e.g. 127.0.0.1:0) instead of stdio")
 	sse := fs.Bool("sse", false, "answer every HTTP request with an event stream")
 	conformance := fs.Bool("conformance", false, "add the MCP conformance suite's fixtures (test_simple_text, …)")
+	record := fs.String("record", "", "stdio: append what this process received to this file (one JSON line) when it stops serving")
 	var faults, banner multiFlag
 	fs.Var(&faults, "fault", "a fault, see testserver.ParseFault (repeatable)")
 	fs.Var(&banner, "banner", "a non-JSON line written to stdout before serving (repeatable)")
@@ -105,6 +114,11 @@ func run(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "testserver: serving %s era on stdio\n", e)
 	err = srv.ServeStream(ctx, os.Stdin, os.Stdout)
+	if *record != "" {
+		if werr := writeRecord(*record, srv, err); werr != nil {
+			fmt.Fprintln(os.Stderr, "testserver: -record:", werr)
+		}
+	}
 	switch {
 	case errors.Is(err, testserver.ErrExit):
 		if *marker != "" {
@@ -117,6 +131,33 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// writeRecord appends one JSON line describing this process and what it
+// received to path, in a single write so that concurrent processes do not
+// interleave.
+func writeRecord(path string, srv *testserver.Server, serveErr error) error {
+	exit := "eof"
+	switch {
+	case errors.Is(serveErr, testserver.ErrExit):
+		exit = "fault"
+	case serveErr != nil && !errors.Is(serveErr, context.Canceled):
+		exit = "error"
+	}
+	line, err := json.Marshal(struct {
+		PID      int                   `json:"pid"`
+		Exit     string                `json:"exit"`
+		Received []testserver.Recorded `json:"received"`
+	}{os.Getpid(), exit, srv.Received()})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(line, '\n'))
+	return errors.Join(err, f.Close())
 }
 
 // serveHTTP serves srv's HTTP handlers on addr until ctx ends.

@@ -1,0 +1,534 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/interop/internal/foreign"
+	"github.com/conduitmcp/conduit/interop/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.Cleanup()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// Era is the protocol era a benchmark runs in.
+type era string
+
+const (
+	legacyEra era = "legacy"
+	modernEra era = "modern"
+)
+
+// endpoint is how a client reaches a server: argv for stdio, url for HTTP.
+type endpoint struct {
+	argv []string
+	url  string
+}
+
+// session is one connected client, whichever library.
+type session interface {
+	echo(ctx context.Context, text string) error
+	big(ctx context.Context, size int) (int, error) // returns the text length
+	listTools(ctx context.Context) (int, error)
+	close() error
+}
+
+// clientImpl connects one client library.
+type clientImpl struct {
+	name    string
+	connect func(ctx context.Context, ep endpoint, e era) (session, error)
+}
+
+// clients are the libraries compared; conduit registers itself from
+// conduit_test.go.
+var clients = []clientImpl{
+	{name: "go-sdk", connect: connectGoSDK},
+	{name: "mcp-go", connect: connectMCPGo},
+	{name: "raw", connect: connectRaw},
+}
+
+// target is one server on one transport.
+type target struct {
+	kind foreign.Kind
+	tr   foreign.Transport
+}
+
+var targets = []target{
+	{foreign.GoSDK, foreign.Stdio},
+	{foreign.GoSDK, foreign.HTTP},
+	{foreign.Raw, foreign.Stdio},
+	{foreign.Raw, foreign.HTTP},
+}
+
+// matrix runs fn for every client × target × era, each under its own
+// sub-benchmark. HTTP servers are started once per call to matrix.
+func matrix(b *testing.B, tools int, fn func(b *testing.B, c clientImpl, ep endpoint, e era)) {
+	eps := map[target]endpoint{}
+	for _, tg := range targets {
+		o := foreign.Options{Tools: tools}
+		if tg.tr == foreign.Stdio {
+			eps[tg] = endpoint{argv: foreign.Command(b, tg.kind, o)}
+		} else {
+			eps[tg] = endpoint{url: foreign.StartHTTP(b, tg.kind, tg.tr, o)}
+		}
+	}
+	for _, c := range clients {
+		for _, tg := range targets {
+			for _, e := range []era{legacyEra, modernEra} {
+				b.Run(fmt.Sprintf("%s/%s-%s-%s", c.name, tg.kind, tg.tr, e), func(b *testing.B) {
+					fn(b, c, eps[tg], e)
+				})
+			}
+		}
+	}
+}
+
+// benchTimeout bounds one sub-benchmark's connection.
+const benchTimeout = 5 * time.Minute
+
+func connect(b *testing.B, c clientImpl, ep endpoint, e era) (session, context.Context) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), benchTimeout)
+	b.Cleanup(cancel)
+	s, err := c.connect(ctx, ep, e)
+	if err != nil {
+		b.Fatalf("connect: %v", err)
+	}
+	b.Cleanup(func() { _ = s.close() })
+	return s, ctx
+}
+
+func BenchmarkConnect(b *testing.B) {
+	matrix(b, 0, func(b *testing.B, c clientImpl, ep endpoint, e era) {
+		ctx, cancel := context.WithTimeout(context.Background(), benchTimeout)
+		defer cancel()
+		for b.Loop() {
+			s, err := c.connect(ctx, ep, e)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkSequentialCalls(b *testing.B) {
+	matrix(b, 0, func(b *testing.B, c clientImpl, ep endpoint, e era) {
+		s, ctx := connect(b, c, ep, e)
+		for b.Loop() {
+			if err := s.echo(ctx, "hello"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// concurrency is the number of calls in flight in BenchmarkConcurrentCalls.
+const concurrency = 64
+
+func BenchmarkConcurrentCalls(b *testing.B) {
+	matrix(b, 0, func(b *testing.B, c clientImpl, ep endpoint, e era) {
+		s, ctx := connect(b, c, ep, e)
+		b.ResetTimer()
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, concurrency)
+		for range concurrency {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(b.N) {
+					if err := s.echo(ctx, "hello"); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// bigSize is the result size of BenchmarkLargeResult.
+const bigSize = 1 << 20
+
+func BenchmarkLargeResult(b *testing.B) {
+	matrix(b, 0, func(b *testing.B, c clientImpl, ep endpoint, e era) {
+		s, ctx := connect(b, c, ep, e)
+		b.SetBytes(bigSize)
+		for b.Loop() {
+			n, err := s.big(ctx, bigSize)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n != bigSize {
+				b.Fatalf("result of %d bytes, want %d", n, bigSize)
+			}
+		}
+	})
+}
+
+// listTools is the filler tool count of BenchmarkListTools500.
+const listTools = 500
+
+func BenchmarkListTools500(b *testing.B) {
+	matrix(b, listTools, func(b *testing.B, c clientImpl, ep endpoint, e era) {
+		s, ctx := connect(b, c, ep, e)
+		for b.Loop() {
+			n, err := s.listTools(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n < listTools {
+				b.Fatalf("listed %d tools, want at least %d", n, listTools)
+			}
+		}
+	})
+}
+
+// TestBenchClients runs every workload once per client and target, so
+// that `go test` (without -bench) proves the harness works.
+func TestBenchClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts every server and client; skipped in -short mode")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, tg := range targets {
+		o := foreign.Options{Tools: listTools}
+		var ep endpoint
+		if tg.tr == foreign.Stdio {
+			ep.argv = foreign.Command(t, tg.kind, o)
+		} else {
+			ep.url = foreign.StartHTTP(t, tg.kind, tg.tr, o)
+		}
+		for _, c := range clients {
+			for _, e := range []era{legacyEra, modernEra} {
+				t.Run(fmt.Sprintf("%s/%s-%s-%s", c.name, tg.kind, tg.tr, e), func(t *testing.T) {
+					s, err := c.connect(ctx, ep, e)
+					if err != nil {
+						t.Fatalf("connect: %v", err)
+					}
+					defer s.close()
+					if err := s.echo(ctx, "hello"); err != nil {
+						t.Errorf("echo: %v", err)
+					}
+					if n, err := s.big(ctx, bigSize); err != nil || n != bigSize {
+						t.Errorf("big: %d bytes, %v", n, err)
+					}
+					if n, err := s.listTools(ctx); err != nil || n < listTools {
+						t.Errorf("tools/list: %d tools, %v", n, err)
+					}
+				})
+			}
+		}
+	}
+}
+
+// ---- raw: a hand-written JSON-RPC client, the floor ----
+
+const rawModernVersion = "2026-07-28"
+
+type rawSession struct {
+	e      era
+	nextID atomic.Int64
+	// stdio
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	wmu     sync.Mutex
+	pmu     sync.Mutex
+	pending map[int64]chan json.RawMessage
+	readErr error
+	done    chan struct{}
+	// http
+	url string
+	hc  *http.Client
+}
+
+type rawResponse struct {
+	ID     *int64          `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func connectRaw(ctx context.Context, ep endpoint, e era) (session, error) {
+	s := &rawSession{e: e}
+	if ep.url != "" {
+		s.url = ep.url
+		s.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
+	} else {
+		s.cmd = exec.Command(ep.argv[0], ep.argv[1:]...)
+		s.cmd.Stderr = os.Stderr
+		var err error
+		if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+			return nil, err
+		}
+		stdout, err := s.cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := s.cmd.Start(); err != nil {
+			return nil, err
+		}
+		s.pending = map[int64]chan json.RawMessage{}
+		s.done = make(chan struct{})
+		go s.readLoop(stdout)
+	}
+	if e == modernEra {
+		_, err := s.call(ctx, "server/discover", map[string]any{})
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		return s, nil
+	}
+	if _, err := s.call(ctx, "initialize", map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "raw", "version": "1.0.0"},
+	}); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := s.notify(ctx, "notifications/initialized"); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *rawSession) readLoop(r io.Reader) {
+	defer close(s.done)
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 1 {
+			var res rawResponse
+			if json.Unmarshal(line, &res) == nil && res.ID != nil {
+				s.pmu.Lock()
+				ch := s.pending[*res.ID]
+				delete(s.pending, *res.ID)
+				s.pmu.Unlock()
+				if ch != nil {
+					ch <- line
+				}
+			}
+		}
+		if err != nil {
+			s.pmu.Lock()
+			s.readErr = err
+			s.pmu.Unlock()
+			return
+		}
+	}
+}
+
+func (s *rawSession) params(method string, p map[string]any) map[string]any {
+	if s.e == modernEra {
+		p["_meta"] = map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    rawModernVersion,
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1.0.0"},
+		}
+	}
+	return p
+}
+
+func (s *rawSession) notify(ctx context.Context, method string) error {
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
+	if s.url != "" {
+		_, err := s.post(ctx, method, "", msg)
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := s.stdin.Write(append(msg, '\n'))
+	return err
+}
+
+func (s *rawSession) call(ctx context.Context, method string, p map[string]any) (json.RawMessage, error) {
+	id := s.nextID.Add(1)
+	name, _ := p["name"].(string)
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": s.params(method, p)})
+	if err != nil {
+		return nil, err
+	}
+	var line []byte
+	if s.url != "" {
+		if line, err = s.post(ctx, method, name, msg); err != nil {
+			return nil, err
+		}
+	} else {
+		ch := make(chan json.RawMessage, 1)
+		s.pmu.Lock()
+		if s.readErr != nil {
+			s.pmu.Unlock()
+			return nil, s.readErr
+		}
+		s.pending[id] = ch
+		s.pmu.Unlock()
+		s.wmu.Lock()
+		_, err := s.stdin.Write(append(msg, '\n'))
+		s.wmu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case line = <-ch:
+		case <-s.done:
+			return nil, fmt.Errorf("raw: server closed: %v", s.readErr)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	var res rawResponse
+	if err := json.Unmarshal(line, &res); err != nil {
+		return nil, err
+	}
+	if res.Error != nil {
+		return nil, fmt.Errorf("raw: %s: %d %s", method, res.Error.Code, res.Error.Message)
+	}
+	return res.Result, nil
+}
+
+// post sends one message over HTTP and returns the response message, from
+// a JSON body or the first SSE data event carrying an id.
+func (s *rawSession) post(ctx context.Context, method, name string, msg []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.e == modernEra {
+		req.Header.Set("MCP-Protocol-Version", rawModernVersion)
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+	} else {
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusAccepted {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("raw: %s: HTTP %d: %s", method, resp.StatusCode, body)
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return io.ReadAll(resp.Body)
+	}
+	br := bufio.NewReaderSize(resp.Body, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:")); ok {
+			data = bytes.TrimSpace(data)
+			var r rawResponse
+			if json.Unmarshal(data, &r) == nil && r.ID != nil {
+				_, _ = io.Copy(io.Discard, br)
+				return data, nil
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("raw: %s: event stream ended without a response: %w", method, err)
+		}
+	}
+}
+
+func (s *rawSession) echo(ctx context.Context, text string) error {
+	_, err := s.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": text}})
+	return err
+}
+
+func (s *rawSession) big(ctx context.Context, size int) (int, error) {
+	raw, err := s.call(ctx, "tools/call", map[string]any{"name": "big", "arguments": map[string]any{"size": size}})
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || len(r.Content) == 0 {
+		return 0, fmt.Errorf("raw: bad big result: %v", err)
+	}
+	return len(r.Content[0].Text), nil
+}
+
+func (s *rawSession) listTools(ctx context.Context) (int, error) {
+	n := 0
+	cursor := ""
+	for range 1000 {
+		p := map[string]any{}
+		if cursor != "" {
+			p["cursor"] = cursor
+		}
+		raw, err := s.call(ctx, "tools/list", p)
+		if err != nil {
+			return 0, err
+		}
+		var r struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return 0, err
+		}
+		n += len(r.Tools)
+		if r.NextCursor == "" {
+			return n, nil
+		}
+		cursor = r.NextCursor
+	}
+	return 0, errors.New("raw: too many tools/list pages")
+}
+
+func (s *rawSession) close() error {
+	if s.url != "" {
+		s.hc.CloseIdleConnections()
+		return nil
+	}
+	_ = s.stdin.Close()
+	<-s.done
+	return s.cmd.Wait()
+}

@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+func init() {
+	clients = append([]clientImpl{{name: "conduit", connect: connectConduit}}, clients...)
+}
+
+type conduitSession struct {
+	c  *client.Client
+	hc *http.Client
+}
+
+func connectConduit(ctx context.Context, ep endpoint, e era) (session, error) {
+	p := client.Modern
+	if e == legacyEra {
+		p = client.Legacy
+	}
+	var c *client.Client
+	var hc *http.Client
+	var err error
+	if ep.url != "" {
+		hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
+		c, err = client.Dial(ctx, ep.url, client.WithProtocol(p), client.WithHTTPClient(hc))
+	} else {
+		c, err = client.Connect(ctx, transport.Command(ep.argv[0], ep.argv[1:]...), client.WithProtocol(p))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &conduitSession{c: c, hc: hc}, nil
+}
+
+func (s *conduitSession) echo(ctx context.Context, text string) error {
+	res, err := s.c.CallTool(ctx, "echo", map[string]any{"text": text})
+	if err == nil && res.Failed() {
+		err = fmt.Errorf("conduit: echo failed: %s", res.Text())
+	}
+	return err
+}
+
+func (s *conduitSession) big(ctx context.Context, size int) (int, error) {
+	res, err := s.c.CallTool(ctx, "big", map[string]any{"size": size})
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Text()), nil
+}
+
+func (s *conduitSession) listTools(ctx context.Context) (int, error) {
+	n := 0
+	for _, err := range s.c.Tools(ctx) {
+		if err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func (s *conduitSession) close() error {
+	err := s.c.Close()
+	if s.hc != nil {
+		s.hc.CloseIdleConnections()
+	}
+	return err
+}
