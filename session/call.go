@@ -1,0 +1,494 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// callResult is what the loop sends a waiting caller: first the
+// registration, then the final response or error.
+type callResult struct {
+	registered bool
+	resp       *jsonrpc.Response
+	err        error
+}
+
+// call is one outgoing request attempt. The caller fills the first block
+// before posting it; the loop fills the second block at registration,
+// before it sends the registration on ch (which orders the accesses).
+type call struct {
+	method     string
+	internal   bool // negotiation traffic: allowed before the session is ready
+	noCancel   bool // never send notifications/cancelled (initialize)
+	timed      bool // has a timeout to reset on progress: needs a progress token
+	progress   func(protocol.ProgressParams)
+	progressed chan struct{}   // cap 1; signalled by the loop on progress (timeout reset); may be nil
+	stream     *Stream         // a listen request
+	ch         chan callResult // cap 2: the registration, then the final result
+
+	id    int64     // written by loop at registration
+	token int64     // progress token; written by loop at the first registration
+	ref   *connRef  // written by loop at registration
+	neg   *negState // written by loop at registration
+
+	// Owned by the caller. settled: the final result was received, so the
+	// loop holds no reference any more and the call may be pooled. req and
+	// buf are reused for every request the call sends: transports encode
+	// a message before Write returns and keep no reference to it.
+	settled bool
+	req     jsonrpc.Request
+	buf     []byte
+}
+
+func newCall(method string) *call {
+	return &call{method: method, ch: make(chan callResult, 2)}
+}
+
+// maxPooledBuffer bounds the params buffer a pooled call keeps.
+const maxPooledBuffer = 64 << 10
+
+// getCall returns a call from the session's pool (Session.calls recycles
+// the calls of Session.Call with their channels and params buffers, so
+// that a request costs no allocation of its own). The pool is per session
+// so that channels never cross a testing/synctest bubble.
+func (s *Session) getCall(method string) *call {
+	c, _ := s.calls.Get().(*call)
+	if c == nil {
+		c = &call{ch: make(chan callResult, 2)}
+	}
+	c.method = method
+	return c
+}
+
+// putCall recycles c. Only settled calls may be recycled: the loop no
+// longer refers to them.
+func (s *Session) putCall(c *call) {
+	ch, pr, buf := c.ch, c.progressed, c.buf
+	for len(ch) > 0 {
+		<-ch
+	}
+	if pr != nil {
+		select {
+		case <-pr:
+		default:
+		}
+	}
+	if cap(buf) > maxPooledBuffer {
+		buf = nil
+	}
+	*c = call{ch: ch, progressed: pr, buf: buf[:0]}
+	s.calls.Put(c)
+}
+
+// again returns a fresh call for re-sending c under a new id. A call that
+// was abandoned after a failed write may still receive a late result from
+// the loop on its channel, so it is never registered again (nor pooled).
+func (s *Session) again(c *call) *call {
+	n := s.getCall(c.method)
+	n.internal, n.noCancel, n.timed = c.internal, c.noCancel, c.timed
+	n.progress, n.progressed, n.token = c.progress, c.progressed, c.token
+	return n
+}
+
+// deliver hands r to the caller. The channel has room for the two sends a
+// registration can produce, so the loop never blocks here.
+func (c *call) deliver(r callResult) {
+	select {
+	case c.ch <- r:
+	default:
+	}
+}
+
+// Call sends a request and waits for its final result.
+//
+// Modern era: params (encoded once) get _meta protocolVersion,
+// clientCapabilities, clientInfo, and progressToken/logLevel when asked,
+// spliced in without re-encoding; resultType is checked; input_required is
+// driven through MRTR for tools/call, prompts/get and resources/read. The
+// returned JSON is the final complete result (resultType left in it).
+// Legacy era: a plain request; server requests are answered meanwhile.
+//
+// A request lost with its connection, response stream or legacy HTTP
+// session is re-sent once under a new id unless opts.NoReplay or
+// Config.Replay forbid it.
+//
+// Errors: a *jsonrpc.Error from the server; [*MissingCapabilityError] for
+// -32021; ctx.Err() when ctx ends; [*RequestTimeoutError];
+// [*ConnectionLostError]; [*ProtocolError]; [*InputError]; [ErrClosed]; or
+// the session's terminal error.
+func (s *Session) Call(ctx context.Context, method string, params any, opts *CallOptions) (json.RawMessage, error) {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return nil, fmt.Errorf("session: encoding %s params: %w", method, err)
+	}
+	if err := checkRaw(params, raw); err != nil {
+		return nil, fmt.Errorf("session: %s params: %w", method, err)
+	}
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	return s.call(ctx, method, raw, &o)
+}
+
+func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = s.cfg.RequestTimeout
+	}
+	c := s.getCall(method)
+	c.progress = o.Progress
+	if timeout > 0 {
+		c.timed = true
+		if c.progressed == nil {
+			c.progressed = make(chan struct{}, 1)
+		}
+	}
+	defer func() {
+		if c.settled {
+			s.putCall(c)
+		}
+	}()
+	cur := raw
+	rounds := 0
+	replayed, reprobed := false, false
+	var pace *pacer
+	var retry *retrier
+	for {
+		resp, err := s.attempt(ctx, c, cur, o, timeout)
+		if err != nil {
+			if !reprobed && s.hintSuspect(c, nil, err) {
+				reprobed = true
+				if changed, perr := s.reprobe(ctx, c); perr != nil {
+					return nil, perr
+				} else if changed {
+					c = s.again(c)
+					continue
+				}
+				if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Response != nil && he.Response.Error != nil {
+					return nil, serverError(method, he.Response.Error)
+				}
+				return nil, err
+			}
+			if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, raw, o) {
+				// 408, 429, 5xx: the server did not take the request;
+				// retry with backoff (honouring Retry-After) within
+				// Config.Retry.
+				if retry == nil {
+					retry = newRetrier(s.cfg.Retry)
+				}
+				if wait, ok := retry.next(he.RetryAfter); ok {
+					s.log.Info("retrying a request", "method", method, "status", he.StatusCode, "wait", wait)
+					if err := s.sleep(ctx, wait); err != nil {
+						return nil, err
+					}
+					c = s.again(c)
+					continue
+				}
+			}
+			if !replayed && errors.Is(err, ErrConnectionLost) && s.mayReplay(method, raw, o) {
+				replayed = true
+				s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
+				c = s.again(c)
+				continue
+			}
+			return nil, err
+		}
+		n := c.neg
+		if resp.Error != nil {
+			if !reprobed && s.hintSuspect(c, resp.Error, nil) {
+				reprobed = true
+				if changed, perr := s.reprobe(ctx, c); perr != nil {
+					return nil, perr
+				} else if changed {
+					c = s.again(c)
+					continue
+				}
+			}
+			return nil, serverError(method, resp.Error)
+		}
+		if n.era != negotiation.EraModern {
+			return resp.Result, nil
+		}
+		if n.hinted {
+			s.hintVerified.Store(true)
+		}
+		rt, err := resultType(resp.Result)
+		if err != nil {
+			return nil, &ProtocolError{Method: method, Reason: err.Error(), Err: ErrInvalidResponse}
+		}
+		switch rt {
+		case "", protocol.ResultTypeComplete:
+			return resp.Result, nil
+		case protocol.ResultTypeTask:
+			if o.AcceptTask && method == protocol.MethodToolsCall {
+				return resp.Result, nil
+			}
+			return nil, &ProtocolError{Method: method, Reason: `resultType "task" was not accepted for this request`, Err: ErrInvalidResponse}
+		case protocol.ResultTypeInputRequired:
+			if !mrtrMethod(method) {
+				return nil, &ProtocolError{Method: method, Reason: "input_required is not allowed for this method", Err: ErrInvalidResponse}
+			}
+			rounds++
+			if rounds > s.cfg.MaxInputRounds {
+				return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("more than %d rounds", s.cfg.MaxInputRounds), Err: ErrTooManyInputRounds}
+			}
+			next, stateOnly, err := s.inputRound(ctx, method, raw, resp.Result)
+			if err != nil {
+				return nil, err
+			}
+			if stateOnly {
+				if pace == nil {
+					pace = newPacer()
+				}
+				if err := pace.wait(ctx, s.closing); err != nil {
+					return nil, err
+				}
+			}
+			cur = next
+		default:
+			return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("unknown resultType %q", rt), Err: ErrInvalidResponse}
+		}
+	}
+}
+
+// serverError turns a server's error response into the error Call returns.
+func serverError(method string, e *jsonrpc.Error) error {
+	if e.Code == jsonrpc.CodeMissingRequiredClientCapability {
+		var data struct {
+			Required protocol.ClientCapabilities `json:"requiredCapabilities"`
+		}
+		_ = json.Unmarshal(e.Data, &data) // malformed data: no detail
+		return &MissingCapabilityError{Method: method, Required: data.Required, Err: e}
+	}
+	return e
+}
+
+func mrtrMethod(method string) bool {
+	switch method {
+	case protocol.MethodToolsCall, protocol.MethodPromptsGet, protocol.MethodResourcesRead:
+		return true
+	}
+	return false
+}
+
+func (s *Session) mayReplay(method string, params json.RawMessage, o *CallOptions) bool {
+	if o.NoReplay {
+		return false
+	}
+	if s.cfg.Replay != nil {
+		return s.cfg.Replay(method, params)
+	}
+	return true
+}
+
+// attempt registers c, writes one request with params and waits for its
+// response.
+func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, o *CallOptions, timeout time.Duration) (*jsonrpc.Response, error) {
+	c.settled = false
+	if !s.post(event{kind: evRegister, call: c}) {
+		return nil, ErrClosed
+	}
+	// The timeout also bounds waiting for the session to be ready (a
+	// reconnection in progress).
+	r, err := s.await(ctx, c, timeout, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	if r.err != nil {
+		c.settled = true
+		return nil, r.err
+	}
+	req, err := s.buildRequest(c, params, o.LogLevel)
+	if err != nil {
+		s.post(event{kind: evAbandon, call: c})
+		return nil, err
+	}
+	wctx := ctx
+	if len(o.Headers) > 0 {
+		wctx = transport.WithRequestHeaders(ctx, o.Headers)
+	}
+	if err := c.ref.conn.Write(wctx, req); err != nil {
+		s.post(event{kind: evAbandon, call: c})
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return s.writeFailed(c, err)
+	}
+	r, err = s.await(ctx, c, timeout, s.cfg.MaxRequestTimeout, true)
+	if err != nil {
+		return nil, err
+	}
+	c.settled = true
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.resp, nil
+}
+
+// buildRequest encodes c's request with params: in the modern era with the
+// spliced _meta, in the legacy era with _meta.progressToken only when a
+// token is in use.
+func (s *Session) buildRequest(c *call, params json.RawMessage, level protocol.LoggingLevel) (*jsonrpc.Request, error) {
+	body := params
+	var err error
+	switch {
+	case c.neg.era == negotiation.EraModern:
+		body, err = spliceMeta(c.buf[:0], params, c.neg.prefix, c.token, level)
+	case c.token != 0:
+		body, err = spliceMeta(c.buf[:0], params, nil, c.token, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: encoding %s params: %w", c.method, err)
+	}
+	if len(body) > 0 && (len(params) == 0 || &body[0] != &params[0]) {
+		c.buf = body
+	}
+	c.req = jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: c.method, Params: body}
+	return &c.req, nil
+}
+
+// writeFailed classifies a failed Write.
+func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !he.SessionExpired &&
+		he.Response != nil && he.Response.Error != nil && !s.hintSuspect(c, nil, err) {
+		// An HTTP error status with a JSON-RPC error body (a modern
+		// server's 400 for -32021/-32022, 404 for -32601): the server's
+		// answer.
+		return he.Response, nil
+	}
+	switch {
+	case errors.Is(err, transport.ErrSessionExpired):
+		// Legacy HTTP 404 with a session id: re-initialize, then replay.
+		s.post(event{kind: evHeal, ref: c.ref, err: err})
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	case errors.Is(err, transport.ErrStreamBroken):
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	case errors.Is(err, transport.ErrClosed):
+		s.post(event{kind: evHeal, ref: c.ref, err: err})
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	}
+	if _, ok := errors.AsType[*transport.NetworkError](err); ok && probeKind(c.ref.kind) == negotiation.TransportStdio {
+		// A stream connection (WebSocket) that broke under the write.
+		s.post(event{kind: evHeal, ref: c.ref, err: err})
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	}
+	return nil, err
+}
+
+// await waits for c's next result. timeout (reset on progress) and max
+// bound the wait when positive. On ctx end or timeout the call is
+// abandoned; written says whether the server must be told.
+func (s *Session) await(ctx context.Context, c *call, timeout, max time.Duration, written bool) (callResult, error) {
+	var tC, mC <-chan time.Time
+	var t *time.Timer
+	if timeout > 0 {
+		t = time.NewTimer(timeout)
+		defer t.Stop()
+		tC = t.C
+	}
+	if max > 0 {
+		m := time.NewTimer(max)
+		defer m.Stop()
+		mC = m.C
+	}
+	var progressed chan struct{}
+	if written {
+		progressed = c.progressed
+	}
+	for {
+		select {
+		case r := <-c.ch:
+			return r, nil
+		case <-progressed:
+			if t != nil {
+				t.Reset(timeout)
+			}
+		case <-tC:
+			s.post(event{kind: evAbandon, call: c, cancel: written, reason: "timeout"})
+			return callResult{}, &RequestTimeoutError{Method: c.method, Timeout: timeout}
+		case <-mC:
+			s.post(event{kind: evAbandon, call: c, cancel: written, reason: "timeout"})
+			return callResult{}, &RequestTimeoutError{Method: c.method, Timeout: max, Absolute: true}
+		case <-ctx.Done():
+			// A result that is ready wins over the context (habit 22).
+			select {
+			case r := <-c.ch:
+				if !r.registered {
+					return r, nil
+				}
+			default:
+			}
+			s.post(event{kind: evAbandon, call: c, cancel: written, reason: context.Cause(ctx).Error()})
+			return callResult{}, ctx.Err()
+		case <-s.loopDone:
+			select {
+			case r := <-c.ch:
+				return r, nil
+			default:
+			}
+			return callResult{}, ErrClosed
+		}
+	}
+}
+
+// cancelRemote tells the server that request id on ref is abandoned. It
+// runs on the loop and never blocks: on modern HTTP it closes the response
+// stream (which is the cancellation there); elsewhere a tracked goroutine
+// sends notifications/cancelled, bounded by CancelNotifyTimeout.
+func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
+	if ref == nil {
+		return
+	}
+	n := s.neg.Load()
+	if n != nil && n.era == negotiation.EraModern {
+		if sc, ok := ref.conn.(transport.StreamCanceler); ok && (ref.kind == transport.KindHTTP) {
+			sc.CancelStream(jsonrpc.Int64ID(id))
+			return
+		}
+	}
+	if s.lifeCtx.Err() != nil {
+		return
+	}
+	params, _ := json.Marshal(struct {
+		RequestID int64  `json:"requestId"`
+		Reason    string `json:"reason,omitempty"`
+	}{id, reason})
+	note := &jsonrpc.Request{Method: protocol.NotificationCancelled, Params: params}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(s.lifeCtx, CancelNotifyTimeout)
+		defer cancel()
+		if err := ref.conn.Write(ctx, note); err != nil {
+			s.log.Debug("sending notifications/cancelled", "id", id, "err", err)
+		}
+	}()
+}
+
+// Notify sends a notification on the current connection. In the modern
+// era params are sent as given (notifications have no required _meta).
+func (s *Session) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return fmt.Errorf("session: encoding %s params: %w", method, err)
+	}
+	select {
+	case <-s.doneCh:
+		return s.Err()
+	default:
+	}
+	ref := s.cur.Load()
+	if ref == nil {
+		return ErrClosed
+	}
+	return ref.conn.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
+}

@@ -1,0 +1,169 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// dispatchItem is one unit of work for the dispatcher goroutine: a
+// notification for Config.OnNotification (or the handler's listeners), or
+// a progress callback.
+type dispatchItem struct {
+	req      *jsonrpc.Request
+	progress func(protocol.ProgressParams)
+	pp       protocol.ProgressParams
+}
+
+// notification handles a server notification on the loop: cancellations
+// and progress are bookkeeping done here; listen-stream notifications go to
+// their stream; everything else is queued for the dispatcher.
+func (s *Session) notification(n *jsonrpc.Request) {
+	lp := &s.lp
+	switch n.Method {
+	case protocol.NotificationCancelled:
+		var p struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+		}
+		if err := json.Unmarshal(n.Params, &p); err != nil || !p.RequestID.IsValid() {
+			s.log.Debug("ignoring malformed notifications/cancelled", "params", string(n.Params))
+			return
+		}
+		if id, ok := p.RequestID.Int64(); ok {
+			if st := lp.streams[id]; st != nil {
+				// The server tore a listen down: a graceful end.
+				if c := lp.pending[id]; c != nil {
+					s.forget(c)
+				}
+				st.end(nil)
+				return
+			}
+		}
+		if cancel, ok := lp.serving[p.RequestID]; ok {
+			cancel()
+			// Entry removed when the handler goroutine reports back.
+		}
+		return
+	case protocol.NotificationProgress:
+		var pp protocol.ProgressParams
+		if err := json.Unmarshal(n.Params, &pp); err == nil {
+			if tok, err := strconv.ParseInt(string(pp.ProgressToken), 10, 64); err == nil {
+				if c := lp.tokens[tok]; c != nil {
+					if c.progressed != nil {
+						select {
+						case c.progressed <- struct{}{}:
+						default:
+						}
+					}
+					if c.progress != nil {
+						s.enqueue(dispatchItem{progress: c.progress, pp: pp})
+					}
+					return
+				}
+			}
+		}
+	}
+	if id, ok := subscriptionID(n.Params); ok {
+		if sid, isInt := id.Int64(); isInt {
+			if st := lp.streams[sid]; st != nil {
+				s.streamNotify(st, n)
+				return
+			}
+		}
+		s.log.Debug("dropping notification for an unknown subscription", "subscriptionId", id, "method", n.Method)
+		return
+	}
+	s.enqueue(dispatchItem{req: n})
+}
+
+var subscriptionKey = []byte(`"` + protocol.MetaSubscriptionID + `"`)
+
+// subscriptionID returns _meta["io.modelcontextprotocol/subscriptionId"]
+// of a notification's params.
+func subscriptionID(params json.RawMessage) (jsonrpc.ID, bool) {
+	if !bytes.Contains(params, subscriptionKey) {
+		return jsonrpc.ID{}, false
+	}
+	var p struct {
+		Meta struct {
+			Sub jsonrpc.ID `json:"io.modelcontextprotocol/subscriptionId"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || !p.Meta.Sub.IsValid() {
+		return jsonrpc.ID{}, false
+	}
+	return p.Meta.Sub, true
+}
+
+// enqueue adds it to the dispatcher queue. When the queue is full the
+// oldest entry is dropped and counted: the reader and the loop never wait
+// for user code.
+func (s *Session) enqueue(it dispatchItem) {
+	lp := &s.lp
+	if len(lp.queue) >= MaxQueuedNotifications {
+		lp.queue[0] = dispatchItem{}
+		lp.queue = lp.queue[1:]
+		lp.dropped++
+		s.log.Warn("notification queue full; dropped the oldest notification", "dropped", lp.dropped)
+	}
+	lp.queue = append(lp.queue, it)
+}
+
+// dispatcher delivers queued notifications and progress callbacks in
+// arrival order. It is the only goroutine that runs notification user code.
+func (s *Session) dispatcher() {
+	defer s.wg.Done()
+	for {
+		select {
+		case it := <-s.dispatchCh:
+			s.deliverItem(it)
+		case <-s.closing:
+			return
+		}
+	}
+}
+
+func (s *Session) deliverItem(it dispatchItem) {
+	if it.progress != nil {
+		it.progress(it.pp)
+		return
+	}
+	n := it.req
+	if s.cfg.OnNotification != nil {
+		s.cfg.OnNotification(s.lifeCtx, n)
+		return
+	}
+	h := &s.set
+	ctx := s.lifeCtx
+	switch n.Method {
+	case protocol.NotificationMessage:
+		if h.LogListener != nil {
+			var p protocol.LoggingMessageParams
+			if json.Unmarshal(n.Params, &p) == nil {
+				h.LogListener.OnLog(ctx, &p)
+			}
+		}
+	case protocol.NotificationToolsListChanged:
+		if h.ToolsChanged != nil {
+			h.ToolsChanged.OnToolsChanged(ctx)
+		}
+	case protocol.NotificationPromptsListChanged:
+		if h.PromptsChanged != nil {
+			h.PromptsChanged.OnPromptsChanged(ctx)
+		}
+	case protocol.NotificationResourcesListChanged:
+		if h.ResourcesChanged != nil {
+			h.ResourcesChanged.OnResourcesChanged(ctx)
+		}
+	case protocol.NotificationResourcesUpdated:
+		if h.ResourceUpdated != nil {
+			var p protocol.ResourceUpdatedParams
+			if json.Unmarshal(n.Params, &p) == nil {
+				h.ResourceUpdated.OnResourceUpdated(ctx, p.URI)
+			}
+		}
+	}
+}

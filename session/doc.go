@@ -1,0 +1,97 @@
+// Package session is the per-connection actor of the Conduit MCP client: it
+// negotiates the protocol era over a [transport.Conn], multiplexes
+// concurrent requests on it, drives multi-round-trip requests (MRTR),
+// answers legacy server requests, routes notifications and listen
+// streams, and heals lost connections.
+//
+// [Connect] opens a connection and negotiates according to [Config.Mode]:
+//
+//   - [ModeAuto] sends server/discover (bounded by [Config.ProbeTimeout])
+//     and follows the verdict of [negotiation.ClassifyProbe]: modern,
+//     corrective re-probe (exactly once), legacy initialize on the same
+//     connection, respawn then initialize, authorize then re-probe, or
+//     retry with backoff (never a downgrade).
+//   - [ModeModern] probes and refuses every legacy fallback.
+//   - [ModeLegacy] sends initialize at once.
+//   - [ModePinned] uses exactly [Config.PinVersion].
+//
+// The probe's outcome is read by the transport kind ([transport.Kinder]):
+// on stdio, in-memory and WebSocket connections (stream transports with
+// stdio semantics) a probe timeout means a legacy server; on Streamable
+// HTTP it is retried with backoff ([Config.Retry]), never a downgrade. A
+// transport that cannot connect at all fails Connect with its own error.
+// After a modern verdict the era is pinned: later legacy evidence is an
+// error, never a silent downgrade.
+//
+// The outcome is observable through [Session.Era],
+// [Session.ProtocolVersion], [Session.Discover], [Session.InitializeResult]
+// and [Session.Trace].
+//
+// # Recovery
+//
+// A session heals itself: when a stdio process exits (or any stream
+// connection drops) after negotiation, the transport is connected again
+// (the process respawned) and the pinned era re-negotiated; when a legacy
+// HTTP session expires (404), it is initialized again. A request lost
+// with its connection, with a broken modern response stream, or with an
+// expired session is re-sent once under a new id, unless
+// [CallOptions.NoReplay] or [Config.Replay] forbid it; then it fails with
+// a [*ConnectionLostError]. Listen streams end with that error and must be
+// re-opened. Requests answered HTTP 408, 429 or 5xx are retried within
+// [Config.Retry].
+//
+// # Concurrency
+//
+// One goroutine per session (the loop) owns all session state: the state
+// machine, the pending-call table, progress tokens, legacy server requests
+// in flight, listen streams and the notification queue. Callers, the
+// transport reader and the negotiation driver talk to it by message; it
+// blocks in exactly one select and never runs user code or blocking I/O.
+// Writes happen on the caller's goroutine. User code runs on:
+//
+//   - one dispatcher goroutine, for notifications and progress callbacks,
+//     in arrival order;
+//   - one tracked goroutine per legacy server request (ping, sampling,
+//     elicitation, roots), with a context cancelled by the server's
+//     notifications/cancelled or by Close;
+//   - the caller's own errgroup, for MRTR input requests.
+//
+// All methods of [*Session] and [*Stream] are safe for concurrent use.
+//
+// # Backpressure
+//
+// The notification queue holds [MaxQueuedNotifications] entries; when a
+// slow [Config.OnNotification] lets it fill up, the oldest entry is dropped
+// and the number of drops is logged. The reader never blocks on user code.
+// A listen [Stream] buffers [StreamBuffer] notifications; a consumer that
+// falls further behind ends the stream with [ErrStreamOverflow] (the
+// subscription is cancelled on the server; re-listen to recover), so that
+// no change notification is ever lost silently. At most
+// [MaxConcurrentServerRequests] legacy server requests are served at once
+// (the excess is dropped and logged), and an MRTR round may carry at most
+// [MaxInputRequests] input requests.
+//
+// # Cancellation
+//
+// A call whose context ends returns ctx.Err() at once. The server is told
+// off the caller's path, from a tracked goroutine bounded by
+// [CancelNotifyTimeout]: notifications/cancelled on stdio, memory,
+// WebSocket and legacy HTTP; closing the response stream
+// ([transport.StreamCanceler]) on modern HTTP. Timeouts
+// ([Config.RequestTimeout], [CallOptions.Timeout]) reset on progress and are
+// capped by [Config.MaxRequestTimeout].
+//
+// # Errors
+//
+// Server errors are [*jsonrpc.Error] (match with errors.Is against the
+// jsonrpc sentinels). Session failures are [ErrClosed], [ErrNotModern],
+// [ErrStreamOverflow], [ErrCloseTimeout], [*ConnectionLostError]
+// ([ErrConnectionLost]), [*RequestTimeoutError] ([ErrRequestTimeout]),
+// [*ProtocolError] ([ErrInvalidResponse], [ErrUnexpectedInputRequest],
+// [ErrTooManyInputRounds]), [*MissingCapabilityError], [*InputError],
+// [*AuthRequiredError] and [*NegotiationError] (which wraps
+// [*negotiation.Error], [*negotiation.UnsupportedProtocolVersionError],
+// an [*AuthRequiredError] or a transport error). Transport errors
+// ([*transport.HTTPError], [*transport.NetworkError]) pass through. Use
+// errors.Is and errors.As.
+package session

@@ -1,0 +1,428 @@
+package session
+
+import (
+	"context"
+	"errors"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// loopState is every field the loop goroutine owns. Nothing else touches
+// it (habit 15); other goroutines post events.
+type loopState struct {
+	st      State                             // the state machine; owned by loop
+	ref     *connRef                          // current connection; owned by loop
+	nextID  int64                             // last request id issued; owned by loop
+	pending map[int64]*call                   // requests awaiting a response, by id; owned by loop
+	waiting []*call                           // user calls held while not ready; owned by loop
+	tokens  map[int64]*call                   // progress token → call; owned by loop
+	serving map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
+	streams map[int64]*Stream                 // listen streams by listen request id; owned by loop
+	queue   []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
+	dropped int                               // notifications dropped on overflow; owned by loop
+	err     error                             // terminal error; owned by loop
+	done    bool                              // doneCh closed; owned by loop
+	healing bool                              // a healer is running; owned by loop
+	heals   int                               // consecutive heals without a successful response; owned by loop
+	badRead int                               // consecutive non-terminal read errors; owned by loop
+}
+
+func (lp *loopState) init() {
+	lp.pending = make(map[int64]*call)
+	lp.tokens = make(map[int64]*call)
+	lp.serving = make(map[jsonrpc.ID]context.CancelFunc)
+	lp.streams = make(map[int64]*Stream)
+}
+
+// eventKind is the closed set of messages the loop accepts.
+type eventKind uint8
+
+const (
+	evRegister eventKind = iota + 1 // call: register (or hold) a request
+	evAbandon                       // call: the caller gave up; cancel: tell the server
+	evRead                          // ref, msg: a message from the reader
+	evReadErr                       // ref, err: a read error
+	evFunc                          // fn: run on the loop
+	evServed                        // id: a legacy server request finished
+	evHeal                          // ref, err: a caller saw the connection or session lost; reprobe: the era hint failed
+)
+
+// event is one message to the loop. It is passed by value so that posting
+// does not allocate.
+type event struct {
+	kind    eventKind
+	call    *call
+	ref     *connRef
+	msg     jsonrpc.Message
+	err     error
+	fn      func()
+	id      jsonrpc.ID
+	cancel  bool
+	reprobe bool
+	reason  string
+}
+
+// post sends ev to the loop; after the loop ended it is dropped.
+func (s *Session) post(ev event) bool {
+	select {
+	case s.events <- ev:
+		return true
+	case <-s.loopDone:
+		return false
+	}
+}
+
+// runOnLoop runs fn on the loop goroutine and waits for it. It returns
+// ErrClosed if the loop has ended.
+func (s *Session) runOnLoop(fn func()) error {
+	done := make(chan struct{})
+	if !s.post(event{kind: evFunc, fn: func() { fn(); close(done) }}) {
+		return ErrClosed
+	}
+	select {
+	case <-done:
+		return nil
+	case <-s.loopDone:
+		select {
+		case <-done:
+			return nil
+		default:
+			return ErrClosed
+		}
+	}
+}
+
+// loop is the session's owner goroutine. It blocks in exactly one select:
+// events from callers, the reader and the negotiation driver; the
+// dispatcher taking the next queued notification; Close.
+func (s *Session) loop() {
+	defer close(s.loopDone)
+	lp := &s.lp
+	for {
+		var out chan dispatchItem
+		var head dispatchItem
+		if len(lp.queue) > 0 {
+			out, head = s.dispatchCh, lp.queue[0]
+		}
+		select {
+		case ev := <-s.events:
+			s.handle(ev)
+		case out <- head:
+			lp.queue[0] = dispatchItem{}
+			lp.queue = lp.queue[1:]
+			if len(lp.queue) == 0 {
+				lp.queue = lp.queue[:0:0]
+			}
+		case <-s.closing:
+			s.shutdownLoop()
+			return
+		}
+	}
+}
+
+func (s *Session) handle(ev event) {
+	lp := &s.lp
+	switch ev.kind {
+	case evRegister:
+		c := ev.call
+		switch {
+		case lp.st == StateFailed || lp.st == StateClosed:
+			c.deliver(callResult{err: s.terminalErr()})
+		case (c.internal && lp.ref != nil) || lp.st.ready():
+			s.register(c)
+		default:
+			lp.waiting = append(lp.waiting, c)
+		}
+	case evAbandon:
+		s.abandonOnLoop(ev.call, ev.cancel, ev.reason)
+	case evRead:
+		s.route(ev.ref, ev.msg)
+	case evReadErr:
+		s.readErr(ev.ref, ev.err)
+	case evFunc:
+		ev.fn()
+	case evServed:
+		if cancel, ok := lp.serving[ev.id]; ok {
+			cancel()
+			delete(lp.serving, ev.id)
+		}
+	case evHeal:
+		if ev.ref == lp.ref {
+			s.startHeal(ev.ref, ev.err, ev.reprobe)
+		}
+	default:
+		panic("session: unknown loop event")
+	}
+}
+
+// register gives c an id on the current connection and tracks it.
+func (s *Session) register(c *call) {
+	lp := &s.lp
+	lp.nextID++
+	c.id = lp.nextID
+	c.ref = lp.ref
+	c.neg = s.neg.Load()
+	lp.pending[c.id] = c
+	if c.progress != nil || c.timed {
+		if c.token == 0 {
+			c.token = c.id
+		}
+		lp.tokens[c.token] = c
+	}
+	if c.stream != nil {
+		c.stream.id = c.id
+		lp.streams[c.id] = c.stream
+	}
+	c.deliver(callResult{registered: true})
+}
+
+// forget removes c from the pending table and the token map.
+func (s *Session) forget(c *call) {
+	lp := &s.lp
+	delete(lp.pending, c.id)
+	if c.token != 0 && lp.tokens[c.token] == c {
+		delete(lp.tokens, c.token)
+	}
+	if c.stream != nil {
+		delete(lp.streams, c.id)
+	}
+}
+
+func (s *Session) abandonOnLoop(c *call, cancel bool, reason string) {
+	lp := &s.lp
+	if c.id != 0 && lp.pending[c.id] == c {
+		s.forget(c)
+		if c.stream != nil {
+			c.stream.end(nil)
+		}
+		if cancel && !c.noCancel {
+			s.cancelRemote(c.ref, c.id, reason)
+		}
+		return
+	}
+	for i, w := range lp.waiting {
+		if w == c {
+			lp.waiting = append(lp.waiting[:i], lp.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// route handles one message read from ref.
+func (s *Session) route(ref *connRef, m jsonrpc.Message) {
+	lp := &s.lp
+	lp.badRead = 0
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		n, ok := m.ID.Int64()
+		c := lp.pending[n]
+		if !ok || c == nil {
+			s.log.Debug("dropping response to an unknown or abandoned request", "id", m.ID)
+			return
+		}
+		s.forget(c)
+		if c.stream != nil {
+			// The server ended a listen: gracefully with a result, or
+			// with an error.
+			c.stream.end(m.Err())
+			return
+		}
+		if !c.internal && m.Error == nil {
+			lp.heals = 0
+		}
+		c.deliver(callResult{resp: m})
+	case *jsonrpc.Request:
+		if m.IsNotification() {
+			s.notification(m)
+			return
+		}
+		s.serverRequest(ref, m)
+	}
+}
+
+// readErr handles a read error from ref's reader.
+func (s *Session) readErr(ref *connRef, err error) {
+	lp := &s.lp
+	if se, ok := errors.AsType[*transport.StreamError](err); ok {
+		// One response stream broke; the connection goes on.
+		n, isInt := se.ID.Int64()
+		if c := lp.pending[n]; isInt && c != nil && c.ref == ref {
+			s.forget(c)
+			if c.stream != nil {
+				c.stream.end(&ConnectionLostError{Method: c.method, Err: err})
+				return
+			}
+			c.deliver(callResult{err: &ConnectionLostError{Method: c.method, Err: err}})
+		}
+		return
+	}
+	if errors.Is(err, jsonrpc.ErrParse) || errors.Is(err, jsonrpc.ErrInvalidRequest) {
+		s.log.Warn("dropping malformed message from server", "err", err)
+		return
+	}
+	// The connection ended: fail what was in flight on it.
+	s.connLost(ref, err)
+	if ref == lp.ref && lp.st.ready() {
+		s.startHeal(ref, err, false)
+	}
+}
+
+// connLost fails every request in flight on ref.
+func (s *Session) connLost(ref *connRef, err error) {
+	lp := &s.lp
+	for _, c := range lp.pending {
+		if c.ref != ref {
+			continue
+		}
+		s.forget(c)
+		lost := &ConnectionLostError{Method: c.method, Err: err}
+		if c.stream != nil {
+			c.stream.end(lost)
+			continue
+		}
+		c.deliver(callResult{err: lost})
+	}
+	if ref == lp.ref {
+		for id, cancel := range lp.serving {
+			cancel()
+			delete(lp.serving, id)
+		}
+	}
+}
+
+// install makes conn the current connection and starts its reader. It
+// runs on the loop.
+func (s *Session) install(conn transport.Conn) *connRef {
+	var gen uint64
+	if lp := &s.lp; lp.ref != nil {
+		gen = lp.ref.gen
+	}
+	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn)}
+	s.lp.ref = ref
+	s.cur.Store(ref)
+	s.wg.Add(1)
+	go s.reader(ref)
+	return ref
+}
+
+func kindOf(conn transport.Conn) string {
+	if k, ok := conn.(transport.Kinder); ok {
+		return k.Kind()
+	}
+	return transport.KindMemory
+}
+
+// maxBadReads bounds consecutive non-terminal read errors before the
+// connection is treated as broken.
+const maxBadReads = 100
+
+// reader reads ref's connection until it ends and hands every message to
+// the loop. It never runs user code and never blocks on anything but Read
+// and the loop (which never blocks on it).
+func (s *Session) reader(ref *connRef) {
+	defer s.wg.Done()
+	bad := 0
+	for {
+		m, err := ref.conn.Read(s.lifeCtx)
+		ev := event{kind: evRead, ref: ref, msg: m}
+		terminal := false
+		if err != nil {
+			ev = event{kind: evReadErr, ref: ref, err: err}
+			_, stream := errors.AsType[*transport.StreamError](err)
+			malformed := errors.Is(err, jsonrpc.ErrParse) || errors.Is(err, jsonrpc.ErrInvalidRequest)
+			if stream || malformed {
+				bad++
+			}
+			terminal = !(stream || malformed) || bad > maxBadReads || s.lifeCtx.Err() != nil
+			if terminal && (stream || malformed) {
+				ev.err = &ConnectionLostError{Err: err}
+			}
+		} else {
+			bad = 0
+		}
+		select {
+		case s.events <- ev:
+		case <-s.closing:
+			return
+		}
+		if terminal {
+			return
+		}
+	}
+}
+
+// terminalErr is the error calls get once the session failed or closed.
+func (s *Session) terminalErr() error {
+	if s.lp.err != nil {
+		return s.lp.err
+	}
+	return ErrClosed
+}
+
+// failSession makes the session unusable with err. It runs on the loop.
+func (s *Session) failSession(err error) {
+	lp := &s.lp
+	if lp.st == StateFailed || lp.st == StateClosed {
+		return
+	}
+	s.setState(StateFailed)
+	lp.err = err
+	s.retireAll(err)
+	s.markDone(err)
+}
+
+// retireAll fails every pending and waiting call and ends every stream.
+func (s *Session) retireAll(err error) {
+	lp := &s.lp
+	for _, c := range lp.pending {
+		s.forget(c)
+		if c.stream != nil {
+			c.stream.end(err)
+			continue
+		}
+		c.deliver(callResult{err: err})
+	}
+	for _, c := range lp.waiting {
+		c.deliver(callResult{err: err})
+	}
+	lp.waiting = nil
+	for id, cancel := range lp.serving {
+		cancel()
+		delete(lp.serving, id)
+	}
+}
+
+func (s *Session) markDone(err error) {
+	lp := &s.lp
+	if lp.done {
+		return
+	}
+	lp.done = true
+	s.fail.Store(&err)
+	close(s.doneCh)
+}
+
+// becomeReady moves to the negotiated era's state and releases the calls
+// that waited. It runs on the loop.
+func (s *Session) becomeReady(n *negState, next State) {
+	lp := &s.lp
+	s.neg.Store(n)
+	s.setState(next)
+	lp.healing = false
+	waiting := lp.waiting
+	lp.waiting = nil
+	for _, c := range waiting {
+		s.register(c)
+	}
+}
+
+// shutdownLoop runs on the loop when Close was called.
+func (s *Session) shutdownLoop() {
+	lp := &s.lp
+	if lp.st != StateClosed {
+		s.setState(StateClosed)
+	}
+	s.retireAll(ErrClosed)
+	s.markDone(ErrClosed)
+}
