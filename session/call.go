@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -19,6 +20,10 @@ type callResult struct {
 	registered bool
 	resp       *jsonrpc.Response
 	err        error
+	// flushed, with resp, is closed by the dispatcher once the
+	// notifications queued before resp arrived have been delivered; nil
+	// when the call does not wait for them.
+	flushed chan struct{}
 }
 
 // call is one outgoing request attempt. The caller fills the first block
@@ -29,6 +34,7 @@ type call struct {
 	internal   bool // negotiation traffic: allowed before the session is ready
 	noCancel   bool // never send notifications/cancelled (initialize)
 	timed      bool // has a timeout to reset on progress: needs a progress token
+	flush      bool // its result waits for the notifications that came before it (Progress, LogLevel)
 	progress   func(protocol.ProgressParams)
 	progressed chan struct{}   // cap 1; signalled by the loop on progress (timeout reset); may be nil
 	stream     *Stream         // a listen request
@@ -93,7 +99,7 @@ func (s *Session) putCall(c *call) {
 // the loop on its channel, so it is never registered again (nor pooled).
 func (s *Session) again(c *call) *call {
 	n := s.getCall(c.method)
-	n.internal, n.noCancel, n.timed = c.internal, c.noCancel, c.timed
+	n.internal, n.noCancel, n.timed, n.flush = c.internal, c.noCancel, c.timed, c.flush
 	n.progress, n.progressed, n.token = c.progress, c.progressed, c.token
 	return n
 }
@@ -146,6 +152,7 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 	}
 	c := s.getCall(method)
 	c.progress = o.Progress
+	c.flush = (o.Progress != nil || o.LogLevel != "") && !onDispatcher(ctx)
 	if timeout > 0 {
 		c.timed = true
 		if c.progressed == nil {
@@ -158,7 +165,7 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 		}
 	}()
 	cur := raw
-	rounds := 0
+	rounds, auths := 0, 0
 	replayed, reprobed := false, false
 	var pace *pacer
 	var retry *retrier
@@ -177,6 +184,15 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 					return nil, serverError(method, he.Response.Error)
 				}
 				return nil, err
+			}
+			if retry, aerr := s.authorize(ctx, method, err, &auths); aerr != nil {
+				return nil, aerr
+			} else if retry {
+				// The server refused the credentials (expired token,
+				// scope step-up, a new authorization server) and did not
+				// take the request: re-send it with the new ones.
+				c = s.again(c)
+				continue
 			}
 			if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, raw, o) {
 				// 408, 429, 5xx: the server did not take the request;
@@ -229,7 +245,10 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 		case "", protocol.ResultTypeComplete:
 			return resp.Result, nil
 		case protocol.ResultTypeTask:
-			if o.AcceptTask && method == protocol.MethodToolsCall {
+			if o.AcceptTask && method == protocol.MethodToolsCall || method == protocol.MethodTasksGet {
+				// tasks/get: the extension's text says "complete", two of
+				// its examples say "task"; both are accepted
+				// (OPEN-QUESTIONS 38).
 				return resp.Result, nil
 			}
 			return nil, &ProtocolError{Method: method, Reason: `resultType "task" was not accepted for this request`, Err: ErrInvalidResponse}
@@ -258,6 +277,32 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("unknown resultType %q", rt), Err: ErrInvalidResponse}
 		}
 	}
+}
+
+// authorize handles an HTTP 401 or 403 answer to a request: it calls
+// Config.Authorize (on the caller's goroutine, so unrelated calls go on)
+// and reports that the request should be re-sent, at most
+// maxCallAuthAttempts times per request (*auths counts). Without
+// Authorize, or when the attempts are used up, the error is an
+// [*AuthRequiredError]. Other errors are left alone (false, nil).
+func (s *Session) authorize(ctx context.Context, method string, err error, auths *int) (bool, error) {
+	he, ok := errors.AsType[*transport.HTTPError](err)
+	if !ok || !authStatus(he.StatusCode) {
+		return false, nil
+	}
+	if s.cfg.Authorize == nil || *auths >= maxCallAuthAttempts {
+		return false, authError(he.StatusCode, he)
+	}
+	*auths++
+	s.log.Info("authorizing again", "method", method, "status", he.StatusCode, "attempt", *auths)
+	if aerr := s.cfg.Authorize(ctx, he); aerr != nil {
+		return false, fmt.Errorf("session: authorizing %s: %w", method, errors.Join(aerr, authError(he.StatusCode, he)))
+	}
+	return true, nil
+}
+
+func authStatus(code int) bool {
+	return code == http.StatusUnauthorized || code == http.StatusForbidden
 }
 
 // serverError turns a server's error response into the error Call returns.
@@ -331,6 +376,16 @@ func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, 
 	if r.err != nil {
 		return nil, r.err
 	}
+	if r.flushed != nil {
+		// Deliver the progress and log notifications that came before
+		// the response first. The result wins over a ctx that ends
+		// meanwhile; the dispatcher stops on Close.
+		select {
+		case <-r.flushed:
+		case <-ctx.Done():
+		case <-s.closing:
+		}
+	}
 	return r.resp, nil
 }
 
@@ -358,7 +413,7 @@ func (s *Session) buildRequest(c *call, params json.RawMessage, level protocol.L
 
 // writeFailed classifies a failed Write.
 func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !he.SessionExpired &&
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !he.SessionExpired && !authStatus(he.StatusCode) &&
 		he.Response != nil && he.Response.Error != nil && !s.hintSuspect(c, nil, err) {
 		// An HTTP error status with a JSON-RPC error body (a modern
 		// server's 400 for -32021/-32022, 404 for -32601): the server's
@@ -443,17 +498,21 @@ func (s *Session) await(ctx context.Context, c *call, timeout, max time.Duration
 // cancelRemote tells the server that request id on ref is abandoned. It
 // runs on the loop and never blocks: on modern HTTP it closes the response
 // stream (which is the cancellation there); elsewhere a tracked goroutine
-// sends notifications/cancelled, bounded by CancelNotifyTimeout.
+// sends notifications/cancelled, bounded by CancelNotifyTimeout, and a
+// connection that can abandon the request's response stream (legacy
+// Streamable HTTP) is told to, so that it stops reading and resuming it.
 func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 	if ref == nil {
 		return
 	}
+	sc, canStream := ref.conn.(transport.StreamCanceler)
 	n := s.neg.Load()
-	if n != nil && n.era == negotiation.EraModern {
-		if sc, ok := ref.conn.(transport.StreamCanceler); ok && (ref.kind == transport.KindHTTP) {
-			sc.CancelStream(jsonrpc.Int64ID(id))
-			return
-		}
+	if n != nil && n.era == negotiation.EraModern && canStream && ref.kind == transport.KindHTTP {
+		sc.CancelStream(jsonrpc.Int64ID(id))
+		return
+	}
+	if canStream {
+		sc.CancelStream(jsonrpc.Int64ID(id))
 	}
 	if s.lifeCtx.Err() != nil {
 		return

@@ -2,7 +2,9 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -16,7 +18,17 @@ type dispatchItem struct {
 	req      *jsonrpc.Request
 	progress func(protocol.ProgressParams)
 	pp       protocol.ProgressParams
+	barrier  chan struct{} // closed by the dispatcher when it reaches this item
 }
+
+// dispatcherKey marks the context the dispatcher hands to notification
+// user code, so that a call made from there does not wait for the
+// dispatcher (see flushed).
+type dispatcherKey struct{}
+
+// onDispatcher reports whether ctx is (derived from) the context the
+// dispatcher gives notification listeners.
+func onDispatcher(ctx context.Context) bool { return ctx.Value(dispatcherKey{}) != nil }
 
 // notification handles a server notification on the loop: cancellations
 // and progress are bookkeeping done here; listen-stream notifications go to
@@ -103,13 +115,26 @@ func subscriptionID(params json.RawMessage) (jsonrpc.ID, bool) {
 // for user code.
 func (s *Session) enqueue(it dispatchItem) {
 	lp := &s.lp
-	if len(lp.queue) >= MaxQueuedNotifications {
-		lp.queue[0] = dispatchItem{}
-		lp.queue = lp.queue[1:]
-		lp.dropped++
-		s.log.Warn("notification queue full; dropped the oldest notification", "dropped", lp.dropped)
+	if len(lp.queue) >= MaxQueuedNotifications && it.barrier == nil {
+		// Drop the oldest notification; barriers are never dropped (a
+		// caller waits for each, and there is at most one per call in
+		// flight, so they are bounded by the calls).
+		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil }); i >= 0 {
+			lp.queue = slices.Delete(lp.queue, i, i+1)
+			lp.dropped++
+			s.log.Warn("notification queue full; dropped the oldest notification", "dropped", lp.dropped)
+		}
 	}
 	lp.queue = append(lp.queue, it)
+}
+
+// flushed returns a channel the dispatcher closes once it has delivered
+// every notification and progress callback queued so far. It runs on the
+// loop.
+func (s *Session) flushed() chan struct{} {
+	ch := make(chan struct{})
+	s.enqueue(dispatchItem{barrier: ch})
+	return ch
 }
 
 // dispatcher delivers queued notifications and progress callbacks in
@@ -127,17 +152,21 @@ func (s *Session) dispatcher() {
 }
 
 func (s *Session) deliverItem(it dispatchItem) {
+	if it.barrier != nil {
+		close(it.barrier)
+		return
+	}
 	if it.progress != nil {
 		it.progress(it.pp)
 		return
 	}
 	n := it.req
 	if s.cfg.OnNotification != nil {
-		s.cfg.OnNotification(s.lifeCtx, n)
+		s.cfg.OnNotification(s.dispatchCtx, n)
 		return
 	}
 	h := &s.set
-	ctx := s.lifeCtx
+	ctx := s.dispatchCtx
 	switch n.Method {
 	case protocol.NotificationMessage:
 		if h.LogListener != nil {

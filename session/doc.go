@@ -40,6 +40,21 @@
 // re-opened. Requests answered HTTP 408, 429 or 5xx are retried within
 // [Config.Retry].
 //
+// # Authorization
+//
+// An HTTP 401 or 403, to the probe, to initialize or to any later request
+// (an expired token, a 403 insufficient_scope step-up, a moved
+// authorization server), calls [Config.Authorize] with the challenge on
+// the refused request's goroutine and then repeats that exchange: a few
+// times for negotiation, at most twice per request. Without Authorize, or
+// when it does not help, the error is an [*AuthRequiredError].
+//
+// After the legacy handshake on a transport with a background stream for
+// server messages (the legacy HTTP GET stream, [transport.StreamReadyWaiter])
+// the session waits up to [StreamReadyTimeout] for that stream to open
+// before it reports ready, because a server may send a request on it at
+// once and drop it if the stream is not open yet.
+//
 // # Concurrency
 //
 // One goroutine per session (the loop) owns all session state: the state
@@ -50,7 +65,10 @@
 // Writes happen on the caller's goroutine. User code runs on:
 //
 //   - one dispatcher goroutine, for notifications and progress callbacks,
-//     in arrival order;
+//     in arrival order; a call made with [CallOptions.Progress] or
+//     [CallOptions.LogLevel] returns only after the dispatcher delivered
+//     everything that arrived before its response (bounded by the call's
+//     context);
 //   - one tracked goroutine per legacy server request (ping, sampling,
 //     elicitation, roots), with a context cancelled by the server's
 //     notifications/cancelled or by Close;
@@ -76,8 +94,9 @@
 // A call whose context ends returns ctx.Err() at once. The server is told
 // off the caller's path, from a tracked goroutine bounded by
 // [CancelNotifyTimeout]: notifications/cancelled on stdio, memory,
-// WebSocket and legacy HTTP; closing the response stream
-// ([transport.StreamCanceler]) on modern HTTP. Timeouts
+// WebSocket and legacy HTTP, where the request's response stream is also
+// abandoned ([transport.StreamCanceler]) so that it is no longer read or
+// resumed; closing the response stream on modern HTTP. Timeouts
 // ([Config.RequestTimeout], [CallOptions.Timeout]) reset on progress and are
 // capped by [Config.MaxRequestTimeout].
 //

@@ -183,8 +183,9 @@ func (e *InputError) Error() string {
 // Unwrap returns the handler's error.
 func (e *InputError) Unwrap() error { return e.Err }
 
-// AuthRequiredError reports an HTTP 401 or 403 during negotiation when
-// [Config.Authorize] is nil or did not help.
+// AuthRequiredError reports an HTTP 401 or 403, during negotiation or on a
+// request, when [Config.Authorize] is nil or did not help within its
+// bounded attempts.
 type AuthRequiredError struct {
 	// Status is 401 or 403.
 	Status int

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -112,6 +113,18 @@ func (s *Session) Listen(ctx context.Context, params any) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
+	for auths := 0; ; {
+		st, err := s.listen(ctx, raw)
+		if retry, aerr := s.authorize(ctx, protocol.MethodSubscriptionsListen, err, &auths); aerr != nil {
+			return nil, aerr
+		} else if !retry {
+			return st, err
+		}
+	}
+}
+
+// listen makes one attempt of Listen.
+func (s *Session) listen(ctx context.Context, raw json.RawMessage) (*Stream, error) {
 	c := newCall(protocol.MethodSubscriptionsListen)
 	st := &Stream{s: s, c: c, ch: make(chan *jsonrpc.Request, StreamBuffer), done: make(chan struct{})}
 	c.stream = st

@@ -231,7 +231,11 @@ func (s *Session) route(ref *connRef, m jsonrpc.Message) {
 		if !c.internal && m.Error == nil {
 			lp.heals = 0
 		}
-		c.deliver(callResult{resp: m})
+		r := callResult{resp: m}
+		if c.flush {
+			r.flushed = s.flushed()
+		}
+		c.deliver(r)
 	case *jsonrpc.Request:
 		if m.IsNotification() {
 			s.notification(m)

@@ -42,10 +42,11 @@ func (s *Session) start(ctx context.Context) error {
 // healer goroutine after a lost connection. It does the blocking I/O; the
 // loop keeps the state, which the driver changes through runOnLoop.
 type driver struct {
-	s        *Session
-	t        transport.Transport // the transport in use (the Fallback after a fallback)
-	trace    []TraceStep
-	fellBack bool
+	s         *Session
+	t         transport.Transport // the transport in use (the Fallback after a fallback)
+	trace     []TraceStep
+	fellBack  bool
+	initAuths int // Authorize calls after initialize was answered 401/403
 }
 
 func (d *driver) step(st TraceStep) {
@@ -366,6 +367,21 @@ func (d *driver) initialize(ctx context.Context, version string, exact, mayRepro
 	if err != nil {
 		st.Outcome, st.Err = "error", err.Error()
 		he, isHTTP := errors.AsType[*transport.HTTPError](err)
+		if isHTTP && authStatus(he.StatusCode) {
+			st.Outcome = "http " + strconv.Itoa(he.StatusCode)
+			st.Verdict = "authorize"
+			d.step(st)
+			if s.cfg.Authorize == nil || d.initAuths >= maxCallAuthAttempts {
+				return authError(he.StatusCode, he)
+			}
+			d.initAuths++
+			aerr := s.cfg.Authorize(ctx, he)
+			d.step(TraceStep{Step: "authorize", Sent: "Authorize hook", Outcome: errText(aerr), Verdict: "initialize again"})
+			if aerr != nil {
+				return fmt.Errorf("session: authorizing: %w", errors.Join(aerr, authError(he.StatusCode, he)))
+			}
+			return d.initialize(ctx, version, exact, mayReprobe)
+		}
 		if isHTTP {
 			st.Outcome = "http " + strconv.Itoa(he.StatusCode)
 			if he.Response != nil && he.Response.Error != nil && negotiation.IsModernError(he.Response.Error.Code) {
@@ -422,6 +438,17 @@ func (d *driver) initialize(ctx context.Context, version string, exact, mayRepro
 	if err := ref.conn.Write(ctx, note); err != nil {
 		d.step(TraceStep{Step: "initialized", Sent: protocol.NotificationInitialized, Outcome: "error", Err: err.Error()})
 		return err
+	}
+	if w, ok := ref.conn.(transport.StreamReadyWaiter); ok {
+		// A server may send a request on the legacy GET stream right
+		// after the handshake and drop it if the stream is not open yet:
+		// give the stream a bounded moment to open. Never fatal.
+		wctx, cancel := context.WithTimeout(ctx, StreamReadyTimeout)
+		err := w.WaitStreamReady(wctx)
+		cancel()
+		if err != nil {
+			s.log.Debug("the server stream did not open in time; going on", "err", err)
+		}
 	}
 	n := &negState{
 		era: negotiation.EraLegacy, version: res.ProtocolVersion, init: &res,
@@ -597,22 +624,45 @@ func (p *pacer) wait(ctx context.Context, closing <-chan struct{}) error {
 }
 
 // hintSuspect reports whether a failure of c contradicts an unverified
-// modern era hint: -32601, or an HTTP 400/404/405 without a modern body.
+// modern era hint. The evidence follows the probe classifier's legacy rows
+// (seed table): a -32601 answer at any status, or an HTTP 400/404/405
+// whose body is not a modern JSON-RPC error (no body, a non-JSON body, or
+// a legacy server's error such as -32000 "No valid session ID").
+//
+// c.neg is read only once the answer proves that the loop registered c
+// (an RPC error, or an HTTP error from the Write that followed the
+// registration): after the caller gave up early (a cancelled context) the
+// loop may still be registering c.
 func (s *Session) hintSuspect(c *call, rpcErr *jsonrpc.Error, err error) bool {
-	n := c.neg
-	if n == nil || !n.hinted || n.era != negotiation.EraModern || s.hintVerified.Load() {
+	if s.hintVerified.Load() {
 		return false
 	}
-	if rpcErr != nil {
-		return rpcErr.Code == jsonrpc.CodeMethodNotFound
-	}
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok {
-		switch he.StatusCode {
-		case 400, 404, 405:
-			return he.Response == nil || he.Response.Error == nil || !negotiation.IsModernError(he.Response.Error.Code)
+	suspect := false
+	switch {
+	case rpcErr != nil:
+		suspect = rpcErr.Code == jsonrpc.CodeMethodNotFound
+	default:
+		he, ok := errors.AsType[*transport.HTTPError](err)
+		if !ok {
+			return false
+		}
+		var code int64
+		hasBody := he.Response != nil && he.Response.Error != nil
+		if hasBody {
+			code = he.Response.Error.Code
+		}
+		switch {
+		case hasBody && code == jsonrpc.CodeMethodNotFound:
+			suspect = true
+		case he.StatusCode == 400 || he.StatusCode == 404 || he.StatusCode == 405:
+			suspect = !hasBody || !negotiation.IsModernError(code)
 		}
 	}
-	return false
+	if !suspect {
+		return false
+	}
+	n := c.neg
+	return n != nil && n.hinted && n.era == negotiation.EraModern
 }
 
 // reprobe re-probes after an era hint failed and waits for the outcome. It

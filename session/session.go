@@ -51,8 +51,16 @@ const (
 	// MaxInputRequests bounds the inputRequests of one MRTR round; a
 	// result with more is an invalid response.
 	MaxInputRequests = 64
+	// StreamReadyTimeout bounds the wait, after the legacy handshake, for
+	// the transport's stream of server-initiated messages (the legacy HTTP
+	// GET stream) to open: a server may send a request on it at once. The
+	// wait is never fatal (see [transport.StreamReadyWaiter]).
+	StreamReadyTimeout = 2 * time.Second
 	// maxAuthAttempts bounds Authorize-then-probe cycles.
 	maxAuthAttempts = 3
+	// maxCallAuthAttempts bounds the Authorize-then-resend cycles of one
+	// request (or of initialize) answered HTTP 401 or 403.
+	maxCallAuthAttempts = 2
 	// maxConsecutiveHeals bounds reconnections without a successful
 	// response in between (a server that dies right after every start).
 	maxConsecutiveHeals = 3
@@ -142,9 +150,15 @@ type Config struct {
 	MaxInputRounds int
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// Authorize is called on HTTP 401/403 during negotiation and should
-	// obtain credentials for the transport; the probe is then repeated
-	// (at most a few times). nil makes a 401/403 an [*AuthRequiredError].
+	// Authorize is called on HTTP 401/403 and should obtain credentials
+	// for the transport: during negotiation (the probe or initialize is
+	// then repeated, at most a few times) and on any later request
+	// (expired token, 403 insufficient_scope step-up, a new authorization
+	// server), which is then re-sent, after at most 2 Authorize calls per
+	// request. It runs on the goroutine of the request that was refused,
+	// so it may be called concurrently by several requests (the auth
+	// package single-flights the token refresh). nil makes a 401/403 an
+	// [*AuthRequiredError].
 	Authorize func(ctx context.Context, challenge *transport.HTTPError) error
 	// Fallback is an optional HTTP+SSE transport tried when initialize is
 	// answered 400, 404 or 405 without a modern body.
@@ -175,11 +189,18 @@ type Config struct {
 // CallOptions tune one request. A nil *CallOptions is the zero value.
 type CallOptions struct {
 	// Progress receives notifications/progress for this request, from the
-	// dispatcher goroutine; setting it adds a unique progressToken.
+	// dispatcher goroutine; setting it adds a unique progressToken. Every
+	// progress notification (and every other notification) that arrived
+	// before the response has been delivered when Call returns, unless
+	// ctx ended first. Because of that wait, a Progress callback must not
+	// itself make a call with Progress or LogLevel set and wait for it;
+	// listeners may, with the context they are given.
 	Progress func(protocol.ProgressParams)
 	// Timeout overrides Config.RequestTimeout; reset on progress.
 	Timeout time.Duration
-	// LogLevel sets _meta logLevel for this request (modern).
+	// LogLevel sets _meta logLevel for this request (modern). The log
+	// notifications that arrived before the response have been delivered
+	// when Call returns, as for Progress.
 	LogLevel protocol.LoggingLevel
 	// Headers are extra HTTP headers for this request (Mcp-Param-*).
 	Headers http.Header
@@ -187,6 +208,8 @@ type CallOptions struct {
 	// session or process.
 	NoReplay bool
 	// AcceptTask allows resultType "task" (tasks extension, tools/call).
+	// tasks/get accepts "task" as well as "complete" without it
+	// (OPEN-QUESTIONS 38).
 	AcceptTask bool
 }
 
@@ -239,6 +262,9 @@ type Session struct {
 	// ctx with context.WithoutCancel and cancelled by Close (habit 20).
 	lifeCtx    context.Context
 	lifeCancel context.CancelFunc
+	// dispatchCtx is lifeCtx marked for notification user code (see
+	// onDispatcher).
+	dispatchCtx context.Context
 
 	events     chan event        // to the loop; buffered so posting is cheap
 	dispatchCh chan dispatchItem // loop → dispatcher, unbuffered
@@ -322,6 +348,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	// cancellation (Connect's ctx bounds only the negotiation); Close
 	// cancels it.
 	s.lifeCtx, s.lifeCancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.dispatchCtx = context.WithValue(s.lifeCtx, dispatcherKey{}, true)
 	s.lp.init()
 	return s
 }

@@ -31,8 +31,10 @@ import (
 //     initialize response is echoed on every later request; the optional
 //     GET stream carries server requests and notifications; a response
 //     stream that breaks after an event id is resumed with GET and
-//     Last-Event-ID before it is declared lost; Close ends the session with
-//     DELETE.
+//     Last-Event-ID before it is declared lost, unless
+//     [StreamCanceler.CancelStream] abandoned it; Close ends the session
+//     with DELETE. [StreamReadyWaiter.WaitStreamReady] waits for the GET
+//     stream to open.
 //   - "" (not negotiated yet, e.g. initialize): no MCP-Protocol-Version.
 type StreamableHTTP struct {
 	// URL is the MCP endpoint.
@@ -175,6 +177,7 @@ type httpConn struct {
 	getOn     bool                      // guarded by mu: the GET stream goroutine runs
 	getDone   bool                      // guarded by mu: a GET stream ran and ended…
 	getDoneID string                    // guarded by mu: …for this session id
+	getReady  chan struct{}             // guarded by mu: closed when the current GET stream's first attempt answered (or ended); nil before any
 }
 
 var (
@@ -182,6 +185,7 @@ var (
 	_ SessionIDer           = (*httpConn)(nil)
 	_ ProtocolVersionSetter = (*httpConn)(nil)
 	_ StreamCanceler        = (*httpConn)(nil)
+	_ StreamReadyWaiter     = (*httpConn)(nil)
 	_ Kinder                = (*httpConn)(nil)
 )
 
@@ -212,9 +216,31 @@ func (c *httpConn) SetProtocolVersion(v string) {
 	c.maybeStartGETLocked()
 }
 
+// WaitStreamReady waits until the legacy GET stream's first attempt has
+// an answer (headers, a refusal such as 405, or a failure), ctx ends, or
+// the connection closes. It returns nil at once when no GET stream was
+// started (modern era, DisableGETStream, not initialized yet). See
+// [StreamReadyWaiter].
+func (c *httpConn) WaitStreamReady(ctx context.Context) error {
+	c.mu.Lock()
+	ready, legacy := c.getReady, isLegacyVersion(c.version)
+	c.mu.Unlock()
+	if ready == nil || !legacy {
+		return nil
+	}
+	select {
+	case <-ready:
+		return nil
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // CancelStream closes the response stream of request id (and abandons
-// its POST if the headers have not arrived). No *StreamError is reported
-// for it.
+// its POST if the headers have not arrived), in both eras; a legacy
+// stream is then no longer resumed. No *StreamError is reported for it.
 func (c *httpConn) CancelStream(id jsonrpc.ID) bool {
 	c.mu.Lock()
 	st := c.streams[id]
@@ -253,7 +279,9 @@ func (c *httpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // with neither JSON nor an event stream (202 included); [*NetworkError];
 // an error matching [context.Canceled] when [StreamCanceler.CancelStream]
 // abandoned the request before its headers arrived; the error of the
-// TokenSource or HeaderFunc.
+// TokenSource or HeaderFunc. msg is encoded into a body of the
+// connection's own before the POST starts; neither msg nor its buffers
+// are referenced after Write returns (the body may still be in flight).
 func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	body, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
@@ -586,10 +614,15 @@ func (c *httpConn) maybeStartGETLocked() {
 	}
 	c.getOn = true
 	sid := c.sessionID
+	ready := make(chan struct{})
+	c.getReady = ready
+	var readyOnce sync.Once
+	signal := func() { readyOnce.Do(func() { close(ready) }) }
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		_, err := c.getLoop(c.ctx, jsonrpc.ID{}, "", 0)
+		defer signal()
+		_, err := c.getLoopNotify(c.ctx, jsonrpc.ID{}, "", 0, signal)
 		var he *HTTPError
 		switch {
 		case c.ctx.Err() != nil:
@@ -610,6 +643,13 @@ func (c *httpConn) maybeStartGETLocked() {
 // wait before a reconnect honours the server's retry field; failures back
 // off exponentially (and honour Retry-After).
 func (c *httpConn) getLoop(ctx context.Context, want jsonrpc.ID, lastID string, retry time.Duration) (bool, error) {
+	return c.getLoopNotify(ctx, want, lastID, retry, nil)
+}
+
+// getLoopNotify is getLoop that also calls opened (when not nil) once the
+// first GET attempt has an answer: response headers, a refusal or a
+// failure.
+func (c *httpConn) getLoopNotify(ctx context.Context, want jsonrpc.ID, lastID string, retry time.Duration, opened func()) (bool, error) {
 	failures := 0
 	delay := time.Duration(0)
 	if lastID != "" {
@@ -626,6 +666,10 @@ func (c *httpConn) getLoop(ctx context.Context, want jsonrpc.ID, lastID string, 
 			}
 		}
 		resp, cancel, err := c.openGET(ctx, lastID)
+		if opened != nil {
+			opened()
+			opened = nil
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()

@@ -42,6 +42,12 @@ type Conn interface {
 	// POST until the response headers arrive (the body of a response
 	// stream is then read in the background and delivered by Read). It may
 	// block; it may be called concurrently.
+	//
+	// Write does not retain msg, nor any buffer it refers to (such as a
+	// Request's Params), after it returns: the message is encoded before
+	// Write returns, and a transport that needs the bytes later (an HTTP
+	// body still being sent, a retry) keeps its own copy. Callers reuse
+	// their messages and buffers.
 	Write(ctx context.Context, msg jsonrpc.Message) error
 	// Close ends the connection and joins every goroutine it started;
 	// for a process it runs the shutdown ladder. It is idempotent and
@@ -69,12 +75,33 @@ type ProtocolVersionSetter interface {
 }
 
 // StreamCanceler is implemented by connections that can abandon the
-// response stream of one request (modern Streamable HTTP, where closing the
-// stream is the cancellation).
+// response stream of one request: Streamable HTTP, in both eras. In the
+// modern era closing the stream is the cancellation; in the legacy era the
+// caller also sends notifications/cancelled, and CancelStream stops the
+// connection from reading (and resuming, with GET and Last-Event-ID) a
+// stream whose response nobody waits for any more.
 type StreamCanceler interface {
 	// CancelStream closes the response stream of request id, if one is
-	// open, and reports whether it was. It must not block.
+	// open (or abandons its POST if the response headers have not
+	// arrived), and reports whether it was. It must not block. No
+	// [*StreamError] is reported for a stream closed this way.
 	CancelStream(id jsonrpc.ID) bool
+}
+
+// StreamReadyWaiter is implemented by connections that open a stream for
+// server-initiated messages in the background (the legacy Streamable HTTP
+// GET stream). A server may send a request on that stream as soon as the
+// session is initialized, and drops it if the stream is not open yet; the
+// session layer therefore calls WaitStreamReady after the handshake
+// (bounded) before it reports the session ready.
+type StreamReadyWaiter interface {
+	// WaitStreamReady blocks until the background stream's response
+	// headers arrived, or its opening failed or was refused (405), or the
+	// connection closed; it returns nil then. It returns at once (nil) when
+	// no such stream is wanted. It returns ctx.Err() when ctx ends first.
+	// A failure of the stream is never reported here: the stream is
+	// optional.
+	WaitStreamReady(ctx context.Context) error
 }
 
 // Kinder is implemented by every connection of this package, so that the
