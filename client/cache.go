@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +21,8 @@ type CacheKey struct {
 	Server string
 	// Partition is "public" for public entries and "private:<identity>"
 	// for private ones, identity naming the authorization context ("" for
-	// a client without [WithAuth]).
+	// a client without [WithAuth] or [WithOAuth]; see [WithOAuth] for how
+	// an OAuth client's context is named).
 	Partition string
 	// Method is the request method, e.g. "tools/list".
 	Method string
@@ -170,22 +172,51 @@ func readCacheHints(raw json.RawMessage) (time.Duration, string) {
 	return time.Duration(ms) * time.Millisecond, scope
 }
 
-// authIdentity names the authorization context for private cache entries:
-// "" without a token source, the source's Identity() if it has one, else a
-// hash of the current token.
-func (c *Client) authIdentity(ctx context.Context) string {
+// authIdentity names the authorization context for private cache
+// entries: "" without credentials; for [WithOAuth] the auth client's
+// Identity() if it has one, else a hash of its current credentials; for a
+// token source its Identity() if it has one, else a hash of the current
+// token. It reports false when the context cannot be named (no private
+// entry is then stored or served).
+func (c *Client) authIdentity(ctx context.Context) (string, bool) {
+	if a := c.cfg.oauth; a != nil {
+		if id, ok := any(a).(interface{ Identity() string }); ok {
+			return "oauth:" + id.Identity(), true
+		}
+		if tok, err := a.Token(ctx); err == nil && tok != "" {
+			return tokenIdentity(tok), true
+		}
+		// A DPoP-bound token is not handed out as a bearer token: hash
+		// the Authorization header the client sets instead.
+		if c.cfg.endpoint != "" {
+			if req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.endpoint, nil); err == nil {
+				if a.Header(ctx, req) == nil {
+					if v := req.Header.Get("Authorization"); v != "" {
+						return tokenIdentity(v), true
+					}
+				}
+			}
+		}
+		return "", false
+	}
 	ts := c.cfg.auth.Tokens
 	if ts == nil {
-		return ""
+		return "", true
 	}
 	if id, ok := ts.(interface{ Identity() string }); ok {
-		return id.Identity()
+		return id.Identity(), true
 	}
 	tok, err := ts.Token(ctx)
 	if err != nil || tok == "" {
-		return "unauthenticated"
+		return "unauthenticated", true
 	}
-	sum := sha256.Sum256([]byte(tok))
+	return tokenIdentity(tok), true
+}
+
+// tokenIdentity names an authorization context by a hash of its
+// credential.
+func tokenIdentity(cred string) string {
+	sum := sha256.Sum256([]byte(cred))
 	return "token:" + hex.EncodeToString(sum[:12])
 }
 
@@ -193,7 +224,11 @@ func (c *Client) authIdentity(ctx context.Context) string {
 // private in the current authorization context.
 func (c *Client) cacheLookup(ctx context.Context, method, params string) (json.RawMessage, bool) {
 	now := c.cfg.now()
-	for _, part := range []string{partitionPublic, partitionPrivate + c.authIdentity(ctx)} {
+	parts := []string{partitionPublic}
+	if id, ok := c.authIdentity(ctx); ok {
+		parts = append(parts, partitionPrivate+id)
+	}
+	for _, part := range parts {
 		e, ok := c.cfg.cache.LoadResult(CacheKey{Server: c.key, Partition: part, Method: method, Params: params})
 		if ok && now.Before(e.Expires) {
 			return e.Result, true
@@ -210,7 +245,11 @@ func (c *Client) cacheStore(ctx context.Context, method, params string, raw json
 	}
 	part := partitionPublic
 	if scope != protocol.CacheScopePublic {
-		part = partitionPrivate + c.authIdentity(ctx)
+		id, ok := c.authIdentity(ctx)
+		if !ok {
+			return
+		}
+		part = partitionPrivate + id
 	}
 	c.cfg.cache.StoreResult(CacheKey{Server: c.key, Partition: part, Method: method, Params: params},
 		CacheEntry{Result: append(json.RawMessage(nil), raw...), Expires: received.Add(ttl), Scope: scope})

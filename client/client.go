@@ -33,6 +33,7 @@ type Client struct {
 	doubted   atomic.Bool      // a request failed before any succeeded (casts doubt on a hinted era)
 	kind      string           // transport kind
 	listeners handler.Set      // the user's handler, detected once
+	tap       *tap             // observes every connection's messages
 
 	tools toolRegistry // per-connection tool metadata
 
@@ -55,10 +56,10 @@ var connSeq atomic.Int64
 
 // Connect negotiates with the server behind t and returns a ready Client.
 //
-// Errors come from the session layer: a [*session.NegotiationError]
-// (wrapping the negotiation package's typed errors),
-// [*session.AuthRequiredError], transport errors such as
-// [*transport.ExitError] or [*transport.HTTPError], or ctx.Err().
+// Errors: a [*NegotiationError] (wrapping a [*NegotiationFailure], an
+// [*UnsupportedProtocolVersionError], …), an [*AuthRequiredError],
+// transport errors such as [*transport.ExitError] or
+// [*transport.HTTPError], or ctx.Err(). [ErrorKind] classifies them.
 func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
 	key := cfg.serverKey
@@ -92,10 +93,15 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 		key:       key,
 		eraKey:    eraKey,
 		listeners: handler.Detect(cfg.handler),
+		tap:       newTap(&cfg),
 		closed:    make(chan struct{}),
 	}
 	if k, ok := t.(transport.Kinder); ok {
 		c.kind = k.Kind()
+	}
+	t = &tapTransport{inner: t, tap: c.tap}
+	if fallback != nil {
+		fallback = &tapTransport{inner: fallback, tap: c.tap}
 	}
 	scfg.Fallback = fallback
 	scfg.OnNotification = c.onNotification
@@ -121,12 +127,17 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	}
 	c.sess = sess
 	c.hinted = hinted
+	c.tap.ready.Store(true)
 	if k := sess.TransportKind(); k != "" {
 		c.kind = k
 	}
 	c.seedDiscover(ctx)
 	c.rememberEra()
 	c.autoListen(ctx)
+	if !c.isModern() {
+		c.wg.Add(1)
+		go c.resubscribeLoop()
+	}
 	return c, nil
 }
 

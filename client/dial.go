@@ -34,6 +34,7 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	if key == "" {
 		key = u.String()
 	}
+	cfg.endpoint = endpoint
 	var t, fallback transport.Transport
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":

@@ -58,10 +58,22 @@
 //
 // Errors are typed and matchable with errors.Is and errors.As: server
 // errors are [*jsonrpc.Error] (errors.Is(err, jsonrpc.ErrInvalidParams)),
-// session failures are session-package errors ([ErrClosed] is re-exported),
 // transport failures [*transport.HTTPError], [*transport.ExitError] and
-// friends. This package adds [*CapabilityError], [*ValidationError],
-// [*PaginationError], [*ResultError], [*TaskError] and the sentinels
+// friends. The failures of the layers below are re-exported, so callers
+// never import the session or negotiation packages: [*NegotiationError]
+// (with its Trace), [*NegotiationFailure],
+// [*UnsupportedProtocolVersionError], [*AuthRequiredError],
+// [*ConnectionLostError], [*RequestTimeoutError],
+// [*MissingCapabilityError], [*ProtocolError], [*InputError] and the
+// sentinels [ErrClosed], [ErrConnectionLost], [ErrRequestTimeout]. This
+// package adds [*CapabilityError], [*ValidationError], [*PaginationError],
+// [*ResultError], [*TaskError], [*TaskExpiredError] and the sentinels
 // [ErrNotSupported], [ErrUnknownTool], [ErrToolFailed],
-// [ErrUnknownVersion], [ErrTaskCancelled].
+// [ErrUnknownVersion], [ErrTaskCancelled], [ErrTaskExpired].
+// [ErrorKind] names the kind of any of them with a stable string.
+//
+// # Wire logging
+//
+// [WithMessageLog] (or [WithWireLog] with a *slog.Logger) sees every
+// JSON-RPC message sent and received, on every transport.
 package client

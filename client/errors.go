@@ -15,9 +15,9 @@ var ErrClosed = session.ErrClosed
 
 // Session sentinels, re-exported so callers need not import the session
 // package: a request that timed out (ErrRequestTimeout, matched by
-// *session.RequestTimeoutError) and one lost with its connection that
+// [*RequestTimeoutError]) and one lost with its connection that
 // could not be re-sent (ErrConnectionLost, matched by
-// *session.ConnectionLostError).
+// [*ConnectionLostError]).
 var (
 	ErrRequestTimeout = session.ErrRequestTimeout
 	ErrConnectionLost = session.ErrConnectionLost

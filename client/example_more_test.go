@@ -7,10 +7,12 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -235,4 +237,38 @@ func ExampleNewMemoryCache() {
 	e, ok := cache.LoadResult(key)
 	fmt.Println(string(e.Result), ok)
 	// Output: {"tools":[]} true
+}
+
+func ExampleErrorKind() {
+	t, stop := exampleServer(testserver.Options{Era: testserver.LegacyOnly})
+	defer stop()
+
+	// A modern-only client cannot talk to a legacy-only server.
+	_, err := client.Connect(context.Background(), t, client.WithProtocol(client.Modern))
+	var ne *client.NegotiationError
+	fmt.Println(client.ErrorKind(err), errors.As(err, &ne), len(ne.Trace) > 0)
+	// Output: negotiation true true
+}
+
+func ExampleWithMessageLog() {
+	t, stop := exampleServer(testserver.Options{})
+	defer stop()
+
+	var mu sync.Mutex
+	var methods []string
+	c, err := client.Connect(context.Background(), t, client.WithMessageLog(func(dir client.Direction, msg jsonrpc.Message) {
+		if req, ok := msg.(*jsonrpc.Request); ok && dir == client.Sent {
+			mu.Lock()
+			methods = append(methods, req.Method)
+			mu.Unlock()
+		}
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	mu.Lock()
+	fmt.Println(methods)
+	mu.Unlock()
+	// Output: [server/discover]
 }

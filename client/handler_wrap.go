@@ -10,7 +10,8 @@ import (
 
 // The user's handler is wrapped before it reaches the session, to validate
 // elicitation answers and to notice when a request needed input (MRTR
-// results that needed input are never cached). handler.Detect takes, for
+// results that needed input are never cached; the wire tap also marks
+// retries that carried only requestState, see tap.sent). handler.Detect takes, for
 // each interface, the first value of the Unwrap chain implementing it, so
 // the wrappers form a chain of single-interface hooks in front of the
 // user's value: one hook per interface the user implements, none for the

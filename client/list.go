@@ -39,7 +39,11 @@ func (c *Client) cachedCall(ctx context.Context, method, paramsKey string, param
 	if err != nil {
 		return nil, err
 	}
-	// A result that needed input (an MRTR retry) is never cached.
+	// A result that needed input (an MRTR retry) is never cached. The
+	// mark is set by the handler hooks (a round with inputRequests) and
+	// by the tap when the session writes a retry carrying inputResponses
+	// or requestState (which also catches requestState-only rounds, where
+	// no handler runs).
 	if useCache && !needed.Load() {
 		c.cacheStore(ctx, method, paramsKey, raw, c.cfg.now())
 	}

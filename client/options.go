@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
@@ -45,6 +47,21 @@ func (p Protocol) String() string {
 // retry (HTTP 408/429/5xx, network errors, probe timeouts on HTTP). It is
 // the session layer's type; its zero value is the session's default.
 type RetryPolicy = session.RetryPolicy
+
+// Era is a protocol era, as [Client.Era] reports it; it is the
+// negotiation package's type, re-exported so callers need not import it.
+type Era = negotiation.Era
+
+// The eras.
+const (
+	EraUnknown = negotiation.EraUnknown
+	EraModern  = negotiation.EraModern
+	EraLegacy  = negotiation.EraLegacy
+)
+
+// DiscoverResult is a server/discover result, as [Client.Discover]
+// returns it (the negotiation package's type, re-exported).
+type DiscoverResult = negotiation.DiscoverResult
 
 // TraceStep is one step of the negotiation, as [Client.NegotiationTrace]
 // reports it.
@@ -97,8 +114,20 @@ type Auth struct {
 // its Header sets the credentials on every request to the server's origin
 // and its Authorize runs the flows on a 401 or 403. It is shorthand for
 // WithAuth(Auth{Header: a.Header, Authorize: a.Authorize}). Default: none.
+//
+// Private cache entries ([WithCache]) are partitioned by the OAuth
+// client's authorization context: its Identity() when it has one, else a
+// hash of its current access token (or of the Authorization header it
+// sets, for DPoP-bound tokens). When neither can be had, private results
+// are neither cached nor served from the cache.
 func WithOAuth(a *auth.Client) Option {
-	return WithAuth(Auth{Header: a.Header, Authorize: a.Authorize})
+	if a == nil {
+		return WithAuth(Auth{})
+	}
+	return optionFunc(func(c *config) {
+		c.auth = Auth{Header: a.Header, Authorize: a.Authorize}
+		c.oauth = a
+	})
 }
 
 // Option configures a [Client]. Options are applied in order; for each
@@ -129,12 +158,15 @@ type config struct {
 	capOpts           CapabilityOptions
 	strict            bool
 	auth              Auth
+	oauth             *auth.Client // set by WithOAuth; names the private cache partition
+	endpoint          string       // Dial's endpoint URL; "" for Connect
 	cache             Cache
 	eraCache          EraCache
 	serverKey         string
 	tasks             bool
 	maxPages          int
 	eventBuffer       int
+	messageLog        func(Direction, jsonrpc.Message)
 	now               func() time.Time // test seam; nil => time.Now
 }
 
@@ -249,7 +281,7 @@ func WithStrictCapabilities() Option {
 // WithAuth sets authorization for HTTP servers. Default: none. With
 // [Connect] only Auth.Authorize is used (the transport adds no token).
 func WithAuth(a Auth) Option {
-	return optionFunc(func(c *config) { c.auth = a })
+	return optionFunc(func(c *config) { c.auth, c.oauth = a, nil })
 }
 
 // WithCache sets the store for cacheable modern results (tools/list,

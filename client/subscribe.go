@@ -632,3 +632,66 @@ func (c *Client) autoListen(ctx context.Context) {
 		}
 	}()
 }
+
+// resubscribeTimeout bounds the resources/subscribe calls that restore
+// legacy subscriptions after a re-initialization.
+const resubscribeTimeout = 30 * time.Second
+
+// resubscribeLoop runs for the life of a legacy client: whenever the
+// session initialized again (a legacy HTTP session expired, a stdio server
+// was respawned), the server has forgotten the resources/subscribe calls
+// of the old session, so they are re-sent for every live subscription,
+// which then gets an [EventResync] (updates may have been missed
+// meanwhile). The tap reports a re-initialization when the session writes
+// notifications/initialized after Connect returned.
+func (c *Client) resubscribeLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-c.sess.Done():
+			return
+		case <-c.tap.reinit:
+		}
+		c.resubscribe()
+	}
+}
+
+// resubscribe re-sends resources/subscribe for the URIs the live legacy
+// subscriptions hold, then tells each subscription to resync.
+func (c *Client) resubscribe() {
+	c.subsMu.Lock()
+	var subs []*Subscription
+	for s := range c.subs {
+		if s.legacy {
+			subs = append(subs, s)
+		}
+	}
+	c.subsMu.Unlock()
+	if len(subs) == 0 {
+		return
+	}
+	var uris []string
+	for _, s := range subs {
+		for _, u := range s.Acknowledged().Resources {
+			if !slices.Contains(uris, u) {
+				uris = append(uris, u)
+			}
+		}
+	}
+	c.cfg.logger.Debug("conduit: session re-initialized; re-subscribing", "resources", uris)
+	ctx, cancel := context.WithTimeout(context.Background(), resubscribeTimeout)
+	defer cancel()
+	for _, u := range uris {
+		if _, err := c.call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil); err != nil {
+			if errors.Is(err, ErrClosed) {
+				return
+			}
+			c.cfg.logger.Warn("conduit: re-subscribing after re-initialization failed", "uri", u, "err", err)
+		}
+	}
+	for _, s := range subs {
+		s.send(Event{Kind: EventResync})
+	}
+}

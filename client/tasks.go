@@ -49,6 +49,74 @@ const (
 // ErrTaskCancelled is matched by a [*TaskError] of a cancelled task.
 var ErrTaskCancelled = errors.New("client: task cancelled")
 
+// ErrTaskExpired is matched by a [*TaskExpiredError].
+var ErrTaskExpired = errors.New("client: task expired")
+
+// TaskExpiredError reports a task that was still not finished when its
+// ttl ran out (createdAt + ttlMs): the server may have discarded it, so
+// [Client.AwaitTask] stops polling. It matches [ErrTaskExpired].
+type TaskExpiredError struct {
+	// TaskID is the task.
+	TaskID string
+	// Status is the last status seen.
+	Status protocol.TaskStatus
+	// Expired is when the task's ttl ran out (createdAt + ttl).
+	Expired time.Time
+	// Err is the error of the last poll, if it failed.
+	Err error
+}
+
+func (e *TaskExpiredError) Error() string {
+	s := fmt.Sprintf("client: task %q expired at %s (status %s)", e.TaskID, e.Expired.Format(time.RFC3339), e.Status)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is matches [ErrTaskExpired].
+func (e *TaskExpiredError) Is(target error) bool { return target == ErrTaskExpired }
+
+// Unwrap returns the last poll's error, if any.
+func (e *TaskExpiredError) Unwrap() error { return e.Err }
+
+// expiry returns when t's ttl runs out, or false when it has no ttl or
+// no parseable createdAt.
+func (t *Task) expiry() (time.Time, bool) {
+	if t.TTL <= 0 || t.CreatedAt == "" {
+		return time.Time{}, false
+	}
+	created, err := time.Parse(time.RFC3339Nano, t.CreatedAt)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return created.Add(t.TTL), true
+}
+
+// untilExpiry shortens a poll interval so that the poll after t's ttl
+// runs out is not delayed by more than MinPollInterval.
+func (c *Client) untilExpiry(t *Task, poll time.Duration) time.Duration {
+	if poll <= 0 {
+		poll = DefaultPollInterval
+	}
+	if end, ok := t.expiry(); ok {
+		if rem := end.Sub(c.cfg.now()); rem < poll {
+			return max(rem, MinPollInterval)
+		}
+	}
+	return poll
+}
+
+// expired returns a *TaskExpiredError when t's ttl has run out, else
+// nil. pollErr is the last poll's error (nil after a successful poll).
+func (c *Client) expired(t *Task, pollErr error) error {
+	end, ok := t.expiry()
+	if !ok || c.cfg.now().Before(end) {
+		return nil
+	}
+	return &TaskExpiredError{TaskID: t.ID, Status: t.Status, Expired: end, Err: pollErr}
+}
+
 // TaskError reports a task that ended without a result: failed (Err is
 // the server's *jsonrpc.Error, so errors.Is with the jsonrpc sentinels
 // works) or cancelled (Err is [ErrTaskCancelled]).
@@ -133,6 +201,10 @@ func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...C
 // with tasks/result, over which the server may send its own requests to
 // the handler.
 //
+// The task's ttl is a backstop: once createdAt + ttl has passed (by the
+// client's clock) and the task has not finished, AwaitTask stops polling
+// with a [*TaskExpiredError] (matching [ErrTaskExpired]).
+//
 // A failed or cancelled task is a [*TaskError]; other errors are those of
 // the calls made (a [*jsonrpc.Error] for an unknown task, [ErrClosed],
 // ctx.Err()).
@@ -170,18 +242,26 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 	first := true
 	for {
 		if !first {
-			if err := c.pause(ctx, poll); err != nil {
+			if err := c.pause(ctx, c.untilExpiry(t, poll)); err != nil {
 				return nil, err
 			}
 		}
 		first = false
 		dt, err := c.getExtTask(ctx, t.ID)
 		if err != nil {
+			if xe := c.expired(t, err); xe != nil && ctx.Err() == nil {
+				return nil, xe
+			}
 			return nil, err
 		}
 		*t = *extTask(&dt.ExtTask)
 		if t.PollInterval > 0 {
 			poll = t.PollInterval
+		}
+		if !dt.Status.Terminal() {
+			if xe := c.expired(t, nil); xe != nil {
+				return nil, xe
+			}
 		}
 		switch dt.Status {
 		case protocol.TaskCompleted:
@@ -251,17 +331,25 @@ func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallTool
 	poll := t.PollInterval
 	for first := true; ; first = false {
 		if !first {
-			if err := c.pause(ctx, poll); err != nil {
+			if err := c.pause(ctx, c.untilExpiry(t, poll)); err != nil {
 				return nil, err
 			}
 		}
 		ct, err := c.getCoreTask(ctx, t.ID)
 		if err != nil {
+			if xe := c.expired(t, err); xe != nil && ctx.Err() == nil {
+				return nil, xe
+			}
 			return nil, err
 		}
 		*t = *legacyTaskOf(ct)
 		if t.PollInterval > 0 {
 			poll = t.PollInterval
+		}
+		if !ct.Status.Terminal() && ct.Status != protocol.TaskInputRequired {
+			if xe := c.expired(t, nil); xe != nil {
+				return nil, xe
+			}
 		}
 		if ct.Status == protocol.TaskCancelled {
 			return nil, &TaskError{TaskID: t.ID, Status: ct.Status, Err: ErrTaskCancelled}
@@ -335,7 +423,7 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[*Task, error] {
 
 // answerInputs serves a task's input requests with the (validated)
 // handler, one at a time. A request the handler cannot serve fails the
-// wait with an error matching session.ErrUnexpectedInputRequest.
+// wait with an error matching [ErrUnexpectedInputRequest].
 func (c *Client) answerInputs(ctx context.Context, reqs map[string]protocol.InputRequest) (protocol.InputResponses, error) {
 	h := handler.Detect(wrapHandler(c.cfg.handler))
 	out := protocol.InputResponses{}

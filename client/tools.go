@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -253,7 +254,9 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		}
 		raw = b
 	}
-	if string(raw) == "null" {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		// A nil (or empty) json.RawMessage or []byte, like a nil map or
+		// a JSON null, means "no arguments".
 		return nil, nil
 	}
 	var obj map[string]json.RawMessage
@@ -264,7 +267,8 @@ func marshalArgs(args any) (json.RawMessage, error) {
 }
 
 // CallTool calls a tool. args is any value that encodes as a JSON object
-// (a map, a struct, json.RawMessage) or nil.
+// (a map, a struct, json.RawMessage) or nil; nil, a nil map, a nil or
+// empty json.RawMessage and JSON null all mean "no arguments".
 //
 // A tool that fails reports it in the result (res.Failed()); the error is
 // for protocol and transport failures: a [*jsonrpc.Error] from the server

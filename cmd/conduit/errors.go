@@ -8,17 +8,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/jsonrpc"
-	"github.com/conduitmcp/conduit/negotiation"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
 // This file is the only one that looks beneath package client: the typed
 // errors client.Dial, client.Connect and the calls document
-// (*session.NegotiationError, *session.AuthRequiredError, the
+// (*client.NegotiationError, *client.AuthRequiredError, the
 // negotiation package's *Error, …) are declared in session and
 // negotiation, and errors.As needs their types to say what kind of
 // failure it was and to recover the negotiation trace of a failed probe.
@@ -37,78 +34,42 @@ func (e *toolError) Error() string {
 	return s
 }
 
-// errorKind names the kind of failure for --json and for hints.
+// errorKind names the kind of failure for --json and for hints: the
+// CLI's own kinds (usage, interrupted, tool-error), then client.ErrorKind
+// with two names kept from earlier releases ("rpc" for a server's
+// JSON-RPC error, "protocol" for a value that failed validation).
 func errorKind(ctx context.Context, err error) string {
 	var (
-		ue   *usageError
-		te   *toolError
-		he   *transport.HTTPError
-		xe   *transport.ExitError
-		ne   *transport.NetworkError
-		re   *jsonrpc.Error
-		nge  *negotiation.Error
-		upv  *negotiation.UnsupportedProtocolVersionError
-		are  *session.AuthRequiredError
-		mce  *session.MissingCapabilityError
-		cle  *session.ConnectionLostError
-		pe   *session.ProtocolError
-		cape *client.CapabilityError
-		ve   *client.ValidationError
-		ce   *connectError
+		ue *usageError
+		te *toolError
+		ce *connectError
 	)
 	switch {
 	case errors.As(err, &ue):
 		return "usage"
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
 		return "interrupted"
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, session.ErrRequestTimeout):
-		return "timeout"
 	case errors.As(err, &te):
 		return "tool-error"
-	case errors.As(err, &are), isAuthError(err):
-		return "auth"
-	case errors.As(err, &upv):
-		return "unsupported-version"
-	case errors.As(err, &nge):
-		switch nge.Kind {
-		case negotiation.KindNoCommonVersion:
-			return "no-common-version"
-		case negotiation.KindProtocol:
-			return "protocol"
-		case negotiation.KindHTTP:
-			return "http"
-		case negotiation.KindTransport:
-			return "transport"
-		}
-		return "negotiation"
-	case errors.As(err, &he):
-		if he.StatusCode == 401 || he.StatusCode == 403 {
-			return "auth"
-		}
-		return "http"
-	case errors.As(err, &xe):
-		return "process-exit"
-	case errors.As(err, &ne):
-		return "network"
-	case errors.As(err, &mce), errors.As(err, &cape):
-		return "capability"
-	case errors.As(err, &cle):
-		return "connection-lost"
-	case errors.As(err, &pe), errors.As(err, &ve):
-		return "protocol"
-	case errors.As(err, &ce):
-		// Any other failure to connect: the server's answers did not lead
-		// to an agreed era (e.g. a JSON-RPC error to initialize).
-		return "negotiation"
-	case errors.As(err, &re):
-		if errors.Is(re, jsonrpc.ErrMissingRequiredClientCapability) {
-			return "capability"
+	}
+	switch k := client.ErrorKind(err); k {
+	case client.KindServer:
+		if errors.As(err, &ce) {
+			// Any other failure to connect: the server's answers did not
+			// lead to an agreed era (e.g. a JSON-RPC error to initialize).
+			return client.KindNegotiation
 		}
 		return "rpc"
-	case errors.Is(err, client.ErrClosed), errors.Is(err, transport.ErrClosed):
-		return "closed"
+	case client.KindValidation:
+		return client.KindProtocol
+	case client.KindOther, client.KindClosed:
+		if errors.As(err, &ce) {
+			return client.KindNegotiation
+		}
+		return k
+	default:
+		return k
 	}
-	return "error"
 }
 
 // errorJSON is the "error" member of --json output.
@@ -125,38 +86,17 @@ func errorJSON(ctx context.Context, err error) map[string]any {
 	if errors.As(err, &he) {
 		m["status"] = he.StatusCode
 	}
-	var upv *negotiation.UnsupportedProtocolVersionError
+	var upv *client.UnsupportedProtocolVersionError
 	if errors.As(err, &upv) && len(upv.Supported) > 0 {
 		m["supported"] = upv.Supported
 	}
 	return m
 }
 
-// isAuthError reports whether err came from the OAuth flow.
-func isAuthError(err error) bool {
-	var (
-		cre *auth.CredentialsRequiredError
-		me  *auth.MetadataError
-		are *auth.AuthorizationResponseError
-		te  *auth.TokenError
-		re  *auth.RegistrationError
-	)
-	if errors.As(err, &cre) || errors.As(err, &me) || errors.As(err, &are) || errors.As(err, &te) || errors.As(err, &re) {
-		return true
-	}
-	for _, s := range []error{auth.ErrIssuerMismatch, auth.ErrStateMismatch, auth.ErrPKCEUnsupported, auth.ErrStepUpLimit,
-		auth.ErrForbidden, auth.ErrInsecureEndpoint, auth.ErrInteractionRequired} {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // failedTrace returns the negotiation trace carried by a failed Dial or
 // Connect, or nil.
 func failedTrace(err error) []client.TraceStep {
-	var ne *session.NegotiationError
+	var ne *client.NegotiationError
 	if errors.As(err, &ne) {
 		return ne.Trace
 	}
@@ -177,7 +117,7 @@ func errorHint(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "the --timeout elapsed"
 	}
-	var are *session.AuthRequiredError
+	var are *client.AuthRequiredError
 	if errors.As(err, &are) {
 		return "the server wants authorization: use --auth browser|device|client-credentials, or pass a token with --header \"Authorization: Bearer TOKEN\""
 	}
@@ -208,7 +148,7 @@ func errorHint(err error) string {
 // request needs (-32021 in the modern era; some legacy servers put the
 // same data on -32602), sorted.
 func requiredCapabilities(err error) []string {
-	var mce *session.MissingCapabilityError
+	var mce *client.MissingCapabilityError
 	if errors.As(err, &mce) {
 		var names []string
 		if mce.Required.Sampling != nil {

@@ -150,7 +150,8 @@ func (inv *invocation) dial(ctx context.Context, h any) (*conn, error) {
 	if l := inv.logger(); l != nil {
 		opts = append(opts,
 			client.WithLogger(l),
-			client.WithHTTPClient(&http.Client{Transport: &wireLogger{base: http.DefaultTransport, log: l}}))
+			client.WithWireLog(l),
+			client.WithHTTPClient(&http.Client{Transport: &httpLogger{base: http.DefaultTransport, log: l}}))
 	}
 	if h != nil {
 		opts = append(opts, client.WithHandler(h))

@@ -1,24 +1,19 @@
 package main
 
 import (
-	"bytes"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 )
 
-// maxLoggedLine bounds one logged body line; longer lines are cut.
-const maxLoggedLine = 4 << 10
-
-// wireLogger is the -v wire log of HTTP targets: an http.RoundTripper that
-// logs every request (method, URL, MCP headers, body) and every response
-// (status, content type, MCP headers, then the body line by line as the
-// client reads it, so SSE streams are logged as they arrive). WebSocket
-// upgrades are logged but their frames are not (the body of a 101
-// response is the connection itself and is passed through untouched).
-type wireLogger struct {
+// The -v wire log has two parts. Every JSON-RPC message, on every
+// transport (stdio, HTTP, WebSocket), is logged by the client's message
+// tap (client.WithWireLog) as "wire: send" / "wire: recv". For http(s)
+// and ws(s) targets, httpLogger adds one line per HTTP exchange: the
+// request (method, URL, MCP headers) and the response status (content
+// type, MCP headers), which the messages alone do not show (session ids,
+// 4xx/5xx answers, the WebSocket upgrade).
+type httpLogger struct {
 	base http.RoundTripper
 	log  *slog.Logger
 }
@@ -41,16 +36,9 @@ func headerAttrs(h http.Header) []any {
 	return attrs
 }
 
-// RoundTrip logs req and its response.
-func (l *wireLogger) RoundTrip(req *http.Request) (*http.Response, error) {
+// RoundTrip logs req and the status of its response.
+func (l *httpLogger) RoundTrip(req *http.Request) (*http.Response, error) {
 	attrs := append([]any{"method", req.Method, "url", req.URL.String()}, headerAttrs(req.Header)...)
-	if req.Body != nil && req.GetBody != nil {
-		if body, err := req.GetBody(); err == nil {
-			b, _ := io.ReadAll(io.LimitReader(body, maxLoggedLine))
-			body.Close()
-			attrs = append(attrs, "body", string(b))
-		}
-	}
 	l.log.Debug("wire: → http request", attrs...)
 	resp, err := l.base.RoundTrip(req)
 	if err != nil {
@@ -59,51 +47,5 @@ func (l *wireLogger) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	attrs = append([]any{"status", resp.StatusCode, "content-type", resp.Header.Get("Content-Type")}, headerAttrs(resp.Header)...)
 	l.log.Debug("wire: ← http response", attrs...)
-	if resp.StatusCode != http.StatusSwitchingProtocols && resp.Body != nil {
-		resp.Body = &loggedBody{ReadCloser: resp.Body, log: l.log}
-	}
 	return resp, nil
-}
-
-// loggedBody logs a response body line by line as it is read.
-type loggedBody struct {
-	io.ReadCloser
-	log *slog.Logger
-
-	mu      sync.Mutex // guards partial: Read and Close may race
-	partial []byte     // the current unfinished line
-}
-
-func (b *loggedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	data := p[:n]
-	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			break
-		}
-		b.emitLocked(append(b.partial, data[:i]...))
-		b.partial, data = b.partial[:0], data[i+1:]
-	}
-	if room := maxLoggedLine - len(b.partial); room > 0 {
-		b.partial = append(b.partial, data[:min(len(data), room)]...)
-	}
-	if err != nil && len(b.partial) > 0 {
-		b.emitLocked(b.partial)
-		b.partial = b.partial[:0]
-	}
-	return n, err
-}
-
-func (b *loggedBody) emitLocked(line []byte) {
-	s := strings.TrimRight(string(line), "\r")
-	if s == "" {
-		return
-	}
-	if len(s) > maxLoggedLine {
-		s = s[:maxLoggedLine] + "…"
-	}
-	b.log.Debug("wire: ← " + s)
 }
