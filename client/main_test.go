@@ -118,9 +118,9 @@ func tryConnect(t *testing.T, tr string, so testserver.Options, opts ...client.O
 		})
 		f.c, err = client.Connect(ctx, pipe, opts...)
 	case tStdio:
-		spec, err := json.Marshal(stdioOptions{Era: so.Era, PageSize: so.PageSize, TTLms: so.TTL.Milliseconds(), Scope: so.CacheScope, Faults: so.Faults})
-		if err != nil {
-			t.Fatalf("encoding the stdio server options: %v", err)
+		spec, merr := json.Marshal(stdioOptions{Era: so.Era, PageSize: so.PageSize, TTLms: so.TTL.Milliseconds(), Scope: so.CacheScope, Faults: so.Faults})
+		if merr != nil {
+			t.Fatalf("encoding the stdio server options: %v", merr)
 		}
 		cmd := transport.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = []string{stdioEnv + "=" + string(spec)}

@@ -21,7 +21,10 @@ func TestIDKindsDiffer(t *testing.T) {
 	if jsonrpc.StringID("") == (jsonrpc.ID{}) {
 		t.Errorf("StringID(\"\") == zero ID, want different ids")
 	}
-	if jsonrpc.Int64ID(7) != jsonrpc.Int64ID(7) || jsonrpc.StringID("a") != jsonrpc.StringID("a") {
+	if a, b := jsonrpc.Int64ID(7), jsonrpc.Int64ID(7); a != b {
+		t.Errorf("equal ids compare unequal")
+	}
+	if a, b := jsonrpc.StringID("a"), jsonrpc.StringID("a"); a != b {
 		t.Errorf("equal ids compare unequal")
 	}
 }

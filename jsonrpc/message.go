@@ -180,7 +180,7 @@ func AppendMessage(b []byte, m Message) ([]byte, error) {
 // appendCompact appends raw JSON, removing insignificant white space only
 // when there is any (newlines must not reach a line-delimited stream).
 func appendCompact(b []byte, raw []byte) []byte {
-	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+	if !bytes.ContainsAny(raw, " \t\r\n") {
 		return append(b, raw...)
 	}
 	var buf bytes.Buffer

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
-	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -299,5 +298,3 @@ func metaOf(t testing.TB, params json.RawMessage) map[string]json.RawMessage {
 	}
 	return p.Meta
 }
-
-func eraOf(s *Session) negotiation.Era { return s.Era() }

@@ -60,12 +60,6 @@ func (h *httpScript) sent() []string {
 	return append([]string(nil), h.methods...)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
 func writeResult(w http.ResponseWriter, req *jsonrpc.Request, result any) {
 	resp, _ := jsonrpc.NewResponse(req.ID, result)
 	b, _ := jsonrpc.EncodeMessage(resp)

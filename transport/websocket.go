@@ -170,14 +170,6 @@ func (c *wsConn) Kind() string { return KindWebSocket }
 // transport has no per-message headers; the version is only recorded.
 func (c *wsConn) SetProtocolVersion(version string) { c.version.Store(&version) }
 
-// protocolVersion returns what SetProtocolVersion recorded.
-func (c *wsConn) protocolVersion() string {
-	if p := c.version.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
-
 // readLoop is the reader goroutine.
 func (c *wsConn) readLoop() {
 	defer close(c.readDone)

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -400,12 +399,4 @@ func startHTTP(t *testing.T, srv *Server, h http.Handler) string {
 		http.DefaultClient.CloseIdleConnections()
 	})
 	return ts.URL
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprint(err))
-	}
-	return string(b)
 }

@@ -418,15 +418,6 @@ func (s *Server) newID(prefix string) string {
 	return fmt.Sprintf("%s%d", prefix, s.nextID)
 }
 
-func (s *Server) isClosed() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // goTracked runs f on a goroutine counted by s.wg, unless the server is
 // closed. It reports whether f was started.
 func (s *Server) goTracked(f func()) bool {
