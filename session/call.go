@@ -210,7 +210,7 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 					continue
 				}
 			}
-			if !replayed && errors.Is(err, ErrConnectionLost) && s.mayReplay(method, raw, o) {
+			if !replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, raw, o) {
 				replayed = true
 				s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
 				c = s.again(c)
@@ -323,6 +323,15 @@ func mrtrMethod(method string) bool {
 		return true
 	}
 	return false
+}
+
+// answeredTooLarge reports whether the request was lost because its
+// answer was over the transport's size limit. The server then did run it,
+// and re-sending would run it again only to meet the same limit, so such a
+// request is never replayed.
+func answeredTooLarge(err error) bool {
+	_, ok := errors.AsType[*transport.MessageTooLargeError](err)
+	return ok
 }
 
 func (s *Session) mayReplay(method string, params json.RawMessage, o *CallOptions) bool {
