@@ -451,6 +451,7 @@ func (c *Client) authorizeFull(ctx context.Context, ch Challenge, explicit []str
 	if err != nil {
 		return err
 	}
+	tok.LegacyDiscovery = meta.legacy
 	if err := c.saveToken(ctx, tok); err != nil {
 		return err
 	}

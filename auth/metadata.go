@@ -42,8 +42,9 @@ type ServerMetadata struct {
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
 	DPoPSigningAlgValuesSupported              []string `json:"dpop_signing_alg_values_supported,omitempty"`
 
-	// legacy is set for the 2025-03-26 fallback (no metadata document:
-	// default endpoints under the server's origin).
+	// legacy is set for metadata found by the 2025-03-26 fallback (no
+	// Protected Resource Metadata): the document at the server's origin,
+	// or the default endpoints there when it has none.
 	legacy bool
 }
 
@@ -165,8 +166,15 @@ func asMetadataURLs(issuer string) ([]string, error) {
 
 // fetchServerMetadata fetches and checks the metadata of issuer: a
 // document whose issuer differs from issuer is discarded (the next URL is
-// tried). With legacy set (no Protected Resource Metadata: a 2025-03-26
-// server) a missing document yields the default endpoints.
+// tried), as RFC 8414 §3.3 requires of a URL built from an issuer.
+//
+// With legacy set (no Protected Resource Metadata: a 2025-03-26 server)
+// issuer is not an issuer identifier but the authorization base URL (the
+// MCP server's URL without its path), from which the 2025-03-26 revision
+// builds the metadata URL. The document found there names the issuer, so
+// its issuer is taken as is (an empty one means the base URL) and becomes
+// the issuer recorded for the authorization response's iss check; a
+// missing document yields the default endpoints under the base URL.
 func fetchServerMetadata(ctx context.Context, hc *http.Client, issuer string, legacy bool) (*ServerMetadata, error) {
 	if err := checkSecure(issuer); err != nil {
 		return nil, &MetadataError{Kind: "authorization server", URLs: []string{issuer}, Err: err}
@@ -186,15 +194,22 @@ func fetchServerMetadata(ctx context.Context, hc *http.Client, issuer string, le
 		if err != nil {
 			return nil, &MetadataError{Kind: "authorization server", URLs: urls, Err: err}
 		}
-		if m.Issuer != issuer && !(legacy && strings.TrimRight(m.Issuer, "/") == issuer) {
+		switch {
+		case legacy:
+			if m.Issuer == "" {
+				m.Issuer = issuer
+			} else if err := checkSecure(m.Issuer); err != nil {
+				return nil, &MetadataError{Kind: "authorization server", URLs: urls, Err: err}
+			}
+		case m.Issuer != issuer:
 			mismatch = fmt.Errorf("%w: document at %s names issuer %q, expected %q", ErrIssuerMismatch, u, m.Issuer, issuer)
 			last = mismatch
 			continue
 		}
-		m.Issuer = issuer
 		if err := m.checkEndpoints(); err != nil {
 			return nil, &MetadataError{Kind: "authorization server", URLs: urls, Err: err}
 		}
+		m.legacy = legacy
 		return &m, nil
 	}
 	if mismatch != nil {

@@ -71,7 +71,7 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 	if st.RefreshToken == "" {
 		return nil, ErrNoRefreshToken
 	}
-	meta, err := c.serverMetadata(ctx, st.Issuer, st.Issuer == origin(c.key), false)
+	meta, err := c.issuerMetadata(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -99,10 +99,31 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 		return nil, te
 	}
 	nt := c.newToken(ot, st.Issuer, st.Resource, st.Scopes)
+	nt.LegacyDiscovery = st.LegacyDiscovery
 	if err := c.store.SaveToken(ctx, c.key, nt); err != nil {
 		return nil, err
 	}
 	c.adopt(nt)
 	c.log.Debug("auth: refreshed token", "issuer", st.Issuer)
 	return nt, nil
+}
+
+// issuerMetadata returns the metadata of the authorization server that
+// issued st. For a token from the 2025-03-26 fallback the metadata is
+// looked up at the server's origin again (not built from the issuer,
+// which that document may name freely) and must still name st.Issuer.
+func (c *Client) issuerMetadata(ctx context.Context, st *Token) (*ServerMetadata, error) {
+	base := origin(c.key)
+	if !st.LegacyDiscovery && st.Issuer != base {
+		return c.serverMetadata(ctx, st.Issuer, false, false)
+	}
+	meta, err := c.serverMetadata(ctx, base, true, false)
+	if err != nil {
+		return nil, err
+	}
+	if meta.Issuer != st.Issuer {
+		return nil, &MetadataError{Kind: "authorization server", URLs: []string{base}, Err: fmt.Errorf(
+			"%w: the server's origin now names issuer %q, the token was issued by %q", ErrIssuerMismatch, meta.Issuer, st.Issuer)}
+	}
+	return meta, nil
 }

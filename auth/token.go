@@ -31,6 +31,11 @@ type Token struct {
 	Issuer string `json:"issuer"`
 	// Resource is the resource (RFC 8707) the token was requested for.
 	Resource string `json:"resource"`
+	// LegacyDiscovery is set when the issuer's metadata was found by the
+	// 2025-03-26 fallback (the server published no Protected Resource
+	// Metadata; the metadata is at the server's origin): a refresh looks
+	// for it there again and uses it only if it still names Issuer.
+	LegacyDiscovery bool `json:"legacy_discovery,omitempty"`
 }
 
 // String returns a description of t without its secrets.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,7 @@ type session interface {
 	echo(ctx context.Context, text string) error
 	big(ctx context.Context, size int) (int, error) // returns the text length
 	listTools(ctx context.Context) (int, error)
+	protocolVersion() string // the negotiated version, to check the era
 	close() error
 }
 
@@ -84,8 +86,13 @@ var targets = []target{
 	{foreign.Raw, foreign.HTTP},
 }
 
-// matrix runs fn for every client × target × era, each under its own
-// sub-benchmark. HTTP servers are started once per call to matrix.
+// matrix runs fn for every target × era × client, each under its own
+// sub-benchmark. The clients are the innermost loop so that the clients
+// compared on one target run next to each other in time (on a noisy
+// machine, drift then hits them alike); BENCH_ROUND=k rotates the client
+// order by k so that repeated rounds do not always favour the same
+// position. HTTP servers are started once per call to matrix, so every
+// client of a target talks to the same server process.
 func matrix(b *testing.B, tools int, fn func(b *testing.B, c clientImpl, ep endpoint, e era)) {
 	eps := map[target]endpoint{}
 	for _, tg := range targets {
@@ -96,15 +103,27 @@ func matrix(b *testing.B, tools int, fn func(b *testing.B, c clientImpl, ep endp
 			eps[tg] = endpoint{url: foreign.StartHTTP(b, tg.kind, tg.tr, o)}
 		}
 	}
-	for _, c := range clients {
-		for _, tg := range targets {
-			for _, e := range []era{legacyEra, modernEra} {
+	order := rotated(clients, os.Getenv("BENCH_ROUND"))
+	for _, tg := range targets {
+		for _, e := range []era{legacyEra, modernEra} {
+			for _, c := range order {
 				b.Run(fmt.Sprintf("%s/%s-%s-%s", c.name, tg.kind, tg.tr, e), func(b *testing.B) {
+					b.ReportAllocs()
 					fn(b, c, eps[tg], e)
 				})
 			}
 		}
 	}
+}
+
+// rotated returns cs rotated left by round (a decimal; anything else is 0).
+func rotated(cs []clientImpl, round string) []clientImpl {
+	k, _ := strconv.Atoi(round)
+	if len(cs) == 0 || k <= 0 {
+		return cs
+	}
+	k %= len(cs)
+	return append(append([]clientImpl(nil), cs[k:]...), cs[:k]...)
 }
 
 // benchTimeout bounds one sub-benchmark's connection.
@@ -122,6 +141,19 @@ func connect(b *testing.B, c clientImpl, ep endpoint, e era) (session, context.C
 	return s, ctx
 }
 
+// warm fails the benchmark when the untimed warm-up call failed. Every
+// workload but Connect makes one call before the timer starts, so that
+// one-time work (first request on the connection, lazily built state in
+// any of the libraries) is not measured.
+func warm(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatalf("warm-up: %v", err)
+	}
+}
+
+// BenchmarkConnect measures connect + close: for stdio this includes
+// starting and reaping the server process, for HTTP a new TCP connection.
 func BenchmarkConnect(b *testing.B) {
 	matrix(b, 0, func(b *testing.B, c clientImpl, ep endpoint, e era) {
 		ctx, cancel := context.WithTimeout(context.Background(), benchTimeout)
@@ -141,7 +173,8 @@ func BenchmarkConnect(b *testing.B) {
 func BenchmarkSequentialCalls(b *testing.B) {
 	matrix(b, 0, func(b *testing.B, c clientImpl, ep endpoint, e era) {
 		s, ctx := connect(b, c, ep, e)
-		for b.Loop() {
+		warm(b, s.echo(ctx, "hello"))
+		for b.Loop() { // b.Loop resets the timer (and the allocation counters) first
 			if err := s.echo(ctx, "hello"); err != nil {
 				b.Fatal(err)
 			}
@@ -155,6 +188,7 @@ const concurrency = 64
 func BenchmarkConcurrentCalls(b *testing.B) {
 	matrix(b, 0, func(b *testing.B, c clientImpl, ep endpoint, e era) {
 		s, ctx := connect(b, c, ep, e)
+		warm(b, s.echo(ctx, "hello"))
 		b.ResetTimer()
 		var next atomic.Int64
 		var wg sync.WaitGroup
@@ -185,6 +219,8 @@ const bigSize = 1 << 20
 func BenchmarkLargeResult(b *testing.B) {
 	matrix(b, 0, func(b *testing.B, c clientImpl, ep endpoint, e era) {
 		s, ctx := connect(b, c, ep, e)
+		_, err := s.big(ctx, bigSize)
+		warm(b, err)
 		b.SetBytes(bigSize)
 		for b.Loop() {
 			n, err := s.big(ctx, bigSize)
@@ -204,6 +240,8 @@ const listTools = 500
 func BenchmarkListTools500(b *testing.B) {
 	matrix(b, listTools, func(b *testing.B, c clientImpl, ep endpoint, e era) {
 		s, ctx := connect(b, c, ep, e)
+		_, err := s.listTools(ctx)
+		warm(b, err)
 		for b.Loop() {
 			n, err := s.listTools(ctx)
 			if err != nil {
@@ -240,6 +278,9 @@ func TestBenchClients(t *testing.T) {
 						t.Fatalf("connect: %v", err)
 					}
 					defer s.close()
+					if v := s.protocolVersion(); (v >= rawModernVersion) != (e == modernEra) {
+						t.Fatalf("negotiated %q, not the %s era", v, e)
+					}
 					if err := s.echo(ctx, "hello"); err != nil {
 						t.Errorf("echo: %v", err)
 					}
@@ -260,14 +301,15 @@ func TestBenchClients(t *testing.T) {
 const rawModernVersion = "2026-07-28"
 
 type rawSession struct {
-	e      era
-	nextID atomic.Int64
+	e       era
+	version string
+	nextID  atomic.Int64
 	// stdio
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	wmu     sync.Mutex
 	pmu     sync.Mutex
-	pending map[int64]chan json.RawMessage
+	pending map[int64]chan *rawResponse
 	readErr error
 	done    chan struct{}
 	// http
@@ -303,7 +345,7 @@ func connectRaw(ctx context.Context, ep endpoint, e era) (session, error) {
 		if err := s.cmd.Start(); err != nil {
 			return nil, err
 		}
-		s.pending = map[int64]chan json.RawMessage{}
+		s.pending = map[int64]chan *rawResponse{}
 		s.done = make(chan struct{})
 		go s.readLoop(stdout)
 	}
@@ -313,15 +355,22 @@ func connectRaw(ctx context.Context, ep endpoint, e era) (session, error) {
 			s.close()
 			return nil, err
 		}
+		s.version = rawModernVersion
 		return s, nil
 	}
-	if _, err := s.call(ctx, "initialize", map[string]any{
+	init, err := s.call(ctx, "initialize", map[string]any{
 		"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "raw", "version": "1.0.0"},
-	}); err != nil {
+	})
+	if err != nil {
 		s.close()
 		return nil, err
 	}
+	var ir struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(init, &ir)
+	s.version = ir.ProtocolVersion
 	if err := s.notify(ctx, "notifications/initialized"); err != nil {
 		s.close()
 		return nil, err
@@ -331,18 +380,21 @@ func connectRaw(ctx context.Context, ep endpoint, e era) (session, error) {
 
 func (s *rawSession) readLoop(r io.Reader) {
 	defer close(s.done)
-	br := bufio.NewReaderSize(r, 1<<20)
+	// ReadBytes grows past the buffer for longer lines; a 1 MiB buffer
+	// here would only inflate the raw floor's Connect allocations.
+	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 1 {
-			var res rawResponse
-			if json.Unmarshal(line, &res) == nil && res.ID != nil {
+			// Decoded once, here; the caller gets the decoded response.
+			res := new(rawResponse)
+			if json.Unmarshal(line, res) == nil && res.ID != nil {
 				s.pmu.Lock()
 				ch := s.pending[*res.ID]
 				delete(s.pending, *res.ID)
 				s.pmu.Unlock()
 				if ch != nil {
-					ch <- line
+					ch <- res
 				}
 			}
 		}
@@ -385,13 +437,16 @@ func (s *rawSession) call(ctx context.Context, method string, p map[string]any) 
 	if err != nil {
 		return nil, err
 	}
-	var line []byte
+	var res *rawResponse
 	if s.url != "" {
-		if line, err = s.post(ctx, method, name, msg); err != nil {
+		if res, err = s.post(ctx, method, name, msg); err != nil {
 			return nil, err
 		}
+		if res == nil {
+			return nil, fmt.Errorf("raw: %s: no response", method)
+		}
 	} else {
-		ch := make(chan json.RawMessage, 1)
+		ch := make(chan *rawResponse, 1)
 		s.pmu.Lock()
 		if s.readErr != nil {
 			s.pmu.Unlock()
@@ -406,16 +461,12 @@ func (s *rawSession) call(ctx context.Context, method string, p map[string]any) 
 			return nil, err
 		}
 		select {
-		case line = <-ch:
+		case res = <-ch:
 		case <-s.done:
 			return nil, fmt.Errorf("raw: server closed: %v", s.readErr)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-	}
-	var res rawResponse
-	if err := json.Unmarshal(line, &res); err != nil {
-		return nil, err
 	}
 	if res.Error != nil {
 		return nil, fmt.Errorf("raw: %s: %d %s", method, res.Error.Code, res.Error.Message)
@@ -423,9 +474,10 @@ func (s *rawSession) call(ctx context.Context, method string, p map[string]any) 
 	return res.Result, nil
 }
 
-// post sends one message over HTTP and returns the response message, from
-// a JSON body or the first SSE data event carrying an id.
-func (s *rawSession) post(ctx context.Context, method, name string, msg []byte) ([]byte, error) {
+// post sends one message over HTTP and returns the decoded response
+// message, from a JSON body or the first SSE data event carrying an id; nil
+// for 202 Accepted.
+func (s *rawSession) post(ctx context.Context, method, name string, msg []byte) (*rawResponse, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(msg))
 	if err != nil {
 		return nil, err
@@ -455,17 +507,27 @@ func (s *rawSession) post(ctx context.Context, method, name string, msg []byte) 
 		return nil, fmt.Errorf("raw: %s: HTTP %d: %s", method, resp.StatusCode, body)
 	}
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return io.ReadAll(resp.Body)
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		r := new(rawResponse)
+		if err := json.Unmarshal(body, r); err != nil {
+			return nil, fmt.Errorf("raw: %s: %w", method, err)
+		}
+		return r, nil
 	}
-	br := bufio.NewReaderSize(resp.Body, 1<<20)
+	// The default 4 KiB buffer: a large one would be allocated per call
+	// (per response body) and dominate the floor.
+	br := bufio.NewReader(resp.Body)
 	for {
 		line, err := br.ReadBytes('\n')
 		if data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:")); ok {
 			data = bytes.TrimSpace(data)
-			var r rawResponse
-			if json.Unmarshal(data, &r) == nil && r.ID != nil {
+			r := new(rawResponse)
+			if json.Unmarshal(data, r) == nil && r.ID != nil {
 				_, _ = io.Copy(io.Discard, br)
-				return data, nil
+				return r, nil
 			}
 		}
 		if err != nil {
@@ -474,23 +536,55 @@ func (s *rawSession) post(ctx context.Context, method, name string, msg []byte) 
 	}
 }
 
+// rawCallResult and rawTool are what the floor decodes results into: the
+// same information the SDK clients hand to their callers (content blocks,
+// isError; every tool's fields), so that the floor does the same work and
+// only the libraries' overhead differs.
+type rawCallResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	IsError bool `json:"isError"`
+}
+
+type rawTool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Annotations  json.RawMessage `json:"annotations"`
+	Meta         json.RawMessage `json:"_meta"`
+}
+
+func (s *rawSession) callTool(ctx context.Context, name string, args map[string]any) (*rawCallResult, error) {
+	raw, err := s.call(ctx, "tools/call", map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		return nil, err
+	}
+	r := new(rawCallResult)
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, fmt.Errorf("raw: bad %s result: %v", name, err)
+	}
+	if r.IsError {
+		return nil, fmt.Errorf("raw: %s failed", name)
+	}
+	return r, nil
+}
+
 func (s *rawSession) echo(ctx context.Context, text string) error {
-	_, err := s.call(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": text}})
+	_, err := s.callTool(ctx, "echo", map[string]any{"text": text})
 	return err
 }
 
 func (s *rawSession) big(ctx context.Context, size int) (int, error) {
-	raw, err := s.call(ctx, "tools/call", map[string]any{"name": "big", "arguments": map[string]any{"size": size}})
+	r, err := s.callTool(ctx, "big", map[string]any{"size": size})
 	if err != nil {
 		return 0, err
 	}
-	var r struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil || len(r.Content) == 0 {
-		return 0, fmt.Errorf("raw: bad big result: %v", err)
+	if len(r.Content) == 0 {
+		return 0, errors.New("raw: empty big result")
 	}
 	return len(r.Content[0].Text), nil
 }
@@ -508,8 +602,8 @@ func (s *rawSession) listTools(ctx context.Context) (int, error) {
 			return 0, err
 		}
 		var r struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor string            `json:"nextCursor"`
+			Tools      []rawTool `json:"tools"`
+			NextCursor string    `json:"nextCursor"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return 0, err
@@ -522,6 +616,8 @@ func (s *rawSession) listTools(ctx context.Context) (int, error) {
 	}
 	return 0, errors.New("raw: too many tools/list pages")
 }
+
+func (s *rawSession) protocolVersion() string { return s.version }
 
 func (s *rawSession) close() error {
 	if s.url != "" {

@@ -51,7 +51,12 @@ func (s *conduitSession) big(ctx context.Context, size int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(res.Text()), nil
+	// The first block's text, as for the other libraries (res.Text() would
+	// add the cost of joining blocks: two more copies of the megabyte).
+	if len(res.Content) == 0 {
+		return 0, fmt.Errorf("conduit: empty big result")
+	}
+	return len(res.Content[0].Text), nil
 }
 
 func (s *conduitSession) listTools(ctx context.Context) (int, error) {
@@ -64,6 +69,8 @@ func (s *conduitSession) listTools(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+func (s *conduitSession) protocolVersion() string { return s.c.ProtocolVersion() }
 
 func (s *conduitSession) close() error {
 	err := s.c.Close()

@@ -4,8 +4,24 @@
 // servers: connect, sequential calls, 64 concurrent calls, a 1 MiB
 // result and tools/list of 500 tools; over stdio and Streamable HTTP, in
 // the legacy and the modern era. The servers are servers/goserver (the
-// official Go SDK) and servers/rawserver (no SDK).
+// official Go SDK) and servers/rawserver (no SDK, so that the server's
+// own cost is as small as it gets).
 //
 // Benchmark names read Benchmark<Workload>/<client>/<server>-<transport>-<era>.
-// Not run in CI; see interop/README.md for how to run and compare them.
+//
+// What the harness guarantees: every client of one target talks to the
+// same server process (HTTP) or the same server binary (stdio), with the
+// same arguments; every workload but Connect connects and makes one
+// untimed warm-up call before the timer starts (b.Loop resets the timer,
+// ConcurrentCalls calls b.ResetTimer), so no client setup is inside the
+// timed loop; allocations are reported (b.ReportAllocs) and are the
+// client process's only. The raw floor decodes what the libraries hand
+// their callers (content blocks and isError of a tools/call result, every
+// field of every tool), so the floor does the same work minus the
+// libraries' overhead. The clients of one target × era run next to each
+// other; BENCH_ROUND=k rotates their order, for interleaved repeated
+// rounds (see RESULTS.md for the commands and the latest results).
+//
+// Not run in CI; `go test ./bench` (without -bench) runs TestBenchClients,
+// which checks every client against every server once, in the era asked.
 package bench

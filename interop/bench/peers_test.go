@@ -74,6 +74,13 @@ func (s *goSDKSession) listTools(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+func (s *goSDKSession) protocolVersion() string {
+	if r := s.cs.InitializeResult(); r != nil {
+		return r.ProtocolVersion
+	}
+	return ""
+}
+
 func (s *goSDKSession) close() error {
 	err := s.cs.Close()
 	if s.hc != nil {
@@ -85,13 +92,19 @@ func (s *goSDKSession) close() error {
 // ---- mcp-go client ----
 
 type mcpGoSession struct {
-	c *mcpgoclient.Client
+	c  *mcpgoclient.Client
+	hc *http.Client
 }
 
 func connectMCPGo(ctx context.Context, ep endpoint, e era) (session, error) {
 	var t mcpgotransport.Interface
+	var hc *http.Client
 	if ep.url != "" {
-		ht, err := mcpgotransport.NewStreamableHTTP(ep.url)
+		// The same pooled HTTP client as the other libraries (the default
+		// one keeps only 2 idle connections per host, which would turn
+		// ConcurrentCalls into a TCP-connect benchmark).
+		hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
+		ht, err := mcpgotransport.NewStreamableHTTP(ep.url, mcpgotransport.WithHTTPBasicClient(hc))
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +132,7 @@ func connectMCPGo(ctx context.Context, ep endpoint, e era) (session, error) {
 		c.Close()
 		return nil, fmt.Errorf("mcp-go: negotiated %s, want the %s era", got, e)
 	}
-	return &mcpGoSession{c: c}, nil
+	return &mcpGoSession{c: c, hc: hc}, nil
 }
 
 func (s *mcpGoSession) call(ctx context.Context, name string, args map[string]any) (*mcpgo.CallToolResult, error) {
@@ -161,4 +174,12 @@ func (s *mcpGoSession) listTools(ctx context.Context) (int, error) {
 	return len(res.Tools), nil
 }
 
-func (s *mcpGoSession) close() error { return s.c.Close() }
+func (s *mcpGoSession) protocolVersion() string { return s.c.ProtocolVersion() }
+
+func (s *mcpGoSession) close() error {
+	err := s.c.Close()
+	if s.hc != nil {
+		s.hc.CloseIdleConnections()
+	}
+	return err
+}

@@ -45,7 +45,9 @@ func TestSelected(t *testing.T) {
 		want     bool
 	}{
 		{"plain runs legacy scenario", plain, scenario{"initialize", []string{"2025-06-18"}}, nil, true},
-		{"extension never runs", plain, scenario{"auth/dpop", []string{"extension"}}, nil, false},
+		{"auth extension runs", plain, scenario{"auth/dpop", []string{"extension"}}, nil, true},
+		{"auth extension not with a spec version", modern, scenario{"auth/dpop", []string{"extension"}}, nil, false},
+		{"other extension never runs", plain, scenario{"tasks-lifecycle", []string{"extension"}}, nil, false},
 		{"spec version filters", modern, scenario{"initialize", []string{"2025-06-18", "2025-11-25"}}, nil, false},
 		{"spec version keeps applicable", modern, scenario{"tools_call", []string{"2025-11-25", "2026-07-28"}}, nil, true},
 		{"pattern match", plain, scenario{"auth/metadata-var1", []string{"2025-11-25"}}, []string{"auth/*"}, true},
