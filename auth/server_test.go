@@ -36,6 +36,7 @@ type testServer struct {
 	wrongIss      string      // put this iss in redirects instead
 	noPRM         bool        // no Protected Resource Metadata (2025-03-26)
 	noASMetadata  bool        // no AS metadata either (default endpoints)
+	metaIssuer    string      // path of the issuer the metadata (and iss) names instead, e.g. "/oauth"
 	noRegister    bool        // no registration endpoint
 	cimd          bool        // client_id_metadata_document_supported
 	offline       bool        // scopes_supported has offline_access
@@ -124,6 +125,11 @@ func newTestServer(t *testing.T, configure func(s *testServer)) *testServer {
 }
 
 func (s *testServer) issuer() string { return s.URL + s.issuerPath }
+
+// docIssuer is the issuer the metadata document names (and redirects
+// carry as iss): the issuer, or URL+metaIssuer when that knob is set.
+func (s *testServer) docIssuer() string { return s.URL + cmp.Or(s.metaIssuer, s.issuerPath) }
+
 func (s *testServer) mcpURL() string { return s.URL + "/mcp" }
 func (s *testServer) count(k string) int {
 	s.mu.Lock()
@@ -163,7 +169,7 @@ func oauthErr(w http.ResponseWriter, status int, code string) {
 }
 
 func (s *testServer) metadata() map[string]any {
-	iss := s.issuer()
+	iss := s.docIssuer()
 	if s.badIssuer {
 		iss = s.URL + "/evil"
 	}
@@ -305,7 +311,7 @@ func (s *testServer) authorize(w http.ResponseWriter, r *http.Request) {
 	case s.wrongIss != "":
 		back.Set("iss", s.wrongIss)
 	case s.sendIss:
-		back.Set("iss", s.issuer())
+		back.Set("iss", s.docIssuer())
 	}
 	if s.denyAuthorize {
 		back.Set("error", "access_denied")

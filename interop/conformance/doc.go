@@ -5,7 +5,9 @@
 // Suites: "stable" is 0.1.16 with its default version inference, "alpha"
 // is 0.2.0-alpha.12 likewise, and "alpha@2026-07-28" is the alpha run with
 // --spec-version 2026-07-28 over the scenarios applicable to that version.
-// Extension scenarios are not run (they are optional by definition).
+// Of the extension scenarios only the authorization extensions (auth/…)
+// run, in the suites without a spec version; the others (tasks, skills)
+// are not run.
 //
 // A scenario passes when the suite exits 0, at least one check succeeded
 // and none failed; a scenario with zero graded checks fails. Known

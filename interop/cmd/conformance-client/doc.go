@@ -10,9 +10,14 @@
 //
 // Every scenario maps to one flow (see flows.go); unknown scenarios run the
 // basic flow (list tools, call the first one). The auth/* scenarios add an
-// auth.Client (authorization code flow, Client ID Metadata Document, or the
-// pre-registered credentials of the scenario's context) whose user step
-// follows the suite's authorization redirect without a browser (auth.go).
+// auth.Client through client.WithOAuth, configured from the scenario's
+// context (auth.go): the authorization code flow (Client ID Metadata
+// Document, or the context's pre-registered credentials) whose user step
+// follows the suite's authorization redirect without a browser, with a
+// DPoP key for auth/dpop*; client_credentials with a secret or
+// private_key_jwt; the JWT bearer grant with a workload identity token;
+// or enterprise-managed authorization (token exchange at the identity
+// provider for an ID-JAG, then the JWT bearer grant).
 // The process exits 0 when the flow succeeded and 1 otherwise, printing the
 // error on stderr. CONFORMANCE_CLIENT_DEBUG=1 logs the client's negotiation
 // on stderr.
