@@ -33,7 +33,6 @@ type Client struct {
 	doubted   atomic.Bool      // a request failed before any succeeded (casts doubt on a hinted era)
 	kind      string           // transport kind
 	listeners handler.Set      // the user's handler, detected once
-	tap       *tap             // observes every connection's messages
 
 	tools toolRegistry // per-connection tool metadata
 
@@ -93,15 +92,17 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 		key:       key,
 		eraKey:    eraKey,
 		listeners: handler.Detect(cfg.handler),
-		tap:       newTap(&cfg),
 		closed:    make(chan struct{}),
 	}
 	if k, ok := t.(transport.Kinder); ok {
 		c.kind = k.Kind()
 	}
-	t = &tapTransport{inner: t, tap: c.tap}
-	if fallback != nil {
-		fallback = &tapTransport{inner: fallback, tap: c.tap}
+	if cfg.messageLog != nil {
+		tp := &tap{log: cfg.messageLog}
+		t = &tapTransport{inner: t, tap: tp}
+		if fallback != nil {
+			fallback = &tapTransport{inner: fallback, tap: tp}
+		}
 	}
 	scfg.Fallback = fallback
 	scfg.OnNotification = c.onNotification
@@ -127,17 +128,14 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	}
 	c.sess = sess
 	c.hinted = hinted
-	c.tap.ready.Store(true)
 	if k := sess.TransportKind(); k != "" {
 		c.kind = k
 	}
 	c.seedDiscover(ctx)
 	c.rememberEra()
 	c.autoListen(ctx)
-	if !c.isModern() {
-		c.wg.Add(1)
-		go c.resubscribeLoop()
-	}
+	c.wg.Add(1)
+	go c.resubscribeLoop(sess.Reconnected())
 	return c, nil
 }
 

@@ -30,7 +30,6 @@ type validatingElicitor struct {
 func (v *validatingElicitor) Unwrap() any { return v.next }
 
 func (v *validatingElicitor) Elicit(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
-	markInput(ctx)
 	res, err := v.inner.Elicit(ctx, p)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -367,5 +368,56 @@ func TestCacheOAuthPartition(t *testing.T) {
 		if r.Method == "tools/list" && !strings.HasPrefix(r.Headers.Get("Authorization"), "Bearer ") {
 			t.Errorf("tools/list without a token: %v", r.Headers)
 		}
+	}
+}
+
+// TestCacheInputRounds: a cacheable resources/read result reached through
+// an MRTR round that ran a handler (elicitation, sampling, roots) is not
+// cached; the plain result of the next read is.
+func TestCacheInputRounds(t *testing.T) {
+	h := struct {
+		handler.ElicitorFunc
+		handler.SamplerFunc
+		handler.RootsListerFunc
+	}{
+		func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+			return &protocol.ElicitResult{Action: protocol.ElicitDecline}, nil
+		},
+		func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+			return &protocol.CreateMessageResult{Role: "assistant", Content: json.RawMessage(`{"type":"text","text":"hi"}`), Model: "m"}, nil
+		},
+		func(context.Context) ([]protocol.Root, error) { return nil, nil },
+	}
+	tests := []struct {
+		name  string
+		input string
+	}{
+		{"elicitation", `{"method":"elicitation/create","params":{"message":"ok?","requestedSchema":{"type":"object","properties":{}}}}`},
+		{"sampling", `{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`},
+		{"roots", `{"method":"roots/list"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := testserver.New(testserver.Options{TTL: time.Minute, Faults: []testserver.Fault{
+				{Kind: testserver.FaultResult, Method: "resources/read", Times: 1,
+					Result: json.RawMessage(`{"resultType":"input_required","inputRequests":{"in":` + tt.input + `}}`)},
+				{Kind: testserver.FaultResult, Method: "resources/read", Times: 1,
+					Result: json.RawMessage(`{"resultType":"complete","contents":[{"uri":"file:///hello.txt","text":"asked"}],"ttlMs":60000,"cacheScope":"public"}`)},
+			}})
+			t.Cleanup(func() { srv.Close() })
+			c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache()),
+				client.WithHandler(h))
+			ctx := testCtx(t)
+			for range 3 {
+				if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
+					t.Fatalf("ReadResource: %v", err)
+				}
+			}
+			// The input round, its retry, the second (plain) read; the
+			// third read is served from the cache.
+			if n := count(srv, "resources/read"); n != 3 {
+				t.Errorf("resources/read sent %d times, want 3", n)
+			}
+		})
 	}
 }

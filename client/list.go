@@ -6,6 +6,7 @@ import (
 	"iter"
 
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/session"
 )
 
 // pageKey is the cache key of one page: "" for the first page, "c:" plus
@@ -34,17 +35,16 @@ func (c *Client) cachedCall(ctx context.Context, method, paramsKey string, param
 			return raw, nil
 		}
 	}
-	mctx, needed := withInputMark(ctx)
-	raw, err := c.call(mctx, method, params, nil)
+	// A result that needed input (any MRTR round, including one that
+	// carried only requestState and ran no handler) is never cached: the
+	// session reports every round before sending its retry.
+	needed := false
+	opts := &session.CallOptions{OnInputRound: func(int) { needed = true }}
+	raw, err := c.call(ctx, method, params, opts)
 	if err != nil {
 		return nil, err
 	}
-	// A result that needed input (an MRTR retry) is never cached. The
-	// mark is set by the handler hooks (a round with inputRequests) and
-	// by the tap when the session writes a retry carrying inputResponses
-	// or requestState (which also catches requestState-only rounds, where
-	// no handler runs).
-	if useCache && !needed.Load() {
+	if useCache && !needed {
 		c.cacheStore(ctx, method, paramsKey, raw, c.cfg.now())
 	}
 	return raw, nil

@@ -637,14 +637,17 @@ func (c *Client) autoListen(ctx context.Context) {
 // legacy subscriptions after a re-initialization.
 const resubscribeTimeout = 30 * time.Second
 
-// resubscribeLoop runs for the life of a legacy client: whenever the
-// session initialized again (a legacy HTTP session expired, a stdio server
-// was respawned), the server has forgotten the resources/subscribe calls
-// of the old session, so they are re-sent for every live subscription,
-// which then gets an [EventResync] (updates may have been missed
-// meanwhile). The tap reports a re-initialization when the session writes
-// notifications/initialized after Connect returned.
-func (c *Client) resubscribeLoop() {
+// resubscribeLoop runs for the life of the client: whenever the session
+// re-negotiated (a legacy HTTP session expired, a stdio server was
+// respawned; see [session.Session.Reconnected]), the server has forgotten
+// the resources/subscribe calls of the old session, so they are re-sent
+// for every live legacy subscription, which then gets an [EventResync]
+// (updates may have been missed meanwhile). reconnected is the session's
+// channel taken at Connect; the next one is taken before re-subscribing,
+// so that a re-negotiation during the re-subscription is not missed.
+// Modern subscriptions are listen streams, which the subscription re-opens
+// itself.
+func (c *Client) resubscribeLoop(reconnected <-chan struct{}) {
 	defer c.wg.Done()
 	for {
 		select {
@@ -652,8 +655,9 @@ func (c *Client) resubscribeLoop() {
 			return
 		case <-c.sess.Done():
 			return
-		case <-c.tap.reinit:
+		case <-reconnected:
 		}
+		reconnected = c.sess.Reconnected()
 		c.resubscribe()
 	}
 }

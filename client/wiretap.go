@@ -1,14 +1,10 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
-	"sync/atomic"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
-	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -74,60 +70,10 @@ func WithWireLog(l *slog.Logger) Option {
 	})
 }
 
-// tap observes the messages of every connection of one client: it feeds
-// the message log, notices MRTR retries of cacheable calls (see
-// cachedCall) and legacy re-initializations (see resubscribeLoop).
+// tap feeds the message log ([WithMessageLog]) with the messages of every
+// connection of one client. It is installed only when a log is set.
 type tap struct {
-	log    func(Direction, jsonrpc.Message) // nil for none
-	marks  bool                             // look for MRTR retries (a cache is set)
-	ready  atomic.Bool                      // Connect returned; later handshakes are re-initializations
-	reinit chan struct{}                    // buffered(1): a legacy re-initialization completed
-}
-
-func newTap(cfg *config) *tap {
-	return &tap{log: cfg.messageLog, marks: cfg.cache != nil, reinit: make(chan struct{}, 1)}
-}
-
-// sent is called for every message written, with the writer's context.
-func (t *tap) sent(ctx context.Context, msg jsonrpc.Message) {
-	if t.log != nil {
-		t.log(Sent, msg)
-	}
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok {
-		return
-	}
-	if req.IsNotification() {
-		if req.Method == protocol.NotificationInitialized && t.ready.Load() {
-			select {
-			case t.reinit <- struct{}{}:
-			default:
-			}
-		}
-		return
-	}
-	if t.marks && ctx.Value(inputMarkKey{}) != nil && isRetryRound(req.Params) {
-		// The session writes a request on its caller's goroutine with
-		// the caller's context: a retry carrying inputResponses or
-		// requestState marks the call as one that needed MRTR.
-		markInput(ctx)
-	}
-}
-
-// isRetryRound reports whether params carry inputResponses or
-// requestState, the marks of an MRTR retry.
-func isRetryRound(params json.RawMessage) bool {
-	if !bytes.Contains(params, []byte(`"inputResponses"`)) && !bytes.Contains(params, []byte(`"requestState"`)) {
-		return false
-	}
-	var p struct {
-		InputResponses json.RawMessage `json:"inputResponses"`
-		RequestState   json.RawMessage `json:"requestState"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return false
-	}
-	return len(p.InputResponses) > 0 || len(p.RequestState) > 0
+	log func(Direction, jsonrpc.Message) // nil for none
 }
 
 // tapTransport wraps a transport so that every connection it makes is a
@@ -173,7 +119,9 @@ func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // Write implements transport.Conn.
 func (c *tapConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	c.tap.sent(ctx, msg)
+	if c.tap.log != nil {
+		c.tap.log(Sent, msg)
+	}
 	return c.inner.Write(ctx, msg)
 }
 

@@ -64,7 +64,7 @@ func TestTapPreservesMethods(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			tp := &tap{reinit: make(chan struct{}, 1)}
+			tp := &tap{}
 			conn, err := (&tapTransport{inner: tc.t(t), tap: tp}).Connect(ctx)
 			if err != nil {
 				t.Fatalf("Connect: %v", err)

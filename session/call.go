@@ -272,6 +272,9 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 					return nil, err
 				}
 			}
+			if o.OnInputRound != nil {
+				o.OnInputRound(rounds)
+			}
 			cur = next
 		default:
 			return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("unknown resultType %q", rt), Err: ErrInvalidResponse}
@@ -544,19 +547,37 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 
 // Notify sends a notification on the current connection. In the modern
 // era params are sent as given (notifications have no required _meta).
+//
+// A notification answered HTTP 401 or 403 calls Config.Authorize and is
+// sent again, as a request is (at most 2 Authorize calls); without
+// Authorize, or when it did not help, the error is an
+// [*AuthRequiredError].
 func (s *Session) Notify(ctx context.Context, method string, params any) error {
 	raw, err := marshalParams(params)
 	if err != nil {
 		return fmt.Errorf("session: encoding %s params: %w", method, err)
 	}
-	select {
-	case <-s.doneCh:
-		return s.Err()
-	default:
+	auths := 0
+	for {
+		select {
+		case <-s.doneCh:
+			return s.Err()
+		default:
+		}
+		ref := s.cur.Load()
+		if ref == nil {
+			return ErrClosed
+		}
+		err := ref.conn.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
+		if err == nil {
+			return nil
+		}
+		retry, aerr := s.authorize(ctx, method, err, &auths)
+		if aerr != nil {
+			return aerr
+		}
+		if !retry {
+			return err
+		}
 	}
-	ref := s.cur.Load()
-	if ref == nil {
-		return ErrClosed
-	}
-	return ref.conn.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
 }

@@ -38,7 +38,10 @@
 // [CallOptions.NoReplay] or [Config.Replay] forbid it; then it fails with
 // a [*ConnectionLostError]. Listen streams end with that error and must be
 // re-opened. Requests answered HTTP 408, 429 or 5xx are retried within
-// [Config.Retry].
+// [Config.Retry]. Each completed re-negotiation closes the channel
+// [Session.Reconnected] returned and bumps [Session.Generation], so that a
+// user can restore server-side state the server forgot (legacy
+// resources/subscribe calls).
 //
 // # Authorization
 //
@@ -46,7 +49,8 @@
 // (an expired token, a 403 insufficient_scope step-up, a moved
 // authorization server), calls [Config.Authorize] with the challenge on
 // the refused request's goroutine and then repeats that exchange: a few
-// times for negotiation, at most twice per request. Without Authorize, or
+// times for negotiation, at most twice per request or notification
+// ([Session.Notify]). Without Authorize, or
 // when it does not help, the error is an [*AuthRequiredError].
 //
 // After the legacy handshake on a transport with a background stream for

@@ -409,15 +409,24 @@ func (s *Session) markDone(err error) {
 
 // becomeReady moves to the negotiated era's state and releases the calls
 // that waited. It runs on the loop.
+//
+// After a heal (a re-negotiation) it bumps the generation and closes the
+// channel Reconnected returned, replacing it first.
 func (s *Session) becomeReady(n *negState, next State) {
 	lp := &s.lp
 	s.neg.Store(n)
 	s.setState(next)
+	healed := lp.healing
 	lp.healing = false
 	waiting := lp.waiting
 	lp.waiting = nil
 	for _, c := range waiting {
 		s.register(c)
+	}
+	s.gen.Add(1)
+	if healed {
+		fresh := make(chan struct{})
+		close(*s.reconn.Swap(&fresh))
 	}
 }
 

@@ -211,6 +211,18 @@ type CallOptions struct {
 	// tasks/get accepts "task" as well as "complete" without it
 	// (OPEN-QUESTIONS 38).
 	AcceptTask bool
+	// OnInputRound, when set, is called once per MRTR round of a modern
+	// tools/call, prompts/get or resources/read answered input_required,
+	// with the round's number (1, 2, …), after the round's input requests
+	// were fulfilled and just before the retry carrying inputResponses
+	// and/or requestState is sent. Rounds that carry only requestState (no
+	// inputRequests, so no handler runs) count too. It is called on the
+	// caller's goroutine (the one in Call), never concurrently for one
+	// call; a result returned after OnInputRound was called is one that
+	// needed input (and must not be cached, for instance). Rounds that
+	// fail before their retry is sent (a handler error, too many rounds)
+	// do not call it.
+	OnInputRound func(round int)
 }
 
 // TraceStep is one negotiation step.
@@ -285,6 +297,11 @@ type Session struct {
 	fail         atomic.Pointer[error]    // terminal error, published by the loop
 	calls        sync.Pool                // of *call; see getCall
 	hintVerified atomic.Bool              // an era hint was confirmed (or re-probed); set by callers
+	// reconn is the channel Reconnected returns: closed and replaced by
+	// the loop (its only writer) at each completed re-negotiation; gen
+	// counts completed negotiations (see Generation).
+	reconn atomic.Pointer[chan struct{}]
+	gen    atomic.Uint64
 
 	lp loopState // owned by the loop goroutine
 }
@@ -350,8 +367,44 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s.lifeCtx, s.lifeCancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.dispatchCtx = context.WithValue(s.lifeCtx, dispatcherKey{}, true)
 	s.lp.init()
+	reconn := make(chan struct{})
+	s.reconn.Store(&reconn)
 	return s
 }
+
+// Reconnected returns a channel that is closed when the session next
+// completes a re-negotiation: after a lost connection was restored (a
+// respawned stdio server, a new WebSocket or HTTP connection), after a
+// legacy HTTP session expired (HTTP 404) and was initialized again, or
+// after an era hint proved wrong and the server was probed again. The
+// server then holds no state of the previous connection (legacy
+// resources/subscribe calls, for instance, must be re-sent). The channel
+// is closed once the new negotiation is published (Era, ProtocolVersion
+// and the server's capabilities answer for it) and calls flow again. Each
+// re-negotiation closes the channel returned before it and starts a new
+// one: to see every re-negotiation, take the next channel before acting
+// on one:
+//
+//	ch := s.Reconnected()
+//	for {
+//		select {
+//		case <-ch:
+//		case <-s.Done():
+//			return
+//		}
+//		ch = s.Reconnected()
+//		restore()
+//	}
+//
+// The channel is not closed by Close or by a failure: watch [Session.Done]
+// as well.
+func (s *Session) Reconnected() <-chan struct{} { return *s.reconn.Load() }
+
+// Generation counts the negotiations the session completed: 1 once
+// Connect returned, plus one for each re-negotiation (see
+// [Session.Reconnected]). Two equal values mean the same server-side state
+// (the same legacy session, the same process).
+func (s *Session) Generation() uint64 { return s.gen.Load() }
 
 // Done returns a channel closed when the session can no longer serve
 // calls: after Close, or after an unrecoverable failure (see [Session.Err]).
