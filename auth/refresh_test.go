@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -84,18 +85,7 @@ func TestConcurrentExpiryShareOneRefresh(t *testing.T) {
 	var mu sync.Mutex
 	offset := 2 * time.Hour
 	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(offset) }
-	var wg sync.WaitGroup
-	toks := make([]string, 8)
-	for i := range toks {
-		wg.Go(func() {
-			tok, err := c.Token(ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			toks[i] = tok
-		})
-	}
-	wg.Wait()
+	toks := concurrentTokens(t, ctx, 8, func(int) *Client { return c })
 	if got := s.count("refresh_token"); got != 1 {
 		t.Errorf("refreshes = %d, want 1", got)
 	}
@@ -116,19 +106,9 @@ func TestTwoClientsShareStore(t *testing.T) {
 	authorized(t, s, store)
 	expireStored(t, store, s)
 	ctx := testCtx(t)
-	var wg sync.WaitGroup
-	toks := make([]string, 4)
-	for i := range toks {
-		c := mustNew(t, Config{ServerURL: s.mcpURL(), Store: store})
-		wg.Go(func() {
-			tok, err := c.Token(ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			toks[i] = tok
-		})
-	}
-	wg.Wait()
+	toks := concurrentTokens(t, ctx, 4, func(int) *Client {
+		return mustNew(t, Config{ServerURL: s.mcpURL(), Store: store})
+	})
 	if got := s.count("refresh_token"); got != 1 {
 		t.Errorf("refreshes = %d, want 1", got)
 	}
@@ -294,4 +274,24 @@ func TestNewAuthorizationServer(t *testing.T) {
 	if newAS.count("register") != 1 || newAS.count("authorization_code") != 1 {
 		t.Errorf("new AS counts %v", newAS.counts)
 	}
+}
+
+// concurrentTokens calls Token on n clients (client(i) gives the i-th, on
+// the test goroutine) at once and returns the tokens in order.
+func concurrentTokens(t *testing.T, ctx context.Context, n int, client func(i int) *Client) []string {
+	t.Helper()
+	var wg sync.WaitGroup
+	toks := make([]string, n)
+	for i := range toks {
+		c := client(i)
+		wg.Go(func() {
+			tok, err := c.Token(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			toks[i] = tok
+		})
+	}
+	wg.Wait()
+	return toks
 }

@@ -72,7 +72,7 @@ type testServer struct {
 	regs      []map[string]any
 	seq       int
 	mcpAuth   []string // Authorization headers seen at /mcp
-	otherHits int
+
 }
 
 type tClient struct {
@@ -345,23 +345,16 @@ func (s *testServer) authClient(w http.ResponseWriter, r *http.Request, form url
 		oauthErr(w, 401, "invalid_client")
 		return nil, false
 	}
+	var authed bool
 	switch c.method {
 	case "client_secret_basic":
-		if !basic || secret != c.secret {
-			oauthErr(w, 401, "invalid_client")
-			return nil, false
-		}
+		authed = basic && secret == c.secret
 	case "client_secret_post":
-		if basic || secret != c.secret {
-			oauthErr(w, 401, "invalid_client")
-			return nil, false
-		}
+		authed = !basic && secret == c.secret
 	case "none":
-		if secret != "" {
-			oauthErr(w, 401, "invalid_client")
-			return nil, false
-		}
-	default:
+		authed = secret == ""
+	}
+	if !authed {
 		oauthErr(w, 401, "invalid_client")
 		return nil, false
 	}
@@ -373,7 +366,7 @@ func (s *testServer) checkAssertion(w http.ResponseWriter, form url.Values) (*tC
 	if form.Get("client_assertion_type") != clientAssertionType {
 		return fail()
 	}
-	jws, err := jose.ParseSigned(form.Get("client_assertion"), []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA})
+	jws, err := jose.ParseSignedCompact(form.Get("client_assertion"), []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA})
 	if err != nil {
 		return fail()
 	}
@@ -420,7 +413,7 @@ func (s *testServer) checkDPoP(w http.ResponseWriter, r *http.Request, accessTok
 	if proof == "" {
 		return fail("invalid_dpop_proof")
 	}
-	jws, err := jose.ParseSigned(proof, []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA})
+	jws, err := jose.ParseSignedCompact(proof, []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA})
 	if err != nil || len(jws.Signatures) != 1 {
 		return fail("invalid_dpop_proof")
 	}
@@ -556,7 +549,7 @@ func (s *testServer) token(w http.ResponseWriter, r *http.Request) {
 // checkGrantAssertion accepts a JWT signed by the workload key or an
 // ID-JAG signed by the IdP key, with this issuer as audience.
 func (s *testServer) checkGrantAssertion(a string) bool {
-	jws, err := jose.ParseSigned(a, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(a, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		return false
 	}

@@ -61,28 +61,14 @@ var (
 func (s *MemoryStore) LoadToken(_ context.Context, key string) (*Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.tokens[key]
-	if !ok {
-		return nil, nil
-	}
-	t.Scopes = append([]string(nil), t.Scopes...)
-	return &t, nil
+	return getEntry(s.tokens, key, cloneToken), nil
 }
 
 // SaveToken implements [TokenStore].
 func (s *MemoryStore) SaveToken(_ context.Context, key string, tok *Token) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if tok == nil {
-		delete(s.tokens, key)
-		return nil
-	}
-	if s.tokens == nil {
-		s.tokens = map[string]Token{}
-	}
-	t := *tok
-	t.Scopes = append([]string(nil), t.Scopes...)
-	s.tokens[key] = t
+	putEntry(&s.tokens, key, tok, cloneToken)
 	return nil
 }
 
@@ -90,43 +76,75 @@ func (s *MemoryStore) SaveToken(_ context.Context, key string, tok *Token) error
 func (s *MemoryStore) LoadClient(_ context.Context, issuer string) (*ClientRegistration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.clients[issuer]
-	if !ok {
-		return nil, nil
-	}
-	r.RedirectURIs = append([]string(nil), r.RedirectURIs...)
-	return &r, nil
+	return getEntry(s.clients, issuer, cloneClient), nil
 }
 
 // SaveClient implements [TokenStore].
 func (s *MemoryStore) SaveClient(_ context.Context, issuer string, reg *ClientRegistration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if reg == nil {
-		delete(s.clients, issuer)
-		return nil
-	}
-	if s.clients == nil {
-		s.clients = map[string]ClientRegistration{}
-	}
-	r := *reg
-	r.RedirectURIs = append([]string(nil), r.RedirectURIs...)
-	s.clients[issuer] = r
+	putEntry(&s.clients, issuer, reg, cloneClient)
 	return nil
 }
 
 // Lock implements [Locker] with a channel-based lock, so a waiter gives up
 // when ctx ends.
 func (s *MemoryStore) Lock(ctx context.Context) (func(), error) {
-	s.mu.Lock()
-	if s.lock == nil {
-		s.lock = make(chan struct{}, 1)
+	l, err := acquire(ctx, &s.mu, &s.lock)
+	if err != nil {
+		return nil, err
 	}
-	l := s.lock
-	s.mu.Unlock()
+	return func() { <-l }, nil
+}
+
+// cloneToken and cloneClient copy the slices a caller could modify, so
+// that a store never shares them with its callers.
+func cloneToken(t Token) Token {
+	t.Scopes = append([]string(nil), t.Scopes...)
+	return t
+}
+
+func cloneClient(r ClientRegistration) ClientRegistration {
+	r.RedirectURIs = append([]string(nil), r.RedirectURIs...)
+	return r
+}
+
+// getEntry returns a copy of m[key], or nil when there is none.
+func getEntry[V any](m map[string]V, key string, clone func(V) V) *V {
+	v, ok := m[key]
+	if !ok {
+		return nil
+	}
+	v = clone(v)
+	return &v
+}
+
+// putEntry stores a copy of *v as (*m)[key], creating the map if needed;
+// a nil v deletes the entry.
+func putEntry[V any](m *map[string]V, key string, v *V, clone func(V) V) {
+	if v == nil {
+		delete(*m, key)
+		return
+	}
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[key] = clone(*v)
+}
+
+// acquire takes the one-slot semaphore *sem, which it creates under mu
+// when it is nil, or gives up when ctx ends. It returns the semaphore, to
+// be released by receiving from it.
+func acquire(ctx context.Context, mu *sync.Mutex, sem *chan struct{}) (chan struct{}, error) {
+	mu.Lock()
+	if *sem == nil {
+		*sem = make(chan struct{}, 1)
+	}
+	l := *sem
+	mu.Unlock()
 	select {
 	case l <- struct{}{}:
-		return func() { <-l }, nil
+		return l, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -179,10 +197,18 @@ func (s *FileStore) write(d *fileData) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(s.Path)
-	f, err := os.CreateTemp(dir, filepath.Base(s.Path)+".tmp*")
-	if err != nil {
+	if err := writeFileAtomic(s.Path, b); err != nil {
 		return fmt.Errorf("auth: writing token store: %v", err)
+	}
+	return nil
+}
+
+// writeFileAtomic replaces path with b, mode 0600: it writes and syncs a
+// temporary file in the same directory, then renames it over path.
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
 	}
 	tmp := f.Name()
 	ok := false
@@ -193,19 +219,19 @@ func (s *FileStore) write(d *fileData) error {
 		}
 	}()
 	if err := f.Chmod(0o600); err != nil {
-		return fmt.Errorf("auth: writing token store: %v", err)
+		return err
 	}
 	if _, err := f.Write(b); err != nil {
-		return fmt.Errorf("auth: writing token store: %v", err)
+		return err
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("auth: writing token store: %v", err)
+		return err
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("auth: writing token store: %v", err)
+		return err
 	}
-	if err := os.Rename(tmp, s.Path); err != nil {
-		return fmt.Errorf("auth: writing token store: %v", err)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
 	}
 	ok = true
 	return nil
@@ -222,78 +248,44 @@ func (s *FileStore) update(fn func(d *fileData)) error {
 	return s.write(d)
 }
 
-// LoadToken implements [TokenStore].
-func (s *FileStore) LoadToken(_ context.Context, key string) (*Token, error) {
+// load reads the file and returns what get picks from it.
+func load[V any](s *FileStore, get func(d *fileData) *V) (*V, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, err := s.read()
 	if err != nil {
 		return nil, err
 	}
-	t, ok := d.Tokens[key]
-	if !ok {
-		return nil, nil
-	}
-	return &t, nil
+	return get(d), nil
+}
+
+// LoadToken implements [TokenStore].
+func (s *FileStore) LoadToken(_ context.Context, key string) (*Token, error) {
+	return load(s, func(d *fileData) *Token { return getEntry(d.Tokens, key, cloneToken) })
 }
 
 // SaveToken implements [TokenStore]. It does not lock the file against
 // other processes; callers that read-modify-write hold [FileStore.Lock].
 func (s *FileStore) SaveToken(_ context.Context, key string, tok *Token) error {
-	return s.update(func(d *fileData) {
-		if tok == nil {
-			delete(d.Tokens, key)
-			return
-		}
-		if d.Tokens == nil {
-			d.Tokens = map[string]Token{}
-		}
-		d.Tokens[key] = *tok
-	})
+	return s.update(func(d *fileData) { putEntry(&d.Tokens, key, tok, cloneToken) })
 }
 
 // LoadClient implements [TokenStore].
 func (s *FileStore) LoadClient(_ context.Context, issuer string) (*ClientRegistration, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d, err := s.read()
-	if err != nil {
-		return nil, err
-	}
-	r, ok := d.Clients[issuer]
-	if !ok {
-		return nil, nil
-	}
-	return &r, nil
+	return load(s, func(d *fileData) *ClientRegistration { return getEntry(d.Clients, issuer, cloneClient) })
 }
 
 // SaveClient implements [TokenStore].
 func (s *FileStore) SaveClient(_ context.Context, issuer string, reg *ClientRegistration) error {
-	return s.update(func(d *fileData) {
-		if reg == nil {
-			delete(d.Clients, issuer)
-			return
-		}
-		if d.Clients == nil {
-			d.Clients = map[string]ClientRegistration{}
-		}
-		d.Clients[issuer] = *reg
-	})
+	return s.update(func(d *fileData) { putEntry(&d.Clients, issuer, reg, cloneClient) })
 }
 
 // Lock implements [Locker]: it serializes within the process, then takes
 // the cross-process file lock (see lockFile), both bounded by ctx.
 func (s *FileStore) Lock(ctx context.Context) (func(), error) {
-	s.mu.Lock()
-	if s.lock == nil {
-		s.lock = make(chan struct{}, 1)
-	}
-	l := s.lock
-	s.mu.Unlock()
-	select {
-	case l <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	l, err := acquire(ctx, &s.mu, &s.lock)
+	if err != nil {
+		return nil, err
 	}
 	release, err := lockFile(ctx, s.Path+".lock")
 	if err != nil {

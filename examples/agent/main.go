@@ -19,10 +19,8 @@ import (
 	"log"
 	"time"
 
-	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/examples/internal/demo"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/transport"
 )
 
 // FunctionDef is the function-calling shape most model APIs accept.
@@ -60,25 +58,11 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	var c *client.Client
-	var err error
-	if url := flag.Arg(0); url != "" {
-		c, err = client.Dial(ctx, url)
-	} else {
-		srv := testserver.New(testserver.Options{})
-		defer srv.Close()
-		pipe, end := transport.NewPipe()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = srv.ServeStream(context.Background(), end, end)
-		}()
-		defer func() { end.Close(); <-done }()
-		c, err = client.Connect(ctx, pipe)
-	}
+	c, stop, err := demo.Connect(ctx, flag.Arg(0))
 	if err != nil {
 		log.Fatalf("connecting: %v", err)
 	}
+	defer stop()
 	defer c.Close()
 
 	// 1. Expose the server's tools as function definitions.

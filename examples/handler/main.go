@@ -21,9 +21,8 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/examples/internal/demo"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/transport"
 )
 
 // assistant is the handler. A real one would call a model and show forms
@@ -62,25 +61,11 @@ func main() {
 	if *legacy {
 		opts = append(opts, client.WithProtocol(client.Legacy))
 	}
-	var c *client.Client
-	var err error
-	if url := flag.Arg(0); url != "" {
-		c, err = client.Dial(ctx, url, opts...)
-	} else {
-		srv := testserver.New(testserver.Options{})
-		defer srv.Close()
-		pipe, end := transport.NewPipe()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = srv.ServeStream(context.Background(), end, end)
-		}()
-		defer func() { end.Close(); <-done }()
-		c, err = client.Connect(ctx, pipe, opts...)
-	}
+	c, stop, err := demo.Connect(ctx, flag.Arg(0), opts...)
 	if err != nil {
 		log.Fatalf("connecting: %v", err)
 	}
+	defer stop()
 	defer c.Close()
 
 	caps, _ := json.Marshal(c.ClientCapabilities())

@@ -15,13 +15,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net/http/httptest"
 	"os"
 	"os/signal"
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/examples/internal/demo"
 )
 
 func main() {
@@ -30,11 +29,9 @@ func main() {
 
 	url := flag.Arg(0)
 	if url == "" {
-		srv := testserver.New(testserver.Options{})
-		ts := httptest.NewServer(srv.Handler()) // listens on 127.0.0.1
-		defer ts.Close()
-		defer srv.Close()
-		url = ts.URL
+		_, u, stopServer := demo.ServeHTTP()
+		defer stopServer()
+		url = u
 	}
 	var proto client.Protocol
 	switch *protoFlag {

@@ -17,12 +17,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net/http/httptest"
 	"os"
 	"os/signal"
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/examples/internal/demo"
 	"github.com/conduitmcp/conduit/internal/testserver"
 )
 
@@ -35,11 +35,9 @@ func main() {
 	url := flag.Arg(0)
 	var srv *testserver.Server
 	if url == "" {
-		srv = testserver.New(testserver.Options{})
-		ts := httptest.NewServer(srv.Handler())
-		defer ts.Close()
-		defer srv.Close()
-		url = ts.URL
+		var stopServer func()
+		srv, url, stopServer = demo.ServeHTTP()
+		defer stopServer()
 	}
 
 	c, err := client.Dial(ctx, url)

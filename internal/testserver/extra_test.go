@@ -202,19 +202,7 @@ func TestSSEHandlerServerRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	nextData := func() string {
-		t.Helper()
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				t.Fatalf("reading SSE: %v", err)
-			}
-			if d, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
-				return d
-			}
-		}
-	}
+	nextData := newSSEStream(t, resp.Body).data
 	endpoint := url + nextData()
 	init, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(1), "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
 	post(t, endpoint, init, nil)
@@ -244,30 +232,16 @@ func TestHTTPLegacyCancel(t *testing.T) {
 
 	// ask_user waits for the client's answer, which never comes: the
 	// elicitation request on the POST stream is the sync point.
-	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
-	defer cancel()
-	resp, err := doPost(ctx, url, mustReq(t, 3, "tools/call", map[string]any{"name": "ask_user"}), h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	var rest strings.Builder
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading the POST stream: %v", err)
-		}
-		if strings.Contains(line, "elicitation/create") {
-			break
-		}
+	st := openSSE(t, url, mustReq(t, 3, "tools/call", map[string]any{"name": "ask_user"}), h)
+	for !strings.Contains(st.data(), "elicitation/create") { // skip to it
 	}
 	n, _ := jsonrpc.NewNotification("notifications/cancelled", map[string]any{"requestId": 3, "reason": "test"})
 	if r := post(t, url, n, h); r.status != 202 {
 		t.Fatalf("cancel status = %d", r.status)
 	}
 	// The stream ends without a response.
-	if _, err := io.Copy(&rest, br); err != nil {
+	var rest strings.Builder
+	if _, err := io.Copy(&rest, st.br); err != nil {
 		t.Fatalf("stream did not end cleanly: %v", err)
 	}
 	if strings.Contains(rest.String(), `"id":3`) {

@@ -327,10 +327,7 @@ func ParseFault(spec string) (Fault, error) {
 		case "message":
 			f.Message = val
 		case "data":
-			if !json.Valid([]byte(val)) {
-				err = fmt.Errorf("not JSON")
-			}
-			f.Data = json.RawMessage(val)
+			f.Data, err = rawJSON(val)
 		case "status":
 			f.Status, err = strconv.Atoi(val)
 		case "header":
@@ -348,10 +345,7 @@ func ParseFault(spec string) (Fault, error) {
 		case "version":
 			f.Version = val
 		case "result":
-			if !json.Valid([]byte(val)) {
-				err = fmt.Errorf("not JSON")
-			}
-			f.Result = json.RawMessage(val)
+			f.Result, err = rawJSON(val)
 		case "size":
 			f.Size, err = strconv.Atoi(val)
 		default:
@@ -362,6 +356,14 @@ func ParseFault(spec string) (Fault, error) {
 		}
 	}
 	return f, nil
+}
+
+// rawJSON returns val as raw JSON, with an error when it is not valid JSON.
+func rawJSON(val string) (json.RawMessage, error) {
+	if !json.Valid([]byte(val)) {
+		return json.RawMessage(val), fmt.Errorf("not JSON")
+	}
+	return json.RawMessage(val), nil
 }
 
 // splitFaultArgs splits on commas that are outside JSON brackets and

@@ -369,6 +369,62 @@ func doPost(ctx context.Context, url string, msg any, hdr http.Header) (*http.Re
 	return http.DefaultClient.Do(req)
 }
 
+// sseStream reads an SSE response body for a test.
+type sseStream struct {
+	t      *testing.T
+	br     *bufio.Reader
+	lastID string // the value of the last "id:" line read
+}
+
+func newSSEStream(t *testing.T, body io.Reader) *sseStream {
+	return &sseStream{t: t, br: bufio.NewReader(body)}
+}
+
+// openSSE POSTs msg to url and returns the response's event stream, which
+// must be one; the body is closed when the test ends.
+func openSSE(t *testing.T, url string, msg any, hdr http.Header) *sseStream {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+	t.Cleanup(cancel)
+	resp, err := doPost(ctx, url, msg, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("POST stream content type = %q", ct)
+	}
+	return newSSEStream(t, resp.Body)
+}
+
+// data returns the payload of the next non-empty "data:" line.
+func (s *sseStream) data() string {
+	s.t.Helper()
+	for {
+		line, err := s.br.ReadString('\n')
+		if err != nil {
+			s.t.Fatalf("reading SSE stream: %v", err)
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			s.lastID = id
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok && d != "" {
+			return d
+		}
+	}
+}
+
+// message decodes the next data payload as a JSON-RPC message.
+func (s *sseStream) message() jsonrpc.Message {
+	s.t.Helper()
+	m, err := jsonrpc.DecodeMessage([]byte(s.data()))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return m
+}
+
 // modernRequest builds a modern request message with the HTTP headers a
 // modern client sends.
 func modernRequest(t *testing.T, id int64, method string, params map[string]any, caps string) (*jsonrpc.Request, http.Header) {

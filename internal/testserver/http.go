@@ -156,6 +156,22 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	return body, true
 }
 
+// decodeBody decodes a POSTed body; on failure it records rec and answers
+// 400 with a parse or invalid-request error.
+func (s *Server) decodeBody(w http.ResponseWriter, body []byte, rec Recorded) (jsonrpc.Message, bool) {
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		s.record(rec)
+		code := jsonrpc.CodeInvalidRequest
+		if errors.Is(err, jsonrpc.ErrParse) {
+			code = jsonrpc.CodeParseError
+		}
+		writeRPCError(w, http.StatusBadRequest, code, err.Error())
+		return nil, false
+	}
+	return msg, true
+}
+
 func (s *Server) httpPost(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
@@ -165,14 +181,8 @@ func (s *Server) httpPost(w http.ResponseWriter, r *http.Request) {
 	}
 	sid := r.Header.Get(protocol.HeaderSessionID)
 	rec := Recorded{Transport: TransportHTTP, HTTPMethod: http.MethodPost, Raw: body, Headers: r.Header.Clone(), SessionID: sid}
-	msg, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		s.record(rec)
-		code := jsonrpc.CodeInvalidRequest
-		if errors.Is(err, jsonrpc.ErrParse) {
-			code = jsonrpc.CodeParseError
-		}
-		writeRPCError(w, http.StatusBadRequest, code, err.Error())
+	msg, ok := s.decodeBody(w, body, rec)
+	if !ok {
 		return
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {
@@ -351,12 +361,7 @@ func (s *Server) legacyPost(w http.ResponseWriter, r *http.Request, req *jsonrpc
 	s.enter()
 	started := s.goTracked(func() {
 		defer s.leave()
-		defer func() {
-			ss.mu.Lock()
-			delete(ss.inflight, req.ID)
-			ss.mu.Unlock()
-			cancel()
-		}()
+		defer ss.endCall(req.ID, cancel)
 		rep := s.finish(c, st)
 		if req.Method == protocol.MethodInitialize && rep.err != nil {
 			// A failed initialize leaves no session behind.
@@ -397,6 +402,14 @@ func (ss *session) pruneStreamsLocked() {
 	}
 }
 
+// endCall forgets the in-flight request id and releases its context.
+func (ss *session) endCall(id jsonrpc.ID, cancel context.CancelFunc) {
+	ss.mu.Lock()
+	delete(ss.inflight, id)
+	ss.mu.Unlock()
+	cancel()
+}
+
 func (ss *session) cancelByID(id jsonrpc.ID) {
 	ss.mu.Lock()
 	cancel := ss.inflight[id]
@@ -406,21 +419,32 @@ func (ss *session) cancelByID(id jsonrpc.ID) {
 	}
 }
 
-func (s *Server) httpGet(w http.ResponseWriter, r *http.Request) {
+// legacySession records a GET or DELETE and returns the legacy session its
+// Mcp-Session-Id names. Otherwise it answers (405 for a modern-only server,
+// 400 without a session ID, 404 for an unknown one) and returns nil.
+func (s *Server) legacySession(w http.ResponseWriter, r *http.Request) *session {
 	sid := r.Header.Get(protocol.HeaderSessionID)
-	s.record(Recorded{Transport: TransportHTTP, HTTPMethod: http.MethodGet, Headers: r.Header.Clone(), SessionID: sid})
+	s.record(Recorded{Transport: TransportHTTP, HTTPMethod: r.Method, Headers: r.Header.Clone(), SessionID: sid})
 	if s.opts.Era == ModernOnly {
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
+		return nil
 	}
 	if sid == "" {
 		writeRPCError(w, http.StatusBadRequest, -32000, "Bad Request: No valid session ID provided")
-		return
+		return nil
 	}
 	ss := s.lookupSession(sid)
 	if ss == nil {
 		writeRPCError(w, http.StatusNotFound, -32001, "Session not found")
+		return nil
+	}
+	return ss
+}
+
+func (s *Server) httpGet(w http.ResponseWriter, r *http.Request) {
+	ss := s.legacySession(w, r)
+	if ss == nil {
 		return
 	}
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
@@ -454,20 +478,8 @@ func (s *Server) httpGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) httpDelete(w http.ResponseWriter, r *http.Request) {
-	sid := r.Header.Get(protocol.HeaderSessionID)
-	s.record(Recorded{Transport: TransportHTTP, HTTPMethod: http.MethodDelete, Headers: r.Header.Clone(), SessionID: sid})
-	if s.opts.Era == ModernOnly {
-		w.Header().Set("Allow", "POST")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	if sid == "" {
-		writeRPCError(w, http.StatusBadRequest, -32000, "Bad Request: No valid session ID provided")
-		return
-	}
-	ss := s.lookupSession(sid)
+	ss := s.legacySession(w, r)
 	if ss == nil {
-		writeRPCError(w, http.StatusNotFound, -32001, "Session not found")
 		return
 	}
 	s.dropSession(ss)

@@ -1,7 +1,6 @@
 package testserver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -193,29 +192,7 @@ func TestHTTPListen(t *testing.T) {
 	srv := New(Options{})
 	url := startHTTP(t, srv, srv.Handler())
 	req, h := modernRequest(t, 5, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, "")
-	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
-	defer cancel()
-	resp, err := doPost(ctx, url, req, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("listen content type = %q", resp.Header.Get("Content-Type"))
-	}
-	br := bufio.NewReader(resp.Body)
-	nextData := func() string {
-		t.Helper()
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				t.Fatalf("reading listen stream: %v", err)
-			}
-			if d, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "data: "); ok {
-				return d
-			}
-		}
-	}
+	nextData := openSSE(t, url, req, h).data
 	if ack := nextData(); !strings.Contains(ack, "notifications/subscriptions/acknowledged") || !strings.Contains(ack, `"io.modelcontextprotocol/subscriptionId":5`) {
 		t.Fatalf("first event = %s", ack)
 	}
@@ -324,51 +301,20 @@ func TestHTTPLegacyServerRequests(t *testing.T) {
 	sid := legacyInit(t, url, "2025-11-25", `{"elicitation":{}}`)
 	h := legacyHeaders(sid, "2025-11-25")
 
-	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
-	defer cancel()
 	call, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(7), "tools/call", map[string]any{"name": "ask_user"})
-	resp, err := doPost(ctx, url, call, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("content type %q", resp.Header.Get("Content-Type"))
-	}
-	br := bufio.NewReader(resp.Body)
-	var lastID string
-	nextMsg := func() jsonrpc.Message {
-		t.Helper()
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				t.Fatalf("reading stream: %v", err)
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if id, ok := strings.CutPrefix(line, "id: "); ok {
-				lastID = id
-			}
-			if d, ok := strings.CutPrefix(line, "data: "); ok && d != "" {
-				m, err := jsonrpc.DecodeMessage([]byte(d))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return m
-			}
-		}
-	}
-	sreq, ok := nextMsg().(*jsonrpc.Request)
+	st := openSSE(t, url, call, h)
+	sreq, ok := st.message().(*jsonrpc.Request)
 	if !ok || sreq.Method != "elicitation/create" {
 		t.Fatalf("first stream message = %+v, want elicitation/create", sreq)
 	}
-	if lastID == "" {
+	if st.lastID == "" {
 		t.Errorf("legacy SSE event without id")
 	}
 	answer, _ := jsonrpc.NewResponse(sreq.ID, map[string]any{"action": "accept", "content": map[string]any{"name": "Lin"}})
 	if r := post(t, url, answer, h); r.status != 202 {
 		t.Fatalf("posting the response: %d", r.status)
 	}
-	final, ok := nextMsg().(*jsonrpc.Response)
+	final, ok := st.message().(*jsonrpc.Response)
 	if !ok || final.ID != jsonrpc.Int64ID(7) {
 		t.Fatalf("final = %+v", final)
 	}
@@ -394,18 +340,7 @@ func TestHTTPLegacyStandaloneAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	br := bufio.NewReader(resp.Body)
-	readData := func() string {
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				t.Fatalf("reading GET stream: %v", err)
-			}
-			if d, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "data: "); ok && d != "" {
-				return d
-			}
-		}
-	}
+	readData := newSSEStream(t, resp.Body).data
 	if d := readData(); !strings.Contains(d, "notifications/tools/list_changed") {
 		t.Errorf("GET stream first = %s", d)
 	}

@@ -2,7 +2,6 @@ package testserver
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -58,14 +57,8 @@ func (s *Server) ssePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not Found", http.StatusNotFound)
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		s.record(rec)
-		code := jsonrpc.CodeInvalidRequest
-		if errors.Is(err, jsonrpc.ErrParse) {
-			code = jsonrpc.CodeParseError
-		}
-		writeRPCError(w, http.StatusBadRequest, code, err.Error())
+	msg, ok := s.decodeBody(w, body, rec)
+	if !ok {
 		return
 	}
 	switch m := msg.(type) {
@@ -93,12 +86,7 @@ func (s *Server) ssePost(w http.ResponseWriter, r *http.Request) {
 		s.enter()
 		started := s.goTracked(func() {
 			defer s.leave()
-			defer func() {
-				ss.mu.Lock()
-				delete(ss.inflight, m.ID)
-				ss.mu.Unlock()
-				cancel()
-			}()
+			defer ss.endCall(m.ID, cancel)
 			rep := s.dispatch(c)
 			if rep.exit {
 				// The closest thing to a process exit: drop the stream.

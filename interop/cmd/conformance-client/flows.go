@@ -25,7 +25,7 @@ func flowFor(scenario string) flow {
 	case "json-schema-2020-12-preservation":
 		return schemaPreservation
 	case "elicitation-sep1034-client-defaults", "elicitation-defaults":
-		return callNamedTool("test_client_elicitation_defaults")
+		return callTools("test_client_elicitation_defaults")
 	case "sep-2322-client-request-state":
 		return mrtrRequestState
 	case "http-standard-headers":
@@ -66,17 +66,28 @@ func call(ctx context.Context, c *client.Client, name string, args any) error {
 	return nil
 }
 
+// listed makes a flow that dials env.URL, lists the tools and runs f with
+// the client and the tools.
+func listed(f func(ctx context.Context, c *client.Client, tools []toolInfo) error) flow {
+	return func(ctx context.Context, env scenarioEnv) error {
+		c, err := env.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		tools, err := listTools(ctx, c)
+		if err != nil {
+			return err
+		}
+		return f(ctx, c, tools)
+	}
+}
+
 // basic lists the tools and calls the preferred one (test-tool for the
 // auth scenarios, else the first) with {a:2,b:3}.
-func basic(ctx context.Context, env scenarioEnv) error {
-	c, err := env.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	tools, err := listTools(ctx, c)
-	if err != nil || len(tools) == 0 {
-		return err
+var basic = listed(func(ctx context.Context, c *client.Client, tools []toolInfo) error {
+	if len(tools) == 0 {
+		return nil
 	}
 	name := tools[0].Name
 	for _, t := range tools {
@@ -85,86 +96,43 @@ func basic(ctx context.Context, env scenarioEnv) error {
 		}
 	}
 	return call(ctx, c, name, map[string]any{"a": 2, "b": 3})
-}
+})
 
 // listToolsOnly lists tools and stops (the scenario serves nothing else).
-func listToolsOnly(ctx context.Context, env scenarioEnv) error {
-	c, err := env.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_, err = listTools(ctx, c)
-	return err
-}
+var listToolsOnly = listed(func(context.Context, *client.Client, []toolInfo) error { return nil })
 
 // schemaPreservation echoes the focal tool's inputSchema, as observed,
 // through json_schema_echo.
-func schemaPreservation(ctx context.Context, env scenarioEnv) error {
-	c, err := env.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	tools, err := listTools(ctx, c)
-	if err != nil {
-		return err
-	}
+var schemaPreservation = listed(func(ctx context.Context, c *client.Client, tools []toolInfo) error {
 	for _, t := range tools {
 		if t.Name == "json_schema_2020_12_tool" {
 			return call(ctx, c, "json_schema_echo", map[string]any{"schema": t.InputSchema})
 		}
 	}
 	return errors.New("focal tool json_schema_2020_12_tool not listed")
-}
+})
 
-// callNamedTool lists the tools and calls name with no arguments.
-func callNamedTool(name string) flow {
-	return func(ctx context.Context, env scenarioEnv) error {
-		c, err := env.dial(ctx)
-		if err != nil {
-			return err
+// callTools lists the tools and calls each of names, in order, with no
+// arguments.
+func callTools(names ...string) flow {
+	return listed(func(ctx context.Context, c *client.Client, _ []toolInfo) error {
+		for _, name := range names {
+			if err := call(ctx, c, name, map[string]any{}); err != nil {
+				return err
+			}
 		}
-		defer c.Close()
-		if _, err := listTools(ctx, c); err != nil {
-			return err
-		}
-		return call(ctx, c, name, map[string]any{})
-	}
+		return nil
+	})
 }
 
 // mrtrRequestState drives the SEP-2322 tools; the client runs the
 // input_required rounds itself.
-func mrtrRequestState(ctx context.Context, env scenarioEnv) error {
-	c, err := env.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := listTools(ctx, c); err != nil {
-		return err
-	}
-	for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"} {
-		if err := call(ctx, c, name, map[string]any{}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+var mrtrRequestState = callTools("test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type")
 
 // exerciseEverything sends every request kind that carries standard
 // headers: tools/list, tools/call, resources/list, resources/read,
 // prompts/list, prompts/get.
-func exerciseEverything(ctx context.Context, env scenarioEnv) error {
-	c, err := env.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	tools, err := listTools(ctx, c)
-	if err != nil {
-		return err
-	}
+var exerciseEverything = listed(func(ctx context.Context, c *client.Client, tools []toolInfo) error {
 	if len(tools) > 0 {
 		if err := call(ctx, c, tools[0].Name, synthesizeArgs(tools[0].InputSchema)); err != nil {
 			return err
@@ -204,7 +172,7 @@ func exerciseEverything(ctx context.Context, env scenarioEnv) error {
 		}
 	}
 	return nil
-}
+})
 
 // contextToolCalls lists the tools (the client learns the x-mcp-header
 // annotations from them) and makes the calls the scenario's context names.
@@ -218,41 +186,26 @@ func contextToolCalls(ctx context.Context, env scenarioEnv) error {
 			return fmt.Errorf("context toolCalls: %w", err)
 		}
 	}
-	c, err := env.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := listTools(ctx, c); err != nil {
-		return err
-	}
-	for _, tc := range calls {
-		if err := call(ctx, c, tc.Name, tc.Arguments); err != nil {
-			return err
+	return listed(func(ctx context.Context, c *client.Client, _ []toolInfo) error {
+		for _, tc := range calls {
+			if err := call(ctx, c, tc.Name, tc.Arguments); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})(ctx, env)
 }
 
 // callEveryListedTool calls each tool the client kept from tools/list
 // (the client drops tools with invalid x-mcp-header annotations).
-func callEveryListedTool(ctx context.Context, env scenarioEnv) error {
-	c, err := env.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	tools, err := listTools(ctx, c)
-	if err != nil {
-		return err
-	}
+var callEveryListedTool = listed(func(ctx context.Context, c *client.Client, tools []toolInfo) error {
 	for _, t := range tools {
 		if err := call(ctx, c, t.Name, synthesizeArgs(t.InputSchema)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
+})
 
 // synthesizeArgs builds arguments for an object schema's required
 // properties from their types.

@@ -3,29 +3,15 @@ package foreign
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/conduitmcp/conduit/interop/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.Cleanup()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // TestStartHTTP starts every HTTP server and checks that it answers a
 // legacy initialize POST on the URL it announced, bound to 127.0.0.1.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // Module is the interop module path.
@@ -131,8 +133,8 @@ func Build(t testing.TB, pkg string, tags ...string) string {
 	return out
 }
 
-// Cleanup removes the binaries Build made. Call it from TestMain after
-// m.Run.
+// Cleanup removes the binaries Build made. [Main] calls it; a TestMain of
+// its own calls it after m.Run.
 func Cleanup() {
 	buildMu.Lock()
 	defer buildMu.Unlock()
@@ -141,4 +143,19 @@ func Cleanup() {
 		buildDir = ""
 		clear(buildCache)
 	}
+}
+
+// Main is the TestMain of the interop test packages: it runs the tests,
+// removes the binaries Build made and, when the tests passed, fails the
+// run if goroutines leaked. It does not return.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

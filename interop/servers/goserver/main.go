@@ -10,43 +10,23 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/conduitmcp/conduit/interop/servers/internal/serve"
 )
 
 func main() {
-	transport := flag.String("transport", "stdio", "stdio or http")
-	mode := flag.String("mode", "dual", "dual, modern or legacy")
-	addr := flag.String("addr", "127.0.0.1:0", "HTTP listen address")
-	fillers := flag.Int("tools", 0, "number of extra filler tools")
-	flag.Parse()
-	log.SetFlags(0)
-	log.SetPrefix("goserver: ")
+	f := serve.Parse("goserver")
+	newServer := func() *mcp.Server { return build(f.Versions, f.Fillers) }
 
-	var versions []string
-	switch *mode {
-	case "dual":
-	case "modern":
-		versions = []string{"2026-07-28"}
-	case "legacy":
-		versions = []string{"2025-11-25", "2025-06-18"}
-	default:
-		log.Fatalf("unknown -mode %q", *mode)
-	}
-	newServer := func() *mcp.Server { return build(versions, *fillers) }
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := serve.SignalContext()
 	defer stop()
-	switch *transport {
+	switch f.Transport {
 	case "stdio":
 		if err := newServer().Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 			log.Fatal(err)
@@ -54,31 +34,10 @@ func main() {
 	case "http":
 		srv := newServer()
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-			&mcp.StreamableHTTPOptions{Stateless: *mode != "legacy"})
-		serveHTTP(ctx, *addr, h)
+			&mcp.StreamableHTTPOptions{Stateless: f.Mode != "legacy"})
+		serve.HTTP(ctx, f.Addr, h)
 	default:
-		log.Fatalf("unknown -transport %q", *transport)
-	}
-}
-
-func serveHTTP(ctx context.Context, addr string, h http.Handler) {
-	if host, _, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" {
-		log.Fatalf("-addr must be 127.0.0.1:<port>, got %q", addr)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	hs := &http.Server{Handler: mux}
-	fmt.Printf("http://%s/mcp\n", ln.Addr())
-	go func() {
-		<-ctx.Done()
-		hs.Close()
-	}()
-	if err := hs.Serve(ln); err != nil && err != http.ErrServerClosed {
-		log.Fatal(err)
+		log.Fatalf("unknown -transport %q", f.Transport)
 	}
 }
 

@@ -8,44 +8,25 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log"
-	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/conduitmcp/conduit/interop/servers/internal/serve"
 )
 
 func main() {
-	transport := flag.String("transport", "stdio", "stdio or http")
-	mode := flag.String("mode", "dual", "dual, modern or legacy")
-	addr := flag.String("addr", "127.0.0.1:0", "HTTP listen address")
-	fillers := flag.Int("tools", 0, "number of extra filler tools")
-	flag.Parse()
-	log.SetFlags(0)
-	log.SetPrefix("mcpgoserver: ")
+	f := serve.Parse("mcpgoserver")
+	versions := f.Versions
+	s := build(f.Fillers)
 
-	var versions []string
-	switch *mode {
-	case "dual":
-	case "modern":
-		versions = []string{mcp.ProtocolVersion20260728}
-	case "legacy":
-		versions = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618}
-	default:
-		log.Fatalf("unknown -mode %q", *mode)
-	}
-	s := build(*fillers)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := serve.SignalContext()
 	defer stop()
-	switch *transport {
+	switch f.Transport {
 	case "stdio":
 		var opts []server.StdioOption
 		opts = append(opts, server.WithErrorLogger(log.New(os.Stderr, "mcpgoserver: ", 0)))
@@ -62,30 +43,9 @@ func main() {
 		if versions != nil {
 			opts = append(opts, server.WithStreamableHTTPProtocolVersions(versions...))
 		}
-		serveHTTP(ctx, *addr, server.NewStreamableHTTPServer(s, opts...))
+		serve.HTTP(ctx, f.Addr, server.NewStreamableHTTPServer(s, opts...))
 	default:
-		log.Fatalf("unknown -transport %q", *transport)
-	}
-}
-
-func serveHTTP(ctx context.Context, addr string, h http.Handler) {
-	if host, _, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" {
-		log.Fatalf("-addr must be 127.0.0.1:<port>, got %q", addr)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	hs := &http.Server{Handler: mux}
-	fmt.Printf("http://%s/mcp\n", ln.Addr())
-	go func() {
-		<-ctx.Done()
-		hs.Close()
-	}()
-	if err := hs.Serve(ln); err != nil && err != http.ErrServerClosed {
-		log.Fatal(err)
+		log.Fatalf("unknown -transport %q", f.Transport)
 	}
 }
 
