@@ -20,7 +20,14 @@ echo "interop: go test (matrix, launchers, benchmark harness)"
 # The main module is replaced by ../ (see go.mod); -race covers Conduit's
 # client in the matrix and benchmark-harness tests.
 # shellcheck disable=SC2086
-timeout 1500 go test -race -count=1 -timeout 20m -skip '^TestConformance$' ${INTEROP_GO_TEST_FLAGS:-} ./...
+timeout 1500 go test -race -count=1 -timeout 20m -skip '^(TestConformance|TestForeignServers)$' ${INTEROP_GO_TEST_FLAGS:-} ./...
+
+echo "interop: foreign-server matrix"
+# -v so that the matrix (server x transport x mode => era / result) is
+# printed; the servers' own log lines are left out.
+# shellcheck disable=SC2086
+timeout 900 go test -race -count=1 -timeout 12m -v -run '^TestForeignServers$' ${INTEROP_GO_TEST_FLAGS:-} ./matrix \
+  | grep -v -e 'foreign.go:[0-9]*: .* std\(out\|err\):' -e '^=== ' -e '^ *--- PASS'
 
 echo "interop: conformance suites"
 # -v so that the per-scenario PASS/FAIL list and the final
