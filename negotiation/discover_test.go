@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/conduitmcp/conduit/negotiation"
@@ -177,9 +178,11 @@ func TestParseDiscoverResultInvalid(t *testing.T) {
 
 // TestParseDiscoverResultSpecExample reads the spec's own example.
 func TestParseDiscoverResultSpecExample(t *testing.T) {
-	raw, err := os.ReadFile("/work/shared/spec/2026-07-28/examples/DiscoverResult/server-capabilities-discovery.json")
+	// The shared spec folder sits beside the repository (../shared from the
+	// module root), on developers' machines and in CI alike.
+	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "spec", "2026-07-28", "examples", "DiscoverResult", "server-capabilities-discovery.json"))
 	if err != nil {
-		t.Skipf("spec example not available: %v", err)
+		t.Fatalf("reading the spec example: %v", err)
 	}
 	d, err := negotiation.ParseDiscoverResult(raw)
 	if err != nil {
