@@ -671,6 +671,19 @@ type members struct {
 	// badVersion: some "jsonrpc" member was neither a string nor null
 	// (encoding/json failed on it even when a later one was right).
 	badVersion bool
+	// own: the caller gave up data, so raw members may alias it
+	// ([DecodeMessageOwned]) instead of being copied.
+	own bool
+}
+
+// rawValue returns the raw bytes of s for the message: a copy, or with
+// m.own a subslice of data whose capacity ends with the value, so that an
+// append to it cannot overwrite the rest of the input.
+func (m *members) rawValue(data []byte, s span) []byte {
+	if m.own {
+		return data[s.start:s.end:s.end]
+	}
+	return clone(s.raw(data))
 }
 
 // DecodeMessage decodes one JSON-RPC 2.0 message. Params, results and error
@@ -684,6 +697,24 @@ type members struct {
 // (case-insensitively when no name matches exactly), and takes the last of
 // duplicate members.
 func DecodeMessage(data []byte) (Message, error) {
+	return decodeMessage(data, false)
+}
+
+// DecodeMessageOwned is [DecodeMessage] for a buffer the caller hands
+// over: it takes ownership of data. The raw params, result and error data
+// of the returned message alias data instead of copying it, so the caller
+// must not modify or reuse data afterwards (after an error too). It
+// accepts exactly the input DecodeMessage accepts and returns an equal
+// message and the same errors; it saves the copy of the raw member, which
+// matters for large results. Method names, ids and error messages are
+// strings and never alias data.
+func DecodeMessageOwned(data []byte) (Message, error) {
+	return decodeMessage(data, true)
+}
+
+// decodeMessage implements DecodeMessage (own false) and
+// DecodeMessageOwned (own true).
+func decodeMessage(data []byte, own bool) (Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return nil, &DecodeError{Reason: "empty input", Err: errEmpty}
@@ -697,7 +728,7 @@ func DecodeMessage(data []byte) (Message, error) {
 		}
 		return nil, &DecodeError{Reason: "not a JSON object"}
 	}
-	var m members
+	m := members{own: own}
 	r := objectReader{data: data, depth: 1}
 	for {
 		key, val, ok, err := r.next()
@@ -765,7 +796,7 @@ func (m *members) request(data []byte) (Message, error) {
 		if m.params.kind != kindObject && m.params.kind != kindArray {
 			return nil, &DecodeError{Reason: "params is neither object nor array"}
 		}
-		req.Params = clone(m.params.raw(data))
+		req.Params = m.rawValue(data, m.params)
 	}
 	method, known := "", false
 	if plainString(data, m.method) {
@@ -828,7 +859,7 @@ func (m *members) response(data []byte) (Message, error) {
 	if !id.IsValid() {
 		return nil, &DecodeError{Reason: "success response id is null"}
 	}
-	resp := &Response{ID: id, Result: clone(m.result.raw(data))}
+	resp := &Response{ID: id, Result: m.rawValue(data, m.result)}
 	if idStr.kind != kindAbsent {
 		var b strings.Builder
 		b.Grow(unquotedLen(data, idStr))
@@ -888,7 +919,7 @@ func (m *members) errorResponse(data []byte, id ID, idStr span) (Message, error)
 	p := &responseWithError{resp: Response{ID: id}, err: Error{Code: code}}
 	p.resp.Error = &p.err
 	if errData.kind != kindAbsent && errData.kind != kindNull {
-		p.err.Data = clone(errData.raw(data))
+		p.err.Data = m.rawValue(data, errData)
 	}
 	if msg.kind != kindAbsent || idStr.kind != kindAbsent {
 		var b strings.Builder

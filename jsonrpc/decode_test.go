@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -17,7 +18,8 @@ import (
 // encoding/json-based decoder and fails unless both fail with the same
 // error class or both succeed with equal messages. It scribbles over the
 // input after decoding, so a message that kept pointing into it would
-// differ.
+// differ. It also checks that DecodeMessageOwned returns what DecodeMessage
+// returns (see checkOwned).
 func checkAgainstReference(t *testing.T, data []byte) {
 	t.Helper()
 	in := bytes.Clone(data)
@@ -25,6 +27,7 @@ func checkAgainstReference(t *testing.T, data []byte) {
 	for i := range in {
 		in[i] = '#'
 	}
+	checkOwned(t, data, got, gotErr)
 	want, wantErr := jsonrpc.DecodeMessageReference(data)
 	if (gotErr == nil) != (wantErr == nil) {
 		t.Fatalf("input %q:\nDecodeMessage = %#v, %v\nreference     = %#v, %v", data, got, gotErr, want, wantErr)
@@ -42,6 +45,35 @@ func checkAgainstReference(t *testing.T, data []byte) {
 	}
 	if diff := cmp.Diff(want, got, rawCompact, idCmp); diff != "" {
 		t.Fatalf("input %q: messages differ (-reference +DecodeMessage):\n%s", data, diff)
+	}
+}
+
+// checkOwned decodes a copy of data with DecodeMessageOwned and fails
+// unless it returns what DecodeMessage returned (got, gotErr): an equal
+// message, raw members byte for byte, or an error with the same text and
+// class.
+func checkOwned(t *testing.T, data []byte, got jsonrpc.Message, gotErr error) {
+	t.Helper()
+	owned, ownedErr := jsonrpc.DecodeMessageOwned(bytes.Clone(data))
+	if (gotErr == nil) != (ownedErr == nil) {
+		t.Fatalf("input %q:\nDecodeMessage      = %#v, %v\nDecodeMessageOwned = %#v, %v", data, got, gotErr, owned, ownedErr)
+	}
+	if gotErr != nil {
+		if gotErr.Error() != ownedErr.Error() {
+			t.Fatalf("input %q: DecodeMessage error %q, DecodeMessageOwned error %q", data, gotErr, ownedErr)
+		}
+		for _, class := range []*jsonrpc.Error{jsonrpc.ErrParse, jsonrpc.ErrInvalidRequest} {
+			if errors.Is(gotErr, class) != errors.Is(ownedErr, class) {
+				t.Fatalf("input %q: DecodeMessage error %v, DecodeMessageOwned error %v: differ on errors.Is %v", data, gotErr, ownedErr, class)
+			}
+		}
+		if owned != nil {
+			t.Fatalf("input %q: DecodeMessageOwned returned a message with its error", data)
+		}
+		return
+	}
+	if diff := cmp.Diff(got, owned, idCmp); diff != "" {
+		t.Fatalf("input %q: messages differ (-DecodeMessage +DecodeMessageOwned):\n%s", data, diff)
 	}
 }
 
@@ -371,6 +403,113 @@ func TestDecodeMessageAllocations(t *testing.T) {
 		if got > tc.want {
 			t.Errorf("DecodeMessage(%s): %v allocations, want at most %v", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestDecodeMessageOwnedAllocations: DecodeMessageOwned does not copy the
+// raw member, so it needs at most two allocations (the message, and one
+// string for a string id, an uncommon method name and an error message),
+// however large the result.
+func TestDecodeMessageOwnedAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	big := `{"jsonrpc":"2.0","id":"abc","result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}]}}`
+	tests := []struct {
+		in   string
+		want float64
+	}{
+		{`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"add"}}`, 1},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`, 1},
+		{`{"jsonrpc":"2.0","id":"a\u00e9","method":"custom/m\u00e9thod","params":[1]}`, 2},
+		{`{"jsonrpc":"2.0","id":42,"result":{"content":[]}}`, 1},
+		{`{"jsonrpc":"2.0","id":"abc","result":{"content":[]}}`, 2},
+		{big, 2},
+		{`{"jsonrpc":"2.0","id":"abc","error":{"code":-32601,"message":"no such method","data":{"m":"x"}}}`, 2},
+	}
+	for _, tc := range tests {
+		// Each run gets its own buffer, made outside the measured
+		// function: DecodeMessageOwned keeps it.
+		bufs := make(chan []byte, 101)
+		for range cap(bufs) {
+			bufs <- []byte(tc.in)
+		}
+		var bytesBefore, bytesAfter runtime.MemStats
+		runtime.ReadMemStats(&bytesBefore)
+		got := testing.AllocsPerRun(100, func() {
+			if _, err := jsonrpc.DecodeMessageOwned(<-bufs); err != nil {
+				t.Fatal(err)
+			}
+		})
+		runtime.ReadMemStats(&bytesAfter)
+		if got > tc.want {
+			t.Errorf("DecodeMessageOwned(%.60s…): %v allocations, want at most %v", tc.in, got, tc.want)
+		}
+		// No copy of the raw result: 101 decodes of the 1 MiB message
+		// must allocate far less than one copy of it.
+		if perRun := (bytesAfter.TotalAlloc - bytesBefore.TotalAlloc) / 101; perRun > 4096 {
+			t.Errorf("DecodeMessageOwned(%.60s…): %d bytes allocated per call, want no copy of the input", tc.in, perRun)
+		}
+	}
+}
+
+// TestDecodeMessageOwnedAliases: the raw members of a message decoded by
+// DecodeMessageOwned are the input's bytes, not a copy, and their capacity
+// ends with them, so appending to one does not overwrite the rest of the
+// input; the strings (ids, method, error message) never alias it.
+func TestDecodeMessageOwnedAliases(t *testing.T) {
+	tests := []struct {
+		in   string
+		raw  string // the raw member, as found in the input
+		get  func(jsonrpc.Message) []byte
+		strs func(jsonrpc.Message) []string
+		want []string
+	}{
+		{`{"jsonrpc":"2.0","id":"req-1","method":"custom/method","params":{"a":[1,2,3]},"x":1}`, `{"a":[1,2,3]}`,
+			func(m jsonrpc.Message) []byte { return m.(*jsonrpc.Request).Params },
+			func(m jsonrpc.Message) []string { r := m.(*jsonrpc.Request); return []string{r.ID.String(), r.Method} },
+			[]string{`"req-1"`, "custom/method"}},
+		{` {"jsonrpc":"2.0","id":"r","result":{"b":"c"},"x":1} `, `{"b":"c"}`,
+			func(m jsonrpc.Message) []byte { return m.(*jsonrpc.Response).Result },
+			func(m jsonrpc.Message) []string { return []string{m.(*jsonrpc.Response).ID.String()} },
+			[]string{`"r"`}},
+		{`{"jsonrpc":"2.0","id":"e","error":{"code":-32000,"message":"boom","data":{"d":1}},"x":1}`, `{"d":1}`,
+			func(m jsonrpc.Message) []byte { return m.(*jsonrpc.Response).Error.Data },
+			func(m jsonrpc.Message) []string {
+				r := m.(*jsonrpc.Response)
+				return []string{r.ID.String(), r.Error.Message}
+			},
+			[]string{`"e"`, "boom"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.raw, func(t *testing.T) {
+			buf := []byte(tc.in)
+			off := bytes.Index(buf, []byte(tc.raw))
+			m, err := jsonrpc.DecodeMessageOwned(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := tc.get(m)
+			if string(raw) != tc.raw {
+				t.Fatalf("raw member = %s, want %s", raw, tc.raw)
+			}
+			if &raw[0] != &buf[off] {
+				t.Errorf("raw member is a copy, want it to alias the input")
+			}
+			if cap(raw) != len(raw) {
+				t.Errorf("raw member has capacity %d beyond its length %d", cap(raw), len(raw))
+			}
+			_ = append(raw, "zzzzzz"...)
+			if !bytes.Equal(buf, []byte(tc.in)) {
+				t.Errorf("appending to the raw member changed the input: %s", buf)
+			}
+			for i := range buf {
+				buf[i] = '#'
+			}
+			if diff := cmp.Diff(tc.want, tc.strs(m)); diff != "" {
+				t.Errorf("strings changed when the input was overwritten (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -13,6 +13,10 @@
 // It accepts the JSON encoding/json accepts, nesting up to 10000 levels,
 // and reads member names as encoding/json would (case-insensitively when
 // no name matches exactly, the last of duplicate members winning).
+// [DecodeMessageOwned] is the same decoder for a buffer the caller hands
+// over: the raw members alias it instead of being copied, which saves a
+// copy of large results (the transports use it for messages too large for
+// their reusable buffers).
 //
 // [ID] keeps the two JSON types of a request id apart: the integer 1 and the
 // string "1" are different ids, as JSON-RPC requires.

@@ -11,7 +11,8 @@ import (
 
 // FuzzDecodeMessage checks that DecodeMessage agrees with the former
 // encoding/json-based decoder (same error class, or equal messages; see
-// checkAgainstReference) and does not retain its input, that it never
+// checkAgainstReference) and does not retain its input, that
+// DecodeMessageOwned returns the same messages and errors, that it never
 // panics, that every failure is a *DecodeError matching exactly one of ErrParse and
 // ErrInvalidRequest, and that every decoded message re-encodes to valid
 // JSON that decodes to the same message and encodes to the same bytes.
