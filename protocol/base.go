@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 )
 
 // RequestParams are the params of a request that has no other members:
@@ -86,17 +87,35 @@ func ResultTypeOf(raw json.RawMessage) (string, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return "", fmt.Errorf("protocol: result is not a JSON object")
 	}
-	var probe struct {
-		ResultType *json.RawMessage `json:"resultType"`
-	}
-	if err := json.Unmarshal(trimmed, &probe); err != nil {
+	if !json.Valid(trimmed) {
+		var probe struct{}
+		err := json.Unmarshal(trimmed, &probe)
 		return "", fmt.Errorf("protocol: decoding result: %v", err)
 	}
-	if probe.ResultType == nil {
+	// As encoding/json would: the last member whose key matches wins.
+	var val []byte
+	jsonscan.EachMember(trimmed, func(key, v []byte) bool {
+		if jsonscan.KeyIs(key, "resultType") {
+			val = v
+		}
+		return true
+	})
+	if val == nil || string(val) == "null" {
 		return ResultTypeComplete, nil
 	}
+	if val[0] != '"' {
+		return "", fmt.Errorf("protocol: resultType is not a string")
+	}
+	switch string(val[1 : len(val)-1]) {
+	case ResultTypeComplete:
+		return ResultTypeComplete, nil
+	case ResultTypeInputRequired:
+		return ResultTypeInputRequired, nil
+	case ResultTypeTask:
+		return ResultTypeTask, nil
+	}
 	var s string
-	if err := json.Unmarshal(*probe.ResultType, &s); err != nil {
+	if err := json.Unmarshal(val, &s); err != nil {
 		return "", fmt.Errorf("protocol: resultType is not a string")
 	}
 	return s, nil

@@ -1,6 +1,9 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Content block types.
 const (
@@ -193,21 +196,35 @@ func (rc ResourceContents) MarshalJSON() ([]byte, error) {
 // IsBlob reports whether rc carries binary contents (blob).
 func (rc ResourceContents) IsBlob() bool { return rc.Blob != "" }
 
-// joinText joins the text of the text blocks in cs with newlines.
+// joinText joins the text of the text blocks in cs with newlines. A
+// single text block (the common case) is returned without a copy; more
+// are joined with one allocation.
 func joinText(cs []Content) string {
-	var b []byte
+	n, size, only := 0, 0, ""
+	for i := range cs {
+		if cs[i].Type == ContentText {
+			n++
+			size += len(cs[i].Text)
+			only = cs[i].Text
+		}
+	}
+	if n <= 1 {
+		return only
+	}
+	var b strings.Builder
+	b.Grow(size + n - 1)
 	first := true
-	for _, c := range cs {
-		if c.Type != ContentText {
+	for i := range cs {
+		if cs[i].Type != ContentText {
 			continue
 		}
 		if !first {
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		}
 		first = false
-		b = append(b, c.Text...)
+		b.WriteString(cs[i].Text)
 	}
-	return string(b)
+	return b.String()
 }
 
 // Text returns the text of the text blocks in cs, joined by newlines.

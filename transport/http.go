@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -97,6 +99,7 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 		log:        log,
 		disableGET: t.DisableGETStream,
 		incoming:   make(chan inbound),
+		queued:     make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		streams:    map[jsonrpc.ID]*reqStream{},
 	}
@@ -161,6 +164,12 @@ type httpConn struct {
 	// unbuffered: every producer is a tracked goroutine that also selects
 	// on its context, so Close never leaves one blocked.
 	incoming chan inbound
+	// queue holds what Write read from JSON bodies itself, for Read; it
+	// is served before incoming. queued (capacity 1) wakes a waiting Read
+	// when queue becomes non-empty.
+	qmu    sync.Mutex
+	queue  []inbound // guarded by qmu
+	queued chan struct{}
 	// done is closed by Close.
 	done      chan struct{}
 	closeOnce sync.Once
@@ -257,24 +266,69 @@ func (c *httpConn) CancelStream(id jsonrpc.ID) bool {
 // stream. A [*StreamError] is per request: the connection stays usable and
 // Read may be called again.
 func (c *httpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case in := <-c.incoming:
-		return in.msg, in.err
-	default:
-	}
-	select {
-	case in := <-c.incoming:
-		return in.msg, in.err
-	case <-c.done:
-		return nil, ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	for {
+		select {
+		case <-c.done:
+			return nil, ErrClosed // what is queued is dropped with the connection
+		default:
+		}
+		if in, ok := c.dequeue(); ok {
+			return in.msg, in.err
+		}
+		select {
+		case in := <-c.incoming:
+			return in.msg, in.err
+		default:
+		}
+		select {
+		case in := <-c.incoming:
+			return in.msg, in.err
+		case <-c.queued:
+		case <-c.done:
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
-// Write POSTs msg. It returns once the response headers arrived; the body
-// (a JSON message or an event stream) is then read in the background and
-// its messages delivered by Read. Errors: ctx.Err(); [ErrClosed];
+// enqueue queues in for Read and wakes a waiting Read.
+func (c *httpConn) enqueue(in inbound) {
+	c.qmu.Lock()
+	c.queue = append(c.queue, in)
+	c.qmu.Unlock()
+	c.signalQueued()
+}
+
+func (c *httpConn) signalQueued() {
+	select {
+	case c.queued <- struct{}{}:
+	default:
+	}
+}
+
+// dequeue takes the oldest queued inbound, if any.
+func (c *httpConn) dequeue() (inbound, bool) {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if len(c.queue) == 0 {
+		return inbound{}, false
+	}
+	in := c.queue[0]
+	n := copy(c.queue, c.queue[1:])
+	c.queue[n] = inbound{}
+	c.queue = c.queue[:n]
+	if n > 0 {
+		// Another Read may be waiting for the rest.
+		c.signalQueued()
+	}
+	return in, true
+}
+
+// Write POSTs msg. A JSON response body is read before Write returns (ctx
+// still bounds it); an event stream is read in the background once the
+// response headers arrived. Either way the messages are delivered by
+// Read. Errors: ctx.Err(); [ErrClosed];
 // [*HTTPError] for a status outside 2xx, and for a request answered 2xx
 // with neither JSON nor an event stream (202 included); [*NetworkError];
 // an error matching [context.Canceled] when [StreamCanceler.CancelStream]
@@ -389,12 +443,15 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 		return fail(newHTTPError(http.MethodPost, c.url, resp))
 	}
+	if !stream {
+		return c.readJSON(ctx, reqCtx, cancel, resp, id, st)
+	}
 	if !stop() {
 		// ctx ended just as the headers arrived; the request is cancelled.
 		resp.Body.Close()
 		return fail(ctx.Err())
 	}
-	if !c.spawn(func() { c.readResponse(reqCtx, cancel, resp, id, st, stream, version) }) {
+	if !c.spawn(func() { c.readResponse(reqCtx, cancel, resp, id, st, version) }) {
 		resp.Body.Close()
 		return fail(ErrClosed)
 	}
@@ -424,28 +481,62 @@ func nameHeader(method string, params json.RawMessage) (string, bool) {
 	default:
 		return "", false
 	}
-	var p struct {
-		Name   *string `json:"name"`
-		URI    *string `json:"uri"`
-		TaskID *string `json:"taskId"`
-	}
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+	// Scan the top-level members rather than decode params, with the
+	// outcome of decoding them into struct{ Name, URI, TaskID *string }:
+	// keys match case-insensitively, the last one wins, null unsets, and
+	// any other non-string value of one of the three fails.
+	params = bytes.TrimSpace(params)
+	if len(params) == 0 || params[0] != '{' || !json.Valid(params) {
 		return "", false
 	}
-	var v *string
+	var name, uri, taskID []byte // raw string values; nil when absent
+	bad := false
+	jsonscan.EachMember(params, func(key, val []byte) bool {
+		var dst *[]byte
+		switch {
+		case jsonscan.KeyIs(key, "name"):
+			dst = &name
+		case jsonscan.KeyIs(key, "uri"):
+			dst = &uri
+		case jsonscan.KeyIs(key, "taskId"):
+			dst = &taskID
+		default:
+			return true
+		}
+		switch val[0] {
+		case '"':
+			*dst = val
+		case 'n':
+			*dst = nil
+		default:
+			bad = true
+			return false
+		}
+		return true
+	})
+	if bad {
+		return "", false
+	}
+	var raw []byte
 	switch method {
 	case protocol.MethodToolsCall, protocol.MethodPromptsGet:
-		v = p.Name
+		raw = name
 	case protocol.MethodResourcesRead:
-		v = p.URI
+		raw = uri
 	default:
-		v = p.TaskID
+		raw = taskID
 	}
-	if v == nil {
+	if raw == nil {
 		return "", false
 	}
-	s, err := EncodeHeaderValue(*v)
-	return s, err == nil
+	if c := raw[1 : len(raw)-1]; bytes.IndexByte(c, '\\') < 0 && utf8.Valid(c) {
+		return encodeStringHeader(string(c)), true
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	return encodeStringHeader(v), true
 }
 
 // captureSession remembers a legacy session id from any response that
@@ -506,19 +597,45 @@ func (c *httpConn) deliver(ctx context.Context, in inbound) bool {
 	}
 }
 
-// readResponse reads the body of a 2xx POST answer (a JSON message or an
-// event stream) on its own goroutine and delivers what it holds. For a
-// request whose response never came it delivers a *StreamError, after
-// trying to resume a legacy stream that had event ids.
-func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream, stream bool, version string) {
+// readJSON reads the JSON message body of a 2xx POST answer on Write's
+// goroutine, bounded by Write's ctx (whose end cancels reqCtx), and queues
+// the message for Read; for a request whose response is not in the body
+// it queues a *StreamError instead. It returns ctx.Err() when ctx ended
+// before the body was read; a request abandoned by CancelStream or Close
+// meanwhile reports nothing, as a stream does.
+func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream) error {
 	defer cancel(nil)
 	defer c.forget(id, st)
-	var res streamResult
-	if stream {
-		res = c.consume(ctx, resp.Body, id)
-	} else {
-		res = c.consumeJSON(ctx, resp.Body, id)
+	data, err := readLimited(resp.Body, c.maxMsg)
+	resp.Body.Close()
+	if reqCtx.Err() != nil {
+		return ctx.Err()
 	}
+	var msg jsonrpc.Message
+	if err == nil && (id.IsValid() || len(bytes.TrimSpace(data)) > 0) {
+		msg, err = jsonrpc.DecodeMessage(data)
+	}
+	if msg != nil {
+		c.enqueue(inbound{msg: msg})
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id || !id.IsValid() {
+		if err != nil {
+			c.log.Warn("transport: reading response body", "url", c.url, "err", err)
+		}
+		return nil
+	}
+	c.enqueue(inbound{err: &StreamError{ID: id, Err: err}})
+	return nil
+}
+
+// readResponse reads the event stream of a 2xx POST answer on its own
+// goroutine and delivers what it holds. For a request whose response never
+// came it delivers a *StreamError, after trying to resume a legacy stream
+// that had event ids.
+func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream, version string) {
+	defer cancel(nil)
+	defer c.forget(id, st)
+	res := c.consume(ctx, resp.Body, id)
 	resp.Body.Close()
 	if res.got || ctx.Err() != nil || !id.IsValid() {
 		if res.err != nil && ctx.Err() == nil {
@@ -526,7 +643,7 @@ func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseF
 		}
 		return
 	}
-	if stream && res.lastID != "" && isLegacyVersion(version) {
+	if res.lastID != "" && isLegacyVersion(version) {
 		var err error
 		res.got, err = c.getLoop(ctx, id, res.lastID, res.retry)
 		if res.got || ctx.Err() != nil {
@@ -546,30 +663,6 @@ type streamResult struct {
 	lastID string        // last event id seen
 	retry  time.Duration // last retry field
 	err    error         // read error; nil for a clean end
-}
-
-// consumeJSON reads a single JSON message body and delivers it.
-func (c *httpConn) consumeJSON(ctx context.Context, body io.Reader, want jsonrpc.ID) streamResult {
-	var res streamResult
-	data, err := readLimited(body, c.maxMsg)
-	if err != nil {
-		res.err = err
-		return res
-	}
-	if len(bytes.TrimSpace(data)) == 0 && !want.IsValid() {
-		return res
-	}
-	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil {
-		res.err = err
-		return res
-	}
-	if !c.deliver(ctx, inbound{msg: msg}) {
-		return res
-	}
-	r, ok := msg.(*jsonrpc.Response)
-	res.got = ok && r.ID == want
-	return res
 }
 
 // consume reads an event stream and delivers its messages in order. It

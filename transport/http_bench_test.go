@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -56,3 +57,23 @@ func benchRoundTrip(b *testing.B, sse bool) {
 func BenchmarkHTTPRoundTripJSON(b *testing.B) { benchRoundTrip(b, false) }
 
 func BenchmarkHTTPRoundTripSSE(b *testing.B) { benchRoundTrip(b, true) }
+
+// benchSchemas are tool input schemas as servers send them.
+var benchSchemas = map[string]string{
+	"plain":     `{"type":"object","properties":{"a":{"type":"number","description":"first"},"b":{"type":"number"},"opts":{"type":"object","properties":{"deep":{"type":"array","items":{"type":"string"}}}}},"required":["a","b"],"additionalProperties":false}`,
+	"annotated": `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer"}},"required":["region"]}`,
+}
+
+func BenchmarkValidateToolHeaders(b *testing.B) {
+	for _, name := range []string{"plain", "annotated"} {
+		schema := json.RawMessage(benchSchemas[name])
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := transport.ValidateToolHeaders(schema); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

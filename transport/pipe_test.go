@@ -2,9 +2,13 @@ package transport_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -114,6 +118,13 @@ func TestPipeFraming(t *testing.T) {
 		{"over the limit", 100, note("a") + "\n" + sized(101) + "\n", []string{"a"}, true},
 		{"over the limit without newline", 100, sized(101), nil, true},
 		{"long line over the read buffer", 1 << 20, sized(300<<10) + "\n" + note("b") + "\n", []string{"m", "b"}, false},
+		{"long line at the limit", 200 << 10, sized(200<<10) + "\n" + note("b") + "\n", []string{"m", "b"}, false},
+		{"long line at the limit with crlf", 200 << 10, sized(200<<10) + "\r\n" + note("b") + "\n", []string{"m", "b"}, false},
+		{"long line one byte over the limit", 200 << 10, sized(200<<10+1) + "\n" + note("b") + "\n", nil, true},
+		{"long line one byte over the limit with crlf", 200 << 10, sized(200<<10+1) + "\r\n", nil, true},
+		{"long line at the limit without newline", 200 << 10, sized(200 << 10), []string{"m"}, false},
+		{"long line one byte over without newline", 200 << 10, sized(200<<10 + 1), nil, true},
+		{"long line at a piece boundary", 1 << 20, sized(128<<10) + "\n" + sized(128<<10-1) + "\r\n" + note("b") + "\n", []string{"m", "m", "b"}, false},
 		{"endless line", 1 << 10, sized(64 << 10), nil, true},
 	}
 	for _, tt := range tests {
@@ -151,6 +162,119 @@ func TestPipeFraming(t *testing.T) {
 			// must not wait for the writer goroutine either.
 			c.Close()
 		})
+	}
+}
+
+// sizesAroundChunks are message sizes around the 64 KiB pieces in which
+// long messages are gathered, and far over them.
+func sizesAroundChunks() []int {
+	const chunk = 64 << 10
+	return []int{100, chunk - 1, chunk, chunk + 1, 200, 2*chunk - 1, 2 * chunk, 2*chunk + 1, 300 << 10, 1 << 20, 150}
+}
+
+// sizedNote returns notification "n<i>" of exactly size bytes, its params
+// padded with the letter i selects, so that messages differ throughout.
+func sizedNote(i, size int) []byte {
+	head := `{"jsonrpc":"2.0","method":"n` + strconv.Itoa(i) + `","params":{"p":"`
+	const tail = `"}}`
+	return []byte(head + strings.Repeat(string(rune('a'+i%26)), size-len(head)-len(tail)) + tail)
+}
+
+// checkSizedNotes reads the notifications sizedNote(i, sizes[i]) from c,
+// every one before looking at any (the reader runs ahead), then checks
+// that each still holds its own bytes.
+func checkSizedNotes(t *testing.T, c transport.Conn, sizes []int) {
+	t.Helper()
+	var got []jsonrpc.Message
+	for range sizes {
+		m, err := c.Read(t.Context())
+		if err != nil {
+			t.Fatalf("Read() after %d messages: %v", len(got), err)
+		}
+		got = append(got, m)
+	}
+	for i, m := range got {
+		b, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := sizedNote(i, sizes[i]); !bytes.Equal(b, want) {
+			t.Errorf("message %d (%d bytes) = %.80s… (%d bytes), want %.80s…", i, sizes[i], b, len(b), want)
+		}
+	}
+}
+
+// TestPipeMessagesKeepTheirBytes: lines of sizes around the reader's
+// buffer and the pieces long lines are gathered in, read ahead of each
+// other, each keep their own bytes.
+func TestPipeMessagesKeepTheirBytes(t *testing.T) {
+	sizes := sizesAroundChunks()
+	for _, crlf := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crlf=%v", crlf), func(t *testing.T) {
+			p, server := transport.NewPipe()
+			p.MaxMessageSize = 2 << 20
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				defer server.Close()
+				for i, n := range sizes {
+					line := append(sizedNote(i, n), '\n')
+					if crlf {
+						line = append(line[:len(line)-1], '\r', '\n')
+					}
+					if _, err := server.Write(line); err != nil {
+						return
+					}
+				}
+			})
+			defer wg.Wait()
+			c := connect(t, p)
+			checkSizedNotes(t, c, sizes)
+			c.Close()
+		})
+	}
+}
+
+// TestPipeLargeMessageAllocations: reading a 1 MiB line costs about one
+// buffer of its size, not a series of growing copies plus a copy of the
+// result.
+func TestPipeLargeMessageAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	const size, count = 1 << 20, 16
+	p, server := transport.NewPipe()
+	line := append(sizedNote(0, size), '\n')
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer server.Close()
+		<-start
+		for range count {
+			if _, err := server.Write(line); err != nil {
+				return
+			}
+		}
+	})
+	defer wg.Wait()
+	c := connect(t, p)
+	defer c.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	close(start)
+	for range count {
+		m, err := c.Read(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := m.(*jsonrpc.Request); !ok || len(r.Params) < size-64 {
+			t.Fatalf("Read() = %T, want the 1 MiB notification", m)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// One exact buffer per message (1 MiB); the former reader allocated
+	// about 5.5 MiB. Generous for the pieces and the pipe.
+	if perMessage := (after.TotalAlloc - before.TotalAlloc) / count; perMessage > size*3/2 {
+		t.Errorf("reading a %d-byte line allocated %d bytes, want at most %d", size, perMessage, size*3/2)
 	}
 }
 
@@ -262,6 +386,47 @@ func BenchmarkPipeRoundTrip(b *testing.B) {
 		}
 		if _, err := c.Read(ctx); err != nil {
 			b.Fatal(err)
+		}
+	}
+	c.Close()
+	<-done
+}
+
+// BenchmarkPipeLargeMessage reads a 1 MiB response through a pipe whose
+// server writes a prepared line, so that the allocations and time measured
+// are the client's framing and decoding.
+func BenchmarkPipeLargeMessage(b *testing.B) {
+	const size = 1 << 20
+	p, server := transport.NewPipe()
+	resp := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", size) + `"}]}}` + "\n")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		br := bufio.NewReader(server)
+		for {
+			if _, err := br.ReadSlice('\n'); err != nil {
+				return
+			}
+			if _, err := server.Write(resp); err != nil {
+				return
+			}
+		}
+	}()
+	c := connect(b, p)
+	ctx := context.Background()
+	req := request(b, 1, "tools/call", map[string]any{"name": "big"})
+	b.SetBytes(int64(len(resp)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Write(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		m, err := c.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r, ok := m.(*jsonrpc.Response); !ok || len(r.Result) < size {
+			b.Fatalf("Read() = %T, want a response with a 1 MiB result", m)
 		}
 	}
 	c.Close()

@@ -22,11 +22,13 @@ const (
 	// apart so the two transports do not depend on each other's files.
 	defaultMaxLine = 16 << 20
 	// lineReaderSize is the size of the bufio buffer of a line-delimited
-	// connection. Lines that fit are decoded in place, without a copy.
+	// connection. Lines that fit are decoded in place; longer ones are
+	// gathered by an [assembler].
 	lineReaderSize = 64 << 10
-	// retainBufferLimit is the capacity above which a read or write buffer
-	// that grew for one large message is dropped instead of kept, so that a
+	// retainBufferLimit is the capacity above which a write buffer that
+	// grew for one large message is dropped instead of kept, so that a
 	// single 16 MiB message does not pin 16 MiB for the connection's life.
+	// (Read buffers are pooled pieces; see [assembler].)
 	retainBufferLimit = 1 << 20
 	// readAhead is how many decoded messages the reader goroutine may queue
 	// before Read takes them.
@@ -74,7 +76,7 @@ type lineConn struct {
 	// Reader side, owned by the reader goroutine.
 	br   *bufio.Reader
 	max  int
-	long []byte // assembles lines longer than br's buffer
+	long assembler // gathers lines longer than br's buffer
 
 	inbox
 
@@ -160,11 +162,11 @@ func (c *lineConn) readLoop() {
 // connection is closing.
 func (c *lineConn) readMessages() error {
 	for {
-		line, err := c.readLine()
+		line, owned, err := c.readLine()
 		if err != nil {
 			return err
 		}
-		msg, ok := c.decode(line)
+		msg, ok := c.decode(line, owned)
 		if !ok {
 			continue
 		}
@@ -174,60 +176,65 @@ func (c *lineConn) readMessages() error {
 	}
 }
 
-// readLine returns the next line without its line ending. The slice is
-// valid until the next call. A line longer than c.max fails with a
-// [*MessageTooLargeError] after at most c.max+2 bytes were buffered. A last
-// line without a newline is returned at end of input.
-func (c *lineConn) readLine() ([]byte, error) {
-	c.long = c.long[:0]
-	if cap(c.long) > retainBufferLimit {
-		c.long = nil
-	}
+// readLine returns the next line without its line ending. A line that fits
+// in the reader's buffer is returned in place (owned false): the slice is
+// valid until the next call. A longer one is gathered in pooled pieces and
+// returned in a new slice of its exact length, which the caller owns
+// (owned true). A line longer than c.max fails with a
+// [*MessageTooLargeError] after at most c.max+1 bytes were gathered. A
+// last line without a newline is returned at end of input.
+func (c *lineConn) readLine() ([]byte, bool, error) {
 	for {
 		frag, err := c.br.ReadSlice('\n')
 		switch {
 		case err == nil:
-			line := frag[:len(frag)-1]
-			if len(c.long) > 0 {
-				c.long = append(c.long, line...)
-				line = c.long
-			}
-			line = bytes.TrimSuffix(line, []byte{'\r'})
-			if len(line) > c.max {
-				return nil, &MessageTooLargeError{Limit: c.max}
-			}
-			return line, nil
+			frag = frag[:len(frag)-1]
 		case errors.Is(err, bufio.ErrBufferFull):
 			// One more byte than the limit may be a '\r' before the
 			// newline; anything beyond that is too large.
-			if len(c.long)+len(frag) > c.max+1 {
-				return nil, &MessageTooLargeError{Limit: c.max}
+			if c.long.len()+len(frag) > c.max+1 {
+				c.long.reset()
+				return nil, false, &MessageTooLargeError{Limit: c.max}
 			}
-			c.long = append(c.long, frag...)
-		default:
-			if len(c.long)+len(frag) == 0 {
-				return nil, err
-			}
-			// A last line without a newline: deliver it; the next
-			// call sees the error again.
-			c.long = append(c.long, frag...)
-			line := bytes.TrimSuffix(c.long, []byte{'\r'})
-			if len(line) > c.max {
-				return nil, &MessageTooLargeError{Limit: c.max}
-			}
-			return line, nil
+			c.long.write(frag)
+			continue
+		case c.long.len()+len(frag) == 0:
+			return nil, false, err
 		}
+		// A whole line, or a last line without a newline: deliver it;
+		// at end of input, the next call sees the error again.
+		line, owned := frag, false
+		if c.long.len() > 0 {
+			if c.long.len()+len(frag) > c.max+1 {
+				c.long.reset()
+				return nil, false, &MessageTooLargeError{Limit: c.max}
+			}
+			line, owned = c.long.bytes(frag), true
+		}
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(line) > c.max {
+			return nil, false, &MessageTooLargeError{Limit: c.max}
+		}
+		return line, owned, nil
 	}
 }
 
-// decode decodes one line. Blank lines are skipped silently; lines that are
-// not JSON (banners, stray prints) and JSON that is not a JSON-RPC message
-// are logged and skipped: servers that write noise to stdout keep working.
-func (c *lineConn) decode(line []byte) (jsonrpc.Message, bool) {
+// decode decodes one line; owned says the line is the caller's to give
+// away (see readLine), so the message may keep it instead of copying its
+// raw members. Blank lines are skipped silently; lines that are not JSON
+// (banners, stray prints) and JSON that is not a JSON-RPC message are
+// logged and skipped: servers that write noise to stdout keep working.
+func (c *lineConn) decode(line []byte, owned bool) (jsonrpc.Message, bool) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, false
 	}
-	msg, err := jsonrpc.DecodeMessage(line)
+	var msg jsonrpc.Message
+	var err error
+	if owned {
+		msg, err = jsonrpc.DecodeMessageOwned(line)
+	} else {
+		msg, err = jsonrpc.DecodeMessage(line)
+	}
 	if err == nil {
 		return msg, true
 	}

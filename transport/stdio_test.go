@@ -574,3 +574,30 @@ func BenchmarkStdioRoundTrip(b *testing.B) {
 		b.Fatal(fmt.Errorf("Close: %w", err))
 	}
 }
+
+// BenchmarkStdioLargeMessage reads a 1 MiB response from the re-exec'd
+// server: the cost of assembling a line far over the reader's buffer and
+// decoding it. B/op counts this process only (the server is another).
+func BenchmarkStdioLargeMessage(b *testing.B) {
+	const size = 1 << 20
+	c := connect(b, testServer(b, "echo"))
+	ctx := context.Background()
+	req := request(b, 1, "sized", map[string]int{"size": size})
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Write(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		m, err := c.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r, ok := m.(*jsonrpc.Response); !ok || len(r.Result) < size-64 {
+			b.Fatalf("Read() = %T, want a response with a 1 MiB result", m)
+		}
+	}
+	if err := c.Close(); err != nil {
+		b.Fatal(fmt.Errorf("Close: %w", err))
+	}
+}

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -170,10 +169,14 @@ func (c *wsConn) Kind() string { return KindWebSocket }
 // transport has no per-message headers; the version is only recorded.
 func (c *wsConn) SetProtocolVersion(version string) { c.version.Store(&version) }
 
-// readLoop is the reader goroutine.
+// readLoop is the reader goroutine. Each message is read straight into
+// pooled pieces (see [assembler]); one that fits in a piece is decoded from
+// it, a larger one is copied once into a buffer of its exact length that
+// the decoded message keeps ([jsonrpc.DecodeMessageOwned]) instead of
+// copying its result again.
 func (c *wsConn) readLoop() {
 	defer close(c.readDone)
-	var buf bytes.Buffer
+	var a assembler
 	for {
 		// context.Background, not Read's context: coder/websocket drops
 		// the connection when a read's context ends, and a context
@@ -181,18 +184,23 @@ func (c *wsConn) readLoop() {
 		// closing the connection.
 		_, r, err := c.ws.Reader(context.Background())
 		if err == nil {
-			buf.Reset()
-			_, err = buf.ReadFrom(r)
+			// coder/websocket enforces c.limit (SetReadLimit); the
+			// assembler's own bound is a backstop.
+			err = a.readFrom(r, int(c.limit)+chunkSize)
 		}
 		if err != nil {
+			a.reset()
 			c.readErr = c.mapReadErr(err)
 			return
 		}
 		// Text is what the transport specifies; a binary message is
 		// decoded all the same, since it can only be JSON here.
-		msg, err := jsonrpc.DecodeMessage(buf.Bytes())
-		if buf.Cap() > retainBufferLimit {
-			buf = bytes.Buffer{}
+		var msg jsonrpc.Message
+		if b := a.small(); b != nil {
+			msg, err = jsonrpc.DecodeMessage(b)
+			a.reset()
+		} else {
+			msg, err = jsonrpc.DecodeMessageOwned(a.bytes(nil))
 		}
 		if err != nil {
 			c.logger.Warn("transport: skipping a WebSocket message that is not JSON-RPC", "url", c.url, "err", err)
@@ -211,7 +219,7 @@ func (c *wsConn) mapReadErr(err error) error {
 		return ErrClosed
 	default:
 	}
-	if errors.Is(err, websocket.ErrMessageTooBig) {
+	if _, ok := errors.AsType[*MessageTooLargeError](err); ok || errors.Is(err, websocket.ErrMessageTooBig) {
 		return &MessageTooLargeError{Limit: int(c.limit)}
 	}
 	if p := c.pingErr.Load(); p != nil {

@@ -99,14 +99,19 @@ func TestWebSocketRoundTrip(t *testing.T) {
 }
 
 func TestWebSocketReadLimit(t *testing.T) {
-	const limit = 1024
 	tests := []struct {
 		name     string
+		limit    int
 		size     int
 		wantOver bool
 	}{
-		{"under", limit - 100, false},
-		{"over", 4 * limit, true},
+		{"under", 1024, 1024 - 100, false},
+		{"exactly the limit", 1024, 1024, false},
+		{"one byte over", 1024, 1024 + 1, true},
+		{"over", 1024, 4 * 1024, true},
+		// Over the reader's 64 KiB pieces, to cover assembly.
+		{"large exactly the limit", 200 << 10, 200 << 10, false},
+		{"large one byte over", 200 << 10, 200<<10 + 1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,7 +120,7 @@ func TestWebSocketReadLimit(t *testing.T) {
 				ws.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","method":"big","params":{"p":"`+pad+`"}}`))
 				ws.Read(ctx) // until the client goes
 			})
-			c := connect(t, &transport.WebSocket{URL: srv.URL, MaxMessageSize: limit})
+			c := connect(t, &transport.WebSocket{URL: srv.URL, MaxMessageSize: int64(tt.limit)})
 			m, err := c.Read(t.Context())
 			if !tt.wantOver {
 				if err != nil {
@@ -126,11 +131,29 @@ func TestWebSocketReadLimit(t *testing.T) {
 				}
 				return
 			}
-			if tooBig, ok := errors.AsType[*transport.MessageTooLargeError](err); !ok || tooBig.Limit != limit {
-				t.Errorf("Read() = %v, %v; want *MessageTooLargeError{Limit: %d}", m, err, limit)
+			if tooBig, ok := errors.AsType[*transport.MessageTooLargeError](err); !ok || tooBig.Limit != tt.limit {
+				t.Errorf("Read() = %v, %v; want *MessageTooLargeError{Limit: %d}", m, err, tt.limit)
 			}
 		})
 	}
+}
+
+// TestWebSocketMessagesKeepTheirBytes: messages of sizes around the
+// reader's 64 KiB pieces, read ahead of each other, each keep their own
+// bytes: a message decoded from a pooled piece must not point into it once
+// the piece serves the next message.
+func TestWebSocketMessagesKeepTheirBytes(t *testing.T) {
+	sizes := sizesAroundChunks()
+	srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
+		for i, n := range sizes {
+			if err := ws.Write(ctx, websocket.MessageText, sizedNote(i, n)); err != nil {
+				return
+			}
+		}
+		ws.Read(ctx) // until the client goes
+	})
+	c := connect(t, &transport.WebSocket{URL: srv.URL, MaxMessageSize: 2 << 20})
+	checkSizedNotes(t, c, sizes)
 }
 
 func TestWebSocketServerClose(t *testing.T) {
@@ -361,6 +384,47 @@ func BenchmarkWebSocketRoundTrip(b *testing.B) {
 		}
 		if _, err := c.Read(ctx); err != nil {
 			b.Fatal(err)
+		}
+	}
+	c.Close()
+}
+
+// BenchmarkWebSocketLargeMessage reads a 1 MiB response. The server runs
+// in this process, but writes a prepared message, so B/op is mostly the
+// client's reading and decoding.
+func BenchmarkWebSocketLargeMessage(b *testing.B) {
+	const size = 1 << 20
+	resp := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", size) + `"}]}}`)
+	srv := wsServer(b, func(_ context.Context, ws *websocket.Conn, _ *http.Request) {
+		ctx := context.Background()
+		for {
+			_, r, err := ws.Reader(ctx)
+			if err != nil {
+				return
+			}
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return
+			}
+			if err := ws.Write(ctx, websocket.MessageText, resp); err != nil {
+				return
+			}
+		}
+	})
+	c := connect(b, &transport.WebSocket{URL: srv.URL})
+	ctx := context.Background()
+	req := request(b, 1, "tools/call", map[string]any{"name": "big"})
+	b.SetBytes(int64(len(resp)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Write(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		m, err := c.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r, ok := m.(*jsonrpc.Response); !ok || len(r.Result) < size {
+			b.Fatalf("Read() = %T, want a response with a 1 MiB result", m)
 		}
 	}
 	c.Close()

@@ -48,10 +48,7 @@ func (e *HeaderValueError) Error() string {
 func EncodeHeaderValue(v any) (string, error) {
 	switch x := v.(type) {
 	case string:
-		if needsBase64(x) {
-			return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(x)) + "?=", nil
-		}
-		return x, nil
+		return encodeStringHeader(x), nil
 	case bool:
 		return strconv.FormatBool(x), nil
 	case int:
@@ -89,6 +86,14 @@ func EncodeHeaderValue(v any) (string, error) {
 		return encodeFloat(f, v)
 	}
 	return "", &HeaderValueError{Value: v, Reason: fmt.Sprintf("type %T is not a string, integer or boolean", v)}
+}
+
+// encodeStringHeader encodes s by the rules of [EncodeHeaderValue].
+func encodeStringHeader(s string) string {
+	if needsBase64(s) {
+		return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+	}
+	return s
 }
 
 func encodeInt(n int64, v any) (string, error) {
@@ -189,8 +194,18 @@ var (
 // of "properties" keys alone (not through items, oneOf/anyOf/allOf, not,
 // if/then/else, $ref targets or any other keyword). A schema that is not
 // JSON also fails. A nil or empty schema has no annotations.
+//
+// A schema that spells x-mcp-header nowhere, not even through a \u
+// escape, has no annotations: it is only checked to be JSON, without
+// allocating, and its structure is not inspected.
 func ValidateToolHeaders(inputSchema json.RawMessage) ([]ParamHeader, error) {
 	if len(bytes.TrimSpace(inputSchema)) == 0 {
+		return nil, nil
+	}
+	if !bytes.Contains(inputSchema, []byte("x-mcp-header")) && !bytes.Contains(inputSchema, []byte(`\u`)) {
+		if !json.Valid(inputSchema) {
+			return nil, &ToolHeaderError{Reason: "schema is not valid JSON"}
+		}
 		return nil, nil
 	}
 	v := &headerValidator{seen: map[string]bool{}}

@@ -1,0 +1,6 @@
+//go:build race
+
+package protocol_test
+
+// raceEnabled skips the allocation tests: the race detector allocates.
+const raceEnabled = true

@@ -1,0 +1,4 @@
+package transport
+
+// NameHeader exposes nameHeader to the tests.
+var NameHeader = nameHeader

@@ -1,0 +1,93 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// TestHTTPJSONBodyBoundedByWriteContext checks that Write, which reads a
+// JSON response body itself, gives up when its ctx ends mid-body.
+func TestHTTPJSONBodyBoundedByWriteContext(t *testing.T) {
+	started := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0",`))
+		w.(http.Flusher).Flush()
+		close(started)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(30 * time.Second): // a safety net should Write not give up
+		}
+	}))
+	defer srv.Close()
+	c, err := (&transport.StreamableHTTP{URL: srv.URL}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		cancel()
+	}()
+	err = c.Write(ctx, httpRequest(t, 1, "tools/call", map[string]any{"name": "slow"}))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write = %v; want context.Canceled", err)
+	}
+}
+
+// TestHTTPJSONQueuedForRead checks that JSON responses Write read are
+// returned by Read in order, also when several wait and Read runs later.
+func TestHTTPJSONQueuedForRead(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m, err := jsonrpc.DecodeMessage(body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		req := m.(*jsonrpc.Request)
+		if req.Method == "bad" {
+			httpWriteJSON(w, http.StatusOK, `not json`)
+			return
+		}
+		httpWriteJSON(w, http.StatusOK, httpResult(req.ID, `{"resultType":"complete"}`))
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := (&transport.StreamableHTTP{URL: srv.URL}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+	for i, m := range []string{"tools/list", "bad", "prompts/list"} {
+		if err := c.Write(ctx, httpRequest(t, int64(i+1), m, nil)); err != nil {
+			t.Fatalf("Write %s = %v", m, err)
+		}
+	}
+	for i := range 3 {
+		msg, err := c.Read(ctx)
+		want := jsonrpc.Int64ID(int64(i + 1))
+		if i == 1 {
+			var se *transport.StreamError
+			if !errors.As(err, &se) || se.ID != want {
+				t.Fatalf("Read %d = %v, %v; want a *StreamError for id 2", i, msg, err)
+			}
+			continue
+		}
+		if r, ok := msg.(*jsonrpc.Response); err != nil || !ok || r.ID != want {
+			t.Fatalf("Read %d = %v, %v; want the response to %v", i, msg, err, want)
+		}
+	}
+}
