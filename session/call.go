@@ -14,8 +14,10 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// callResult is what the loop sends a waiting caller: first the
-// registration, then the final response or error.
+// callResult is what a waiting caller receives: from the loop, the
+// registration (when the call did not register directly) and then the
+// final response or error; from the reader, a response it resolved
+// directly.
 type callResult struct {
 	registered bool
 	resp       *jsonrpc.Response
@@ -27,8 +29,11 @@ type callResult struct {
 }
 
 // call is one outgoing request attempt. The caller fills the first block
-// before posting it; the loop fills the second block at registration,
-// before it sends the registration on ch (which orders the accesses).
+// before registering it; the second block is filled at registration under
+// the pending table's mutex (by the caller itself, or by the loop before it
+// sends the registration on ch, which orders the accesses). Once
+// registered, the fields are read by others only under that mutex or after
+// they removed the call from the table.
 type call struct {
 	method     string
 	internal   bool // negotiation traffic: allowed before the session is ready
@@ -40,13 +45,14 @@ type call struct {
 	stream     *Stream         // a listen request
 	ch         chan callResult // cap 2: the registration, then the final result
 
-	id    int64     // written by loop at registration
-	token int64     // progress token; written by loop at the first registration
-	ref   *connRef  // written by loop at registration
-	neg   *negState // written by loop at registration
+	id    int64     // written at registration
+	token int64     // progress token; written at the first registration
+	ref   *connRef  // written at registration
+	neg   *negState // written at registration
 
-	// Owned by the caller. settled: the final result was received, so the
-	// loop holds no reference any more and the call may be pooled. req and
+	// Owned by the caller. settled: the final result was received, so
+	// neither the table, the loop nor the reader holds a reference any
+	// more and the call may be pooled. req and
 	// buf are reused for every request the call sends: transports encode
 	// a message before Write returns and keep no reference to it.
 	settled bool
@@ -74,8 +80,8 @@ func (s *Session) getCall(method string) *call {
 	return c
 }
 
-// putCall recycles c. Only settled calls may be recycled: the loop no
-// longer refers to them.
+// putCall recycles c. Only settled calls may be recycled: the loop and
+// the reader no longer refer to them.
 func (s *Session) putCall(c *call) {
 	ch, pr, buf := c.ch, c.progressed, c.buf
 	for len(ch) > 0 {
@@ -96,7 +102,7 @@ func (s *Session) putCall(c *call) {
 
 // again returns a fresh call for re-sending c under a new id. A call that
 // was abandoned after a failed write may still receive a late result from
-// the loop on its channel, so it is never registered again (nor pooled).
+// the loop or the reader on its channel, so it is never registered again (nor pooled).
 func (s *Session) again(c *call) *call {
 	n := s.getCall(c.method)
 	n.internal, n.noCancel, n.timed, n.flush = c.internal, c.noCancel, c.timed, c.flush
@@ -105,7 +111,7 @@ func (s *Session) again(c *call) *call {
 }
 
 // deliver hands r to the caller. The channel has room for the two sends a
-// registration can produce, so the loop never blocks here.
+// registration can produce, so the loop and the reader never block here.
 func (c *call) deliver(r callResult) {
 	select {
 	case c.ch <- r:
@@ -351,18 +357,24 @@ func (s *Session) mayReplay(method string, params json.RawMessage, o *CallOption
 // response.
 func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, o *CallOptions, timeout time.Duration) (*jsonrpc.Response, error) {
 	c.settled = false
-	if !s.post(event{kind: evRegister, call: c}) {
-		return nil, ErrClosed
-	}
-	// The timeout also bounds waiting for the session to be ready (a
-	// reconnection in progress).
-	r, err := s.await(ctx, c, timeout, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	if r.err != nil {
-		c.settled = true
-		return nil, r.err
+	var r callResult
+	var err error
+	if !s.pending.tryRegister(c) {
+		// Not ready (negotiating, reconnecting, failed or closed): the
+		// loop holds the call until it may be sent, or fails it.
+		if !s.post(event{kind: evRegister, call: c}) {
+			return nil, ErrClosed
+		}
+		// The timeout also bounds waiting for the session to be ready (a
+		// reconnection in progress).
+		r, err = s.await(ctx, c, timeout, 0, false)
+		if err != nil {
+			return nil, err
+		}
+		if r.err != nil {
+			c.settled = true
+			return nil, r.err
+		}
 	}
 	req, err := s.buildRequest(c, params, o.LogLevel)
 	if err != nil {
@@ -435,17 +447,17 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 	switch {
 	case errors.Is(err, transport.ErrSessionExpired):
 		// Legacy HTTP 404 with a session id: re-initialize, then replay.
-		s.post(event{kind: evHeal, ref: c.ref, err: err})
+		s.postHeal(c.ref, err, false)
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
 	case errors.Is(err, transport.ErrStreamBroken):
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
 	case errors.Is(err, transport.ErrClosed):
-		s.post(event{kind: evHeal, ref: c.ref, err: err})
+		s.postHeal(c.ref, err, false)
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
 	}
 	if _, ok := errors.AsType[*transport.NetworkError](err); ok && probeKind(c.ref.kind) == negotiation.TransportStdio {
 		// A stream connection (WebSocket) that broke under the write.
-		s.post(event{kind: evHeal, ref: c.ref, err: err})
+		s.postHeal(c.ref, err, false)
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
 	}
 	return nil, err

@@ -47,9 +47,7 @@ func (s *Session) notification(n *jsonrpc.Request) {
 		if id, ok := p.RequestID.Int64(); ok {
 			if st := lp.streams[id]; st != nil {
 				// The server tore a listen down: a graceful end.
-				if c := lp.pending[id]; c != nil {
-					s.forget(c)
-				}
+				s.unpend(st.c)
 				st.end(nil)
 				return
 			}
@@ -63,16 +61,18 @@ func (s *Session) notification(n *jsonrpc.Request) {
 		var pp protocol.ProgressParams
 		if err := json.Unmarshal(n.Params, &pp); err == nil {
 			if tok, err := strconv.ParseInt(string(pp.ProgressToken), 10, 64); err == nil {
-				if c := lp.tokens[tok]; c != nil {
-					if c.progressed != nil {
-						select {
-						case c.progressed <- struct{}{}:
-						default:
-						}
+				fn, ok, issued := s.pending.progress(tok)
+				if ok {
+					if fn != nil {
+						s.enqueue(dispatchItem{progress: fn, pp: pp})
 					}
-					if c.progress != nil {
-						s.enqueue(dispatchItem{progress: c.progress, pp: pp})
-					}
+					return
+				}
+				if issued {
+					// Progress for a request of ours that has finished
+					// (its response may overtake it: the reader delivers
+					// plain responses itself). Nobody is listening.
+					s.log.Debug("dropping progress for a finished request", "progressToken", tok)
 					return
 				}
 			}

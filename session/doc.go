@@ -61,12 +61,31 @@
 //
 // # Concurrency
 //
-// One goroutine per session (the loop) owns all session state: the state
-// machine, the pending-call table, progress tokens, legacy server requests
-// in flight, listen streams and the notification queue. Callers, the
-// transport reader and the negotiation driver talk to it by message; it
-// blocks in exactly one select and never runs user code or blocking I/O.
-// Writes happen on the caller's goroutine. User code runs on:
+// One goroutine per session (the loop) owns the session state: the state
+// machine, the current connection, calls held while not ready, legacy
+// server requests in flight, listen streams and the notification queue.
+// Callers, the transport reader and the negotiation driver talk to it by
+// message; it blocks in exactly one select and never runs user code or
+// blocking I/O. Writes happen on the caller's goroutine.
+//
+// The one exception is the pending-call table (request ids, the calls
+// awaiting a response, progress tokens): a small struct with its own
+// mutex, held only for map updates and non-blocking sends, so that a call
+// costs no round trip through the loop. While the session is ready a
+// caller registers its request there itself and writes it; the reader
+// delivers a response to a plain call straight to the waiting caller. The
+// loop stays in charge: it opens the table to direct registration only in
+// a ready state, on the current connection, and shuts it (under the same
+// mutex) when it leaves that state, when the connection is lost (also shut
+// by the reader at a terminal read error and by a caller that reports a
+// lost connection, so that a replay waits for the heal) and at Close,
+// where it retires every pending call. Everything else still goes through
+// the loop: calls made while not ready, negotiation requests, listen
+// streams, and responses to calls whose result must follow their progress
+// and log notifications ([CallOptions.Progress], [CallOptions.LogLevel]);
+// so do all notifications and server requests. A response to a request
+// that is no longer pending (abandoned, timed out, retired) is dropped, as
+// is progress for one of ours that has finished. User code runs on:
 //
 //   - one dispatcher goroutine, for notifications and progress callbacks,
 //     in arrival order; a call made with [CallOptions.Progress] or

@@ -1,8 +1,10 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // dieOn wraps a server so that the process "exits" when it receives method.
@@ -112,3 +115,66 @@ func TestProcessDeathHeals(t *testing.T) {
 }
 
 var _ = protocol.MethodToolsCall
+
+// garbageConn is a connection that turns to garbage once a tools/call is
+// written on it: from the message after that on it reads only malformed
+// messages (each one alone is not fatal).
+type garbageConn struct {
+	transport.Conn
+	garbage *atomic.Bool
+}
+
+func (c garbageConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/call" {
+		c.garbage.Store(true)
+	}
+	return c.Conn.Write(ctx, m)
+}
+
+func (c garbageConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if c.garbage.Load() {
+		return nil, &jsonrpc.DecodeError{Reason: "garbage"}
+	}
+	m, err := c.Conn.Read(ctx)
+	if err == nil && c.garbage.Load() {
+		return nil, &jsonrpc.DecodeError{Reason: "garbage"}
+	}
+	return m, err
+}
+
+// garbageFirst wraps a transport: its first connection turns to garbage
+// at the first tools/call.
+type garbageFirst struct {
+	*scripted
+	garbage atomic.Bool
+	n       atomic.Int32
+}
+
+func (g *garbageFirst) Connect(ctx context.Context) (transport.Conn, error) {
+	conn, err := g.scripted.Connect(ctx)
+	if err != nil || g.n.Add(1) > 1 {
+		return conn, err
+	}
+	return garbageConn{conn, &g.garbage}, nil
+}
+
+// TestTooManyBadReadsHeals is the regression test for a reader that gave
+// up after maxBadReads malformed messages in a row: its error used to be
+// read as one more malformed message, so the connection was never declared
+// lost and calls on it hung. Now the session reconnects and the call is
+// replayed on the new connection.
+func TestTooManyBadReadsHeals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &garbageFirst{scripted: newScripted(legacyServer)}
+		s, err := connect(t, tr, Config{Mode: ModeLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, nil); err != nil {
+			t.Fatalf("Call after the connection turned to garbage = %v, want a healed call", err)
+		}
+		if got := tr.connects(); got != 2 {
+			t.Errorf("connects = %d, want 2 (one reconnection)", got)
+		}
+	})
+}

@@ -93,8 +93,7 @@ func (s *Session) streamNotify(st *Stream, n *jsonrpc.Request) {
 	default:
 		s.log.Warn("listen stream overflowed; ending it", "id", st.id)
 		c := st.c
-		if s.lp.pending[c.id] == c {
-			s.forget(c)
+		if s.unpend(c) {
 			s.cancelRemote(c.ref, c.id, "overflow")
 		}
 		st.end(ErrStreamOverflow)

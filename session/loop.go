@@ -9,14 +9,13 @@ import (
 )
 
 // loopState is every field the loop goroutine owns. Nothing else touches
-// it (habit 15); other goroutines post events.
+// it (habit 15); other goroutines post events. The pending-call table is
+// not here: it is Session.pending, a mutex-guarded struct that callers and
+// the reader use directly (see pendingTable).
 type loopState struct {
 	st      State                             // the state machine; owned by loop
 	ref     *connRef                          // current connection; owned by loop
-	nextID  int64                             // last request id issued; owned by loop
-	pending map[int64]*call                   // requests awaiting a response, by id; owned by loop
 	waiting []*call                           // user calls held while not ready; owned by loop
-	tokens  map[int64]*call                   // progress token → call; owned by loop
 	serving map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
 	streams map[int64]*Stream                 // listen streams by listen request id; owned by loop
 	queue   []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
@@ -24,13 +23,9 @@ type loopState struct {
 	err     error                             // terminal error; owned by loop
 	done    bool                              // doneCh closed; owned by loop
 	healing bool                              // a healer is running; owned by loop
-	heals   int                               // consecutive heals without a successful response; owned by loop
-	badRead int                               // consecutive non-terminal read errors; owned by loop
 }
 
 func (lp *loopState) init() {
-	lp.pending = make(map[int64]*call)
-	lp.tokens = make(map[int64]*call)
 	lp.serving = make(map[jsonrpc.ID]context.CancelFunc)
 	lp.streams = make(map[int64]*Stream)
 }
@@ -71,6 +66,15 @@ func (s *Session) post(ev event) bool {
 	case <-s.loopDone:
 		return false
 	}
+}
+
+// postHeal tells the loop that a caller saw ref lost (or, with reprobe,
+// the era hint contradicted). The pending table is shut for ref first, so
+// that the caller's replay, and every call after it, goes through the
+// loop, behind this event, instead of registering on the lost connection.
+func (s *Session) postHeal(ref *connRef, err error, reprobe bool) {
+	s.pending.shut(ref)
+	s.post(event{kind: evHeal, ref: ref, err: err, reprobe: reprobe})
 }
 
 // runOnLoop runs fn on the loop goroutine and waits for it. It returns
@@ -156,20 +160,12 @@ func (s *Session) handle(ev event) {
 	}
 }
 
-// register gives c an id on the current connection and tracks it.
+// register gives c an id on the current connection and tracks it. It
+// runs on the loop, for the calls that do not register directly (see
+// pendingTable.tryRegister).
 func (s *Session) register(c *call) {
 	lp := &s.lp
-	lp.nextID++
-	c.id = lp.nextID
-	c.ref = lp.ref
-	c.neg = s.neg.Load()
-	lp.pending[c.id] = c
-	if c.progress != nil || c.timed {
-		if c.token == 0 {
-			c.token = c.id
-		}
-		lp.tokens[c.token] = c
-	}
+	s.pending.register(c, lp.ref, s.neg.Load())
 	if c.stream != nil {
 		c.stream.id = c.id
 		lp.streams[c.id] = c.stream
@@ -177,22 +173,27 @@ func (s *Session) register(c *call) {
 	c.deliver(callResult{registered: true})
 }
 
-// forget removes c from the pending table and the token map.
+// forget removes c, already out of the pending table, from the loop's own
+// bookkeeping (listen streams). It runs on the loop.
 func (s *Session) forget(c *call) {
-	lp := &s.lp
-	delete(lp.pending, c.id)
-	if c.token != 0 && lp.tokens[c.token] == c {
-		delete(lp.tokens, c.token)
-	}
 	if c.stream != nil {
-		delete(lp.streams, c.id)
+		delete(s.lp.streams, c.id)
 	}
+}
+
+// unpend removes c from the pending table and the loop's bookkeeping and
+// reports whether it was pending. It runs on the loop.
+func (s *Session) unpend(c *call) bool {
+	if !s.pending.remove(c) {
+		return false
+	}
+	s.forget(c)
+	return true
 }
 
 func (s *Session) abandonOnLoop(c *call, cancel bool, reason string) {
 	lp := &s.lp
-	if c.id != 0 && lp.pending[c.id] == c {
-		s.forget(c)
+	if s.unpend(c) {
 		if c.stream != nil {
 			c.stream.end(nil)
 		}
@@ -209,15 +210,13 @@ func (s *Session) abandonOnLoop(c *call, cancel bool, reason string) {
 	}
 }
 
-// route handles one message read from ref.
+// route handles one message read from ref. Responses to plain calls do
+// not come here: the reader resolves them (pendingTable.resolveDirect).
 func (s *Session) route(ref *connRef, m jsonrpc.Message) {
-	lp := &s.lp
-	lp.badRead = 0
 	switch m := m.(type) {
 	case *jsonrpc.Response:
-		n, ok := m.ID.Int64()
-		c := lp.pending[n]
-		if !ok || c == nil {
+		c := s.pending.resolve(m)
+		if c == nil {
 			s.log.Debug("dropping response to an unknown or abandoned request", "id", m.ID)
 			return
 		}
@@ -227,9 +226,6 @@ func (s *Session) route(ref *connRef, m jsonrpc.Message) {
 			// with an error.
 			c.stream.end(m.Err())
 			return
-		}
-		if !c.internal && m.Error == nil {
-			lp.heals = 0
 		}
 		r := callResult{resp: m}
 		if c.flush {
@@ -248,10 +244,20 @@ func (s *Session) route(ref *connRef, m jsonrpc.Message) {
 // readErr handles a read error from ref's reader.
 func (s *Session) readErr(ref *connRef, err error) {
 	lp := &s.lp
+	if cl, ok := errors.AsType[*ConnectionLostError](err); ok && cl.Method == "" {
+		// The reader gave up after too many bad reads in a row (see
+		// reader): the connection is lost even though each error alone
+		// would not end it, and the reader has exited.
+		s.connLost(ref, err)
+		if ref == lp.ref && lp.st.ready() {
+			s.startHeal(ref, err, false)
+		}
+		return
+	}
 	if se, ok := errors.AsType[*transport.StreamError](err); ok {
 		// One response stream broke; the connection goes on.
 		n, isInt := se.ID.Int64()
-		if c := lp.pending[n]; isInt && c != nil && c.ref == ref {
+		if c := s.pending.takeOn(n, ref); isInt && c != nil {
 			s.forget(c)
 			if c.stream != nil {
 				c.stream.end(&ConnectionLostError{Method: c.method, Err: err})
@@ -275,10 +281,7 @@ func (s *Session) readErr(ref *connRef, err error) {
 // connLost fails every request in flight on ref.
 func (s *Session) connLost(ref *connRef, err error) {
 	lp := &s.lp
-	for _, c := range lp.pending {
-		if c.ref != ref {
-			continue
-		}
+	for _, c := range s.pending.take(ref) {
 		s.forget(c)
 		lost := &ConnectionLostError{Method: c.method, Err: err}
 		if c.stream != nil {
@@ -303,6 +306,7 @@ func (s *Session) install(conn transport.Conn) *connRef {
 		gen = lp.ref.gen
 	}
 	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn)}
+	s.pending.shut(s.lp.ref) // reopened by the next ready state, on ref
 	s.lp.ref = ref
 	s.cur.Store(ref)
 	s.wg.Add(1)
@@ -322,13 +326,22 @@ func kindOf(conn transport.Conn) string {
 const maxBadReads = 100
 
 // reader reads ref's connection until it ends and hands every message to
-// the loop. It never runs user code and never blocks on anything but Read
-// and the loop (which never blocks on it).
+// the loop, except a response to a plain call, which it delivers to the
+// waiting caller itself (pendingTable.resolveDirect; a non-blocking send).
+// It never runs user code and never blocks on anything but Read and the
+// loop (which never blocks on it).
 func (s *Session) reader(ref *connRef) {
 	defer s.wg.Done()
 	bad := 0
 	for {
 		m, err := ref.conn.Read(s.lifeCtx)
+		if resp, ok := m.(*jsonrpc.Response); ok && err == nil {
+			if c := s.pending.resolveDirect(resp); c != nil {
+				bad = 0
+				c.deliver(callResult{resp: resp})
+				continue
+			}
+		}
 		ev := event{kind: evRead, ref: ref, msg: m}
 		terminal := false
 		if err != nil {
@@ -344,6 +357,11 @@ func (s *Session) reader(ref *connRef) {
 			}
 		} else {
 			bad = 0
+		}
+		if terminal {
+			// The connection is gone: new calls wait for the loop (and
+			// the heal) instead of registering on it.
+			s.pending.shut(ref)
 		}
 		select {
 		case s.events <- ev:
@@ -379,7 +397,7 @@ func (s *Session) failSession(err error) {
 // retireAll fails every pending and waiting call and ends every stream.
 func (s *Session) retireAll(err error) {
 	lp := &s.lp
-	for _, c := range lp.pending {
+	for _, c := range s.pending.take(nil) {
 		s.forget(c)
 		if c.stream != nil {
 			c.stream.end(err)

@@ -497,8 +497,7 @@ func (s *Session) startHeal(ref *connRef, cause error, reprobe bool) {
 	if lp.healing || !lp.st.ready() {
 		return
 	}
-	lp.heals++
-	if lp.heals > maxConsecutiveHeals {
+	if s.pending.healed() > maxConsecutiveHeals {
 		s.failSession(&ConnectionLostError{Err: cause})
 		return
 	}
@@ -669,7 +668,7 @@ func (s *Session) hintSuspect(c *call, rpcErr *jsonrpc.Error, err error) bool {
 // reports whether the era changed (the request should then be re-sent).
 func (s *Session) reprobe(ctx context.Context, c *call) (bool, error) {
 	s.hintVerified.Store(true) // at most one re-probe
-	s.post(event{kind: evHeal, ref: c.ref, reprobe: true, err: errors.New("request answered like a legacy server")})
+	s.postHeal(c.ref, errors.New("request answered like a legacy server"), true)
 	w := newCall("")
 	if !s.post(event{kind: evRegister, call: w}) {
 		return false, ErrClosed

@@ -303,7 +303,8 @@ type Session struct {
 	reconn atomic.Pointer[chan struct{}]
 	gen    atomic.Uint64
 
-	lp loopState // owned by the loop goroutine
+	lp      loopState    // owned by the loop goroutine
+	pending pendingTable // requests awaiting a response; guarded by its mutex
 }
 
 // connRef is one installed connection.
@@ -367,6 +368,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s.lifeCtx, s.lifeCancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.dispatchCtx = context.WithValue(s.lifeCtx, dispatcherKey{}, true)
 	s.lp.init()
+	s.pending.init()
 	reconn := make(chan struct{})
 	s.reconn.Store(&reconn)
 	return s
