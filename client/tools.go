@@ -240,6 +240,7 @@ func WithoutReplay() CallOption {
 // (or be nil).
 func marshalArgs(args any) (json.RawMessage, error) {
 	var raw json.RawMessage
+	encoded := false // raw is json.Marshal's output, hence valid JSON
 	switch a := args.(type) {
 	case nil:
 		return nil, nil
@@ -248,19 +249,24 @@ func marshalArgs(args any) (json.RawMessage, error) {
 	case []byte:
 		raw = a
 	default:
+		encoded = true
 		b, err := json.Marshal(args)
 		if err != nil {
 			return nil, &ValidationError{Subject: "tool arguments", Problems: []string{"not JSON-encodable"}, Err: err}
 		}
 		raw = b
 	}
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
 		// A nil (or empty) json.RawMessage or []byte, like a nil map or
 		// a JSON null, means "no arguments".
 		return nil, nil
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
+	// Neither check allocates; only a failure decodes, for the error's
+	// detail.
+	if trimmed[0] != '{' || !encoded && !json.Valid(trimmed) {
+		var obj map[string]json.RawMessage
+		err := json.Unmarshal(raw, &obj)
 		return nil, &ValidationError{Subject: "tool arguments", Problems: []string{"not a JSON object"}, Err: err}
 	}
 	return raw, nil
