@@ -1,67 +1,152 @@
 #!/usr/bin/env python3
 # Makes the RESULTS.md tables from benchmark outputs (one file per round):
 # medians per benchmark, Conduit/raw from the medians plus the min-max of the
-# per-round ratios. Usage: python3 results_table.py results/<date>/round*.txt
+# per-round ratios, the verdict against the targets and, with --before, the
+# Conduit/raw ratios of an earlier set of rounds beside the new ones.
+#
+# Usage: python3 results_table.py [--before 'old/round*.txt'] results/<dir>/round*.txt
 import re, glob, statistics as st, collections, sys
-files = sorted(sys.argv[1:]) or sys.exit('usage: results_table.py round0.txt round1.txt ...')
-data = collections.defaultdict(lambda: collections.defaultdict(list))  # key -> metric -> [vals per round]
+
+args = sys.argv[1:]
+before = None
+if len(args) >= 2 and args[0] == '--before':
+    before, args = sorted(glob.glob(args[1])), args[2:]
+files = sorted(args) or sys.exit("usage: results_table.py [--before 'old/round*.txt'] round0.txt round1.txt ...")
 pat = re.compile(r'^Benchmark(\w+)/([\w-]+)/([\w-]+?)-(stdio|http)-(legacy|modern)-\d+\s+\d+\s+(.*)$')
-for f in files:
-    for line in open(f):
-        m = pat.match(line)
-        if not m: continue
-        wl, cl, srv, tr, era, rest = m.groups()
-        vals = dict((u, float(v)) for v, u in re.findall(r'([\d.]+) (\S+)', rest))
-        key = (wl, srv, tr, era)
-        for u in ('ns/op', 'B/op', 'allocs/op'):
-            data[(key, cl)][u].append(vals[u])
-        data[(key, cl)]['round'].append(f)
+
+
+def load(files):
+    data = collections.defaultdict(lambda: collections.defaultdict(list))  # (key, client) -> metric -> [vals per round]
+    for f in files:
+        for line in open(f):
+            m = pat.match(line)
+            if not m:
+                continue
+            wl, cl, srv, tr, era, rest = m.groups()
+            vals = dict((u, float(v)) for v, u in re.findall(r'([\d.]+) (\S+)', rest))
+            key = (wl, srv, tr, era)
+            for u in ('ns/op', 'B/op', 'allocs/op'):
+                data[(key, cl)][u].append(vals[u])
+            data[(key, cl)]['round'].append(f)
+    return data
+
+
+data = load(files)
+old = load(before) if before else None
 wls = ['Connect', 'SequentialCalls', 'ConcurrentCalls', 'LargeResult', 'ListTools500']
 cls = ['raw', 'conduit', 'go-sdk', 'mcp-go']
-def med(key, cl, u):
-    v = data[(key, cl)][u]
+servers, transports, eras = ['raw', 'go-sdk'], ['stdio', 'http'], ['legacy', 'modern']
+
+
+def med(d, key, cl, u):
+    v = d[(key, cl)][u]
     return st.median(v) if v else None
+
+
 def fmt_ns(x):
     if x is None: return '—'
     if x >= 1e6: return f'{x/1e6:.2f} ms'
     return f'{x/1e3:.1f} µs'
+
+
 def fmt_b(x):
     if x is None: return '—'
-    if x >= 1<<20: return f'{x/(1<<20):.2f} MiB'
+    if x >= 1 << 20: return f'{x/(1<<20):.2f} MiB'
     if x >= 10240: return f'{x/1024:.0f} KiB'
     return f'{x:.0f} B'
-def ratio_range(key, a, b, u='ns/op'):
+
+
+def ratio_range(d, key, a, b, u='ns/op'):
     # per-round ratios a/b (same round file)
-    ra = dict(zip(data[(key,a)]['round'], data[(key,a)][u])); rb = dict(zip(data[(key,b)]['round'], data[(key,b)][u]))
-    rs = [ra[r]/rb[r] for r in ra if r in rb and rb[r] > 0]
+    ra = dict(zip(d[(key, a)]['round'], d[(key, a)][u]))
+    rb = dict(zip(d[(key, b)]['round'], d[(key, b)][u]))
+    rs = [ra[r] / rb[r] for r in ra if r in rb and rb[r] > 0]
     return (min(rs), max(rs)) if rs else (None, None)
-nrounds = len(files)
+
+
+def ratio(d, key, u='ns/op'):
+    r, c = med(d, key, 'raw', u), med(d, key, 'conduit', u)
+    return c / r if r and c else None
+
+
+def keys(d):
+    for wl in wls:
+        for srv in servers:
+            for tr in transports:
+                for era in eras:
+                    key = (wl, srv, tr, era)
+                    if d[(key, 'conduit')]['ns/op']:
+                        yield key
+
+
 out = []
-out.append(f'Medians of {nrounds} rounds. Time: ns/op (wall clock per operation; for ConcurrentCalls, per call with 64 in flight). ')
+out.append(f'Medians of {len(files)} rounds. Time: ns/op (wall clock per operation; for ConcurrentCalls, per call with 64 in flight).')
 out.append('')
 out.append('| workload | server | transport | era | raw | Conduit | go-sdk | mcp-go | Conduit/raw (min–max of rounds) | go-sdk/Conduit | mcp-go/Conduit |')
 out.append('|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|')
-for wl in wls:
-    for srv in ['raw', 'go-sdk']:
-        for tr in ['stdio', 'http']:
-            for era in ['legacy', 'modern']:
-                key = (wl, srv, tr, era)
-                if not data[(key,'conduit')]['ns/op']: continue
-                r, c, g, mg = (med(key, x, 'ns/op') for x in cls)
-                lo, hi = ratio_range(key, 'conduit', 'raw')
-                out.append(f'| {wl} | {srv} | {tr} | {era} | {fmt_ns(r)} | {fmt_ns(c)} | {fmt_ns(g)} | {fmt_ns(mg)} | **{c/r:.2f}×** ({lo:.2f}–{hi:.2f}) | {g/c:.2f}× | {mg/c:.2f}× |')
+for key in keys(data):
+    r, c, g, mg = (med(data, key, x, 'ns/op') for x in cls)
+    lo, hi = ratio_range(data, key, 'conduit', 'raw')
+    out.append(f'| {" | ".join(key)} | {fmt_ns(r)} | {fmt_ns(c)} | {fmt_ns(g)} | {fmt_ns(mg)} | **{c/r:.2f}×** ({lo:.2f}–{hi:.2f}) | {g/c:.2f}× | {mg/c:.2f}× |')
 out.append('')
 out.append('Memory: B/op and allocs/op (client process only: the server is another process). Medians (they barely vary).')
 out.append('')
-out.append('| workload | server | transport | era | raw B | Conduit B | go-sdk B | mcp-go B | raw allocs | Conduit allocs | go-sdk allocs | mcp-go allocs | Conduit/raw allocs | go-sdk/Conduit allocs |')
-out.append('|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
-for wl in wls:
-    for srv in ['raw', 'go-sdk']:
-        for tr in ['stdio', 'http']:
-            for era in ['legacy', 'modern']:
-                key = (wl, srv, tr, era)
-                if not data[(key,'conduit')]['ns/op']: continue
-                b = [med(key, x, 'B/op') for x in cls]
-                a = [med(key, x, 'allocs/op') for x in cls]
-                out.append(f'| {wl} | {srv} | {tr} | {era} | ' + ' | '.join(fmt_b(x) for x in b) + ' | ' + ' | '.join(f'{x:.0f}' for x in a) + f' | **{a[1]/a[0]:.2f}×** | {a[2]/a[1]:.2f}× |')
+out.append('| workload | server | transport | era | raw B | Conduit B | go-sdk B | mcp-go B | raw allocs | Conduit allocs | go-sdk allocs | mcp-go allocs | Conduit/raw allocs | go-sdk/Conduit allocs | mcp-go/Conduit allocs |')
+out.append('|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
+for key in keys(data):
+    b = [med(data, key, x, 'B/op') for x in cls]
+    a = [med(data, key, x, 'allocs/op') for x in cls]
+    out.append(f'| {" | ".join(key)} | ' + ' | '.join(fmt_b(x) for x in b) + ' | ' + ' | '.join(f'{x:.0f}' for x in a)
+               + f' | **{a[1]/a[0]:.2f}×** | {a[2]/a[1]:.2f}× | {a[3]/a[1]:.2f}× |')
+
+# Verdict: time ≤ 1.15× raw (median ratio; the per-round range is shown when it
+# crosses the line), allocs ≤ 1.5× raw.
+for srv in servers:
+    if not any(k[1] == srv for k in keys(data)):
+        continue
+    out.append('')
+    out.append(f'Verdict, {srv} server (✓ = median within the target; per-round min–max shown):')
+    out.append('')
+    cols = [(tr, era) for tr in transports for era in eras]
+    out.append('| target | ' + ' | '.join(f'{"HTTP" if tr == "http" else tr} {era}' for tr, era in cols) + ' |')
+    out.append('|---|' + '---|' * len(cols))
+    for wl, label in [('SequentialCalls', 'SequentialCalls time ≤ 1.15× raw'),
+                      ('ConcurrentCalls', 'ConcurrentCalls time ≤ 1.15× raw'),
+                      ('ListTools500', 'ListTools500 time ≤ 1.15× raw')]:
+        cells = []
+        for tr, era in cols:
+            key = (wl, srv, tr, era)
+            x = ratio(data, key)
+            if x is None:
+                cells.append('—'); continue
+            lo, hi = ratio_range(data, key, 'conduit', 'raw')
+            cells.append(f'{"✓" if x <= 1.15 else "✗"} {x:.2f}× ({lo:.2f}–{hi:.2f})')
+        out.append(f'| {label} | ' + ' | '.join(cells) + ' |')
+    cells = []
+    for tr, era in cols:
+        xs = [ratio(data, (wl, srv, tr, era), 'allocs/op') for wl in ('SequentialCalls', 'ConcurrentCalls')]
+        if None in xs:
+            cells.append('—'); continue
+        cells.append(f'{"✓" if max(xs) <= 1.5 else "✗"} {xs[0]:.2f}× / {xs[1]:.2f}×')
+    out.append('| allocs/call ≤ 1.5× raw (Seq / Conc) | ' + ' | '.join(cells) + ' |')
+    cells = []
+    for tr, era in cols:
+        x = ratio(data, ('ListTools500', srv, tr, era), 'allocs/op')
+        cells.append('—' if x is None else f'{"✓" if x <= 1.5 else "✗"} {x:.2f}×')
+    out.append('| allocs ≤ 1.5× raw (ListTools500) | ' + ' | '.join(cells) + ' |')
+
+if old is not None:
+    out.append('')
+    out.append(f'Conduit/raw, earlier ({len(before)} rounds) → now ({len(files)} rounds): time (median ratio), allocs; and Conduit allocs/op.')
+    out.append('')
+    out.append('| workload | server | transport | era | time earlier | time now | allocs ratio earlier | allocs ratio now | Conduit allocs earlier → now | Conduit B/op earlier → now |')
+    out.append('|---|---|---|---|--:|--:|--:|--:|--:|--:|')
+    for key in keys(data):
+        if not old[(key, 'conduit')]['ns/op']:
+            continue
+        to, tn = ratio(old, key), ratio(data, key)
+        ao, an = ratio(old, key, 'allocs/op'), ratio(data, key, 'allocs/op')
+        out.append(f'| {" | ".join(key)} | {to:.2f}× | **{tn:.2f}×** | {ao:.2f}× | **{an:.2f}×** | '
+                   f'{med(old, key, "conduit", "allocs/op"):.0f} → {med(data, key, "conduit", "allocs/op"):.0f} | '
+                   f'{fmt_b(med(old, key, "conduit", "B/op"))} → {fmt_b(med(data, key, "conduit", "B/op"))} |')
 print('\n'.join(out))
