@@ -277,6 +277,9 @@ func TestModernHintLegacyHTTPEvidence(t *testing.T) {
 		refuse func(w http.ResponseWriter, req *jsonrpc.Request)
 	}{
 		{"400-no-valid-session-id-null-id", rawErr(400, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`)},
+		{"400-no-valid-session-id-with-id", func(w http.ResponseWriter, req *jsonrpc.Request) {
+			writeRPCError(w, http.StatusBadRequest, req, -32000, "Bad Request: no valid session ID")
+		}},
 		{"400-plain-text", func(w http.ResponseWriter, req *jsonrpc.Request) {
 			http.Error(w, "Bad Request: missing session ID", 400)
 		}},

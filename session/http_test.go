@@ -459,38 +459,3 @@ func TestHTTPCallRetries(t *testing.T) {
 		t.Errorf("Call error = %v, want the 503 after the retries", err)
 	}
 }
-
-// TestHTTPModernHintLegacyServer: an era cache said modern, but the HTTP
-// server is legacy and rejects the first request with 400 and a
-// non-modern JSON-RPC body: one re-probe, initialize, replay.
-func TestHTTPModernHintLegacyServer(t *testing.T) {
-	h := &httpScript{}
-	var initialized atomic.Bool
-	h.serve = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-		switch {
-		case req.Method == protocol.MethodDiscover:
-			w.WriteHeader(http.StatusBadRequest)
-		case req.Method == protocol.MethodInitialize:
-			initialized.Store(true)
-			serveLegacyHTTP(w, req)
-		case !initialized.Load():
-			writeRPCError(w, http.StatusBadRequest, req, -32000, "Bad Request: no valid session ID")
-		default:
-			serveLegacyHTTP(w, req)
-		}
-	}
-	s, _, err := httpConnect(t, h, Config{EraHint: negotiation.EraModern})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
-		t.Fatalf("Call: %v", err)
-	}
-	if s.Era() != negotiation.EraLegacy {
-		t.Errorf("era = %v, want legacy", s.Era())
-	}
-	want := []string{"tools/list", "server/discover", "initialize", "notifications/initialized", "tools/list"}
-	if diff := cmp.Diff(want, h.sent()); diff != "" {
-		t.Errorf("methods (-want +got):\n%s", diff)
-	}
-}

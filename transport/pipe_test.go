@@ -336,6 +336,14 @@ func TestPipeCloseIdempotentAndConcurrent(t *testing.T) {
 	wait := serveEcho(server)
 	defer wait()
 	c := connect(t, p)
+	checkCloseIdempotent(t, c)
+}
+
+// checkCloseIdempotent closes c from 8 goroutines at once while a Read is
+// blocked on it: every Close returns nil, the Read returns ErrClosed, and a
+// later Write fails with ErrClosed.
+func checkCloseIdempotent(t *testing.T, c transport.Conn) {
+	t.Helper()
 	blocked := make(chan error, 1)
 	go func() {
 		_, err := c.Read(context.Background())
@@ -353,7 +361,7 @@ func TestPipeCloseIdempotentAndConcurrent(t *testing.T) {
 	if err := <-blocked; !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Read() blocked during Close = %v, want ErrClosed", err)
 	}
-	if err := c.Write(t.Context(), request(t, 1, "echo", nil)); !errors.Is(err, transport.ErrClosed) {
+	if err := c.Write(t.Context(), request(t, 1000, "echo", nil)); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Write() after Close = %v, want ErrClosed", err)
 	}
 }

@@ -332,26 +332,7 @@ func TestWebSocketCloseIdempotentAndConcurrent(t *testing.T) {
 	srv := wsServer(t, wsEcho)
 	c := connect(t, &transport.WebSocket{URL: srv.URL})
 	call(t, c, 1, "echo", nil)
-	blocked := make(chan error, 1)
-	go func() {
-		_, err := c.Read(context.Background())
-		blocked <- err
-	}()
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			if err := c.Close(); err != nil {
-				t.Errorf("Close() = %v", err)
-			}
-		})
-	}
-	wg.Wait()
-	if err := <-blocked; !errors.Is(err, transport.ErrClosed) {
-		t.Errorf("Read() blocked during Close = %v, want ErrClosed", err)
-	}
-	if err := c.Write(t.Context(), request(t, 2, "echo", nil)); !errors.Is(err, transport.ErrClosed) {
-		t.Errorf("Write() after Close = %v, want ErrClosed", err)
-	}
+	checkCloseIdempotent(t, c)
 }
 
 func BenchmarkWebSocketRoundTrip(b *testing.B) {
