@@ -142,6 +142,10 @@ type DecodeError struct {
 	Reason string
 	// Err is the underlying JSON error, if any.
 	Err error
+	// ID is the message's id when one could be recovered from input that
+	// is a JSON object but not a valid message (the zero ID otherwise), so
+	// that a client can fail the call that the broken answer was meant for.
+	ID ID
 }
 
 func (e *DecodeError) Error() string {
