@@ -394,3 +394,49 @@ func splitFaultArgs(s string) []string {
 	}
 	return append(out, s[start:])
 }
+
+var faultDescriptions = [...]string{
+	FaultNone:               "does nothing",
+	FaultResult:             "answers with the raw JSON result=…",
+	FaultDiscoverInvalid:    "server/discover answers a DiscoverResult-shaped but invalid result",
+	FaultDiscoverNotShaped:  "server/discover answers a result that is not DiscoverResult-shaped (legacy evidence)",
+	FaultDiscoverNoMutual:   "server/discover answers only versions the client does not speak (supported=…)",
+	FaultRPCError:           "answers the JSON-RPC error code=…, message=…, data=… (HTTP status=…)",
+	FaultUnsupportedVersion: "answers -32022 naming supported=… (default the server's modern versions)",
+	FaultMissingCapability:  "answers -32021 requiring the capabilities in data=… (default elicitation)",
+	FaultHeaderMismatch:     "answers -32020 (HTTP headers contradict the body)",
+	FaultSilent:             "never answers (HTTP: holds the request open)",
+	FaultLegacyVersion:      "initialize answers protocolVersion version=… (default 2024-11-05)",
+	FaultRepeatCursor:       "tools/list returns the same nextCursor forever",
+	FaultOversized:          "pads every response to at least size=… bytes (default 1 MiB)",
+	FaultExit:               "stdio: the server exits without answering; HTTP: the connection is reset",
+	FaultNoise:              "stdio: writes non-JSON lines (body=…) before the response",
+	FaultHTTPStatus:         "HTTP: answers status=… with body=…, ctype=… and header=Name=Value",
+	FaultReset:              "HTTP: closes the connection without a response",
+	FaultBreakStream:        "HTTP: answers with an event stream that ends before the response",
+	FaultRespondSSE:         "HTTP: answers with an event stream",
+	FaultRespondJSON:        "HTTP: answers with application/json",
+	FaultExpireSession:      "HTTP: ends the legacy session first, so the request gets 404",
+}
+
+// Description returns what the kind does, in one line (for conduit serve
+// --list-faults and the conduittest documentation).
+func (k FaultKind) Description() string {
+	if k >= 0 && k < faultKindEnd {
+		return faultDescriptions[k]
+	}
+	return ""
+}
+
+// DefaultMethod returns the JSON-RPC method a fault of this kind applies to
+// when its Method is empty ("*" for every request).
+func (k FaultKind) DefaultMethod() string { return k.defaultMethod() }
+
+// FaultKinds returns every fault kind but [FaultNone], in declaration order.
+func FaultKinds() []FaultKind {
+	out := make([]FaultKind, 0, int(faultKindEnd)-1)
+	for k := FaultNone + 1; k < faultKindEnd; k++ {
+		out = append(out, k)
+	}
+	return out
+}
