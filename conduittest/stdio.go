@@ -29,15 +29,28 @@ var mainHooked atomic.Bool
 //
 //	func TestMain(m *testing.M) { conduittest.Main(m) }
 //
-// In a process started by Command it relays stdin and stdout to the Server
-// of the test that spawned it and exits; otherwise it runs the tests and
-// exits with their status.
+// It is [ServeIfSpawned] followed by os.Exit(m.Run()).
 func Main(m *testing.M) {
+	ServeIfSpawned()
+	os.Exit(m.Run())
+}
+
+// ServeIfSpawned is the first half of [Main], for a TestMain that runs its
+// tests another way (goleak.VerifyTestMain, setup code):
+//
+//	func TestMain(m *testing.M) {
+//		conduittest.ServeIfSpawned()
+//		goleak.VerifyTestMain(m)
+//	}
+//
+// In a process started by [Server.Command] it relays stdin and stdout to
+// the Server of the test that spawned it and exits when the connection
+// ends; otherwise it returns at once and enables Server.Command.
+func ServeIfSpawned() {
 	if v := os.Getenv(envRelay); v != "" {
 		os.Exit(runRelay(v, os.Stdin, os.Stdout))
 	}
 	mainHooked.Store(true)
-	os.Exit(m.Run())
 }
 
 // runRelay connects to the parent's relay listener and copies stdin to it
@@ -67,12 +80,13 @@ func runRelay(v string, in io.Reader, out io.Writer) int {
 // connection: the test binary itself, serving this Server on its stdin and
 // stdout. Everything the process receives reaches this Server (recording,
 // faults, notifications), and [FaultExit] makes the process exit. It needs
-// the [Main] hook in the package's TestMain; without it the test fails.
+// the [Main] or [ServeIfSpawned] hook in the package's TestMain; without
+// it the test fails.
 // Servers made by [New] outside tests cannot use it.
 func (s *Server) Command(tb testing.TB) *transport.Stdio {
 	tb.Helper()
 	if !mainHooked.Load() {
-		tb.Fatal("conduittest: Server.Command needs func TestMain(m *testing.M) { conduittest.Main(m) } in this package")
+		tb.Fatal("conduittest: Server.Command needs conduittest.Main (or ServeIfSpawned) in the TestMain of this package")
 	}
 	exe, err := os.Executable()
 	if err != nil {
