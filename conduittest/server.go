@@ -122,10 +122,10 @@ type Server struct {
 	wg     sync.WaitGroup // in-memory and relayed connections
 
 	mu      sync.Mutex
-	closed  bool                // guarded by mu
-	hs      *httptest.Server    // started by the first URL call; guarded by mu
-	relay   *relay              // started by the first Command call; guarded by mu
-	pending map[io.Closer]bool  // live in-memory server ends; guarded by mu
+	closed  bool               // guarded by mu
+	hs      *httptest.Server   // started by the first URL call; guarded by mu
+	relay   *relay             // started by the first Command call; guarded by mu
+	pending map[io.Closer]bool // live in-memory server ends; guarded by mu
 }
 
 // New returns a server configured by opts, for programs; the caller must

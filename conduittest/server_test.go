@@ -238,4 +238,3 @@ func TestFaultsApply(t *testing.T) {
 		t.Errorf("call on an exiting stdio server: %v", err)
 	}
 }
-
