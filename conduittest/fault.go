@@ -136,9 +136,10 @@ type ProbeOutcome struct {
 	Outcome string
 	// Fault produces it; "" is the well-behaved server.
 	Fault Fault
-	// Verdict is what a conforming client concludes: "modern", "legacy",
-	// "retry-modern" (retries with the version named), "reconnect-legacy",
-	// "authorize", "retry" or "error".
+	// Verdict is what a conforming client decides, named as the first
+	// word of the probe step's verdict in the client's negotiation trace: "modern", "corrective" (re-probes with
+	// the version named), "legacy", "reconnect" (respawns the process and
+	// goes legacy), "authorize", "retry" (never a downgrade) or "error".
 	Verdict string
 }
 
@@ -149,13 +150,13 @@ func ProbeOutcomes() []ProbeOutcome {
 		{"", "a DiscoverResult-shaped but invalid result", FaultDiscoverInvalid, "error"},
 		{"", "a DiscoverResult without a mutual version", FaultDiscoverNoMutual, "error"},
 		{"", "a result that is not DiscoverResult-shaped", FaultDiscoverNotShaped, "legacy"},
-		{"", "-32022 naming a mutual version", FaultUnsupportedVersion.Times(1), "retry-modern"},
+		{"", "-32022 naming a mutual version", FaultUnsupportedVersion.Times(1), "corrective"},
 		{"", "-32022 naming no mutual version", FaultUnsupportedVersion.With("supported", "2099-01-01"), "error"},
 		{"", "-32021 (missing capability)", FaultMissingCapability, "error"},
 		{"", "-32020 (header mismatch)", FaultHeaderMismatch, "error"},
 		{"stdio", "another JSON-RPC error", FaultRPCError.With("code", "-32601"), "legacy"},
 		{"stdio", "no answer (timeout)", FaultSilent, "legacy"},
-		{"stdio", "the process exits during the probe", FaultExit.Times(1), "reconnect-legacy"},
+		{"stdio", "the process exits during the probe", FaultExit.Times(1), "reconnect"},
 		{"http", "401 Unauthorized", FaultHTTPStatus.With("status", "401").With("header", "WWW-Authenticate=Bearer"), "authorize"},
 		{"http", "403 Forbidden", FaultHTTPStatus.With("status", "403"), "authorize"},
 		{"http", "503 Service Unavailable", FaultHTTPStatus.With("status", "503").With("header", "Retry-After=0"), "retry"},
@@ -165,7 +166,7 @@ func ProbeOutcomes() []ProbeOutcome {
 		{"http", "405 with JSON that is not JSON-RPC", FaultHTTPStatus.With("status", "405").With("body", testserver.BodyJSONNotRPC), "legacy"},
 		{"http", "400 with a non-modern JSON-RPC error", FaultHTTPStatus.With("status", "400").With("body", testserver.BodyLegacyError), "legacy"},
 		{"http", "any status with -32601", FaultRPCError.With("code", "-32601").With("status", "404"), "legacy"},
-		{"http", "400 with a modern error", FaultHTTPStatus.With("status", "400").With("body", testserver.BodyModernError), "error"},
+		{"http", "400 with a modern -32022 body naming a mutual version", FaultHTTPStatus.With("status", "400").With("body", testserver.BodyModernError), "corrective"},
 		{"http", "an unexpected status (418)", FaultHTTPStatus.With("status", "418"), "error"},
 	}
 }
