@@ -20,7 +20,10 @@ type exchange struct {
 	key   string           // method and normalized params
 	token string           // JSON of the progress token in req, or ""
 	steps []step
-	used  bool // guarded by Replay.mu
+	// answered is set when the transcript holds the server's response;
+	// otherwise buildExchanges adds a made-up one (see noResponse).
+	answered bool
+	used     bool // guarded by Replay.mu
 }
 
 // step emits a recorded server message or, when await is set, waits for
@@ -60,6 +63,7 @@ func buildExchanges(entries []Entry) []*exchange {
 		if resp, ok := msg.(*jsonrpc.Response); ok {
 			if x := byID[idKey(resp.ID)]; x != nil {
 				x.steps = append(x.steps, step{msg: resp})
+				x.answered = true
 				delete(byID, idKey(resp.ID))
 				open = slices.DeleteFunc(open, func(o *exchange) bool { return o == x })
 			}
@@ -75,7 +79,26 @@ func buildExchanges(entries []Entry) []*exchange {
 			x.steps = append(x.steps, step{await: true})
 		}
 	}
+	for _, x := range all {
+		if !x.answered && !x.req.IsNotification() {
+			x.steps = append(x.steps, step{msg: noResponse(x)})
+		}
+	}
 	return all
+}
+
+// noResponse is the answer to a recorded request whose response the
+// transcript lacks: the server answered with something that is not a
+// JSON-RPC message (an HTTP status), did not answer, or the recording
+// ended first. The probe gets -32601, which a client reads as legacy
+// evidence on every transport, as it read the original answer (it went on
+// with initialize); any other request gets [CodeNotInTranscript].
+func noResponse(x *exchange) *jsonrpc.Response {
+	if x.req.Method == protocol.MethodDiscover {
+		return jsonrpc.NewErrorResponse(x.req.ID, jsonrpc.NewError(-32601, "Method not found"))
+	}
+	return jsonrpc.NewErrorResponse(x.req.ID, jsonrpc.NewError(CodeNotInTranscript,
+		fmt.Sprintf("conduittest: the transcript has no response to this request (line %d)", x.line)))
 }
 
 // owner finds the exchange a server request or notification belongs to.
@@ -162,22 +185,30 @@ func matchKey(req *jsonrpc.Request) string {
 }
 
 // match returns the exchange that answers live: the first unused one with
-// the same key, else the last used one. Without a match it returns the
-// mismatch report.
+// the same key and a recorded response, else the first unused one, else
+// the last used one. Without a match it returns the mismatch report.
 func (r *Replay) match(live *jsonrpc.Request) (*exchange, string) {
 	key := matchKey(live)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var last *exchange
+	var unanswered, last *exchange
 	for _, x := range r.exchanges {
 		if x.key != key || x.req.IsNotification() != live.IsNotification() {
 			continue
 		}
-		if !x.used {
+		switch {
+		case !x.used && (x.answered || x.req.IsNotification()):
 			x.used = true
 			return x, ""
+		case !x.used && unanswered == nil:
+			unanswered = x
+		case x.used:
+			last = x
 		}
-		last = x
+	}
+	if unanswered != nil {
+		unanswered.used = true
+		return unanswered, ""
 	}
 	if last != nil {
 		return last, ""
