@@ -212,8 +212,14 @@ loop:
 		case <-drained:
 		case <-ctx.Done():
 		case <-grace.C:
+		case <-c.exit:
 		}
 		grace.Stop()
+		select {
+		case <-c.exit: // fired by a request read before the end of input
+			result = ErrExit
+		default:
+		}
 	}
 	cancel()
 	_ = mc.close() // unblocks the reader and any blocked write
