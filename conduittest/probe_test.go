@@ -51,21 +51,9 @@ func TestProbeOutcomes(t *testing.T) {
 // trace, from the client or from the negotiation error.
 func probeTrace(t *testing.T, srv *conduittest.Server, via string, probeTimeout time.Duration) []client.TraceStep {
 	t.Helper()
-	ctx := testCtx(t)
-	opts := []client.Option{
+	c, err := dial(t, srv, via,
 		client.WithProbeTimeout(probeTimeout),
-		client.WithRetry(client.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond, MaxElapsed: time.Second}),
-	}
-	var c *client.Client
-	var err error
-	switch via {
-	case "memory":
-		c, err = client.Connect(ctx, srv.Transport(), opts...)
-	case "stdio":
-		c, err = client.Connect(ctx, srv.Command(t), opts...)
-	case "http":
-		c, err = client.Dial(ctx, srv.URL(), opts...)
-	}
+		client.WithRetry(client.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond, MaxElapsed: time.Second}))
 	if err == nil {
 		defer c.Close()
 		return c.NegotiationTrace()

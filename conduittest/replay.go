@@ -42,14 +42,12 @@ type Replay struct {
 	report    func(string)
 	ctx       context.Context
 	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	conns     group       // in-memory connections and the goroutines playing exchanges
+	http      *replayConn // the state shared by HTTP requests; written once
 
 	mu         sync.Mutex
-	closed     bool               // guarded by mu
-	mismatches []string           // guarded by mu
-	hs         *httptest.Server   // guarded by mu
-	ends       map[io.Closer]bool // live in-memory server ends; guarded by mu
-	http       *replayConn        // the state shared by HTTP requests; guarded by mu
+	mismatches []string         // guarded by mu
+	hs         *httptest.Server // guarded by mu
 }
 
 // NewReplay returns a replay of entries (see [ReadTranscript]) that is
@@ -70,7 +68,7 @@ func NewReplay(tb testing.TB, entries []Entry) *Replay {
 // must call [Replay.Close].
 func StartReplay(entries []Entry, report func(msg string)) *Replay {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Replay{exchanges: buildExchanges(entries), report: report, ctx: ctx, cancel: cancel, ends: map[io.Closer]bool{}}
+	r := &Replay{exchanges: buildExchanges(entries), report: report, ctx: ctx, cancel: cancel}
 	r.http = &replayConn{r: r, waiting: map[string]chan struct{}{}}
 	return r
 }
@@ -78,22 +76,15 @@ func StartReplay(entries []Entry, report func(msg string)) *Replay {
 // Close ends every connection and the HTTP listener and waits for the
 // goroutines of the replay. It is idempotent and returns nil.
 func (r *Replay) Close() error {
-	r.mu.Lock()
-	r.closed = true
-	hs := r.hs
-	ends := make([]io.Closer, 0, len(r.ends))
-	for c := range r.ends {
-		ends = append(ends, c)
-	}
-	r.mu.Unlock()
+	r.conns.shut()
 	r.cancel()
-	for _, c := range ends {
-		c.Close()
-	}
+	r.mu.Lock()
+	hs := r.hs
+	r.mu.Unlock()
 	if hs != nil {
 		hs.Close()
 	}
-	r.wg.Wait()
+	r.conns.wait()
 	return nil
 }
 
@@ -129,21 +120,6 @@ func (r *Replay) mismatch(msg string) {
 	}
 }
 
-// goTracked runs f on a goroutine joined by Close, unless closed.
-func (r *Replay) goTracked(f func()) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return false
-	}
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		f()
-	}()
-	return true
-}
-
 // Transport returns an in-memory transport to the replay; each Connect
 // opens a new connection.
 func (r *Replay) Transport() transport.Transport { return replayTransport{r} }
@@ -156,16 +132,7 @@ func (replayTransport) Kind() string { return transport.KindMemory }
 // Connect implements transport.Transport.
 func (t replayTransport) Connect(ctx context.Context) (transport.Conn, error) {
 	p, end := transport.NewPipe()
-	t.r.mu.Lock()
-	t.r.ends[end] = true
-	t.r.mu.Unlock()
-	if !t.r.goTracked(func() {
-		_ = t.r.ServeStdio(t.r.ctx, end, end)
-		t.r.mu.Lock()
-		delete(t.r.ends, end)
-		t.r.mu.Unlock()
-	}) {
-		end.Close()
+	if !t.r.conns.goServe(end, func() { _ = t.r.ServeStdio(t.r.ctx, end, end) }) {
 		return nil, transport.ErrClosed
 	}
 	return p.Connect(ctx)
@@ -256,7 +223,7 @@ func (c *replayConn) handle(msg jsonrpc.Message) {
 			return
 		}
 		c.handlers.Add(1)
-		if !c.r.goTracked(func() {
+		if !c.r.conns.goServe(nil, func() {
 			defer c.handlers.Done()
 			c.play(c.ctx, x, m, c.send)
 		}) {

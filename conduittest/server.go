@@ -119,13 +119,11 @@ type Server struct {
 	srv    *testserver.Server
 	ctx    context.Context // canceled by Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // in-memory and relayed connections
+	conns  group // in-memory and relayed connections
 
-	mu      sync.Mutex
-	closed  bool               // guarded by mu
-	hs      *httptest.Server   // started by the first URL call; guarded by mu
-	relay   *relay             // started by the first Command call; guarded by mu
-	pending map[io.Closer]bool // live in-memory server ends; guarded by mu
+	mu    sync.Mutex
+	hs    *httptest.Server // started by the first URL call; guarded by mu
+	relay *relay           // started by the first Command call; guarded by mu
 }
 
 // New returns a server configured by opts, for programs; the caller must
@@ -141,7 +139,7 @@ func New(opts ...Option) (*Server, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{srv: testserver.New(o), ctx: ctx, cancel: cancel, pending: map[io.Closer]bool{}}, nil
+	return &Server{srv: testserver.New(o), ctx: ctx, cancel: cancel}, nil
 }
 
 // NewServer returns a server configured by opts that is closed when the
@@ -161,18 +159,11 @@ func NewServer(tb testing.TB, opts ...Option) *Server {
 // listener and the stdio relay, and waits for the goroutines the server
 // started. It is idempotent and returns nil.
 func (s *Server) Close() error {
+	s.conns.shut()
 	s.mu.Lock()
-	s.closed = true
 	hs, rl := s.hs, s.relay
-	ends := make([]io.Closer, 0, len(s.pending))
-	for c := range s.pending {
-		ends = append(ends, c)
-	}
 	s.mu.Unlock()
 	s.cancel()
-	for _, c := range ends {
-		c.Close()
-	}
 	if rl != nil {
 		rl.close()
 	}
@@ -180,7 +171,7 @@ func (s *Server) Close() error {
 	if hs != nil {
 		hs.Close()
 	}
-	s.wg.Wait()
+	s.conns.wait()
 	return nil
 }
 
@@ -203,26 +194,10 @@ func (m memTransport) Connect(ctx context.Context) (transport.Conn, error) {
 	return p.Connect(ctx)
 }
 
-// serve runs ServeStream on a goroutine counted by s.wg until the stream
-// ends or the server closes; it reports false when the server is closed.
-func (s *Server) serve(c io.ReadWriteCloser, w io.Writer) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		c.Close()
-		return false
-	}
-	s.pending[c] = true
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		_ = s.srv.ServeStream(s.ctx, c, w)
-		c.Close()
-		s.mu.Lock()
-		delete(s.pending, c)
-		s.mu.Unlock()
-	}()
-	return true
+// serve serves the stream r, w until it ends or the server closes; it
+// reports false when the server is closed.
+func (s *Server) serve(r io.ReadCloser, w io.Writer) bool {
+	return s.conns.goServe(r, func() { _ = s.srv.ServeStream(s.ctx, r, w) })
 }
 
 // ServeStdio serves newline-delimited JSON-RPC read from r and written to

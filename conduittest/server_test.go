@@ -29,26 +29,31 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// connect returns a client of srv over the named transport.
-func connect(t *testing.T, srv *conduittest.Server, via string, opts ...client.Option) *client.Client {
+// dial connects to srv over the named transport.
+func dial(t *testing.T, srv *conduittest.Server, via string, opts ...client.Option) (*client.Client, error) {
 	t.Helper()
 	ctx := testCtx(t)
-	var c *client.Client
-	var err error
 	switch via {
 	case "memory":
-		c, err = client.Connect(ctx, srv.Transport(), opts...)
+		return client.Connect(ctx, srv.Transport(), opts...)
 	case "stdio":
-		c, err = client.Connect(ctx, srv.Command(t), opts...)
+		return client.Connect(ctx, srv.Command(t), opts...)
 	case "http":
-		c, err = client.Dial(ctx, srv.URL(), opts...)
+		return client.Dial(ctx, srv.URL(), opts...)
 	case "websocket":
-		c, err = client.Dial(ctx, srv.WebSocketURL(), opts...)
+		return client.Dial(ctx, srv.WebSocketURL(), opts...)
 	case "sse":
-		c, err = client.Connect(ctx, &transport.SSE{URL: srv.SSEURL()}, opts...)
-	default:
-		t.Fatalf("unknown transport %q", via)
+		return client.Connect(ctx, &transport.SSE{URL: srv.SSEURL()}, opts...)
 	}
+	t.Fatalf("unknown transport %q", via)
+	return nil, nil
+}
+
+// connect returns a client of srv over the named transport, closed with
+// the test.
+func connect(t *testing.T, srv *conduittest.Server, via string, opts ...client.Option) *client.Client {
+	t.Helper()
+	c, err := dial(t, srv, via, opts...)
 	if err != nil {
 		t.Fatalf("connect over %s: %v", via, err)
 	}

@@ -116,7 +116,7 @@ func (s *Server) startRelay() (*relay, error) {
 	if s.relay != nil {
 		return s.relay, nil
 	}
-	if s.closed {
+	if s.conns.isClosed() {
 		return nil, transport.ErrClosed
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
