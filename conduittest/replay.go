@@ -6,10 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -44,6 +44,7 @@ type Replay struct {
 	cancel    context.CancelFunc
 	conns     group       // in-memory connections and the goroutines playing exchanges
 	http      *replayConn // the state shared by HTTP requests; written once
+	gets      standalone  // the HTTP GET streams
 
 	mu         sync.Mutex
 	mismatches []string         // guarded by mu
@@ -69,7 +70,7 @@ func NewReplay(tb testing.TB, entries []Entry) *Replay {
 func StartReplay(entries []Entry, report func(msg string)) *Replay {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Replay{exchanges: buildExchanges(entries), report: report, ctx: ctx, cancel: cancel}
-	r.http = &replayConn{r: r, waiting: map[string]chan struct{}{}}
+	r.http = &replayConn{r: r, waiting: map[string]chan struct{}{}, send: r.sendStandalone}
 	return r
 }
 
@@ -157,7 +158,10 @@ func (r *Replay) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		_, err = out.Write(append(b, '\n'))
 		return err
 	}}
-	defer c.handlers.Wait()
+	defer func() {
+		cancel() // ends the requests held open
+		c.handlers.Wait()
+	}()
 	if cl, ok := in.(io.Closer); ok {
 		defer context.AfterFunc(ctx, func() { cl.Close() })()
 	}
@@ -225,7 +229,7 @@ func (c *replayConn) handle(msg jsonrpc.Message) {
 		c.handlers.Add(1)
 		if !c.r.conns.goServe(nil, func() {
 			defer c.handlers.Done()
-			c.play(c.ctx, x, m, c.send)
+			c.play(c.ctx, x, x.steps, m, c.send)
 		}) {
 			c.handlers.Done()
 		}
@@ -243,10 +247,25 @@ func (c *replayConn) answered(id jsonrpc.ID) {
 	}
 }
 
-// play emits the recorded server messages of x for the live request.
-func (c *replayConn) play(ctx context.Context, x *exchange, live *jsonrpc.Request, send func(jsonrpc.Message) error) {
+// play emits the recorded server messages of steps (of x) for the live
+// request. Messages the recorded server sent after answering wait for the
+// recorded gap first.
+func (c *replayConn) play(ctx context.Context, x *exchange, steps []step, live *jsonrpc.Request, send func(jsonrpc.Message) error) {
 	var wait chan struct{}
-	for _, st := range x.steps {
+	for _, st := range steps {
+		if st.delay > 0 {
+			t := time.NewTimer(st.delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		if st.hold {
+			<-ctx.Done()
+			return
+		}
 		if st.await {
 			select {
 			case <-wait:
@@ -266,95 +285,6 @@ func (c *replayConn) play(ctx context.Context, x *exchange, live *jsonrpc.Reques
 			return
 		}
 	}
-}
-
-// Handler returns the replay's Streamable HTTP handler (both eras, any
-// path): a POSTed request is answered with application/json, or with an
-// event stream when the recorded answer came with other messages; POSTed
-// notifications and responses get 202; GET and DELETE get 405.
-func (r *Replay) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxTranscriptLine))
-		if err != nil {
-			http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
-			return
-		}
-		msg, err := jsonrpc.DecodeMessage(body)
-		if err != nil {
-			r.mismatch(fmt.Sprintf("conduittest: replay: undecodable message from the client: %v", err))
-			http.Error(w, "not a JSON-RPC message", http.StatusBadRequest)
-			return
-		}
-		r.serveHTTPMessage(w, req, msg)
-	})
-}
-
-// serveHTTPMessage answers one POSTed message.
-func (r *Replay) serveHTTPMessage(w http.ResponseWriter, req *http.Request, msg jsonrpc.Message) {
-	m, ok := msg.(*jsonrpc.Request)
-	if !ok || m.IsNotification() {
-		if resp, ok := msg.(*jsonrpc.Response); ok {
-			r.http.answered(resp.ID)
-		}
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	x, diff := r.match(m)
-	if x == nil {
-		r.mismatch(diff)
-		writeJSONMessage(w, jsonrpc.NewErrorResponse(m.ID, jsonrpc.NewError(CodeNotInTranscript, "conduittest: request not in the transcript").WithData(map[string]string{"diff": diff})))
-		return
-	}
-	if len(x.steps) == 1 {
-		writeJSONMessage(w, remap(x.steps[0].msg, x.req, m))
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fl, _ := w.(http.Flusher)
-	ctx, cancel := context.WithCancel(req.Context())
-	defer cancel()
-	defer context.AfterFunc(r.ctx, cancel)()
-	r.http.play(ctx, x, m, func(out jsonrpc.Message) error {
-		b, err := jsonrpc.EncodeMessage(out)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", b); err != nil {
-			return err
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return nil
-	})
-}
-
-func writeJSONMessage(w http.ResponseWriter, m jsonrpc.Message) {
-	b, err := jsonrpc.EncodeMessage(m)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
-}
-
-// URL returns the replay's Streamable HTTP endpoint on 127.0.0.1, starting
-// the listener on the first call.
-func (r *Replay) URL() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.hs == nil {
-		r.hs = httptest.NewServer(r.Handler())
-	}
-	return r.hs.URL + "/mcp"
 }
 
 // metaKeep are the params._meta keys that matching compares.

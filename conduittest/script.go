@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -21,17 +22,31 @@ type exchange struct {
 	token string           // JSON of the progress token in req, or ""
 	steps []step
 	// answered is set when the transcript holds the server's response;
-	// otherwise buildExchanges adds a made-up one (see noResponse).
-	answered bool
-	used     bool // guarded by Replay.mu
+	// otherwise buildExchanges adds a made-up one (see noResponse), or
+	// holds the request open when it was a listen or the client
+	// cancelled it.
+	answered  bool
+	cancelled bool    // the client sent notifications/cancelled for it
+	lastMs    float64 // time of the response, then of each later message
+	used      bool    // guarded by Replay.mu
 }
 
 // step emits a recorded server message or, when await is set, waits for
-// the client's answer to the server request emitted just before.
+// the client's answer to the server request emitted just before; hold
+// keeps the request open until the client ends it.
 type step struct {
 	msg   jsonrpc.Message
 	await bool
+	hold  bool
+	// after marks a message the recorded server sent after it answered,
+	// unprompted; delay is the recorded gap since the previous message of
+	// the exchange (at most maxReplayDelay).
+	after bool
+	delay time.Duration
 }
+
+// maxReplayDelay bounds the recorded gap a replay reproduces.
+const maxReplayDelay = time.Second
 
 // buildExchanges attributes each recorded server message to the client
 // message it belongs to: a response to its request; a notification to the
@@ -54,6 +69,11 @@ func buildExchanges(entries []Entry) []*exchange {
 			}
 			x := &exchange{line: i + 1, req: req, key: matchKey(req), token: progressToken(req.Params)}
 			all = append(all, x)
+			if req.Method == protocol.NotificationCancelled {
+				if c := byID[string(bytes.TrimSpace(paramsMap(req.Params)["requestId"]))]; c != nil {
+					c.cancelled = true
+				}
+			}
 			if !req.IsNotification() {
 				byID[idKey(req.ID)] = x
 				open = append(open, x)
@@ -63,7 +83,7 @@ func buildExchanges(entries []Entry) []*exchange {
 		if resp, ok := msg.(*jsonrpc.Response); ok {
 			if x := byID[idKey(resp.ID)]; x != nil {
 				x.steps = append(x.steps, step{msg: resp})
-				x.answered = true
+				x.answered, x.lastMs = true, e.Ms
 				delete(byID, idKey(resp.ID))
 				open = slices.DeleteFunc(open, func(o *exchange) bool { return o == x })
 			}
@@ -74,13 +94,23 @@ func buildExchanges(entries []Entry) []*exchange {
 		if x == nil {
 			continue
 		}
-		x.steps = append(x.steps, step{msg: req})
+		st := step{msg: req}
+		if x.answered {
+			st.after = true
+			st.delay = min(time.Duration((e.Ms-x.lastMs)*float64(time.Millisecond)), maxReplayDelay)
+			x.lastMs = e.Ms
+		}
+		x.steps = append(x.steps, st)
 		if !req.IsNotification() {
 			x.steps = append(x.steps, step{await: true})
 		}
 	}
 	for _, x := range all {
-		if !x.answered && !x.req.IsNotification() {
+		switch {
+		case x.answered || x.req.IsNotification():
+		case x.cancelled || x.req.Method == protocol.MethodSubscriptionsListen:
+			x.steps = append(x.steps, step{hold: true})
+		default:
 			x.steps = append(x.steps, step{msg: noResponse(x)})
 		}
 	}
