@@ -146,9 +146,9 @@ func (s *Server) startRelay() (*relay, error) {
 func (s *Server) acceptRelayed(rl *relay, c net.Conn) {
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(c)
-	line, err := br.ReadString('\n')
+	line, err := br.ReadSlice('\n') // at most the reader's 4 KiB
 	_ = c.SetReadDeadline(time.Time{})
-	if err != nil || strings.TrimSpace(line) != rl.token {
+	if err != nil || strings.TrimSpace(string(line)) != rl.token {
 		c.Close()
 		return
 	}
