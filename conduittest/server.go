@@ -3,7 +3,6 @@ package conduittest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -70,44 +70,66 @@ func (e Era) internal() testserver.Era {
 }
 
 // An Option configures a [Server].
-type Option func(*testserver.Options)
+type Option func(*config)
+
+// config is what the options build.
+type config struct {
+	o   testserver.Options
+	err error // the first invalid option
+}
 
 // WithEra selects the eras served; the default is [Both].
-func WithEra(e Era) Option { return func(o *testserver.Options) { o.Era = e.internal() } }
+func WithEra(e Era) Option { return func(c *config) { c.o.Era = e.internal() } }
 
-// WithFaults installs faults from the start; see [Server.SetFaults].
+// WithFaults installs faults from the start; see [Server.SetFaults]. An
+// invalid fault makes [New] fail.
 func WithFaults(faults ...Fault) Option {
-	return func(o *testserver.Options) {
-		for _, f := range faults {
-			tf, err := f.parse()
-			if err != nil {
-				// Kept invalid so that New reports the error.
-				tf = testserver.Fault{Kind: -1, Message: err.Error()}
+	return func(c *config) {
+		tfs, err := parseFaults(faults)
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		c.o.Faults = append(c.o.Faults, tfs...)
+	}
+}
+
+// WithVersions sets the protocol versions the server speaks, preferred
+// first: those of 2026-07-28 and later are modern, the others legacy (an
+// era left without a version keeps its defaults: 2026-07-28, and
+// 2025-11-25 then 2025-06-18). For example WithVersions("2025-06-18")
+// makes an older legacy server.
+func WithVersions(versions ...string) Option {
+	return func(c *config) {
+		c.o.ModernVersions, c.o.LegacyVersions = nil, nil
+		for _, v := range versions {
+			if negotiation.EraOf(v) == negotiation.EraModern {
+				c.o.ModernVersions = append(c.o.ModernVersions, v)
+			} else {
+				c.o.LegacyVersions = append(c.o.LegacyVersions, v)
 			}
-			o.Faults = append(o.Faults, tf)
 		}
 	}
 }
 
 // WithPageSize makes the lists (tools, prompts, resources, templates)
 // paginate with n items a page; the default is one page.
-func WithPageSize(n int) Option { return func(o *testserver.Options) { o.PageSize = n } }
+func WithPageSize(n int) Option { return func(c *config) { c.o.PageSize = n } }
 
 // WithSSEResponses answers every Streamable HTTP request with an event
 // stream instead of application/json.
-func WithSSEResponses() Option { return func(o *testserver.Options) { o.SSEResponses = true } }
+func WithSSEResponses() Option { return func(c *config) { c.o.SSEResponses = true } }
 
 // WithServerInfo sets the name, title and version the server reports, and
 // instructions ("" keeps the default text).
 func WithServerInfo(info protocol.Implementation, instructions string) Option {
-	return func(o *testserver.Options) {
-		o.ServerInfo = info
-		o.Instructions = instructions
+	return func(c *config) {
+		c.o.ServerInfo = info
+		c.o.Instructions = instructions
 	}
 }
 
 // WithLogger sends the server's diagnostics to l; the default discards them.
-func WithLogger(l *slog.Logger) Option { return func(o *testserver.Options) { o.Logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.o.Logger = l } }
 
 // ErrExit is returned by [Server.ServeStdio] when a [FaultExit] fired: a
 // stdio server should exit the process at once.
@@ -129,17 +151,15 @@ type Server struct {
 // New returns a server configured by opts, for programs; the caller must
 // call [Server.Close]. Tests use [NewServer].
 func New(opts ...Option) (*Server, error) {
-	var o testserver.Options
+	var c config
 	for _, opt := range opts {
-		opt(&o)
+		opt(&c)
 	}
-	for _, f := range o.Faults {
-		if f.Kind < 0 {
-			return nil, errors.New(f.Message)
-		}
+	if c.err != nil {
+		return nil, c.err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{srv: testserver.New(o), ctx: ctx, cancel: cancel}, nil
+	return &Server{srv: testserver.New(c.o), ctx: ctx, cancel: cancel}, nil
 }
 
 // NewServer returns a server configured by opts that is closed when the

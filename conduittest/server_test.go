@@ -243,3 +243,22 @@ func TestFaultsApply(t *testing.T) {
 		t.Errorf("call on an exiting stdio server: %v", err)
 	}
 }
+
+// TestOptions checks WithVersions and WithPageSize through the client.
+func TestOptions(t *testing.T) {
+	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Legacy), conduittest.WithVersions("2025-06-18"), conduittest.WithPageSize(2))
+	c := connect(t, srv, "memory")
+	if v := c.ProtocolVersion(); v != "2025-06-18" {
+		t.Errorf("protocol version %s, want 2025-06-18", v)
+	}
+	n := 0
+	for _, err := range c.Tools(testCtx(t)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if pages := srv.Count("tools/list"); pages != (n+1)/2 {
+		t.Errorf("%d tools in %d pages, want pages of 2", n, pages)
+	}
+}
