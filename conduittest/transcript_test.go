@@ -3,6 +3,7 @@ package conduittest_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -253,5 +254,56 @@ func subscribeOnce(t *testing.T, c *client.Client, trigger func(uri string)) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no update")
+	}
+}
+
+// TestReplayRemapsMeta replays a modern transcript whose progress token and
+// client info differ from what the live client sends: the request still
+// matches (only the protocol version counts in _meta) and the progress
+// notifications carry the live token.
+func TestReplayRemapsMeta(t *testing.T) {
+	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
+	var buf bytes.Buffer
+	rec := conduittest.NewRecorder(&buf)
+	c := connect(t, srv, "memory", rec.Option())
+	ctx := testCtx(t)
+	if _, err := c.CallTool(ctx, "slow", map[string]any{"steps": 2}, client.WithProgress(func(protocol.ProgressParams) {})); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := conduittest.ReadTranscript(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok string
+	for _, e := range entries {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(e.Msg, &m) == nil && m.Method == "tools/call" {
+			tok = string(m.Params.Meta["progressToken"])
+		}
+	}
+	if tok == "" {
+		t.Fatal("no progress token recorded")
+	}
+	for i := range entries {
+		b := bytes.ReplaceAll(entries[i].Msg, []byte(`"progressToken":`+tok), []byte(`"progressToken":"recorded-token"`))
+		entries[i].Msg = bytes.ReplaceAll(b, []byte(`"version":"`), []byte(`"version":"9.9.9-`))
+	}
+	rp := conduittest.NewReplay(t, entries)
+	c = dialReplay(t, rp, "memory")
+	var got []float64
+	res, err := c.CallTool(ctx, "slow", map[string]any{"steps": 2}, client.WithProgress(func(p protocol.ProgressParams) {
+		got = append(got, p.Progress)
+	}))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("replayed slow: %v, %v, progress %v; want 2 updates", res, err, got)
 	}
 }
