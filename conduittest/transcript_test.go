@@ -63,21 +63,39 @@ func hostSession(t *testing.T, c *client.Client) []string {
 	return out
 }
 
-// record runs hostSession against a conduittest server and returns the
-// transcript and the session's results.
-func record(t *testing.T, era conduittest.Era, via string) ([]conduittest.Entry, []string) {
+// recordWith runs session on a client of srv (over via) that records its
+// messages, and returns the transcript.
+func recordWith(t *testing.T, srv *conduittest.Server, via string, session func(*client.Client), opts ...client.Option) []byte {
 	t.Helper()
-	srv := conduittest.NewServer(t, conduittest.WithEra(era))
 	var buf bytes.Buffer
 	rec := conduittest.NewRecorder(&buf)
-	c := connect(t, srv, via, rec.Option(), client.WithHandler(&host{}))
-	got := hostSession(t, c)
+	c := connect(t, srv, via, append(opts, rec.Option())...)
+	session(c)
 	c.Close()
 	if err := rec.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	return buf.Bytes()
+}
+
+func mustRead(t *testing.T, transcript []byte) []conduittest.Entry {
+	t.Helper()
+	entries, err := conduittest.ReadTranscript(bytes.NewReader(transcript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// record runs hostSession against a conduittest server and returns the
+// transcript, written to a file and loaded back, and the session's results.
+func record(t *testing.T, era conduittest.Era, via string) ([]conduittest.Entry, []string) {
+	t.Helper()
+	srv := conduittest.NewServer(t, conduittest.WithEra(era))
+	var got []string
+	transcript := recordWith(t, srv, via, func(c *client.Client) { got = hostSession(t, c) }, client.WithHandler(&host{}))
 	path := filepath.Join(t.TempDir(), "session.jsonl")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(path, transcript, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := conduittest.LoadTranscript(path)
@@ -207,18 +225,9 @@ func TestTranscriptSubscription(t *testing.T) {
 	for _, era := range []conduittest.Era{conduittest.Modern, conduittest.Legacy} {
 		t.Run(era.String(), func(t *testing.T) {
 			srv := conduittest.NewServer(t, conduittest.WithEra(era))
-			var buf bytes.Buffer
-			rec := conduittest.NewRecorder(&buf)
-			c := connect(t, srv, "memory", rec.Option())
-			subscribeOnce(t, c, srv.NotifyResourceUpdated)
-			c.Close()
-			if err := rec.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			entries, err := conduittest.ReadTranscript(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
+			entries := mustRead(t, recordWith(t, srv, "memory", func(c *client.Client) {
+				subscribeOnce(t, c, srv.NotifyResourceUpdated)
+			}))
 			for _, via := range []string{"memory", "http"} {
 				rp := conduittest.NewReplay(t, entries)
 				subscribeOnce(t, dialReplay(t, rp, via), nil)
@@ -263,21 +272,12 @@ func subscribeOnce(t *testing.T, c *client.Client, trigger func(uri string)) {
 // notifications carry the live token.
 func TestReplayRemapsMeta(t *testing.T) {
 	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
-	var buf bytes.Buffer
-	rec := conduittest.NewRecorder(&buf)
-	c := connect(t, srv, "memory", rec.Option())
 	ctx := testCtx(t)
-	if _, err := c.CallTool(ctx, "slow", map[string]any{"steps": 2}, client.WithProgress(func(protocol.ProgressParams) {})); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	if err := rec.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := conduittest.ReadTranscript(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := mustRead(t, recordWith(t, srv, "memory", func(c *client.Client) {
+		if _, err := c.CallTool(ctx, "slow", map[string]any{"steps": 2}, client.WithProgress(func(protocol.ProgressParams) {})); err != nil {
+			t.Fatal(err)
+		}
+	}))
 	var tok string
 	for _, e := range entries {
 		var m struct {
@@ -298,7 +298,7 @@ func TestReplayRemapsMeta(t *testing.T) {
 		entries[i].Msg = bytes.ReplaceAll(b, []byte(`"version":"`), []byte(`"version":"9.9.9-`))
 	}
 	rp := conduittest.NewReplay(t, entries)
-	c = dialReplay(t, rp, "memory")
+	c := dialReplay(t, rp, "memory")
 	var got []float64
 	res, err := c.CallTool(ctx, "slow", map[string]any{"steps": 2}, client.WithProgress(func(p protocol.ProgressParams) {
 		got = append(got, p.Progress)
