@@ -29,28 +29,49 @@ import (
 // [ProbeOutcomes] names the fault behind every outcome of the era probe.
 type Fault string
 
-// Fault kinds, one per misbehaviour the server knows.
+// Fault kinds, one per misbehaviour the server knows ([Faults] lists
+// them with the method each applies to by default).
 const (
-	FaultResult             Fault = "result"
-	FaultDiscoverInvalid    Fault = "discover-invalid"
-	FaultDiscoverNotShaped  Fault = "discover-not-shaped"
-	FaultDiscoverNoMutual   Fault = "discover-no-mutual"
-	FaultRPCError           Fault = "rpc-error"
+	// FaultResult answers with the raw JSON result=… .
+	FaultResult Fault = "result"
+	// FaultDiscoverInvalid: server/discover answers a DiscoverResult-shaped but invalid result.
+	FaultDiscoverInvalid Fault = "discover-invalid"
+	// FaultDiscoverNotShaped: server/discover answers a result that is not DiscoverResult-shaped (legacy evidence).
+	FaultDiscoverNotShaped Fault = "discover-not-shaped"
+	// FaultDiscoverNoMutual: server/discover answers only versions the client does not speak (supported=…).
+	FaultDiscoverNoMutual Fault = "discover-no-mutual"
+	// FaultRPCError answers the JSON-RPC error code=…, message=…, data=… (HTTP status=…).
+	FaultRPCError Fault = "rpc-error"
+	// FaultUnsupportedVersion answers -32022 naming supported=… (default the server's modern versions).
 	FaultUnsupportedVersion Fault = "unsupported-version"
-	FaultMissingCapability  Fault = "missing-capability"
-	FaultHeaderMismatch     Fault = "header-mismatch"
-	FaultSilent             Fault = "silent"
-	FaultLegacyVersion      Fault = "legacy-version"
-	FaultRepeatCursor       Fault = "repeat-cursor"
-	FaultOversized          Fault = "oversized"
-	FaultExit               Fault = "exit"
-	FaultNoise              Fault = "noise"
-	FaultHTTPStatus         Fault = "http-status"
-	FaultReset              Fault = "reset"
-	FaultBreakStream        Fault = "break-stream"
-	FaultRespondSSE         Fault = "respond-sse"
-	FaultRespondJSON        Fault = "respond-json"
-	FaultExpireSession      Fault = "expire-session"
+	// FaultMissingCapability answers -32021 requiring the capabilities in data=… (default elicitation).
+	FaultMissingCapability Fault = "missing-capability"
+	// FaultHeaderMismatch answers -32020 (HTTP headers contradict the body).
+	FaultHeaderMismatch Fault = "header-mismatch"
+	// FaultSilent never answers (HTTP: holds the request open).
+	FaultSilent Fault = "silent"
+	// FaultLegacyVersion: initialize answers protocolVersion version=… (default 2024-11-05).
+	FaultLegacyVersion Fault = "legacy-version"
+	// FaultRepeatCursor: tools/list returns the same nextCursor forever.
+	FaultRepeatCursor Fault = "repeat-cursor"
+	// FaultOversized pads every response to at least size=… bytes (default 1 MiB).
+	FaultOversized Fault = "oversized"
+	// FaultExit: stdio: the server exits without answering; HTTP: the connection is reset.
+	FaultExit Fault = "exit"
+	// FaultNoise: stdio: writes non-JSON lines (body=…) before the response.
+	FaultNoise Fault = "noise"
+	// FaultHTTPStatus: HTTP: answers status=… with body=…, ctype=… and header=Name=Value.
+	FaultHTTPStatus Fault = "http-status"
+	// FaultReset: HTTP: closes the connection without a response.
+	FaultReset Fault = "reset"
+	// FaultBreakStream: HTTP: answers with an event stream that ends before the response.
+	FaultBreakStream Fault = "break-stream"
+	// FaultRespondSSE: HTTP: answers with an event stream.
+	FaultRespondSSE Fault = "respond-sse"
+	// FaultRespondJSON: HTTP: answers with application/json.
+	FaultRespondJSON Fault = "respond-json"
+	// FaultExpireSession: HTTP: ends the legacy session first, so the request gets 404.
+	FaultExpireSession Fault = "expire-session"
 )
 
 // With returns f with one more key=value argument.

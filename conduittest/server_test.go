@@ -207,6 +207,19 @@ func TestFaultsTable(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	for _, f := range []conduittest.Fault{
+		conduittest.FaultResult, conduittest.FaultDiscoverInvalid, conduittest.FaultDiscoverNotShaped,
+		conduittest.FaultDiscoverNoMutual, conduittest.FaultRPCError, conduittest.FaultUnsupportedVersion,
+		conduittest.FaultMissingCapability, conduittest.FaultHeaderMismatch, conduittest.FaultSilent,
+		conduittest.FaultLegacyVersion, conduittest.FaultRepeatCursor, conduittest.FaultOversized,
+		conduittest.FaultExit, conduittest.FaultNoise, conduittest.FaultHTTPStatus, conduittest.FaultReset,
+		conduittest.FaultBreakStream, conduittest.FaultRespondSSE, conduittest.FaultRespondJSON,
+		conduittest.FaultExpireSession,
+	} {
+		if !seen[f] {
+			t.Errorf("constant %q is not in Faults()", f)
+		}
+	}
 	if _, err := conduittest.New(conduittest.WithFaults("no-such-fault")); err == nil || !strings.Contains(err.Error(), "no-such-fault") {
 		t.Errorf("New with a bad fault: %v", err)
 	}
