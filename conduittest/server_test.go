@@ -275,3 +275,44 @@ func TestOptions(t *testing.T) {
 		t.Errorf("%d tools in %d pages, want pages of 2", n, pages)
 	}
 }
+
+// TestEveryFaultFires installs each fault kind of the table through the
+// public API and drives a client at it until the fault has applied.
+func TestEveryFaultFires(t *testing.T) {
+	for _, info := range conduittest.Faults() {
+		t.Run(string(info.Fault), func(t *testing.T) {
+			f, era, via := info.Fault, conduittest.Both, "memory"
+			switch {
+			case strings.HasPrefix(info.Description, "HTTP:"):
+				via = "http"
+			case info.Fault == conduittest.FaultExit:
+				via = "stdio"
+			}
+			switch info.Fault {
+			case conduittest.FaultLegacyVersion, conduittest.FaultExpireSession:
+				era = conduittest.Legacy
+			case conduittest.FaultResult:
+				f = f.With("result", `{"resultType":"complete","content":[{"type":"text","text":"canned"}]}`)
+			}
+			if info.Method == "server/discover" || info.Method == "*" {
+				f = f.On("tools/call") // let the session start
+			}
+			srv := conduittest.NewServer(t, conduittest.WithEra(era), conduittest.WithFaults(f.Times(1)))
+			ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Second)
+			defer cancel()
+			c, err := dial(t, srv, via, client.WithProbeTimeout(10*time.Second), client.WithRequestTimeout(time.Second))
+			if err == nil {
+				defer c.Close()
+				for _, err := range c.Tools(ctx) {
+					if err != nil {
+						break
+					}
+				}
+				_, _ = c.CallTool(ctx, "echo", map[string]any{"text": "x"})
+			}
+			if hits := srv.FaultHits(); hits[0] != 1 {
+				t.Errorf("fault %s applied %d times (connect error %v), want 1", f, hits[0], err)
+			}
+		})
+	}
+}
