@@ -252,8 +252,9 @@ func TestFaultsApply(t *testing.T) {
 	}
 	cs := connect(t, srv, "stdio")
 	_, err = cs.CallTool(ctx, "echo", map[string]any{"text": "x"})
-	if !errors.Is(err, client.ErrConnectionLost) && !errors.Is(err, transport.ErrClosed) {
-		t.Errorf("call on an exiting stdio server: %v", err)
+	var ee *transport.ExitError
+	if !errors.As(err, &ee) || !strings.Contains(ee.Error(), "code 3") {
+		t.Errorf("call on an exiting stdio server: %v, want the process's exit with code 3", err)
 	}
 }
 

@@ -66,13 +66,20 @@ func runRelay(v string, in io.Reader, out io.Writer) int {
 	if _, err := io.WriteString(conn, token+"\n"); err != nil {
 		return 1
 	}
+	var inDone atomic.Bool
 	go func() {
 		_, _ = io.Copy(conn, in)
+		inDone.Store(true)
 		if tc, ok := conn.(*net.TCPConn); ok {
 			_ = tc.CloseWrite() // the server sees the end of stdin
 		}
 	}()
 	_, _ = io.Copy(out, conn) // ends when the server ends the stream
+	if !inDone.Load() {
+		// The server ended first ([FaultExit], or the Server closed):
+		// exit as a crashing server does.
+		return 3
+	}
 	return 0
 }
 

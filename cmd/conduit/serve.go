@@ -150,7 +150,7 @@ func runServe(ctx context.Context, args []string, std *stdio) int {
 	if o.http.set {
 		return serveHTTP(ctx, o.http.addr, srv.Handler(), func() { srv.Close() }, std)
 	}
-	err = srv.ServeStdio(ctx, std.in, std.out)
+	err = srv.ServeStdio(ctx, interruptible(std.in), std.out)
 	switch {
 	case errors.Is(err, conduittest.ErrExit):
 		fmt.Fprintln(std.err, "conduit serve: exiting on fault")
@@ -160,6 +160,19 @@ func runServe(ctx context.Context, args []string, std *stdio) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// interruptible returns a reader of in that the server can close: a read
+// on the process's stdin cannot be interrupted, and the server stops by
+// closing its input (an exit fault, a signal). The copying goroutine may
+// stay blocked on stdin; the process exits right after.
+func interruptible(in io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, in)
+		pw.CloseWithError(err)
+	}()
+	return pr
 }
 
 func serveUsage(std *stdio, format string, args ...any) int {
@@ -234,7 +247,7 @@ func serveReplay(ctx context.Context, o *serveOptions, std *stdio) int {
 	if o.http.set {
 		return serveHTTP(ctx, o.http.addr, rp.Handler(), func() { rp.Close() }, std)
 	}
-	if err := rp.ServeStdio(ctx, std.in, std.out); err != nil && ctx.Err() == nil {
+	if err := rp.ServeStdio(ctx, interruptible(std.in), std.out); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(std.err, "conduit serve:", err)
 		return exitError
 	}

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/conduitmcp/conduit/conduittest"
 )
@@ -48,14 +50,46 @@ func TestServeStdio(t *testing.T) {
 	}
 	t.Run("exit fault", func(t *testing.T) {
 		r := runConduit(t, "", "call", "echo", "text=hi", "--", conduitBin, "serve", "--fault", "exit:method=tools/call")
-		if r.code != exitError || !strings.Contains(r.stderr, "connection lost during tools/call") {
-			t.Errorf("call: exit %d, stderr %s; want 1 and the connection lost", r.code, r.stderr)
+		if r.code != exitError || !strings.Contains(r.stderr, "exited with code 3") {
+			t.Errorf("call: exit %d, stderr %s; want 1 and the server's exit status 3", r.code, r.stderr)
 		}
 		r = runConduit(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`+"\n", "serve", "--fault", "exit:method=tools/call")
 		if r.code != exitNegotiation || r.stdout != "" || !strings.Contains(r.stderr, "exiting on fault") {
 			t.Errorf("serve: exit %d, stdout %q, stderr %q; want 3, nothing, the fault", r.code, r.stdout, r.stderr)
 		}
 	})
+}
+
+// TestServeStdioInterrupt stops a stdio conduit serve whose stdin stays
+// open with SIGINT: it exits at once with status 0.
+func TestServeStdioInterrupt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, conduitBin, "serve")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Serving: a ping is answered.
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.Contains(line, `"id":1`) {
+		t.Fatalf("ping: %q, %v", line, err)
+	}
+	start := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil || time.Since(start) > 5*time.Second {
+		t.Errorf("after SIGINT: %v after %v; want exit 0 at once", err, time.Since(start))
+	}
 }
 
 // startServe starts conduit serve with args as a subprocess and returns
