@@ -82,7 +82,7 @@ func printCommandHelp(w io.Writer, c *command) {
 		fmt.Fprint(w, "\nFlags:\n")
 		printFlags(w, fs)
 	}
-	if c.name != "help" {
+	if c.name != "help" && c.main == nil {
 		fmt.Fprint(w, "\nGlobal flags:\n")
 		gs := flag.NewFlagSet(name, flag.ContinueOnError)
 		inv.globalFlags(gs)
@@ -95,7 +95,7 @@ func printCommandHelp(w io.Writer, c *command) {
 	if c.examples != "" {
 		fmt.Fprintf(w, "\nExamples:\n%s\n", indent(strings.TrimSpace(c.examples), "  "))
 	}
-	if c.name != "help" {
+	if c.name != "help" && c.main == nil {
 		fmt.Fprint(w, "\n"+exitHelp)
 	}
 }
