@@ -156,16 +156,17 @@ func (h *Host) uniqueName(used map[string]int, server, item string) string {
 }
 
 // Sanitize turns s into a name LLM function-calling APIs accept: every
-// byte other than ASCII letters, digits, "_" and "-" becomes "_", a name
+// character other than ASCII letters, digits, "_" and "-" becomes "_", a name
 // that is empty or starts with a digit or "-" gets a leading "_", and a
 // name longer than [MaxNameLen] is cut and ends with a hash of the whole
 // name (so that long names stay distinct).
 func Sanitize(s string) string {
-	b := []byte(s)
-	for i, c := range b {
+	b := make([]byte, 0, len(s))
+	for _, c := range s {
 		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '_'
+			c = '_'
 		}
+		b = append(b, byte(c))
 	}
 	n := string(b)
 	if n == "" || n[0] == '-' || n[0] >= '0' && n[0] <= '9' {

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -98,4 +99,15 @@ func toolNames(h *host.Host) []string {
 func state(h *host.Host, name string) host.State {
 	st, _ := h.Server(name)
 	return st.State
+}
+
+// newHTTPTestServer serves h on 127.0.0.1 until the end of the test.
+func newHTTPTestServer(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return ts.URL
 }
