@@ -110,7 +110,7 @@ func run(ctx context.Context, args []string, std *stdio) int {
 	inv := &invocation{std: std, cmd: cmd}
 	err := inv.parse(args)
 	if err == nil {
-		err = cmd.run(ctx, inv)
+		err = inv.runCommand(ctx) // config.go: --config runs on every server
 	}
 	return inv.finish(ctx, err)
 }
@@ -130,6 +130,9 @@ type invocation struct {
 	authMode  string
 	tokenFile string
 	clientID  string
+	// Config flags (config.go).
+	configFile string
+	serverName string
 
 	// Command flags (registered by the commands that take them).
 	repeat      int         // call --repeat
@@ -176,6 +179,7 @@ func (inv *invocation) globalFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&inv.json, "json", false, "print machine-readable JSON on stdout (see -h of each command)")
 	fs.BoolVar(&inv.verbose, "v", false, "log to stderr: the SDK's decisions and the wire log (every JSON-RPC message on any transport, and each HTTP exchange's status)")
 	inv.authFlags(fs)
+	inv.configFlags(fs)
 }
 
 // usageError is a mistake on the command line (exit status 2).
@@ -234,6 +238,9 @@ func (inv *invocation) parse(args []string) error {
 	}
 	if len(inv.headers) > 0 && t.kind == targetCommand {
 		return usagef("--header needs an http(s) or ws(s) URL target (a stdio server has no headers)")
+	}
+	if err := inv.checkConfig(); err != nil || inv.configFile != "" {
+		return err
 	}
 	return inv.checkAuth()
 }
