@@ -34,8 +34,7 @@ func newExpander(path string, opts *LoadOptions, inputs []rawInput) *expander {
 		}
 	}
 	for _, in := range inputs {
-		ex.inputs[in.ID] = Input{ID: in.ID, Type: in.Type, Description: in.Description,
-			Password: in.Password, Default: in.Default, Options: in.Options}
+		ex.inputs[in.ID] = Input(in)
 	}
 	return ex
 }

@@ -14,10 +14,7 @@ import (
 // server of the config file. A server that failed is reported (on stderr,
 // and under "servers" with --json) and makes the exit status 3.
 func runConfigList(ctx context.Context, inv *invocation, what string) error {
-	if len(inv.args) > 0 {
-		return usagef("unexpected argument %q", inv.args[0])
-	}
-	hs, err := inv.startHost(ctx, nil)
+	hs, err := inv.startHostNoArgs(ctx)
 	if err != nil {
 		return err
 	}
@@ -56,6 +53,15 @@ func runConfigList(ctx context.Context, inv *invocation, what string) error {
 		what = "resourceTemplates"
 	}
 	return inv.finishConfig(ctx, hs, what, items)
+}
+
+// startHostNoArgs is startHost without a handler, for commands that take
+// no arguments.
+func (inv *invocation) startHostNoArgs(ctx context.Context) (*host.Host, error) {
+	if len(inv.args) > 0 {
+		return nil, usagef("unexpected argument %q", inv.args[0])
+	}
+	return inv.startHost(ctx, nil)
 }
 
 func toolTitle(tool protocol.Tool) string {
@@ -127,10 +133,7 @@ type configProbeJSON struct {
 
 // runConfigProbe probes every server of the config file.
 func runConfigProbe(ctx context.Context, inv *invocation) error {
-	if len(inv.args) > 0 {
-		return usagef("unexpected argument %q", inv.args[0])
-	}
-	hs, err := inv.startHost(ctx, nil)
+	hs, err := inv.startHostNoArgs(ctx)
 	if err != nil {
 		return err
 	}
@@ -215,8 +218,14 @@ func runConfigCall(ctx context.Context, inv *invocation) error {
 	defer cancel()
 	res, err := hs.CallTool(ctx, name, callArgs, client.WithProgress(pv.update))
 	pv.finish()
+	return inv.reportCall(name, res, err)
+}
+
+// reportCall prints the result of one call of tool (or its failure); a
+// result with isError is a toolError (exit status 4).
+func (inv *invocation) reportCall(tool string, res *protocol.CallToolResult, err error) error {
 	if err != nil {
-		return fmt.Errorf("calling %s: %w", name, err)
+		return fmt.Errorf("calling %s: %w", tool, err)
 	}
 	if inv.json {
 		if err := writeJSON(inv.std.out, res); err != nil {
@@ -227,7 +236,7 @@ func runConfigCall(ctx context.Context, inv *invocation) error {
 	}
 	if isToolFailure(res) {
 		inv.jsonErrorWritten = true
-		return &toolError{tool: name, text: firstText(res.Content)}
+		return &toolError{tool: tool, text: firstText(res.Content)}
 	}
 	return nil
 }
