@@ -16,8 +16,8 @@ import (
 
 // Options configure a [Host]. The zero value (or nil) works.
 type Options struct {
-	// Server returns the options of one server; nil gives every server
-	// the zero [ServerOptions].
+	// Server returns the options of one server; Start calls it once per
+	// server. Nil gives every server the zero [ServerOptions].
 	Server func(sc ServerConfig) ServerOptions
 	// Name makes the catalogue name of a tool, prompt or resource of a
 	// server; nil means server + "__" + name. The result is sanitized to
@@ -90,9 +90,16 @@ type ServerStatus struct {
 	Name  string
 	Type  string // TypeStdio, TypeHTTP, TypeSSE or TypeWebSocket
 	State State
-	// Err is the last error: of the last connection attempt, of the end
-	// of the connection, or of the last catalogue refresh. Nil when none.
+	// Since is when the server entered State.
+	Since time.Time
+	// Err is what is wrong now: why the last connection attempt failed
+	// or the connection ended (StateFailed, and StateConnecting while
+	// reconnecting), or why the last catalogue refresh failed
+	// (StateReady). Nil when the server is healthy.
 	Err error
+	// LastErr is the most recent error of any kind, kept after the
+	// server recovered; nil if it never failed.
+	LastErr error
 	// Attempts counts connection attempts; Connects the successful ones.
 	Attempts, Connects int
 	// Tools, Prompts and Resources count the server's catalogue entries.
@@ -143,8 +150,8 @@ type Host struct {
 }
 
 // Start starts every enabled server of cfg, each on its own goroutine,
-// and returns at once; [Host.Wait] waits for the first attempts. opts
-// may be nil. The Host must be closed.
+// and returns at once; [Host.Wait] waits for the first attempts. cfg must
+// not be nil; opts may be. The Host must be closed.
 //
 // Errors: a [*ConfigError] for a Config that [Parse] would reject (an
 // empty or duplicate name, an unknown type, neither command nor url).

@@ -150,8 +150,8 @@ func TestDiesMidSession(t *testing.T) {
 		return state(h, "flaky") == host.StateReady && has
 	})
 	st, _ = h.Server("flaky")
-	if st.Connects != 2 {
-		t.Errorf("flaky connects = %d, want 2", st.Connects)
+	if st.Connects != 2 || st.Err != nil || st.LastErr == nil {
+		t.Errorf("flaky after its return: connects %d, err %v, last error %v; want 2, nil, the death", st.Connects, st.Err, st.LastErr)
 	}
 }
 
@@ -545,5 +545,65 @@ func TestStartRejectsBadConfig(t *testing.T) {
 		if _, err := host.Start(cfg, nil); !errors.As(err, new(*host.ConfigError)) {
 			t.Errorf("Start(%+v) = %v, want a *ConfigError", cfg.Servers, err)
 		}
+	}
+}
+
+// TestTransports connects a server of every transport type from one file,
+// a WebSocket server with authorization among them.
+func TestTransports(t *testing.T) {
+	srv := testserver.New(testserver.Options{})
+	t.Cleanup(func() { srv.Close() })
+	var mu sync.Mutex
+	auths := map[string]string{}
+	mux := http.NewServeMux()
+	record := func(path string, h http.Handler) {
+		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			auths[path] = r.Header.Get("Authorization")
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		}))
+	}
+	record("/mcp", srv.Handler())
+	record("/sse", srv.SSEHandler())
+	record("/ws", srv.WebSocketHandler())
+	record("/ws-auth", srv.WebSocketHandler())
+	base := newHTTPTestServer(t, mux)
+	ws := "ws" + strings.TrimPrefix(base, "http")
+	p := writeConfig(t, ".cursor/mcp.json", map[string]any{"mcpServers": map[string]any{
+		"http":     map[string]any{"url": base + "/mcp"},
+		"sse":      map[string]any{"type": "sse", "url": base + "/sse"},
+		"ws":       map[string]any{"url": ws + "/ws"},
+		"ws-typed": map[string]any{"type": "websocket", "url": base + "/ws"},
+		"ws-auth":  map[string]any{"type": "websocket", "url": base + "/ws-auth"},
+	}})
+	h := startHost(t, p, &host.Options{Server: func(sc host.ServerConfig) host.ServerOptions {
+		o := host.ServerOptions{ConnectTimeout: 10 * time.Second}
+		if sc.Name == "ws-auth" {
+			o.Auth = &client.Auth{Tokens: client.TokenSourceFunc(func(context.Context) (string, error) { return "tok", nil })}
+		}
+		return o
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h.Wait(ctx)
+	want := map[string]string{"http": "http", "sse": "sse", "ws": "websocket", "ws-typed": "websocket", "ws-auth": "websocket"}
+	for name, kind := range want {
+		c, err := h.Client(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := c.TransportKind(); got != kind {
+			t.Errorf("%s: transport %q, want %q", name, got, kind)
+		}
+		if res, err := h.CallTool(ctx, name+"__echo", map[string]any{"text": name}); err != nil || res.Content[0].Text != name {
+			t.Errorf("CallTool(%s__echo) = %+v, %v", name, res, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if auths["/ws-auth"] != "Bearer tok" || auths["/ws"] != "" {
+		t.Errorf("Authorization seen = %q; want Bearer tok on /ws-auth only", auths)
 	}
 }

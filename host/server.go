@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,7 +36,9 @@ type server struct {
 
 	mu       sync.Mutex // guards the fields below
 	state    State
-	err      error
+	since    time.Time      // when state was entered
+	err      error          // the current problem, nil when healthy
+	lastErr  error          // the most recent error, kept after recovery
 	c        *client.Client // the connected client; nil unless StateReady
 	attempts int
 	connects int
@@ -47,7 +50,7 @@ type server struct {
 }
 
 func newServer(h *Host, sc ServerConfig, so ServerOptions) *server {
-	s := &server{h: h, cfg: sc, opts: so, refresh: make(chan struct{}, 1), settled: make(chan struct{})}
+	s := &server{h: h, cfg: sc, opts: so, refresh: make(chan struct{}, 1), settled: make(chan struct{}), since: time.Now()}
 	if sc.Disabled {
 		s.state = StateDisabled
 	}
@@ -69,18 +72,33 @@ func (s *server) poke() {
 func (s *server) snapshot() ServerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ServerStatus{Name: s.cfg.Name, Type: s.cfg.Type, State: s.state, Err: s.err,
-		Attempts: s.attempts, Connects: s.connects}
+	return ServerStatus{Name: s.cfg.Name, Type: s.cfg.Type, State: s.state, Since: s.since,
+		Err: s.err, LastErr: s.lastErr, Attempts: s.attempts, Connects: s.connects}
 }
 
+// set is the one place that changes the state (and its error).
 func (s *server) set(state State, c *client.Client, err error) {
 	s.mu.Lock()
-	s.state, s.c, s.err = state, c, err
-	if state == StateReady {
+	s.setErrLocked(err)
+	if s.state != state {
+		s.since = time.Now()
+	}
+	s.state, s.c = state, c
+	switch state {
+	case StateReady:
 		s.connects++
+	case StateConnecting:
+		s.attempts++
 	}
 	s.mu.Unlock()
 	s.h.notify()
+}
+
+func (s *server) setErrLocked(err error) {
+	s.err = err
+	if err != nil {
+		s.lastErr = err
+	}
 }
 
 func (s *server) readyClient() (*client.Client, error) {
@@ -174,10 +192,9 @@ func (s *server) sleep(b *backoff.ExponentialBackOff) bool {
 // connect makes one connection attempt, bounded by ConnectTimeout.
 func (s *server) connect() (*client.Client, error) {
 	s.mu.Lock()
-	s.attempts++
-	s.state = StateConnecting
+	prev := s.err // kept while reconnecting: why the last attempt failed
 	s.mu.Unlock()
-	s.h.notify()
+	s.set(StateConnecting, nil, prev)
 	ctx := s.h.life
 	timeout := s.opts.connectTimeout()
 	if timeout > 0 {
@@ -190,7 +207,7 @@ func (s *server) connect() (*client.Client, error) {
 	var c *client.Client
 	var err error
 	if s.tr == nil {
-		c, err = client.Dial(ctx, s.cfg.URL, opts...)
+		c, err = client.Dial(ctx, wsURL(s.cfg.URL), opts...)
 	} else {
 		s.tr.connects.Store(0)
 		c, err = client.Connect(ctx, s.tr, opts...)
@@ -199,6 +216,18 @@ func (s *server) connect() (*client.Client, error) {
 		return nil, fmt.Errorf("no answer within %v: %w", timeout, err)
 	}
 	return c, err
+}
+
+// wsURL gives an http(s) URL of a WebSocket server the ws(s) scheme,
+// which is how client.Dial picks the WebSocket transport.
+func wsURL(u string) string {
+	switch scheme, rest, _ := strings.Cut(u, "://"); strings.ToLower(scheme) {
+	case "http":
+		return "ws://" + rest
+	case "https":
+		return "wss://" + rest
+	}
+	return u
 }
 
 // watch refreshes the catalogue on request until the connection ends
@@ -268,7 +297,7 @@ func (s *server) refreshCatalogue(c *client.Client) {
 		}
 	}
 	s.mu.Lock()
-	s.err = errors.Join(errs...)
+	s.setErrLocked(errors.Join(errs...))
 	s.mu.Unlock()
 	s.h.publish(s, tools, prompts, resources)
 }
