@@ -21,7 +21,8 @@ const configHelp = `Config files (--config FILE):
   ${VAR} and ${VAR:-default}) and VS Code's .vscode/mcp.json ("servers", with
   ${input:ID} values asked for on the terminal). tools, prompts, resources,
   templates, probe, call, prompt and read work on all servers at once (names are
-  SERVER__NAME); --server NAME makes one server the target of any command.
+  SERVER__NAME), and so does the tour; --server NAME makes one server the
+  target of any command.
   Each server gets --timeout (default 30s) to connect; one that fails is
   reported with its error and the others still answer (exit status 3).
 `
@@ -62,6 +63,8 @@ func (inv *invocation) runCommand(ctx context.Context) error {
 		return runConfigList(ctx, inv, inv.cmd.name)
 	case "probe":
 		return runConfigProbe(ctx, inv)
+	case "tour":
+		return runConfigTour(ctx, inv)
 	case "call":
 		return runConfigCall(ctx, inv)
 	case "prompt":

@@ -21,7 +21,19 @@ func runConfigList(ctx context.Context, inv *invocation, what string) error {
 	defer hs.Close()
 	ctx, cancel := inv.withTimeout(ctx)
 	defer cancel()
-	var items []map[string]any
+	items, err := inv.listItems(ctx, hs, what)
+	if err != nil {
+		return err
+	}
+	if what == "templates" {
+		what = "resourceTemplates"
+	}
+	return inv.finishConfig(ctx, hs, map[string]any{what: items})
+}
+
+// listItems prints (unless --json) and returns the entries of one kind.
+func (inv *invocation) listItems(ctx context.Context, hs *host.Host, what string) ([]map[string]any, error) {
+	items := []map[string]any{}
 	w := inv.std.out
 	switch what {
 	case "tools":
@@ -46,13 +58,25 @@ func runConfigList(ctx context.Context, inv *invocation, what string) error {
 		}
 		flushUnlessJSON(inv, t)
 	case "templates":
-		var err error
-		if items, err = listTemplates(ctx, inv, hs); err != nil {
-			return err
-		}
-		what = "resourceTemplates"
+		return listTemplates(ctx, inv, hs)
 	}
-	return inv.finishConfig(ctx, hs, what, items)
+	return items, nil
+}
+
+// runConfigTour is the tour of a config file: every server's negotiation
+// and summary, then the merged tools.
+func runConfigTour(ctx context.Context, inv *invocation) error {
+	hs, err := inv.startHostNoArgs(ctx)
+	if err != nil {
+		return err
+	}
+	defer hs.Close()
+	probes := inv.probeServers(ctx, hs)
+	if !inv.json {
+		fmt.Fprintln(inv.std.out)
+	}
+	tools, _ := inv.listItems(ctx, hs, "tools")
+	return inv.finishConfig(ctx, hs, map[string]any{"servers": probes, "tools": tools})
 }
 
 // startHostNoArgs is startHost without a handler, for commands that take
@@ -108,16 +132,16 @@ func listTemplates(ctx context.Context, inv *invocation, hs *host.Host) ([]map[s
 	return items, nil
 }
 
-// finishConfig writes the --json object {key: items, "servers": […]} and
-// returns the failure of a server, if any.
-func (inv *invocation) finishConfig(ctx context.Context, hs *host.Host, key string, items []map[string]any) error {
+// finishConfig writes the --json object out (with "servers" added
+// unless it has them) and returns the failure of a server, if any.
+func (inv *invocation) finishConfig(ctx context.Context, hs *host.Host, out map[string]any) error {
 	failed := inv.failedServers(hs)
 	if inv.json {
-		if items == nil {
-			items = []map[string]any{}
+		if _, ok := out["servers"]; !ok {
+			out["servers"] = serversJSON(ctx, hs)
 		}
 		inv.jsonErrorWritten = true
-		if err := writeJSON(inv.std.out, map[string]any{key: items, "servers": serversJSON(ctx, hs)}); err != nil {
+		if err := writeJSON(inv.std.out, out); err != nil {
 			return err
 		}
 	}
@@ -138,19 +162,25 @@ func runConfigProbe(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	defer hs.Close()
+	return inv.finishConfig(ctx, hs, map[string]any{"servers": inv.probeServers(ctx, hs)})
+}
+
+// probeServers prints (unless --json) and returns every server's
+// negotiation and summary.
+func (inv *invocation) probeServers(ctx context.Context, hs *host.Host) []configProbeJSON {
 	w := inv.std.out
-	var out []configProbeJSON
+	out := []configProbeJSON{}
 	for i, st := range hs.Servers() {
 		p := configProbeJSON{Server: st.Name, State: st.State.String()}
 		p.Target = serverTarget(inv.configFile, st.Name).String()
-		c, cerr := hs.Client(st.Name)
-		if !inv.json && i > 0 {
-			fmt.Fprintln(w)
-		}
 		if !inv.json {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
 			fmt.Fprintf(w, "Server %s (%s): %s\n", st.Name, st.Type, st.State)
 		}
-		if cerr != nil {
+		c, err := hs.Client(st.Name)
+		if err != nil {
 			p.Trace = traceSteps(failedTrace(st.Err))
 			if st.Err != nil {
 				p.Error = errorJSON(ctx, st.Err)
@@ -172,19 +202,7 @@ func runConfigProbe(ctx context.Context, inv *invocation) error {
 			writeServerSummary(w, &conn{Client: c})
 		}
 	}
-	failed := inv.failedServers(hs)
-	if inv.json {
-		inv.jsonErrorWritten = true
-		return errorsOr(writeJSON(w, map[string]any{"servers": out}), failed)
-	}
-	return failed
-}
-
-func errorsOr(first, second error) error {
-	if first != nil {
-		return first
-	}
-	return second
+	return out
 }
 
 // runConfigCall calls a tool by its catalogue name (SERVER__TOOL).

@@ -114,6 +114,8 @@ func TestConfigCommands(t *testing.T) {
 		{"probe one", []string{"probe", "--config", p, "--server", "local"}, "Era:               legacy"},
 		{"probe all", []string{"probe", "--config", p}, "Server remote (http): ready"},
 		{"prompts all", []string{"prompts", "--config", p}, "remote__greet"},
+		{"tour", []string{"--config", p}, "Server local (stdio): ready"},
+		{"tour tools", []string{"--config", p}, "local__add"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
