@@ -29,7 +29,8 @@ const (
 	FormatMCPServers
 	// FormatVSCode is VS Code's .vscode/mcp.json: a "servers" object
 	// (type, command, args, env, envFile, cwd, or url and headers) and an
-	// "inputs" array of values to prompt for.
+	// "inputs" array of values to prompt for; or the same under "mcp" in
+	// its settings.json.
 	FormatVSCode
 )
 
@@ -180,6 +181,10 @@ type rawFile struct {
 	MCPServers json.RawMessage `json:"mcpServers"`
 	Servers    json.RawMessage `json:"servers"`
 	Inputs     []rawInput      `json:"inputs"`
+	MCP        *struct {
+		Servers json.RawMessage `json:"servers"`
+		Inputs  []rawInput      `json:"inputs"`
+	} `json:"mcp"`
 }
 
 type rawInput struct {
@@ -206,7 +211,8 @@ type rawServer struct {
 	Disabled  bool              `json:"disabled"`
 }
 
-// Parse parses a configuration file's contents; path names it in errors
+// Parse parses a configuration file's contents (JSON, with the comments
+// and trailing commas VS Code allows); path names it in errors
 // and anchors relative paths (it may be ""). opts may be nil. Errors are
 // those of [Load].
 func Parse(path string, data []byte, opts *LoadOptions) (*Config, error) {
@@ -217,8 +223,12 @@ func Parse(path string, data []byte, opts *LoadOptions) (*Config, error) {
 		return &ConfigError{File: path, Server: server, Field: field, Err: err}
 	}
 	var raw rawFile
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if err := json.Unmarshal(stripJSONC(data), &raw); err != nil {
 		return nil, fail("", "", fmt.Errorf("not a JSON configuration: %v", err))
+	}
+	if raw.MCPServers == nil && raw.Servers == nil && raw.MCP != nil {
+		// VS Code's settings.json holds the same under "mcp".
+		raw.Servers, raw.Inputs = raw.MCP.Servers, raw.MCP.Inputs
 	}
 	format := opts.Format
 	if format == FormatAuto {

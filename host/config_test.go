@@ -224,3 +224,29 @@ func TestSanitize(t *testing.T) {
 		t.Errorf("Sanitize of long names = %q, %q; want distinct names of %d bytes", a, b, host.MaxNameLen)
 	}
 }
+
+// TestJSONC reads a VS Code file with comments and trailing commas, and
+// VS Code's settings.json "mcp" object.
+func TestJSONC(t *testing.T) {
+	data := `{
+	// A comment, "with a quote"
+	"inputs": [
+		{"type": "promptString", "id": "k", "password": true,}, /* block
+		comment */
+	],
+	"servers": {
+		"a": {"type": "stdio", "command": "x", "args": ["http://not/a // comment", "a,}"],},
+	},
+}`
+	cfg, err := host.Parse("mcp.json", []byte(data), &host.LoadOptions{Input: func(host.Input) (string, error) { return "v", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Servers[0].Args; !cmp.Equal(got, []string{"http://not/a // comment", "a,}"}) {
+		t.Errorf("args = %q, want the strings kept", got)
+	}
+	cfg, err = host.Parse("settings.json", []byte(`{"editor.fontSize": 12, "mcp": {"servers": {"b": {"url": "https://h/mcp"}}}}`), nil)
+	if err != nil || cfg.Format != host.FormatVSCode || len(cfg.Servers) != 1 || cfg.Servers[0].Name != "b" {
+		t.Errorf("settings.json: %+v, %v", cfg, err)
+	}
+}

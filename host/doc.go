@@ -24,7 +24,10 @@
 //   - VS Code's .vscode/mcp.json: a "servers" object (type, command, args,
 //     env, envFile, or url and headers) and "inputs", values to prompt
 //     for, referenced as ${input:ID} and resolved through
-//     [LoadOptions.Input].
+//     [LoadOptions.Input] (also under "mcp" in VS Code's settings.json).
+//
+// Comments and trailing commas, which VS Code allows, are accepted in
+// every format.
 //
 // References are expanded in every format (${VAR}, ${VAR:-default},
 // ${env:VAR}, ${input:ID}, ${workspaceFolder}, ${userHome}); a reference
