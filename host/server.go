@@ -139,8 +139,13 @@ func (s *server) run() {
 			s.refreshCatalogue(c)
 			settle()
 			err = s.watch(c)
-			c.Close()
+			// Retire the client before the (bounded, possibly slow) Close,
+			// so that calls fail at once with ErrNotReady meanwhile.
+			s.mu.Lock()
+			s.c = nil
+			s.mu.Unlock()
 			s.h.drop(s)
+			c.Close()
 			if time.Since(start) >= stableUptime {
 				b.Reset()
 			}
