@@ -607,3 +607,23 @@ func TestTransports(t *testing.T) {
 		t.Errorf("Authorization seen = %q; want Bearer tok on /ws-auth only", auths)
 	}
 }
+
+// TestReconnectDisabled: with Reconnect.Disabled a failed server stays
+// failed, tried once.
+func TestReconnectDisabled(t *testing.T) {
+	p := writeConfig(t, "mcp.json", map[string]any{"mcpServers": map[string]any{
+		"missing": map[string]any{"command": filepath.Join(t.TempDir(), "nope")},
+	}})
+	opts := fast(2 * time.Second)
+	opts.Reconnect.Disabled = true
+	h := startHost(t, p, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h.Wait(ctx)
+	// Long enough for several retries at the 50ms backoff of fast.
+	time.Sleep(300 * time.Millisecond)
+	st, _ := h.Server("missing")
+	if st.State != host.StateFailed || st.Attempts != 1 {
+		t.Errorf("missing: %v after %d attempts, want failed after 1", st.State, st.Attempts)
+	}
+}
