@@ -141,6 +141,7 @@ type ConfigError struct {
 	Err    error
 }
 
+// Error returns "host: FILE: server "NAME": FIELD: what is wrong".
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString("host: ")
@@ -159,6 +160,7 @@ func (e *ConfigError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns Err.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Load reads the configuration file at path. opts may be nil.

@@ -124,7 +124,10 @@ type ServerError struct {
 	Err    error
 }
 
+// Error returns "host: server "NAME": " and Err's text.
 func (e *ServerError) Error() string { return fmt.Sprintf("host: server %q: %v", e.Server, e.Err) }
+
+// Unwrap returns Err.
 func (e *ServerError) Unwrap() error { return e.Err }
 
 // Host runs every server of a configuration: it connects them

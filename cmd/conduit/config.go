@@ -25,6 +25,9 @@ const configHelp = `Config files (--config FILE):
   target of any command.
   Each server gets --timeout (default 30s) to connect; one that fails is
   reported with its error and the others still answer (exit status 3).
+  With --json the lists give each entry with its "server" (tools and prompts
+  also their "qualifiedName") and add "servers": [{"name", "type", "state",
+  "error"}].
 `
 
 // configFlags registers --config and --server.
