@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -165,7 +166,8 @@ func Start(cfg *Config, opts *Options) (*Host, error) {
 	}
 	seen := map[string]bool{}
 	for _, sc := range cfg.Servers {
-		if err := checkServer(cfg.Path, sc, seen); err != nil {
+		sc, err := checkServer(cfg.Path, sc, seen)
+		if err != nil {
 			return nil, err
 		}
 		var so ServerOptions
@@ -187,9 +189,11 @@ func Start(cfg *Config, opts *Options) (*Host, error) {
 	return h, nil
 }
 
-func checkServer(path string, sc ServerConfig, seen map[string]bool) error {
-	fail := func(field string, err error) error {
-		return &ConfigError{File: path, Server: sc.Name, Field: field, Err: err}
+// checkServer checks sc as Parse would and returns a copy with its type
+// resolved and its slices and maps copied (the caller's stay its own).
+func checkServer(path string, sc ServerConfig, seen map[string]bool) (ServerConfig, error) {
+	fail := func(field string, err error) (ServerConfig, error) {
+		return sc, &ConfigError{File: path, Server: sc.Name, Field: field, Err: err}
 	}
 	switch {
 	case sc.Name == "":
@@ -198,11 +202,11 @@ func checkServer(path string, sc ServerConfig, seen map[string]bool) error {
 		return fail("", errors.New("duplicate server name"))
 	}
 	seen[sc.Name] = true
-	check := sc
-	if field, err := check.resolveType(sc.Type); err != nil {
+	sc.Args, sc.Env, sc.Header = slices.Clone(sc.Args), maps.Clone(sc.Env), sc.Header.Clone()
+	if field, err := sc.resolveType(sc.Type); err != nil {
 		return fail(field, err)
 	}
-	return nil
+	return sc, nil
 }
 
 // Wait waits until every server has finished its first connection

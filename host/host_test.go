@@ -627,3 +627,25 @@ func TestReconnectDisabled(t *testing.T) {
 		t.Errorf("missing: %v after %d attempts, want failed after 1", st.State, st.Attempts)
 	}
 }
+
+// TestStartBuiltConfig starts a Config built in code, without a type: it
+// is inferred as Parse would.
+func TestStartBuiltConfig(t *testing.T) {
+	args := []string{"-era", "legacy"}
+	h, err := host.Start(&host.Config{Servers: []host.ServerConfig{{Name: "a", Command: testserverBin, Args: args}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	args[1] = "modern" // the host copied the config
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h.Wait(ctx)
+	c, err := h.Client("a")
+	if err != nil || c.Era() != client.EraLegacy {
+		t.Fatalf("Client(a) = %v, %v; want a legacy client", c, err)
+	}
+	if st, _ := h.Server("a"); st.Type != host.TypeStdio {
+		t.Errorf("type = %q, want stdio", st.Type)
+	}
+}
