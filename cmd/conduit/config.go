@@ -195,6 +195,11 @@ func (inv *invocation) startHost(ctx context.Context, h any) (*host.Host, error)
 	}
 	if err := hs.Wait(ctx); err != nil {
 		hs.Close()
+		if errors.Is(err, context.DeadlineExceeded) && inv.serverName != "" {
+			// The command's --timeout (also the server's connect timeout,
+			// but started first) ended the wait: the server did not answer.
+			err = &connectError{target: inv.target, err: fmt.Errorf("no answer within %v: %w", inv.timeout, err)}
+		}
 		return nil, err
 	}
 	return hs, nil

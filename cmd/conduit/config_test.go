@@ -156,3 +156,24 @@ func TestConfigUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigServerFailure: --server naming a broken server fails like a
+// broken target (exit status 3), within the server's timeout.
+func TestConfigServerFailure(t *testing.T) {
+	p := configWithBroken(t)
+	for _, name := range []string{"missing", "mute"} {
+		start := time.Now()
+		r := runConduit(t, "", "tools", "--config", p, "--server", name, "--timeout", "2s", "--json")
+		if r.code != exitNegotiation || !strings.Contains(r.stderr, `connecting to server "`+name+`"`) {
+			t.Errorf("tools --server %s: exit %d, stderr %q; want %d", name, r.code, r.stderr, exitNegotiation)
+		}
+		if took := time.Since(start); took > 8*time.Second {
+			t.Errorf("tools --server %s took %v with a 2s timeout", name, took)
+		}
+		var out struct{ Error struct{ Kind string } }
+		decodeJSON(t, r, &out)
+		if out.Error.Kind == "" {
+			t.Errorf("tools --server %s --json: no error kind in %s", name, r.stdout)
+		}
+	}
+}
