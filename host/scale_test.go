@@ -101,3 +101,45 @@ func settleGoroutines(want int) int {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestCloseConcurrent: Close stops servers concurrently. Each of these
+// ignores stdin, so stopping one takes the transport's TerminateDelay
+// (2s) before SIGTERM; one at a time, five would take 10s.
+func TestCloseConcurrent(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses sleep(1)")
+	}
+	servers := map[string]any{}
+	for i := range 5 {
+		servers[fmt.Sprintf("hung%d", i)] = map[string]any{"command": "sleep", "args": []string{"600"}}
+	}
+	p := writeConfig(t, "mcp.json", map[string]any{"mcpServers": servers})
+	cfg, err := host.Load(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Start(cfg, &host.Options{Server: func(host.ServerConfig) host.ServerOptions {
+		return host.ServerOptions{ConnectTimeout: time.Minute, ProbeTimeout: time.Minute}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, h, "all connecting", 10*time.Second, func() bool {
+		for _, st := range h.Servers() {
+			if st.State != host.StateConnecting {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(100 * time.Millisecond) // let the processes start
+	start := time.Now()
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	t.Logf("Close of 5 servers that ignore stdin: %v", took.Round(time.Millisecond))
+	if took > 6*time.Second {
+		t.Errorf("Close took %v, want about one TerminateDelay (servers stopped concurrently)", took)
+	}
+}
