@@ -200,17 +200,17 @@ type rawInput struct {
 
 // rawServer is one entry of either format.
 type rawServer struct {
-	Type      string            `json:"type"`
-	Transport string            `json:"transport"`
-	Command   string            `json:"command"`
-	Args      []string          `json:"args"`
-	Env       map[string]string `json:"env"`
-	EnvFile   string            `json:"envFile"`
-	Cwd       string            `json:"cwd"`
-	URL       string            `json:"url"`
-	ServerURL string            `json:"serverUrl"`
-	Headers   map[string]string `json:"headers"`
-	Disabled  bool              `json:"disabled"`
+	Type      string                     `json:"type"`
+	Transport string                     `json:"transport"`
+	Command   string                     `json:"command"`
+	Args      []string                   `json:"args"`
+	Env       map[string]json.RawMessage `json:"env"`
+	EnvFile   string                     `json:"envFile"`
+	Cwd       string                     `json:"cwd"`
+	URL       string                     `json:"url"`
+	ServerURL string                     `json:"serverUrl"`
+	Headers   map[string]string          `json:"headers"`
+	Disabled  bool                       `json:"disabled"`
 }
 
 // Parse parses a configuration file's contents (JSON, with the comments
@@ -360,16 +360,45 @@ func (ex *expander) envOf(rs rawServer) (map[string]string, string, error) {
 		}
 	}
 	for _, k := range sortedKeys(rs.Env) {
-		v, err := ex.expand(rs.Env[k])
+		raw, set, err := envValue(rs.Env[k])
+		if err != nil {
+			return nil, "env." + k, err
+		}
+		v, err := ex.expand(raw)
 		if err != nil {
 			return nil, "env." + k, err
 		}
 		if env == nil {
 			env = map[string]string{}
 		}
+		if !set {
+			delete(env, k) // null: not set, even if the envFile sets it
+			continue
+		}
 		env[k] = v
 	}
 	return env, "", nil
+}
+
+// envValue reads an env value: a string, a number or a boolean (as
+// written), or null (set is false).
+func envValue(raw json.RawMessage) (v string, set bool, err error) {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return "", false, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true, nil
+	}
+	var x any
+	if err := json.Unmarshal(raw, &x); err != nil {
+		return "", false, err
+	}
+	switch x.(type) {
+	case float64, bool:
+		return string(bytes.TrimSpace(raw)), true, nil
+	}
+	return "", false, fmt.Errorf("want a string, a number or a boolean, not %s", bytes.TrimSpace(raw))
 }
 
 // resolveType normalizes typ and checks that the entry has what it needs.

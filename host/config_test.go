@@ -139,6 +139,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "input refused", data: `{"servers": {"v": {"url": "http://h/", "headers": {"A": "${input:k}"}}}}`, server: "v", field: "headers.A", is: host.ErrUnresolvedInput,
 			input: func(host.Input) (string, error) { return "", errors.New("user cancelled") }},
 		{name: "unsupported variable", data: `{"servers": {"v": {"command": "${command:pick}"}}}`, server: "v", field: "command", wantInMessage: "unsupported variable"},
+		{name: "env object", data: `{"mcpServers": {"a": {"command": "x", "env": {"K": {"v": 1}}}}}`, server: "a", field: "env.K", wantInMessage: "want a string"},
 		{name: "no servers", data: `{"other": {}}`, wantInMessage: `no "mcpServers" or "servers"`},
 		{name: "not json", data: `{"mcpServers": `, wantInMessage: "not a JSON configuration"},
 		{name: "servers not object", data: `{"mcpServers": []}`, field: "mcpServers", wantInMessage: "not a JSON object"},
@@ -248,5 +249,17 @@ func TestJSONC(t *testing.T) {
 	cfg, err = host.Parse("settings.json", []byte(`{"editor.fontSize": 12, "mcp": {"servers": {"b": {"url": "https://h/mcp"}}}}`), nil)
 	if err != nil || cfg.Format != host.FormatVSCode || len(cfg.Servers) != 1 || cfg.Servers[0].Name != "b" {
 		t.Errorf("settings.json: %+v, %v", cfg, err)
+	}
+}
+
+// TestEnvValues: numbers and booleans are taken as written, null unsets.
+func TestEnvValues(t *testing.T) {
+	cfg, err := host.Parse("", []byte(`{"mcpServers": {"a": {"command": "x", "env": {"PORT": 8080, "DEBUG": true, "R": 1.5e3, "GONE": null, "S": "s"}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"PORT": "8080", "DEBUG": "true", "R": "1.5e3", "S": "s"}
+	if diff := cmp.Diff(want, cfg.Servers[0].Env); diff != "" {
+		t.Errorf("Env (-want +got):\n%s", diff)
 	}
 }
