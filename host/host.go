@@ -119,14 +119,25 @@ var (
 	ErrClosed = errors.New("host: closed")
 )
 
-// ServerError reports a failure of one server.
+// ServerError reports a call to a server that is not connected. It
+// matches [ErrNotReady]; Err is the server's current error, if any.
 type ServerError struct {
 	Server string
+	State  State
 	Err    error
 }
 
-// Error returns "host: server "NAME": " and Err's text.
-func (e *ServerError) Error() string { return fmt.Sprintf("host: server %q: %v", e.Server, e.Err) }
+// Error returns "host: server "NAME" is not connected (STATE): ERR".
+func (e *ServerError) Error() string {
+	s := fmt.Sprintf("host: server %q is not connected (%s)", e.Server, e.State)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is reports whether target is [ErrNotReady].
+func (e *ServerError) Is(target error) bool { return target == ErrNotReady }
 
 // Unwrap returns Err.
 func (e *ServerError) Unwrap() error { return e.Err }

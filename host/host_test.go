@@ -86,8 +86,10 @@ func TestIsolation(t *testing.T) {
 	if _, err := h.CallTool(ctx, "missing__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrNotFound) {
 		t.Errorf("CallTool(missing__echo) = %v, want ErrNotFound", err)
 	}
-	if _, err := h.Client("missing"); !errors.Is(err, host.ErrNotReady) {
-		t.Errorf("Client(missing) = %v, want ErrNotReady", err)
+	_, err := h.Client("missing")
+	var se *host.ServerError
+	if !errors.Is(err, host.ErrNotReady) || !errors.As(err, &se) || se.Server != "missing" || se.Err == nil {
+		t.Errorf("Client(missing) = %v, want a *ServerError for missing with its error, matching ErrNotReady", err)
 	}
 	waitFor(t, h, "missing retried", 10*time.Second, func() bool {
 		st, _ := h.Server("missing")

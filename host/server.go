@@ -108,11 +108,7 @@ func (s *server) readyClient() (*client.Client, error) {
 	case s.state == StateClosed:
 		return nil, ErrClosed
 	case s.c == nil:
-		err := fmt.Errorf("%w (state %s)", ErrNotReady, s.state)
-		if s.err != nil {
-			err = fmt.Errorf("%w (state %s; last error: %v)", ErrNotReady, s.state, s.err)
-		}
-		return nil, &ServerError{Server: s.cfg.Name, Err: err}
+		return nil, &ServerError{Server: s.cfg.Name, State: s.state, Err: s.err}
 	}
 	return s.c, nil
 }
