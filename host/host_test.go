@@ -260,6 +260,7 @@ func TestListChanged(t *testing.T) {
 				t.Fatalf("tools before the change = %v, want [s__only]", got)
 			}
 			waitListening(t, srv, era)
+			promptLists := countMethod(srv, protocol.MethodPromptsList)
 			srv.NotifyToolsChanged()
 			waitFor(t, h, "tools refreshed", 10*time.Second, func() bool {
 				_, ok := h.Tool("s__echo")
@@ -267,6 +268,9 @@ func TestListChanged(t *testing.T) {
 			})
 			if _, ok := h.Tool("s__only"); ok {
 				t.Errorf("s__only still listed after the refresh")
+			}
+			if got := countMethod(srv, protocol.MethodPromptsList); got != promptLists {
+				t.Errorf("prompts/list sent %d times after a tools change, want 0 (only tools are re-listed)", got-promptLists)
 			}
 			select {
 			case <-heard:
@@ -354,10 +358,12 @@ func TestCollisions(t *testing.T) {
 	}
 }
 
-func countCalls(s *testserver.Server) int {
+func countCalls(s *testserver.Server) int { return countMethod(s, protocol.MethodToolsCall) }
+
+func countMethod(s *testserver.Server, method string) int {
 	n := 0
 	for _, m := range s.ReceivedMethods() {
-		if m == protocol.MethodToolsCall {
+		if m == method {
 			n++
 		}
 	}

@@ -32,7 +32,11 @@ type server struct {
 	tr   *watchedTransport // nil for a WebSocket server with Auth (dialed)
 
 	refresh chan struct{} // 1-buffered: a list change or a reconnect asks for a refresh
-	settled chan struct{} // closed when the first attempt has ended
+	pending atomic.Uint32 // the kinds to refresh, set by poke, taken by watch
+	// listErrs are the last listing errors of tools, prompts and
+	// resources; owned by the supervisor goroutine.
+	listErrs [3]error
+	settled  chan struct{} // closed when the first attempt has ended
 
 	mu       sync.Mutex // guards the fields below
 	state    State
@@ -62,7 +66,8 @@ func newServer(h *Host, sc ServerConfig, so ServerOptions) *server {
 
 // poke asks the supervisor for a catalogue refresh; it never blocks (it
 // runs on the client's dispatcher goroutine).
-func (s *server) poke() {
+func (s *server) poke(k kinds) {
+	s.pending.Or(uint32(k))
 	select {
 	case s.refresh <- struct{}{}:
 	default:
@@ -132,7 +137,9 @@ func (s *server) run() {
 		if err == nil {
 			start := time.Now()
 			s.set(StateReady, c, nil)
-			s.refreshCatalogue(c)
+			s.pending.Store(0)
+			s.listErrs = [3]error{}
+			s.refreshCatalogue(c, kindAll)
 			settle()
 			err = s.watch(c)
 			// Retire the client before the (bounded, possibly slow) Close,
@@ -239,7 +246,7 @@ func (s *server) watch(c *client.Client) error {
 		case <-c.Done():
 			return s.endError(c)
 		case <-s.refresh:
-			s.refreshCatalogue(c)
+			s.refreshCatalogue(c, kinds(s.pending.Swap(0)))
 		case <-s.h.life.Done():
 			return nil
 		}
@@ -261,10 +268,21 @@ func (s *server) endError(c *client.Client) error {
 	return fmt.Errorf("connection ended: %w", err)
 }
 
-// refreshCatalogue lists what the server advertises and publishes it. A
-// listing that fails keeps that kind's previous entries and is recorded
-// as the server's last error.
-func (s *server) refreshCatalogue(c *client.Client) {
+// kinds is a set of catalogue kinds to refresh.
+type kinds uint32
+
+const (
+	kindTools kinds = 1 << iota
+	kindPrompts
+	kindResources
+	kindAll = kindTools | kindPrompts | kindResources
+)
+
+// refreshCatalogue lists the kinds k of what the server advertises and
+// publishes them. A listing that fails keeps that kind's previous
+// entries, and its error is part of the server's Err until that kind is
+// listed again.
+func (s *server) refreshCatalogue(c *client.Client, k kinds) {
 	timeout := s.h.opts.ListTimeout
 	if timeout <= 0 {
 		timeout = DefaultListTimeout
@@ -275,32 +293,35 @@ func (s *server) refreshCatalogue(c *client.Client) {
 	s.h.mu.Lock()
 	tools, prompts, resources := s.tools, s.prompts, s.resources
 	s.h.mu.Unlock()
-	var errs []error
-	if caps.Tools != nil {
-		if v, err := collect(c.Tools(ctx)); err != nil {
-			errs = append(errs, fmt.Errorf("listing tools: %w", err))
-		} else {
-			tools = v
-		}
+	if k&kindTools != 0 {
+		tools = refreshKind(s, 0, "tools", caps.Tools != nil, tools, c.Tools(ctx))
 	}
-	if caps.Prompts != nil {
-		if v, err := collect(c.Prompts(ctx)); err != nil {
-			errs = append(errs, fmt.Errorf("listing prompts: %w", err))
-		} else {
-			prompts = v
-		}
+	if k&kindPrompts != 0 {
+		prompts = refreshKind(s, 1, "prompts", caps.Prompts != nil, prompts, c.Prompts(ctx))
 	}
-	if caps.Resources != nil {
-		if v, err := collect(c.Resources(ctx)); err != nil {
-			errs = append(errs, fmt.Errorf("listing resources: %w", err))
-		} else {
-			resources = v
-		}
+	if k&kindResources != 0 {
+		resources = refreshKind(s, 2, "resources", caps.Resources != nil, resources, c.Resources(ctx))
 	}
 	s.mu.Lock()
-	s.setErrLocked(errors.Join(errs...))
+	s.setErrLocked(errors.Join(s.listErrs[:]...))
 	s.mu.Unlock()
 	s.h.publish(s, tools, prompts, resources)
+}
+
+// refreshKind lists one kind (none when not advertised), recording its
+// error in slot i of listErrs; on error it keeps old.
+func refreshKind[T any](s *server, i int, what string, advertised bool, old []T, seq func(func(T, error) bool)) []T {
+	var v []T
+	var err error
+	if advertised {
+		v, err = collect(seq)
+	}
+	if err != nil {
+		s.listErrs[i] = fmt.Errorf("listing %s: %w", what, err)
+		return old
+	}
+	s.listErrs[i] = nil
+	return v
 }
 
 func collect[T any](seq func(func(T, error) bool)) ([]T, error) {
@@ -333,7 +354,7 @@ func (w *watchedTransport) Connect(ctx context.Context) (transport.Conn, error) 
 	}
 	w.last.Store(nil)
 	if w.connects.Add(1) > 1 {
-		w.s.poke()
+		w.s.poke(kindAll)
 	}
 	return conn, nil
 }
@@ -366,21 +387,21 @@ func newListener(s *server, next any) *listener {
 func (l *listener) Unwrap() any { return l.next }
 
 func (l *listener) OnToolsChanged(ctx context.Context) {
-	l.s.poke()
+	l.s.poke(kindTools)
 	if l.user.ToolsChanged != nil {
 		l.user.ToolsChanged.OnToolsChanged(ctx)
 	}
 }
 
 func (l *listener) OnPromptsChanged(ctx context.Context) {
-	l.s.poke()
+	l.s.poke(kindPrompts)
 	if l.user.PromptsChanged != nil {
 		l.user.PromptsChanged.OnPromptsChanged(ctx)
 	}
 }
 
 func (l *listener) OnResourcesChanged(ctx context.Context) {
-	l.s.poke()
+	l.s.poke(kindResources)
 	if l.user.ResourcesChanged != nil {
 		l.user.ResourcesChanged.OnResourcesChanged(ctx)
 	}
