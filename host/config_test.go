@@ -263,3 +263,25 @@ func TestEnvValues(t *testing.T) {
 		t.Errorf("Env (-want +got):\n%s", diff)
 	}
 }
+
+// FuzzParse: no input makes Parse panic; every failure is a *ConfigError.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		`{"mcpServers": {"a": {"command": "x", "args": ["${A:-${B}}"]}}}`,
+		`{"servers": {"a": {"url": "http://h/", "headers": {"k": "${input:x}"}}}, "inputs": [{"id": "x"}]} // c`,
+		`{"mcpServers": {"a": {"command": "${", "env": {"K": 1}}}} /* open`,
+		`{"mcp": {"servers": {"b": {"type": "sse", "url": "https://h/sse",}}}}`,
+		`"\\"`, `{"mcpServers": {"a": {"url": "ws://[::1]:9/x"}}}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		_, err := host.Parse("f.json", []byte(data), &host.LoadOptions{
+			LookupEnv: func(string) (string, bool) { return "v", true },
+			Input:     func(host.Input) (string, error) { return "i", nil },
+		})
+		if err != nil && !errors.As(err, new(*host.ConfigError)) {
+			t.Errorf("Parse(%q) = %v, want a *ConfigError", data, err)
+		}
+	})
+}

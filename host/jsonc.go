@@ -6,57 +6,11 @@ package host
 // after whitespace and comments, by "}" or "]" is dropped. Strings are
 // left as they are.
 func stripJSONC(data []byte) []byte {
-	out := make([]byte, len(data))
-	copy(out, data)
-	inString := false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '/' && i+1 < len(out) && out[i+1] == '/':
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
-			}
-		case c == '/' && i+1 < len(out) && out[i+1] == '*':
-			j := i + 2
-			for j+1 < len(out) && !(out[j] == '*' && out[j+1] == '/') {
-				j++
-			}
-			end := min(j+2, len(out))
-			for k := i; k < end; k++ {
-				if out[k] != '\n' {
-					out[k] = ' '
-				}
-			}
-			i = end - 1
-		}
-	}
-	return dropTrailingCommas(out)
-}
-
-// dropTrailingCommas blanks each comma (outside strings) that is followed
-// by whitespace and then "}" or "]". Comments are already blanked.
-func dropTrailingCommas(b []byte) []byte {
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ',':
+	b := make([]byte, len(data))
+	copy(b, data)
+	eachOutsideStrings(b, func(i int) int { return blankComment(b, i) })
+	eachOutsideStrings(b, func(i int) int {
+		if b[i] == ',' {
 			j := i + 1
 			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '\r') {
 				j++
@@ -65,6 +19,56 @@ func dropTrailingCommas(b []byte) []byte {
 				b[i] = ' '
 			}
 		}
-	}
+		return i
+	})
 	return b
+}
+
+// eachOutsideStrings calls f with the index of every byte of b that is
+// not inside a JSON string; f returns the index of the last byte it
+// consumed.
+func eachOutsideStrings(b []byte, f func(i int) int) {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		default:
+			i = f(i)
+		}
+	}
+}
+
+// blankComment blanks the comment starting at i, if one does (keeping
+// newlines), and returns the index of its last byte, or i.
+func blankComment(b []byte, i int) int {
+	if b[i] != '/' || i+1 >= len(b) || b[i+1] != '/' && b[i+1] != '*' {
+		return i
+	}
+	end := len(b)
+	if b[i+1] == '/' {
+		for j := i; j < len(b); j++ {
+			if b[j] == '\n' {
+				end = j
+				break
+			}
+		}
+	} else {
+		for j := i + 2; j+1 < len(b); j++ {
+			if b[j] == '*' && b[j+1] == '/' {
+				end = j + 2
+				break
+			}
+		}
+	}
+	for k := i; k < end; k++ {
+		if b[k] != '\n' {
+			b[k] = ' '
+		}
+	}
+	return end - 1
 }
