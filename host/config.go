@@ -24,11 +24,12 @@ const (
 	FormatAuto Format = iota
 	// FormatMCPServers is the "mcpServers" object of Claude Desktop
 	// (claude_desktop_config.json), Cursor (.cursor/mcp.json) and Claude
-	// Code (.mcp.json): each entry has command, args, env and cwd, or
-	// url, headers and type.
+	// Code (.mcp.json): each entry has command, args and env, or url,
+	// headers and type. The cwd field, which several hosts accept, sets
+	// the working directory; "disabled": true skips an entry.
 	FormatMCPServers
 	// FormatVSCode is VS Code's .vscode/mcp.json: a "servers" object
-	// (type, command, args, env, envFile, cwd, or url and headers) and an
+	// (type, command, args, env and envFile, or url and headers) and an
 	// "inputs" array of values to prompt for; or the same under "mcp" in
 	// its settings.json.
 	FormatVSCode

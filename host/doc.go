@@ -17,7 +17,8 @@
 // [Load] and [Parse] read three formats into one [Config]:
 //
 //   - the "mcpServers" object of Claude Desktop and Cursor: for each server
-//     command, args, env and cwd, or url, headers and an optional type;
+//     command, args and env (and cwd, which several hosts accept), or url,
+//     headers and an optional type;
 //   - Claude Code's .mcp.json: the same, with type "stdio", "http" or "sse"
 //     and ${VAR} and ${VAR:-default} references to environment variables
 //     in command, args, env, url and headers;
