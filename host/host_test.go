@@ -277,6 +277,25 @@ func TestListChanged(t *testing.T) {
 			case <-ctx.Done():
 				t.Errorf("the user's ToolsChangedListener was not called")
 			}
+
+			// The same for prompts and resources, each re-listing only
+			// its own kind.
+			for _, k := range []struct {
+				method, other string
+				notify        func()
+				count         func() int
+			}{
+				{protocol.MethodPromptsList, protocol.MethodToolsList, srv.NotifyPromptsChanged, func() int { return len(h.Prompts()) }},
+				{protocol.MethodResourcesList, protocol.MethodPromptsList, srv.NotifyResourcesChanged, func() int { return len(h.Resources()) }},
+			} {
+				lists, others := countMethod(srv, k.method), countMethod(srv, k.other)
+				k.notify()
+				waitFor(t, h, k.method+" again", 10*time.Second, func() bool { return countMethod(srv, k.method) > lists })
+				waitFor(t, h, k.method+" published", 10*time.Second, func() bool { return k.count() > 0 })
+				if got := countMethod(srv, k.other); got != others {
+					t.Errorf("%s sent %d times after a %s change, want 0", k.other, got-others, k.method)
+				}
+			}
 		})
 	}
 }
