@@ -51,7 +51,7 @@ Commands:
 		fmt.Fprintf(tw, "  %s\t%s\n", name, c.summary)
 	}
 	tw.Flush()
-	fmt.Fprint(w, "\n"+targetHelp+"\n")
+	fmt.Fprint(w, "\n"+targetHelp+"\n"+configHelp+"\n")
 	fmt.Fprint(w, "Global flags (every command; anywhere before --):\n")
 	fs := flag.NewFlagSet("conduit", flag.ContinueOnError)
 	(&invocation{}).globalFlags(fs)

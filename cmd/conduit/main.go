@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string, std *stdio) int {
 	inv := &invocation{std: std, cmd: cmd}
 	err := inv.parse(args)
 	if err == nil {
-		err = cmd.run(ctx, inv)
+		err = inv.runCommand(ctx) // config.go: --config runs on every server
 	}
 	return inv.finish(ctx, err)
 }
@@ -137,6 +137,9 @@ type invocation struct {
 	authMode  string
 	tokenFile string
 	clientID  string
+	// Config flags (config.go).
+	configFile string
+	serverName string
 
 	// Command flags (registered by the commands that take them).
 	repeat      int         // call --repeat
@@ -184,6 +187,7 @@ func (inv *invocation) globalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&inv.record, "record", "", "write a transcript of the session to `FILE`: every JSON-RPC message, one a line, for 'conduit serve --replay' and conduittest")
 	fs.BoolVar(&inv.verbose, "v", false, "log to stderr: the SDK's decisions and the wire log (every JSON-RPC message on any transport, and each HTTP exchange's status)")
 	inv.authFlags(fs)
+	inv.configFlags(fs)
 }
 
 // usageError is a mistake on the command line (exit status 2).
@@ -242,6 +246,9 @@ func (inv *invocation) parse(args []string) error {
 	}
 	if len(inv.headers) > 0 && t.kind == targetCommand {
 		return usagef("--header needs an http(s) or ws(s) URL target (a stdio server has no headers)")
+	}
+	if err := inv.checkConfig(); err != nil || inv.configFile != "" {
+		return err
 	}
 	return inv.checkAuth()
 }

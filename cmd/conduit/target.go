@@ -147,6 +147,9 @@ func (c *conn) close() {
 // (nil for none). The returned conn must be closed, even on error (it may
 // hold the embedded server).
 func (inv *invocation) dial(ctx context.Context, h any) (*conn, error) {
+	if inv.configFile != "" {
+		return inv.dialConfig(ctx, h) // config.go: the --server server
+	}
 	opts := []client.Option{
 		client.WithProtocol(inv.protocolOption()),
 		client.WithClientInfo(protocol.Implementation{Name: "conduit-cli", Title: "Conduit CLI", Version: version}),
