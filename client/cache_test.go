@@ -180,7 +180,7 @@ func TestCachePrivatePartition(t *testing.T) {
 	srv := testserver.New(testserver.Options{TTL: time.Minute, CacheScope: protocol.CacheScopePrivate})
 	t.Cleanup(func() { srv.Close() })
 	shared := client.NewMemoryCache()
-	newClient := func(tokens client.TokenSource) *client.Client {
+	newClient := func(tokens transport.TokenSource) *client.Client {
 		return pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(shared),
 			client.WithServerKey("testserver"), client.WithAuth(client.Auth{Tokens: tokens}))
 	}
@@ -193,9 +193,9 @@ func TestCachePrivatePartition(t *testing.T) {
 	}
 	alice2 := newClient(identity{"alice"})
 	drainTools(t, alice2)
-	hashed := newClient(client.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
+	hashed := newClient(transport.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
 	drainTools(t, hashed)
-	hashed2 := newClient(client.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
+	hashed2 := newClient(transport.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
 	drainTools(t, hashed2)
 	if n := count(srv, "tools/list"); n != 3 {
 		t.Fatalf("same authorization contexts: tools/list sent %d times, want 3", n)

@@ -17,7 +17,7 @@
 // [Client.CallTool] and the typed [CallToolAs], [Client.GetPrompt],
 // [Client.ReadResource], [Client.Complete], [Client.SetLogLevel],
 // [Client.Ping], [Client.Subscribe] for change notifications, and tasks
-// ([WithTask], [Client.AwaitTask]).
+// ([WithTaskAugmentation], [Client.AwaitTask]).
 //
 // The handler given to [WithHandler] may implement any interface of
 // package handler; what it implements decides the advertised client
@@ -56,21 +56,20 @@
 //
 // # Errors
 //
-// Errors are typed and matchable with errors.Is and errors.As: server
-// errors are [*jsonrpc.Error] (errors.Is(err, jsonrpc.ErrInvalidParams)),
-// transport failures [*transport.HTTPError], [*transport.ExitError] and
-// friends. The failures of the layers below are re-exported, so callers
-// never import the session or negotiation packages: [*NegotiationError]
-// (with its Trace), [*NegotiationFailure],
-// [*UnsupportedProtocolVersionError], [*AuthRequiredError],
-// [*ConnectionLostError], [*RequestTimeoutError],
-// [*MissingCapabilityError], [*ProtocolError], [*InputError] and the
-// sentinels [ErrClosed], [ErrConnectionLost], [ErrRequestTimeout]. This
-// package adds [*CapabilityError], [*ValidationError], [*PaginationError],
-// [*ResultError], [*TaskError], [*TaskExpiredError] and the sentinels
-// [ErrNotSupported], [ErrUnknownTool], [ErrToolFailed],
-// [ErrUnknownVersion], [ErrTaskCancelled], [ErrTaskExpired].
-// [ErrorKind] names the kind of any of them with a stable string.
+// Connect, Dial and the request methods fail with an [*Error], shaped
+// like *net.OpError: Op is "connect" or the MCP method that failed, Kind
+// says what kind of failure it was ([KindNetwork], [KindProcess],
+// [KindAuth], [KindNegotiation], [KindServer], …; String gives a stable
+// name for logs and metrics) and Err is the cause. What the server
+// answered is a *jsonrpc.Error, matched by code
+// (errors.Is(err, jsonrpc.ErrInvalidParams)); the typed errors of the
+// layers below (*session.NegotiationError with its Trace,
+// *transport.HTTPError, *transport.ExitError, …) stay reachable with
+// errors.As. A few sentinels name what callers branch on: [ErrClosed],
+// [ErrOutcomeUnknown], [ErrAuthRequired], [ErrNoCommonVersion],
+// [ErrNotSupported], [ErrUnknownTool], [ErrToolFailed], [ErrTooManyPages],
+// [ErrTaskCancelled] and [ErrTaskExpired]. A value that does not match its
+// schema is a [*ValidationError] listing the problems.
 //
 // # Wire logging
 //

@@ -15,6 +15,7 @@ import (
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/session"
 )
 
 // exampleClient connects to a fresh in-process test server.
@@ -134,7 +135,7 @@ func ExampleClient_AwaitTask() {
 }
 
 func ExampleClient_CancelTask() {
-	c, done := exampleClient(client.WithTasks())
+	c, done := exampleClient(client.WithTasksExtension(true))
 	defer done()
 	ctx := context.Background()
 	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 100})
@@ -150,7 +151,7 @@ func ExampleClient_CancelTask() {
 }
 
 func ExampleClient_TaskStatus() {
-	c, done := exampleClient(client.WithTasks())
+	c, done := exampleClient(client.WithTasksExtension(true))
 	defer done()
 	ctx := context.Background()
 	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 5})
@@ -189,12 +190,11 @@ func ExamplePin() {
 }
 
 func ExampleWithStrictCapabilities() {
-	c, done := exampleClient(client.WithStrictCapabilities())
+	c, done := exampleClient(client.WithStrictCapabilities(true))
 	defer done()
 	// The test server advertises tools, so the call goes through.
 	_, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "x"})
-	var ce *client.CapabilityError
-	fmt.Println(err, errors.As(err, &ce))
+	fmt.Println(err, errors.Is(err, client.ErrNotSupported))
 	// Output: <nil> false
 }
 
@@ -239,15 +239,19 @@ func ExampleNewMemoryCache() {
 	// Output: {"tools":[]} true
 }
 
-func ExampleErrorKind() {
+func ExampleError() {
 	t, stop := exampleServer(testserver.Options{Era: testserver.LegacyOnly})
 	defer stop()
 
 	// A modern-only client cannot talk to a legacy-only server.
 	_, err := client.Connect(context.Background(), t, client.WithProtocol(client.Modern))
-	var ne *client.NegotiationError
-	fmt.Println(client.ErrorKind(err), errors.As(err, &ne), len(ne.Trace) > 0)
-	// Output: negotiation true true
+	var ce *client.Error
+	var ne *session.NegotiationError
+	fmt.Println(errors.As(err, &ce), ce.Op, ce.Kind)
+	fmt.Println(errors.As(err, &ne), len(ne.Trace) > 0)
+	// Output:
+	// true connect negotiation
+	// true true
 }
 
 func ExampleWithMessageLog() {

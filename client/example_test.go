@@ -234,7 +234,7 @@ func ExampleClient_StartTool() {
 	t, stop := exampleServer(testserver.Options{})
 	defer stop()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithTasks())
+	c, err := client.Connect(ctx, t, client.WithTasksExtension(true))
 	if err != nil {
 		log.Fatal(err)
 	}

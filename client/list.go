@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 
 	"github.com/conduitmcp/conduit/protocol"
@@ -65,8 +66,8 @@ func listPage[R any](ctx context.Context, c *Client, method string, cursor *stri
 
 // walk iterates over every item of a paginated listing. fetch returns one
 // page's items and its nextCursor. A repeated cursor ends the walk with a
-// *PaginationError wrapping ErrCursorLoop; more than the page cap with one
-// wrapping ErrTooManyPages. Items are yielded as pages arrive.
+// *Error of kind KindProtocol; more than the page cap with one matching
+// ErrTooManyPages. Items are yielded as pages arrive.
 func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx context.Context, cursor *string) ([]T, *string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -74,7 +75,8 @@ func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx c
 		seen := map[string]bool{}
 		for pages := 0; ; pages++ {
 			if pages >= c.cfg.maxPages {
-				yield(zero, &PaginationError{Method: method, Cursor: deref(cursor), Pages: pages, Err: ErrTooManyPages})
+				yield(zero, &Error{Op: method, Kind: KindOther,
+					Err: fmt.Errorf("%w: stopped after %d pages (cursor %q)", ErrTooManyPages, pages, deref(cursor))})
 				return
 			}
 			items, next, err := fetch(ctx, cursor)
@@ -91,7 +93,7 @@ func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx c
 				return
 			}
 			if seen[*next] {
-				yield(zero, &PaginationError{Method: method, Cursor: *next, Pages: pages + 1, Err: ErrCursorLoop})
+				yield(zero, newError(method, KindProtocol, "server repeated the pagination cursor %q after %d pages", *next, pages+1))
 				return
 			}
 			seen[*next] = true

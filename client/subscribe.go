@@ -304,23 +304,23 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // for each URI (a URI the server refuses is left out of Acknowledged and
 // logged) and the session's list_changed notifications.
 //
-// Errors: a [*CapabilityError] under [WithStrictCapabilities]; the
+// Errors: a [*Error] of kind [KindUnsupported] under [WithStrictCapabilities]; the
 // listen request's errors; [ErrClosed]; ctx.Err().
 func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
 	opts.Resources = slices.Clone(opts.Resources)
 	caps := c.ServerCapabilities()
 	if c.cfg.strict {
 		if len(opts.Resources) > 0 && (caps.Resources == nil || !caps.Resources.Subscribe) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "resources.subscribe"}
+			return nil, capabilityError("subscribe", "resources.subscribe")
 		}
 		if opts.ToolsListChanged && (caps.Tools == nil || !caps.Tools.ListChanged) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "tools.listChanged"}
+			return nil, capabilityError("subscribe", "tools.listChanged")
 		}
 		if opts.PromptsListChanged && (caps.Prompts == nil || !caps.Prompts.ListChanged) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "prompts.listChanged"}
+			return nil, capabilityError("subscribe", "prompts.listChanged")
 		}
 		if opts.ResourcesListChanged && (caps.Resources == nil || !caps.Resources.ListChanged) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "resources.listChanged"}
+			return nil, capabilityError("subscribe", "resources.listChanged")
 		}
 	}
 	select {

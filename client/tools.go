@@ -217,23 +217,24 @@ func WithTimeout(d time.Duration) CallOption {
 	return callOptionFunc(func(c *callConfig) { c.timeout = max(d, 0) })
 }
 
-// WithTask asks for the tool call to run as a task where the era needs a
-// per-request opt-in: in 2025-11-25 the call is task-augmented when the
-// server and the tool support it. In the modern era the tasks extension
-// ([WithTasks]) has no opt-in: the server decides for every tools/call, so
-// WithTask changes nothing there. [Client.CallTool] polls a task and
-// returns its final result; [Client.StartTool] returns the task instead.
-// Default: off.
-func WithTask() CallOption {
-	return callOptionFunc(func(c *callConfig) { c.task = true })
+// WithTaskAugmentation(true) asks for this tool call to run as a task
+// where the era needs a per-request opt-in: in 2025-11-25 the call is
+// task-augmented when the server and the tool support it. In the modern
+// era the tasks extension (the client option [WithTasksExtension]) has no
+// opt-in: the server decides for every tools/call, so this call option
+// changes nothing there. [Client.CallTool] polls a task and returns its
+// final result; [Client.StartTool] returns the task instead. Default:
+// false.
+func WithTaskAugmentation(augment bool) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.task = augment })
 }
 
-// WithoutReplay forbids the session from re-sending the call after a lost
-// response stream, session or process (use it for tools that must not run
-// twice). The call then fails with the transport's error instead.
-// Default: replay once.
-func WithoutReplay() CallOption {
-	return callOptionFunc(func(c *callConfig) { c.noReplay = true })
+// WithReplay(false) forbids re-sending this call after a lost response
+// stream, session or process (use it for tools that must not run twice).
+// The call then fails with the transport's error instead. Default: true
+// (the session replays once).
+func WithReplay(allow bool) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.noReplay = !allow })
 }
 
 // marshalArgs encodes tool arguments; they must encode as a JSON object
@@ -290,7 +291,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	cc := newCallConfig(opts)
 	res, task, err := c.startTool(ctx, name, args, &cc)
 	if err != nil {
-		return nil, err
+		return nil, opError(protocol.MethodToolsCall, err)
 	}
 	if task != nil {
 		return c.AwaitTask(ctx, task)
@@ -354,7 +355,7 @@ func (c *Client) startTool(ctx context.Context, name string, args any, cc *callC
 func (c *Client) decodeToolResult(ctx context.Context, raw json.RawMessage, legacyTask bool) (*protocol.CallToolResult, *Task, error) {
 	rt, err := protocol.ResultTypeOf(raw)
 	if err != nil {
-		return nil, nil, &ResultError{Method: protocol.MethodToolsCall, Err: err}
+		return nil, nil, resultError(protocol.MethodToolsCall, err)
 	}
 	if rt == protocol.ResultTypeTask {
 		var tr protocol.TaskCreatedResult

@@ -86,12 +86,12 @@ func TestPaginationLoop(t *testing.T) {
 				}
 				n++
 			}
-			var pe *client.PaginationError
-			if !errors.As(err, &pe) || !errors.Is(err, client.ErrCursorLoop) {
-				t.Fatalf("Tools over a looping cursor: err = %v, want *PaginationError matching ErrCursorLoop", err)
+			pe, ok := errors.AsType[*client.Error](err)
+			if !ok || pe.Kind != client.KindProtocol || !strings.Contains(err.Error(), "repeated the pagination cursor") {
+				t.Fatalf("Tools over a looping cursor: err = %v, want an *Error of kind protocol naming the repeated cursor", err)
 			}
-			if pe.Method != protocol.MethodToolsList {
-				t.Errorf("PaginationError.Method = %q", pe.Method)
+			if pe.Op != protocol.MethodToolsList {
+				t.Errorf("Error.Op = %q", pe.Op)
 			}
 		})
 	}
@@ -120,7 +120,7 @@ func TestStrictCapabilities(t *testing.T) {
 	so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultResult, Method: protocol.MethodDiscover, Result: []byte(discover)}}}
 	ctx := testCtx(t)
 
-	f := connect(t, tPipe, so, client.WithProtocol(client.Modern), client.WithStrictCapabilities())
+	f := connect(t, tPipe, so, client.WithProtocol(client.Modern), client.WithStrictCapabilities(true))
 	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "hi"}); err != nil {
 		t.Errorf("CallTool with tools advertised = %v", err)
 	}
@@ -134,9 +134,9 @@ func TestStrictCapabilities(t *testing.T) {
 		checks["prompts/list"] = e
 	}
 	for m, err := range checks {
-		var ce *client.CapabilityError
-		if !errors.As(err, &ce) {
-			t.Errorf("%s without the capability: err = %v, want *CapabilityError", m, err)
+		ce, ok := errors.AsType[*client.Error](err)
+		if !ok || ce.Kind != client.KindUnsupported || ce.Op != m || !errors.Is(err, client.ErrNotSupported) {
+			t.Errorf("%s without the capability: err = %v, want an *Error of kind unsupported for the method", m, err)
 		}
 	}
 
