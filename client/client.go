@@ -74,7 +74,7 @@ func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Clien
 	}
 	c, err := connect(ctx, t, nil, cfg, key, eraKey)
 	if err != nil {
-		return nil, opError("connect", err)
+		return nil, connectError(t, err)
 	}
 	return c, nil
 }

@@ -13,7 +13,7 @@
 // server/discover and falls back to initialize; [Modern], [Legacy] and
 // [Pin] restrict it). Afterwards every method works the same in both eras:
 // listings walk cursors ([Client.Tools], [Client.Prompts],
-// [Client.Resources], [Client.ResourceTemplates], with one-page variants),
+// [Client.Resources], [Client.ResourceTemplates]),
 // [Client.CallTool] and the typed [CallToolAs], [Client.GetPrompt],
 // [Client.ReadResource], [Client.Complete], [Client.SetLogLevel],
 // [Client.Ping], [Client.Subscribe] for change notifications, and tasks

@@ -146,8 +146,8 @@ var (
 	// ErrUnknownTool is matched when [CallToolAs] does not find the tool
 	// in the server's tools list.
 	ErrUnknownTool = errors.New("client: unknown tool")
-	// ErrTooManyPages is matched when a listing has more pages than
-	// [WithMaxPages] allows.
+	// ErrTooManyPages is matched when a listing has more than 1000 pages
+	// (a server that never ends its pagination).
 	ErrTooManyPages = errors.New("client: too many pages")
 )
 
@@ -166,12 +166,30 @@ func opError(op string, err error) error {
 	return &Error{Op: op, Kind: kindOf(err), Err: err}
 }
 
-// fail is opError for a request of c: on stdio the connection is the
-// server process, so a lost connection is reported as KindProcess.
+// fail is opError for a request of c; see onStdio.
 func (c *Client) fail(op string, err error) error {
-	err = opError(op, err)
-	if e, ok := errors.AsType[*Error](err); ok && e.Kind == KindNetwork && c.kind == transport.KindStdio {
-		e.Kind = KindProcess
+	return onStdio(opError(op, err), c.kind == transport.KindStdio)
+}
+
+// connectError is opError for Connect over t; see onStdio.
+func connectError(t transport.Transport, err error) error {
+	k, _ := t.(transport.Kinder)
+	return onStdio(opError("connect", err), k != nil && k.Kind() == transport.KindStdio)
+}
+
+// onStdio corrects the kind of err for a stdio transport, where the
+// connection is the server process: a lost or closed connection that the
+// client did not close is the process going away (KindProcess).
+func onStdio(err error, stdio bool) error {
+	e, ok := errors.AsType[*Error](err)
+	if !ok || !stdio {
+		return err
+	}
+	switch e.Kind {
+	case KindNetwork, KindNegotiation, KindClosed:
+		if errors.Is(e.Err, transport.ErrClosed) && !errors.Is(e.Err, session.ErrClosed) {
+			e.Kind = KindProcess
+		}
 	}
 	return err
 }

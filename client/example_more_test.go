@@ -42,17 +42,6 @@ func ExampleClient_Prompts() {
 	// Output: greet name true
 }
 
-func ExampleClient_ListPrompts() {
-	c, done := exampleClient()
-	defer done()
-	page, err := c.ListPrompts(context.Background(), "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(page.Prompts[0].Name, page.NextCursor == nil)
-	// Output: greet true
-}
-
 func ExampleClient_Resources() {
 	c, done := exampleClient(client.WithProtocol(client.Legacy))
 	defer done()
@@ -68,17 +57,6 @@ func ExampleClient_Resources() {
 	// file:///config.json application/json
 }
 
-func ExampleClient_ListResources() {
-	c, done := exampleClient()
-	defer done()
-	page, err := c.ListResources(context.Background(), "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(len(page.Resources))
-	// Output: 3
-}
-
 func ExampleClient_ResourceTemplates() {
 	c, done := exampleClient()
 	defer done()
@@ -89,17 +67,6 @@ func ExampleClient_ResourceTemplates() {
 		fmt.Println(rt.URITemplate)
 	}
 	// Output: file:///{path}
-}
-
-func ExampleClient_ListResourceTemplates() {
-	c, done := exampleClient()
-	defer done()
-	page, err := c.ListResourceTemplates(context.Background(), "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(page.ResourceTemplates[0].Name)
-	// Output: file
 }
 
 func ExampleClient_NotifyRootsChanged() {
@@ -231,7 +198,7 @@ func ExampleNewFileEraCache() {
 }
 
 func ExampleNewMemoryCache() {
-	cache := client.NewMemoryCache()
+	cache := client.NewMemoryCache(0)
 	key := client.CacheKey{Server: "s", Partition: "public", Method: protocol.MethodToolsList}
 	cache.StoreResult(key, client.CacheEntry{Result: []byte(`{"tools":[]}`), Scope: protocol.CacheScopePublic})
 	e, ok := cache.LoadResult(key)

@@ -110,7 +110,7 @@ func TestCacheRequestStateOnlyRound(t *testing.T) {
 			Result: json.RawMessage(`{"resultType":"complete","contents":[{"uri":"file:///hello.txt","text":"shed"}],"ttlMs":60000}`)},
 	}})
 	t.Cleanup(func() { srv.Close() })
-	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache()))
+	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)))
 	ctx := testCtx(t)
 	for range 2 {
 		if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
@@ -221,7 +221,7 @@ func TestCacheOAuthPartition(t *testing.T) {
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
 	url := ts.URL + "/mcp"
-	shared := client.NewMemoryCache()
+	shared := client.NewMemoryCache(0)
 	dial := func(token string) *client.Client {
 		t.Helper()
 		store := &auth.MemoryStore{}
@@ -292,7 +292,7 @@ func TestCacheInputRounds(t *testing.T) {
 					Result: json.RawMessage(`{"resultType":"complete","contents":[{"uri":"file:///hello.txt","text":"asked"}],"ttlMs":60000,"cacheScope":"public"}`)},
 			}})
 			t.Cleanup(func() { srv.Close() })
-			c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache()),
+			c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)),
 				client.WithHandler(h))
 			ctx := testCtx(t)
 			for range 3 {

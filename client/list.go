@@ -109,12 +109,6 @@ func deref(s *string) string {
 	return *s
 }
 
-// ListPrompts returns one page of prompts/list; cursor "" asks for the
-// first page. The result's NextCursor is nil on the last page.
-func (c *Client) ListPrompts(ctx context.Context, cursor string) (*protocol.ListPromptsResult, error) {
-	return c.listPrompts(ctx, cursorPtr(cursor))
-}
-
 func (c *Client) listPrompts(ctx context.Context, cursor *string) (*protocol.ListPromptsResult, error) {
 	if err := c.require(protocol.MethodPromptsList, "prompts", c.ServerCapabilities().Prompts != nil); err != nil {
 		return nil, err
@@ -134,12 +128,6 @@ func (c *Client) Prompts(ctx context.Context) iter.Seq2[protocol.Prompt, error] 
 	})
 }
 
-// ListResources returns one page of resources/list; cursor "" asks for
-// the first page.
-func (c *Client) ListResources(ctx context.Context, cursor string) (*protocol.ListResourcesResult, error) {
-	return c.listResources(ctx, cursorPtr(cursor))
-}
-
 func (c *Client) listResources(ctx context.Context, cursor *string) (*protocol.ListResourcesResult, error) {
 	if err := c.require(protocol.MethodResourcesList, "resources", c.ServerCapabilities().Resources != nil); err != nil {
 		return nil, err
@@ -157,12 +145,6 @@ func (c *Client) Resources(ctx context.Context) iter.Seq2[protocol.Resource, err
 		}
 		return r.Resources, r.NextCursor, nil
 	})
-}
-
-// ListResourceTemplates returns one page of resources/templates/list;
-// cursor "" asks for the first page.
-func (c *Client) ListResourceTemplates(ctx context.Context, cursor string) (*protocol.ListResourceTemplatesResult, error) {
-	return c.listResourceTemplates(ctx, cursorPtr(cursor))
 }
 
 func (c *Client) listResourceTemplates(ctx context.Context, cursor *string) (*protocol.ListResourceTemplatesResult, error) {

@@ -139,7 +139,7 @@ type config struct {
 	now               func() time.Time // test seam; nil => time.Now
 }
 
-// defaultMaxPages bounds a listing walk when [WithMaxPages] is not given.
+// defaultMaxPages bounds a listing walk (tests lower it).
 const defaultMaxPages = 1000
 
 // defaultEventBuffer is a Subscription's buffer when [WithEventBuffer] is
@@ -290,17 +290,6 @@ func WithTasksExtension(advertise bool) Option {
 	return optionFunc(func(c *config) { c.tasks = advertise })
 }
 
-// WithMaxPages caps how many pages a listing iterator reads before failing
-// with [ErrTooManyPages]. Zero or negative selects the default, 1000.
-func WithMaxPages(n int) Option {
-	return optionFunc(func(c *config) {
-		if n <= 0 {
-			n = defaultMaxPages
-		}
-		c.maxPages = n
-	})
-}
-
 // WithEventBuffer sets how many events a [Subscription] buffers before it
 // drops the oldest. Zero or negative selects the default, 64.
 func WithEventBuffer(n int) Option {
@@ -315,4 +304,10 @@ func WithEventBuffer(n int) Option {
 // withClock is a test seam (see export_test.go).
 func withClock(now func() time.Time) Option {
 	return optionFunc(func(c *config) { c.now = now })
+}
+
+// withMaxPages is a test seam (see export_test.go): it lowers the page
+// cap of a listing walk.
+func withMaxPages(n int) Option {
+	return optionFunc(func(c *config) { c.maxPages = max(n, 1) })
 }

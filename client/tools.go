@@ -79,14 +79,6 @@ func (r *toolRegistry) lookup(name string) (info *toolInfo, complete bool) {
 	return r.m[name], r.complete
 }
 
-// ListTools returns one page of tools/list; cursor "" asks for the first
-// page. On modern Streamable HTTP, tools whose x-mcp-header annotations
-// are invalid are removed from the page (and reported to the logger), as
-// the specification requires.
-func (c *Client) ListTools(ctx context.Context, cursor string) (*protocol.ListToolsResult, error) {
-	return c.listTools(ctx, cursorPtr(cursor))
-}
-
 func (c *Client) listTools(ctx context.Context, cursor *string) (*protocol.ListToolsResult, error) {
 	if err := c.require(protocol.MethodToolsList, "tools", c.ServerCapabilities().Tools != nil); err != nil {
 		return nil, err
@@ -115,9 +107,12 @@ func (c *Client) listTools(ctx context.Context, cursor *string) (*protocol.ListT
 
 // Tools iterates over every tool, walking the pages. An error ends the
 // iteration: it is yielded with the zero Tool. A server that repeats a
-// cursor yields a [*PaginationError] ([ErrCursorLoop]); more pages than
-// [WithMaxPages] one with [ErrTooManyPages]. See [Client.ListTools] for
-// the tools dropped on HTTP.
+// cursor yields an [*Error] of kind [KindProtocol]; more than 1000 pages
+// one matching [ErrTooManyPages].
+//
+// On modern Streamable HTTP, tools whose x-mcp-header annotations are
+// invalid are left out, as the specification requires; each is logged as
+// a warning and listed by [Client.DroppedTools].
 func (c *Client) Tools(ctx context.Context) iter.Seq2[protocol.Tool, error] {
 	inner := walk(ctx, c, protocol.MethodToolsList, func(ctx context.Context, cur *string) ([]protocol.Tool, *string, error) {
 		r, err := c.listTools(ctx, cur)
