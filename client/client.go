@@ -176,6 +176,9 @@ func isClosing(ch <-chan struct{}) bool {
 
 // sessionConfig translates the client options into a session.Config.
 func sessionConfig(cfg *config) (session.Config, error) {
+	if err := handler.Check(cfg.handler); err != nil {
+		return session.Config{}, err
+	}
 	s := session.Config{
 		Handler:           wrapHandler(cfg.handler),
 		ClientInfo:        cfg.clientInfo,

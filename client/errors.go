@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/conduitmcp/conduit/auth"
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/session"
@@ -80,8 +81,9 @@ const (
 	// KindClosed: the client or its connection is closed.
 	KindClosed
 	// KindInvalid: the caller's input is wrong (arguments that are not a
-	// JSON object, an unknown tool, a pin of an unknown version, an
-	// answer or result that does not match its schema).
+	// JSON object, an unknown tool, a pin of an unknown version, a
+	// handler that implements nothing, an answer or result that does not
+	// match its schema).
 	KindInvalid
 	// KindHandler: the handler failed to answer the server's request.
 	KindHandler
@@ -237,7 +239,7 @@ func sessionKind(err error) Kind {
 	}
 	switch {
 	case isType[*ValidationError](err), errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUnknownVersion),
-		isType[*transport.HeaderValueError](err):
+		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface):
 		return KindInvalid
 	case errors.Is(err, ErrNotSupported):
 		return KindUnsupported

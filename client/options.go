@@ -169,8 +169,12 @@ func WithProtocol(p Protocol) Option {
 
 // WithHandler sets the value that serves server-initiated work. The
 // interfaces of package handler it implements (directly or through an
-// Unwrap() any chain) decide the advertised client capabilities; nil (the
-// default) advertises none. Form elicitation answers are validated against
+// Unwrap() any chain; for a handler.Funcs, the fields that are set) decide
+// the advertised client capabilities; nil (the default) advertises none.
+// A non-nil h that implements none of them makes [Connect] and [Dial]
+// fail with an [*Error] of kind [KindInvalid] matching
+// handler.ErrNoInterface: the usual cause is methods with pointer
+// receivers on a value passed by value. Form elicitation answers are validated against
 // the requested schema, with defaults applied, before they are sent.
 //
 // Listener interfaces (handler.LogListener, handler.ToolsChangedListener,
