@@ -233,7 +233,7 @@ func WithReplay(allow bool) CallOption {
 }
 
 // marshalArgs encodes tool arguments; they must encode as a JSON object
-// (or be nil).
+// (or be nil). A string, []byte or json.RawMessage is taken as JSON text.
 func marshalArgs(args any) (json.RawMessage, error) {
 	var raw json.RawMessage
 	encoded := false // raw is json.Marshal's output, hence valid JSON
@@ -244,6 +244,8 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		raw = a
 	case []byte:
 		raw = a
+	case string:
+		raw = json.RawMessage(a)
 	default:
 		encoded = true
 		b, err := json.Marshal(args)
@@ -254,8 +256,8 @@ func marshalArgs(args any) (json.RawMessage, error) {
 	}
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
-		// A nil (or empty) json.RawMessage or []byte, like a nil map or
-		// a JSON null, means "no arguments".
+		// A nil (or empty) json.RawMessage, []byte or string, like a nil
+		// map or a JSON null, means "no arguments".
 		return nil, nil
 	}
 	// Neither check allocates; only a failure decodes, for the error's
@@ -263,21 +265,41 @@ func marshalArgs(args any) (json.RawMessage, error) {
 	if trimmed[0] != '{' || !encoded && !json.Valid(trimmed) {
 		var obj map[string]json.RawMessage
 		err := json.Unmarshal(raw, &obj)
-		return nil, &ValidationError{Subject: "tool arguments", Problems: []string{"not a JSON object"}, Err: err}
+		return nil, &ValidationError{Subject: "tool arguments", Problems: []string{notObject(trimmed)}, Err: err}
 	}
 	return raw, nil
 }
 
-// CallTool calls a tool. args is any value that encodes as a JSON object
-// (a map, a struct, json.RawMessage) or nil; nil, a nil map, a nil or
-// empty json.RawMessage and JSON null all mean "no arguments".
+// notObject says what JSON text that is not an object is instead.
+func notObject(b []byte) string {
+	if !json.Valid(b) {
+		return "not valid JSON (want a JSON object)"
+	}
+	kind := "a number"
+	switch b[0] {
+	case '[':
+		kind = "an array"
+	case '"':
+		kind = "a string"
+	case 't', 'f':
+		kind = "a boolean"
+	}
+	return "not a JSON object but " + kind
+}
+
+// CallTool calls a tool. args is a map or struct that encodes as a JSON
+// object, or the object as JSON text: a json.RawMessage, []byte or string
+// (such as the arguments string of an LLM's function call). nil, a nil
+// map, empty JSON text and JSON null all mean "no arguments". Anything
+// else (an array, a number, text that is not JSON) fails with an [*Error]
+// of kind [KindInvalid] wrapping a [*ValidationError], before anything is
+// sent.
 //
 // A tool that fails reports it in the result (res.Failed()); the error is
 // for protocol and transport failures: a [*jsonrpc.Error] from the server
 // (e.g. errors.Is(err, jsonrpc.ErrInvalidParams) for an unknown tool),
-// [ErrClosed], ctx.Err(), session errors, a [*CapabilityError] under
-// [WithStrictCapabilities], a [*ValidationError] for arguments that are not
-// an object, a [*transport.HTTPError] for HTTP failures.
+// [ErrClosed], ctx.Err(), the session's and transport's errors, all inside
+// an [*Error] whose Kind classifies them.
 //
 // On modern Streamable HTTP the call carries the Mcp-Param-* headers the
 // tool's x-mcp-header annotations ask for; when the server answers -32020

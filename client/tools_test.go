@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -235,5 +236,44 @@ func TestClientInfo(t *testing.T) {
 				t.Errorf("client info %+v never reached the server", info)
 			}
 		})
+	}
+}
+
+// TestCallToolArgumentForms: CallTool takes a map, a struct, raw JSON or
+// the JSON string an LLM's function call carries, in both eras; a
+// non-object is refused before anything is sent.
+func TestCallToolArgumentForms(t *testing.T) {
+	type echoArgs struct {
+		Text string `json:"text"`
+	}
+	forms := map[string]any{
+		"map":    map[string]any{"text": "hi"},
+		"struct": echoArgs{Text: "hi"},
+		"raw":    json.RawMessage(`{"text":"hi"}`),
+		"string": ` {"text": "hi"} `,
+	}
+	for _, era := range allEras {
+		for _, tr := range []string{tPipe, tHTTP} {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				t.Parallel()
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p))
+				ctx := testCtx(t)
+				for name, args := range forms {
+					res, err := f.c.CallTool(ctx, "echo", args)
+					if err != nil || res.Text() != "hi" {
+						t.Errorf("%s arguments: CallTool = %+v, %v", name, res, err)
+					}
+				}
+				f.srv.Reset()
+				_, err := f.c.CallTool(ctx, "echo", `["hi"]`)
+				ce, ok := errors.AsType[*client.Error](err)
+				if !ok || ce.Kind != client.KindInvalid || !strings.Contains(err.Error(), "not a JSON object but an array") {
+					t.Errorf("array arguments: err = %v, want an invalid-kind *Error saying it is an array", err)
+				}
+				if n := count(f.srv, protocol.MethodToolsCall); n != 0 {
+					t.Errorf("tools/call sent %d times for invalid arguments", n)
+				}
+			})
+		}
 	}
 }
