@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"maps"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ type toolInfo struct {
 type toolRegistry struct {
 	mu       sync.Mutex
 	m        map[string]*toolInfo // guarded by mu
+	dropped  map[string]error     // guarded by mu; tools left out of listings, with the reason
 	complete bool                 // guarded by mu; a full walk ended since the last reset
 	gen      uint64               // guarded by mu; bumped by reset
 }
@@ -41,8 +43,27 @@ func (r *toolRegistry) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.m = nil
+	r.dropped = nil
 	r.complete = false
 	r.gen++
+}
+
+// drop records a tool left out of a listing.
+func (r *toolRegistry) drop(name string, why error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dropped == nil {
+		r.dropped = make(map[string]error)
+	}
+	r.dropped[name] = why
+	delete(r.m, name)
+}
+
+// droppedTools returns a copy of the dropped tools.
+func (r *toolRegistry) droppedTools() map[string]error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.dropped)
 }
 
 func (r *toolRegistry) generation() uint64 {
@@ -57,6 +78,7 @@ func (r *toolRegistry) add(t protocol.Tool, headers []transport.ParamHeader) {
 	if r.m == nil {
 		r.m = make(map[string]*toolInfo)
 	}
+	delete(r.dropped, t.Name)
 	if old, ok := r.m[t.Name]; ok && string(old.tool.OutputSchema) == string(t.OutputSchema) {
 		old.tool = t
 		old.headers = headers
@@ -94,6 +116,7 @@ func (c *Client) listTools(ctx context.Context, cursor *string) (*protocol.ListT
 			h, err := transport.ValidateToolHeaders(t.InputSchema)
 			if err != nil {
 				c.cfg.logger.Warn("conduit: dropping tool with invalid x-mcp-header", "tool", t.Name, "reason", err)
+				c.tools.drop(t.Name, err)
 				continue
 			}
 			headers = h
@@ -137,6 +160,15 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[protocol.Tool, error] {
 		}
 	}
 }
+
+// DroppedTools returns the tools left out of listings because their
+// x-mcp-header annotations are invalid (modern Streamable HTTP only, as
+// the specification requires), keyed by name, with the reason. Each drop
+// is also logged as a warning ([WithLogger]). The record covers the
+// listings since connect or since the last tools list_changed
+// notification; a tool listed valid again leaves it. It is nil when
+// nothing was dropped.
+func (c *Client) DroppedTools() map[string]error { return c.tools.droppedTools() }
 
 // loadTools walks the whole tools list so the registry knows every tool.
 func (c *Client) loadTools(ctx context.Context) error {

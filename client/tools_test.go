@@ -198,9 +198,32 @@ func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
 func TestDroppedToolsLogged(t *testing.T) {
 	rec := &recordingHandler{}
 	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Modern), client.WithLogger(slog.New(rec)))
-	for _, err := range f.c.Tools(testCtx(t)) {
+	if d := f.c.DroppedTools(); d != nil {
+		t.Errorf("DroppedTools before any listing = %v", d)
+	}
+	for tool, err := range f.c.Tools(testCtx(t)) {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if strings.HasPrefix(tool.Name, "bad_header") {
+			t.Errorf("tool %s listed", tool.Name)
+		}
+	}
+	dropped := f.c.DroppedTools()
+	if len(dropped) != 2 || dropped["bad_header_type"] == nil || dropped["bad_header_name"] == nil {
+		t.Errorf("DroppedTools = %v, want bad_header_type and bad_header_name with reasons", dropped)
+	}
+	// The same server on stdio-like transports and in the legacy era
+	// drops nothing.
+	for _, p := range []client.Protocol{client.Modern, client.Legacy} {
+		g := connect(t, tPipe, testserver.Options{}, client.WithProtocol(p))
+		for _, err := range g.c.Tools(testCtx(t)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := g.c.DroppedTools(); d != nil {
+			t.Errorf("%v over a pipe: DroppedTools = %v", p, d)
 		}
 	}
 	rec.mu.Lock()
