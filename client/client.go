@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -204,7 +203,7 @@ func sessionConfig(cfg *config) (session.Config, error) {
 	default:
 		v := string(cfg.protocol)
 		if negotiation.EraOf(v) == negotiation.EraUnknown || !knownVersion(v) {
-			return s, fmt.Errorf("client: pinned protocol version %q: %w", v, ErrUnknownVersion)
+			return s, fmt.Errorf("pinned protocol version %q is not one this SDK speaks: %w", v, ErrNoCommonVersion)
 		}
 		s.Mode = session.ModePinned
 		s.PinVersion = v
@@ -219,10 +218,6 @@ func sessionConfig(cfg *config) (session.Config, error) {
 	}
 	return s, nil
 }
-
-// ErrUnknownVersion is returned (wrapped) by Connect and Dial for a
-// [Pin] of a version the SDK does not speak.
-var ErrUnknownVersion = errors.New("client: unknown protocol version")
 
 func knownVersion(v string) bool {
 	for _, k := range negotiation.Versions() {

@@ -106,7 +106,8 @@ const (
 	// other era); the error matches [ErrNotSupported].
 	KindUnsupported
 	// KindProtocol: the server broke the protocol (a result that cannot
-	// be decoded, a repeated pagination cursor, a malformed message).
+	// be decoded, a repeated pagination cursor or a listing of more than
+	// 1000 pages, a malformed message).
 	KindProtocol
 	// KindServer: the server answered with a JSON-RPC error (Err holds a
 	// *jsonrpc.Error), or a task it ran failed.
@@ -139,7 +140,8 @@ var (
 	// [KindAuth]).
 	ErrAuthRequired = errors.New("client: authorization required")
 	// ErrNoCommonVersion is matched when client and server share no
-	// protocol version.
+	// protocol version (an *Error of kind [KindNegotiation]), or when a
+	// [Pin] names a version this SDK does not speak (kind [KindInvalid]).
 	ErrNoCommonVersion = errors.New("client: no common protocol version")
 	// ErrNotSupported is matched when an operation has no meaning in the
 	// negotiated era (for example tasks/list on a modern server) or the
@@ -148,9 +150,6 @@ var (
 	// ErrUnknownTool is matched when [CallToolAs] does not find the tool
 	// in the server's tools list.
 	ErrUnknownTool = errors.New("client: unknown tool")
-	// ErrTooManyPages is matched when a listing has more than 1000 pages
-	// (a server that never ends its pagination).
-	ErrTooManyPages = errors.New("client: too many pages")
 )
 
 // opError wraps err, the failure of op, in an *Error; nil stays nil and
@@ -238,7 +237,7 @@ func sessionKind(err error) Kind {
 		return KindNegotiation
 	}
 	switch {
-	case isType[*ValidationError](err), errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUnknownVersion),
+	case isType[*ValidationError](err), errors.Is(err, ErrUnknownTool), errors.Is(err, ErrNoCommonVersion),
 		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface):
 		return KindInvalid
 	case errors.Is(err, ErrNotSupported):

@@ -82,7 +82,7 @@ func connectErrCases() []errCase {
 				_, err := tryConnect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Pin("2000-01-01")))
 				return err
 			},
-			also: func(err error) bool { return errors.Is(err, client.ErrUnknownVersion) }},
+			also: func(err error) bool { return errors.Is(err, client.ErrNoCommonVersion) }},
 		{name: "bad scheme", op: "connect", kind: client.KindInvalid,
 			run: func(t *testing.T) error {
 				_, err := client.Dial(testCtx(t), "ftp://127.0.0.1/")

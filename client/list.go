@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"iter"
 
 	"github.com/conduitmcp/conduit/protocol"
@@ -66,8 +65,7 @@ func listPage[R any](ctx context.Context, c *Client, method string, cursor *stri
 
 // walk iterates over every item of a paginated listing. fetch returns one
 // page's items and its nextCursor. A repeated cursor ends the walk with a
-// *Error of kind KindProtocol; more than the page cap with one matching
-// ErrTooManyPages. Items are yielded as pages arrive.
+// *Error of kind KindProtocol, and so does reaching the page cap (1000). Items are yielded as pages arrive.
 func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx context.Context, cursor *string) ([]T, *string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -75,8 +73,7 @@ func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx c
 		seen := map[string]bool{}
 		for pages := 0; ; pages++ {
 			if pages >= c.cfg.maxPages {
-				yield(zero, &Error{Op: method, Kind: KindOther,
-					Err: fmt.Errorf("%w: stopped after %d pages (cursor %q)", ErrTooManyPages, pages, deref(cursor))})
+				yield(zero, newError(method, KindProtocol, "the server sent more than %d pages (cursor %q)", pages, deref(cursor)))
 				return
 			}
 			items, next, err := fetch(ctx, cursor)

@@ -130,8 +130,8 @@ func (c *Client) listTools(ctx context.Context, cursor *string) (*protocol.ListT
 
 // Tools iterates over every tool, walking the pages. An error ends the
 // iteration: it is yielded with the zero Tool. A server that repeats a
-// cursor yields an [*Error] of kind [KindProtocol]; more than 1000 pages
-// one matching [ErrTooManyPages].
+// cursor, or sends more than 1000 pages, yields an [*Error] of kind
+// [KindProtocol].
 //
 // On modern Streamable HTTP, tools whose x-mcp-header annotations are
 // invalid are left out, as the specification requires; each is logged as

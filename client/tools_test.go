@@ -110,8 +110,9 @@ func TestMaxPages(t *testing.T) {
 	for _, e := range f.c.Tools(testCtx(t)) {
 		err = e
 	}
-	if !errors.Is(err, client.ErrTooManyPages) {
-		t.Errorf("tools over more than 3 pages: err = %v, want ErrTooManyPages", err)
+	if ce, ok := errors.AsType[*client.Error](err); !ok || ce.Kind != client.KindProtocol || ce.Op != protocol.MethodToolsList ||
+		!strings.Contains(err.Error(), "more than 3 pages") {
+		t.Errorf("tools over more than 3 pages: err = %v, want a protocol-kind *Error naming the cap", err)
 	}
 }
 
@@ -153,8 +154,8 @@ func TestDialErrors(t *testing.T) {
 	if _, err := client.Dial(ctx, "ftp://example.com/mcp"); err == nil {
 		t.Error("Dial(ftp://) succeeded")
 	}
-	if _, err := client.Dial(ctx, "http://127.0.0.1:1/mcp", client.WithProtocol(client.Pin("1999-01-01"))); !errors.Is(err, client.ErrUnknownVersion) {
-		t.Errorf("Dial with an unknown pin: err = %v, want ErrUnknownVersion", err)
+	if _, err := client.Dial(ctx, "http://127.0.0.1:1/mcp", client.WithProtocol(client.Pin("1999-01-01"))); !errors.Is(err, client.ErrNoCommonVersion) {
+		t.Errorf("Dial with an unknown pin: err = %v, want ErrNoCommonVersion", err)
 	}
 }
 
