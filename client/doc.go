@@ -20,9 +20,11 @@
 // ([WithTaskAugmentation], [Client.AwaitTask]).
 //
 // The handler given to [WithHandler] may implement any interface of
-// package handler; what it implements decides the advertised client
-// capabilities, and it serves server requests (legacy) and input requests
-// (modern multi-round-trip requests and tasks) alike. Form elicitation
+// package handler (or be a handler.Funcs, checked by the compiler); what
+// it implements decides the advertised client capabilities (a handler
+// that implements nothing is refused at connect), and it serves server
+// requests (legacy) and input requests (modern multi-round-trip requests
+// and tasks) alike. Form elicitation
 // answers are validated against the requested schema, with defaults
 // applied ([ValidateElicitation]), before they reach the server. The
 // handler's change listeners hear list changes in both eras: legacy
@@ -30,7 +32,8 @@
 // subscriptions/listen stream for them at connect time.
 //
 // On modern Streamable HTTP, tools whose x-mcp-header annotations are
-// invalid are left out of listings (and logged), and tool calls carry the
+// invalid are left out of listings (logged, and listed by
+// [Client.DroppedTools]), and tool calls carry the
 // Mcp-Param-* headers the valid annotations ask for.
 //
 // Modern results that carry cache hints are served from a [Cache] while

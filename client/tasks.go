@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"time"
@@ -43,16 +42,6 @@ const (
 	defaultPollInterval = 500 * time.Millisecond
 	minPollInterval     = 10 * time.Millisecond
 	maxPollInterval     = 30 * time.Second
-)
-
-// The reasons a task ended without a result, matched with errors.Is: a
-// task the server cancelled (an [*Error] of kind [KindServer]) and a task
-// still unfinished when its ttl ran out (kind [KindTimeout]). A task that
-// failed is an [*Error] of kind [KindServer] wrapping the server's
-// *jsonrpc.Error.
-var (
-	ErrTaskCancelled = errors.New("client: task cancelled")
-	ErrTaskExpired   = errors.New("client: task expired")
 )
 
 // expiry returns when t's ttl runs out, or false when it has no ttl or
@@ -395,7 +384,7 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[*Task, error] {
 
 // answerInputs serves a task's input requests with the (validated)
 // handler, one at a time. A request the handler cannot serve fails the
-// wait with an error matching [ErrUnexpectedInputRequest].
+// wait with an error matching session.ErrUnexpectedInputRequest.
 func (c *Client) answerInputs(ctx context.Context, reqs map[string]protocol.InputRequest) (protocol.InputResponses, error) {
 	h := handler.Detect(wrapHandler(c.cfg.handler))
 	out := protocol.InputResponses{}

@@ -16,10 +16,6 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
-// ErrToolFailed is matched by the error [CallToolAs] returns when the tool
-// reported an error (isError: true); the result is returned alongside.
-var ErrToolFailed = errors.New("client: tool reported an error")
-
 // errRemoteRef is matched (through the schema compiler's error) when an
 // outputSchema refers to an external document: schemas are never fetched.
 var errRemoteRef = errors.New("client: schema references an external document")
