@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -259,6 +261,30 @@ func modernOnlyErrCases() []errCase {
 				return err
 			},
 			also: isAs[*session.ProtocolError]},
+		{name: "http status", op: "tools/call", kind: client.KindHTTP,
+			run: func(t *testing.T) error {
+				f := connect(t, tHTTP, testserver.Options{}, modern)
+				f.srv.AddFault(testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: "tools/call", Status: http.StatusUnsupportedMediaType,
+					ContentType: "text/plain", Body: "no"})
+				_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"})
+				return err
+			},
+			also: func(err error) bool {
+				he, ok := errors.AsType[*transport.HTTPError](err)
+				return ok && he.StatusCode == http.StatusUnsupportedMediaType && he.Method == http.MethodPost
+			}},
+		{name: "handler failed", op: "tools/call", kind: client.KindHandler,
+			run: func(t *testing.T) error {
+				failing := handler.SamplerFunc(func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+					return nil, errors.New("no model")
+				})
+				f := connect(t, tPipe, testserver.Options{}, modern, client.WithHandler(failing))
+				_, err := f.c.CallTool(testCtx(t), "sample", map[string]any{})
+				return err
+			},
+			also: func(err error) bool {
+				return isAs[*session.InputError](err) && strings.Contains(err.Error(), "no model")
+			}},
 		{name: "tasks/list not in this era", op: "tasks/list", kind: client.KindUnsupported,
 			run: func(t *testing.T) error {
 				f := connect(t, tPipe, testserver.Options{}, modern)
