@@ -361,11 +361,6 @@ func (e *ValidationError) Error() string {
 // Unwrap returns the underlying error.
 func (e *ValidationError) Unwrap() error { return e.Err }
 
-// invalid wraps a *ValidationError of op.
-func invalid(op string, ve *ValidationError) *Error {
-	return &Error{Op: op, Kind: KindInvalid, Err: ve}
-}
-
 // resultError reports a result of method that could not be decoded.
 func resultError(method string, err error) *Error {
 	return newError(method, KindProtocol, "decoding the result: %v", err)

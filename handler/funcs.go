@@ -62,32 +62,23 @@ func (f *Funcs) set() Set {
 
 // merge fills the nil fields of s from o.
 func (s *Set) merge(o Set) {
-	if s.Sampler == nil {
-		s.Sampler = o.Sampler
-	}
-	if s.Elicitor == nil {
-		s.Elicitor = o.Elicitor
-	}
-	if s.URLElicitor == nil {
-		s.URLElicitor = o.URLElicitor
-	}
-	if s.RootsLister == nil {
-		s.RootsLister = o.RootsLister
-	}
-	if s.LogListener == nil {
-		s.LogListener = o.LogListener
-	}
-	if s.ToolsChanged == nil {
-		s.ToolsChanged = o.ToolsChanged
-	}
-	if s.PromptsChanged == nil {
-		s.PromptsChanged = o.PromptsChanged
-	}
-	if s.ResourcesChanged == nil {
-		s.ResourcesChanged = o.ResourcesChanged
-	}
-	if s.ResourceUpdated == nil {
-		s.ResourceUpdated = o.ResourceUpdated
+	fill(&s.Sampler, o.Sampler)
+	fill(&s.Elicitor, o.Elicitor)
+	fill(&s.URLElicitor, o.URLElicitor)
+	fill(&s.RootsLister, o.RootsLister)
+	fill(&s.LogListener, o.LogListener)
+	fill(&s.ToolsChanged, o.ToolsChanged)
+	fill(&s.PromptsChanged, o.PromptsChanged)
+	fill(&s.ResourcesChanged, o.ResourcesChanged)
+	fill(&s.ResourceUpdated, o.ResourceUpdated)
+}
+
+// fill sets *dst to v unless *dst is already set. T is an interface type,
+// so the comparison with its nil zero value never panics.
+func fill[T comparable](dst *T, v T) {
+	var zero T
+	if *dst == zero {
+		*dst = v
 	}
 }
 
