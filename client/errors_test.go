@@ -190,6 +190,14 @@ func callErrCases(name string, p client.Protocol) []errCase {
 				return nil
 			},
 			also: func(err error) bool { return errors.Is(err, client.ErrClosed) }},
+		{name: "subscribe on a closed client/" + name, op: "subscribe", kind: client.KindClosed,
+			run: func(t *testing.T) error {
+				f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(p))
+				f.c.Close()
+				_, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true})
+				return err
+			},
+			also: func(err error) bool { return errors.Is(err, client.ErrClosed) }},
 		{name: "arguments not an object/" + name, op: "tools/call", kind: client.KindInvalid,
 			run:  func(t *testing.T) error { return call(t, tPipe, testserver.Options{}, "echo", []int{1, 2}) },
 			also: isAs[*client.ValidationError]},

@@ -325,7 +325,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	}
 	select {
 	case <-c.closed:
-		return nil, ErrClosed
+		return nil, c.fail("subscribe", ErrClosed)
 	default:
 	}
 	s := &Subscription{
@@ -342,14 +342,14 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	if s.legacy {
 		if err := c.subscribeLegacy(ctx, s, caps); err != nil {
 			s.cancel()
-			return nil, err
+			return nil, c.fail("subscribe", err)
 		}
 		return s, nil
 	}
 	stream, ack, err := c.listen(ctx, opts)
 	if err != nil {
 		s.cancel()
-		return nil, err
+		return nil, c.fail(protocol.MethodSubscriptionsListen, err)
 	}
 	s.ack = opts.intersect(ack)
 	if missing := ack.Missing(opts.filter()); !missing.IsEmpty() {
@@ -358,7 +358,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	if !c.register(s) {
 		stream.Close()
 		s.cancel()
-		return nil, ErrClosed
+		return nil, c.fail("subscribe", ErrClosed)
 	}
 	go func() {
 		defer c.wg.Done()
