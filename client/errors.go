@@ -20,9 +20,10 @@ import (
 )
 
 // Error reports a failed operation, the way *net.OpError does: which
-// operation, what kind of failure, and the cause. Every error a [Client]
-// method, [Connect] or [Dial] returns is an *Error, except a tool's own
-// failure, which is a result ([protocol.CallToolResult.Failed]).
+// operation, what kind of failure, and the cause. Every error [Connect],
+// [Dial] and the requests of a [Client] (CallTool, the listings,
+// Subscribe, …) return is an *Error; a tool's own failure is not an error
+// but a result ([protocol.CallToolResult.Failed]).
 //
 // Err is the cause as the layer below reported it: what the server
 // answered is a *jsonrpc.Error (matched by code, for example
