@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,4 +45,17 @@ func TestElicitationResults(t *testing.T) {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	}
+}
+
+func ExampleTextMessageResult() {
+	r := protocol.TextMessageResult("my-model", "Paris")
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+	// Output: {"role":"assistant","content":{"type":"text","text":"Paris"},"model":"my-model","stopReason":"endTurn"}
+}
+
+func ExampleAcceptElicitation() {
+	b, _ := json.Marshal(protocol.AcceptElicitation(map[string]any{"name": "Ada"}))
+	fmt.Println(string(b))
+	// Output: {"action":"accept","content":{"name":"Ada"}}
 }
