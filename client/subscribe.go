@@ -304,28 +304,28 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // for each URI (a URI the server refuses is left out of Acknowledged and
 // logged) and the session's list_changed notifications.
 //
-// Errors: a [*CapabilityError] under [WithStrictCapabilities]; the
+// Errors: a [*Error] of kind [KindUnsupported] under [WithStrictCapabilities]; the
 // listen request's errors; [ErrClosed]; ctx.Err().
 func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
 	opts.Resources = slices.Clone(opts.Resources)
 	caps := c.ServerCapabilities()
 	if c.cfg.strict {
 		if len(opts.Resources) > 0 && (caps.Resources == nil || !caps.Resources.Subscribe) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "resources.subscribe"}
+			return nil, capabilityError("subscribe", "resources.subscribe")
 		}
 		if opts.ToolsListChanged && (caps.Tools == nil || !caps.Tools.ListChanged) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "tools.listChanged"}
+			return nil, capabilityError("subscribe", "tools.listChanged")
 		}
 		if opts.PromptsListChanged && (caps.Prompts == nil || !caps.Prompts.ListChanged) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "prompts.listChanged"}
+			return nil, capabilityError("subscribe", "prompts.listChanged")
 		}
 		if opts.ResourcesListChanged && (caps.Resources == nil || !caps.Resources.ListChanged) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "resources.listChanged"}
+			return nil, capabilityError("subscribe", "resources.listChanged")
 		}
 	}
 	select {
 	case <-c.closed:
-		return nil, ErrClosed
+		return nil, c.fail("subscribe", ErrClosed)
 	default:
 	}
 	s := &Subscription{
@@ -342,14 +342,14 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	if s.legacy {
 		if err := c.subscribeLegacy(ctx, s, caps); err != nil {
 			s.cancel()
-			return nil, err
+			return nil, c.fail("subscribe", err)
 		}
 		return s, nil
 	}
 	stream, ack, err := c.listen(ctx, opts)
 	if err != nil {
 		s.cancel()
-		return nil, err
+		return nil, c.fail(protocol.MethodSubscriptionsListen, err)
 	}
 	s.ack = opts.intersect(ack)
 	if missing := ack.Missing(opts.filter()); !missing.IsEmpty() {
@@ -358,7 +358,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	if !c.register(s) {
 		stream.Close()
 		s.cancel()
-		return nil, ErrClosed
+		return nil, c.fail("subscribe", ErrClosed)
 	}
 	go func() {
 		defer c.wg.Done()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
+	"github.com/conduitmcp/conduit/session"
 )
 
 // TestProbeOutcomes produces every outcome of the era-probe table with its
@@ -49,16 +50,16 @@ func TestProbeOutcomes(t *testing.T) {
 
 // probeTrace connects with protocol auto and returns the negotiation
 // trace, from the client or from the negotiation error.
-func probeTrace(t *testing.T, srv *conduittest.Server, via string, probeTimeout time.Duration) []client.TraceStep {
+func probeTrace(t *testing.T, srv *conduittest.Server, via string, probeTimeout time.Duration) []session.TraceStep {
 	t.Helper()
 	c, err := dial(t, srv, via,
 		client.WithProbeTimeout(probeTimeout),
-		client.WithRetry(client.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond, MaxElapsed: time.Second}))
+		client.WithRetry(session.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond, MaxElapsed: time.Second}))
 	if err == nil {
 		defer c.Close()
 		return c.NegotiationTrace()
 	}
-	var ne *client.NegotiationError
+	var ne *session.NegotiationError
 	if errors.As(err, &ne) {
 		return ne.Trace
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 	"go.uber.org/goleak"
@@ -65,8 +66,8 @@ func connect(t *testing.T, srv *conduittest.Server, via string, opts ...client.O
 // to a server of every era and checks the era negotiated and what the
 // server recorded.
 func TestTransportsAndEras(t *testing.T) {
-	wantEra := map[conduittest.Era]client.Era{
-		conduittest.Both: client.EraModern, conduittest.Modern: client.EraModern, conduittest.Legacy: client.EraLegacy,
+	wantEra := map[conduittest.Era]negotiation.Era{
+		conduittest.Both: negotiation.EraModern, conduittest.Modern: negotiation.EraModern, conduittest.Legacy: negotiation.EraLegacy,
 	}
 	wantTransport := map[string]string{"memory": "stdio", "stdio": "stdio", "http": "http", "websocket": "websocket", "sse": "sse"}
 	for _, era := range []conduittest.Era{conduittest.Both, conduittest.Modern, conduittest.Legacy} {
@@ -79,7 +80,7 @@ func TestTransportsAndEras(t *testing.T) {
 				c := connect(t, srv, via)
 				want := wantEra[era]
 				if via == "sse" {
-					want = client.EraLegacy
+					want = negotiation.EraLegacy
 				}
 				if c.Era() != want {
 					t.Errorf("era = %v, want %v", c.Era(), want)
@@ -142,7 +143,7 @@ func TestClientCapabilities(t *testing.T) {
 func testCapabilities(t *testing.T, era conduittest.Era, via string) {
 	srv := conduittest.NewServer(t, conduittest.WithEra(era))
 	h := &host{}
-	c := connect(t, srv, via, client.WithHandler(h), client.WithTasks())
+	c := connect(t, srv, via, client.WithHandler(h), client.WithTasksExtension(true))
 	ctx := testCtx(t)
 	for tool, want := range map[string]string{"sample": "test-model said: Paris", "ask_user": "Hello, Ada!", "roots": "file:///work"} {
 		res, err := c.CallTool(ctx, tool, map[string]any{})

@@ -19,7 +19,9 @@ import (
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/host"
 	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // fast gives every server short bounds, so that broken servers fail fast.
@@ -442,7 +444,7 @@ func TestFormatsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Era() != client.EraLegacy {
+	if c.Era() != negotiation.EraLegacy {
 		t.Errorf("era = %v, want legacy (the default of ${CONDUIT_HOST_TEST_ERA:-legacy})", c.Era())
 	}
 }
@@ -469,7 +471,7 @@ func TestServerOptions(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if old.Era() != client.EraLegacy || nw.Era() != client.EraModern {
+	if old.Era() != negotiation.EraLegacy || nw.Era() != negotiation.EraModern {
 		t.Errorf("eras = %v, %v; want legacy, modern", old.Era(), nw.Era())
 	}
 	if old.ClientCapabilities().Roots == nil || nw.ClientCapabilities().Roots != nil {
@@ -607,7 +609,7 @@ func TestTransports(t *testing.T) {
 	h := startHost(t, p, &host.Options{Server: func(sc host.ServerConfig) host.ServerOptions {
 		o := host.ServerOptions{ConnectTimeout: 10 * time.Second}
 		if sc.Name == "ws-auth" {
-			o.Auth = &client.Auth{Tokens: client.TokenSourceFunc(func(context.Context) (string, error) { return "tok", nil })}
+			o.Auth = &client.Auth{Tokens: transport.TokenSourceFunc(func(context.Context) (string, error) { return "tok", nil })}
 		}
 		return o
 	}})
@@ -669,7 +671,7 @@ func TestStartBuiltConfig(t *testing.T) {
 	defer cancel()
 	h.Wait(ctx)
 	c, err := h.Client("a")
-	if err != nil || c.Era() != client.EraLegacy {
+	if err != nil || c.Era() != negotiation.EraLegacy {
 		t.Fatalf("Client(a) = %v, %v; want a legacy client", c, err)
 	}
 	if st, _ := h.Server("a"); st.Type != host.TypeStdio {

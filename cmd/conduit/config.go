@@ -220,7 +220,7 @@ func (inv *invocation) dialConfig(ctx context.Context, h any) (*conn, error) {
 		if st.Err != nil {
 			err = st.Err
 		}
-		if errors.Is(err, client.ErrUnknownVersion) {
+		if ce, ok := errors.AsType[*client.Error](err); ok && ce.Kind == client.KindInvalid && errors.Is(err, client.ErrNoCommonVersion) {
 			return c, usagef("--protocol %s: not a version conduit speaks", inv.protocol)
 		}
 		return c, &connectError{target: serverTarget(inv.configFile, inv.serverName), err: err}

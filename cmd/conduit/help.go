@@ -26,10 +26,10 @@ const exitHelp = `Exit status:
 
 const jsonErrorHelp = `With --json, a failure prints {"error": {"kind": K, "message": M, …}} on stdout
 (probe and call --repeat put "error" in their usual object) besides the one-line
-message on stderr. Kinds: usage, interrupted, timeout, auth, http, network, transport,
-process-exit, connection-lost, negotiation, unsupported-version, no-common-version,
-protocol, rpc, tool-error, capability, closed, error. "code" (JSON-RPC) and "status" (HTTP) are added
-when known.
+message on stderr. Kinds: usage, interrupted, tool-error, then those of the client
+library: canceled, timeout, closed, invalid, handler, process, network, http, auth,
+negotiation, unsupported, protocol, server, error. "code" (JSON-RPC) and "status" (HTTP)
+are added when known.
 `
 
 func printMainHelp(w io.Writer) {

@@ -207,7 +207,7 @@ func (inv *invocation) dial(ctx context.Context, h any) (*conn, error) {
 	}
 	if err != nil {
 		c.Client = nil
-		if errors.Is(err, client.ErrUnknownVersion) {
+		if ce, ok := errors.AsType[*client.Error](err); ok && ce.Kind == client.KindInvalid && errors.Is(err, client.ErrNoCommonVersion) {
 			return c, usagef("--protocol %s: not a version conduit speaks", inv.protocol)
 		}
 		return c, &connectError{target: inv.target, err: err}
