@@ -103,31 +103,48 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		c.readLoop(resp, endpoint)
 	}()
 
+	ep, err := c.awaitEndpoint(ctx, stop, endpoint)
+	if err != nil {
+		c.shutdown()
+		return nil, err
+	}
+	if c.endpoint, err = resolveEndpoint(base, ep); err != nil {
+		c.shutdown()
+		return nil, err
+	}
+	return c, nil
+}
+
+// awaitEndpoint waits for the endpoint event, bounded by ctx; stop
+// detaches ctx from the connection once it came.
+func (c *sseConn) awaitEndpoint(ctx context.Context, stop func() bool, endpoint <-chan string) (string, error) {
 	var ep string
 	select {
 	case ep = <-endpoint:
 	case <-c.ended:
-		c.shutdown()
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return "", ctx.Err()
 		}
-		return nil, c.endErr
+		return "", c.endErr
 	}
 	if !stop() {
-		c.shutdown()
-		return nil, ctx.Err()
+		return "", ctx.Err()
 	}
+	return ep, nil
+}
+
+// resolveEndpoint resolves the endpoint event's data against base; it must
+// keep base's origin.
+func resolveEndpoint(base *url.URL, ep string) (*url.URL, error) {
 	ref, err := url.Parse(strings.TrimSpace(ep))
 	if err != nil {
-		c.shutdown()
 		return nil, fmt.Errorf("transport: invalid endpoint %q: %v", ep, err)
 	}
-	c.endpoint = base.ResolveReference(ref)
-	if !sameOrigin(c.endpoint, base) {
-		c.shutdown()
-		return nil, fmt.Errorf("transport: endpoint %q is not on the origin of %s", ep, c.url)
+	u := base.ResolveReference(ref)
+	if !sameOrigin(u, base) {
+		return nil, fmt.Errorf("transport: endpoint %q is not on the origin of %s", ep, base.String())
 	}
-	return c, nil
+	return u, nil
 }
 
 // sseConn is an HTTP+SSE connection.
