@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
 )
@@ -107,7 +108,11 @@ func decodeMessage(data []byte, own bool) (Message, error) {
 	for {
 		key, val, ok, err := r.Next()
 		if err != nil {
-			return nil, &DecodeError{Reason: "not JSON", Err: err}
+			de := &DecodeError{Reason: "not JSON", Err: err}
+			if jsonscan.IsDepthError(err) {
+				de.ID = recoverID(data)
+			}
+			return nil, de
 		}
 		if !ok {
 			break
@@ -134,12 +139,83 @@ func decodeMessage(data []byte, own bool) (Message, error) {
 		return nil, &DecodeError{Reason: "not JSON", Err: jsonscan.ErrAt(data, r.I, "after top-level value")}
 	}
 	if m.badVersion || m.jsonrpc.Kind != jsonscan.KindString || !jsonscan.StringIs(data, m.jsonrpc, Version) {
-		return nil, &DecodeError{Reason: `missing or wrong "jsonrpc" version`}
+		return nil, m.withID(data, &DecodeError{Reason: `missing or wrong "jsonrpc" version`})
 	}
 	if m.method.Kind != jsonscan.KindAbsent {
 		return m.request(data)
 	}
-	return m.response(data)
+	msg, err := m.response(data)
+	if err != nil {
+		return nil, m.withID(data, err)
+	}
+	return msg, nil
+}
+
+// withID sets the ID of err, a *DecodeError, to the message's id when the
+// message is shaped as a response (no method member) and its id is an
+// integer or a string: the answer is broken, but it names the call it
+// answers. A request's id is the server's, never one of ours: it is left
+// out.
+func (m *members) withID(data []byte, err error) error {
+	de, ok := err.(*DecodeError)
+	if !ok || m.method.Kind != jsonscan.KindAbsent {
+		return err
+	}
+	de.ID = idOf(data, m.id)
+	return de
+}
+
+// idOf returns the id at s, or the zero ID when s is not an integer or a
+// string id.
+func idOf(data []byte, s jsonscan.Span) ID {
+	if s.Kind != jsonscan.KindString && s.Kind != jsonscan.KindNumber {
+		return ID{}
+	}
+	id, str, err := parseIDSpan(data, s)
+	if err != nil {
+		return ID{}
+	}
+	if str.Kind == jsonscan.KindString {
+		var b strings.Builder
+		jsonscan.WriteString(&b, data, str)
+		return StringID(b.String())
+	}
+	return id
+}
+
+// recoverID returns the top-level id of data, an object nested deeper than
+// the scanner allows, without decoding it: the top-level members are
+// walked with nested containers skipped by counting brackets, so the cost
+// is linear and needs no stack. It returns the zero ID when the object
+// has a method member (a request, whose id is the server's), its id is
+// not an integer or a string, or its top level does not scan.
+func recoverID(data []byte) ID {
+	var id, method jsonscan.Span
+	i := jsonscan.SkipSpace(data, 1)
+	for i < len(data) && data[i] == '"' {
+		key, next, err := jsonscan.ScanKey(data, i)
+		if err != nil {
+			return ID{}
+		}
+		val, err := jsonscan.SkipNested(data, jsonscan.SkipSpace(data, next))
+		if err != nil {
+			return ID{}
+		}
+		switch jsonscan.MatchKey(data, key, topMembers[:]) {
+		case memberID:
+			id = val
+		case memberMethod:
+			method = val
+		}
+		i = jsonscan.SkipSpace(data, val.End)
+		if i < len(data) && data[i] == ',' {
+			i = jsonscan.SkipSpace(data, i+1)
+		}
+	}
+	if i != len(data)-1 || data[i] != '}' || method.Kind != jsonscan.KindAbsent {
+		return ID{}
+	}
+	return idOf(data, id)
 }
 
 // clone returns a copy of b whose capacity is its length.

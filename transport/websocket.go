@@ -202,6 +202,14 @@ func (c *wsConn) readLoop() {
 		} else {
 			msg, err = jsonrpc.DecodeMessageOwned(a.bytes(nil))
 		}
+		if de := answerError(err); de != nil {
+			c.logger.Warn("transport: a malformed answer", "url", c.url, "id", de.ID, "err", err)
+			if !c.deliverBroken(de) {
+				c.readErr = ErrClosed
+				return
+			}
+			continue
+		}
 		if err != nil {
 			c.logger.Warn("transport: skipping a WebSocket message that is not JSON-RPC", "url", c.url, "err", err)
 			continue

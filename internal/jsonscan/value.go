@@ -90,7 +90,7 @@ func ScanValue(data []byte, i, depth int) (Span, error) {
 					depth++
 				}
 				if depth > MaxDepth {
-					return Span{}, &syntaxError{msg: "exceeded max depth", off: i}
+					return Span{}, &syntaxError{msg: msgDepth, off: i}
 				}
 				st.push(c == '{')
 				i++
@@ -223,3 +223,52 @@ func Validate(data []byte) error {
 	}
 	return nil
 }
+
+// ScanKey scans an object key at data[i] and the colon after it; next is
+// the index past the colon.
+func ScanKey(data []byte, i int) (key Span, next int, err error) { return scanKey(data, i) }
+
+// SkipNested scans the value at data[i] like [ScanValue], except that
+// containers are skipped by counting brackets (strings inside are still
+// scanned), without checking their grammar or a depth limit. It is for
+// recovering the top level of input too deeply nested to scan; its cost
+// is linear in the bytes skipped.
+func SkipNested(data []byte, i int) (Span, error) {
+	if i >= len(data) {
+		return Span{}, ErrAt(data, i, "")
+	}
+	if c := data[i]; c != '{' && c != '[' {
+		return scanScalar(data, i)
+	}
+	start, depth := i, 0
+	for i < len(data) {
+		switch data[i] {
+		case '"':
+			end, _, err := scanString(data, i)
+			if err != nil {
+				return Span{}, err
+			}
+			i = end
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return containerSpan(data, start, i+1), nil
+			}
+		}
+		i++
+	}
+	return Span{}, ErrAt(data, i, "")
+}
+
+// IsDepthError reports whether err is the scanner's error for input nested
+// deeper than [MaxDepth].
+func IsDepthError(err error) bool {
+	se, ok := err.(*syntaxError)
+	return ok && se.msg == msgDepth
+}
+
+// msgDepth is the message of the depth error.
+const msgDepth = "exceeded max depth"
