@@ -44,6 +44,12 @@ type StreamableHTTP struct {
 	// Header holds static headers added to every request (they never
 	// override the protocol headers). nil means none.
 	Header http.Header
+	// SensitiveHeaders names the headers of Header that are credentials
+	// (an API key, say): like Authorization, cookies, the session id and
+	// whatever TokenSource and HeaderFunc set, they are dropped from a
+	// request redirected to another origin, on every hop. Other static
+	// headers follow redirects.
+	SensitiveHeaders []string
 	// HeaderFunc, when set, is called last for every request (POST, GET,
 	// DELETE) and may change its headers; an error aborts the request.
 	HeaderFunc func(ctx context.Context, req *http.Request) error
@@ -79,7 +85,7 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	log := discardLogger(t.Logger)
-	client, own := newHTTPClient(t.HTTPClient, log)
+	client, own := newHTTPClient(t.HTTPClient, t.SensitiveHeaders, log)
 	c := &httpConn{
 		url:        u.String(),
 		client:     client,

@@ -258,11 +258,10 @@ func (c *httpConn) openGET(ctx context.Context, lastID string) (*http.Response, 
 	if lastID != "" {
 		req.Header.Set(protocol.HeaderLastEventID, lastID)
 	}
-	if c.headerFunc != nil {
-		if err := c.headerFunc(reqCtx, req); err != nil {
-			cancel(nil)
-			return nil, nil, err
-		}
+	req, err = applyHook(reqCtx, req, c.headerFunc)
+	if err != nil {
+		cancel(nil)
+		return nil, nil, err
 	}
 	var timer *time.Timer
 	if c.rht > 0 {
@@ -299,10 +298,9 @@ func (c *httpConn) deleteSession(version, sid string) {
 		c.log.Warn("transport: preparing DELETE", "url", c.url, "err", err)
 		return
 	}
-	if c.headerFunc != nil {
-		if err := c.headerFunc(ctx, req); err != nil {
-			return
-		}
+	req, err = applyHook(ctx, req, c.headerFunc)
+	if err != nil {
+		return
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {

@@ -122,12 +122,7 @@ func (c *httpConn) newPOST(ctx context.Context, x *exchange, body []byte) (*http
 	for k, vs := range RequestHeaders(ctx) {
 		req.Header[http.CanonicalHeaderKey(k)] = vs
 	}
-	if c.headerFunc != nil {
-		if err := c.headerFunc(ctx, req); err != nil {
-			return nil, err
-		}
-	}
-	return req, nil
+	return applyHook(ctx, req, c.headerFunc)
 }
 
 // prepare sets the headers every request of the connection carries.

@@ -26,6 +26,9 @@ type SSE struct {
 	HTTPClient *http.Client
 	// Header holds static headers added to every request.
 	Header http.Header
+	// SensitiveHeaders names the headers of Header that are credentials;
+	// see [StreamableHTTP.SensitiveHeaders].
+	SensitiveHeaders []string
 	// HeaderFunc, when set, is called last for every request and may
 	// change its headers; an error aborts the request.
 	HeaderFunc func(ctx context.Context, req *http.Request) error
@@ -52,7 +55,7 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	log := discardLogger(t.Logger)
-	client, own := newHTTPClient(t.HTTPClient, log)
+	client, own := newHTTPClient(t.HTTPClient, t.SensitiveHeaders, log)
 	c := &sseConn{
 		url:        base.String(),
 		client:     client,
@@ -85,6 +88,10 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", mediaEventStream)
+	if req, err = applyHook(ctx, req, c.headerFunc); err != nil {
+		c.cancel(nil)
+		return nil, err
+	}
 	resp, err := c.client.Do(req)
 	if err != nil {
 		err = requestError(ctx, c.ctx, http.MethodGet, c.url, err)
@@ -278,10 +285,9 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	req.Header.Set("Content-Type", mediaJSON)
-	if c.headerFunc != nil {
-		if err := c.headerFunc(ctx, req); err != nil {
-			return err
-		}
+	req, err = applyHook(ctx, req, c.headerFunc)
+	if err != nil {
+		return err
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
