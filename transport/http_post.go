@@ -263,7 +263,7 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 		msg := decodeEvent(ev)
 		if msg == nil {
 			switch {
-			case ev.Data == "": // a priming event
+			case len(ev.Data) == 0: // a priming event
 			case ev.Type == "" || ev.Type == "message":
 				c.log.Warn("transport: ignoring an event that is not a JSON-RPC message", "url", c.url)
 			default:

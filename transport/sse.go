@@ -203,7 +203,7 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 		if ev.Type == "endpoint" {
 			if !sent {
 				sent = true
-				endpoint <- ev.Data // buffered; sent once
+				endpoint <- string(ev.Data) // buffered; sent once
 			}
 			return true
 		}
@@ -213,7 +213,7 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 		}
 		msg := decodeEvent(ev)
 		if msg == nil {
-			if ev.Data != "" {
+			if len(ev.Data) > 0 {
 				c.log.Debug("transport: ignoring event", "type", ev.Type, "url", c.url)
 			}
 			return true
