@@ -1,7 +1,6 @@
 package transport_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,29 +94,8 @@ func hostileAnswers(req *jsonrpc.Request) []string {
 
 func TestPipeBrokenAnswerFailsItsCall(t *testing.T) {
 	p, server := transport.NewPipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer server.Close()
-		br := bufio.NewReader(server)
-		for {
-			line, err := br.ReadBytes('\n')
-			if err != nil {
-				return
-			}
-			m, err := jsonrpc.DecodeMessage(line)
-			req, ok := m.(*jsonrpc.Request)
-			if err != nil || !ok {
-				return
-			}
-			for _, s := range hostileAnswers(req) {
-				if _, err := server.Write([]byte(s + "\n")); err != nil {
-					return
-				}
-			}
-		}
-	}()
-	defer func() { <-done }()
+	wait := serveLines(server, hostileAnswers)
+	defer wait()
 	c := connect(t, p)
 	defer c.Close()
 	checkBrokenAnswers(t, c)
