@@ -43,13 +43,14 @@ func readEvents(r io.Reader, limit int, fn func(event) bool) (time.Duration, err
 	return p.retry, err
 }
 
-// eventReadSize is the read buffer of the event parser, and the largest
-// line and data buffers it keeps between events.
+// eventReadSize is the largest line and data buffers the event parser
+// keeps between events.
 const eventReadSize = 32 << 10
 
-// eventBufSize is the size of the read buffer; the tests shrink it to put
-// line ends on buffer boundaries.
-var eventBufSize = eventReadSize
+// eventBufSize is the size of the read buffer (small: most events are
+// small, and a longer line is gathered across reads); the tests shrink it
+// to put line ends on buffer boundaries.
+var eventBufSize = 4 << 10
 
 // errStopEvents ends the parse when fn returned false.
 var errStopEvents = errors.New("transport: stop reading events")

@@ -44,8 +44,9 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	x, err := c.begin(msg)
-	if err != nil {
+	var xv exchange // on the stack: no closure captures it
+	x := &xv
+	if err := c.begin(x, msg); err != nil {
 		return err
 	}
 	req, err := c.newPOST(ctx, x, body)
@@ -55,11 +56,12 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	// Until the body is handed to a stream goroutine, the caller's ctx
 	// bounds the exchange; a request's headers are bounded by nothing
 	// else, the other POSTs also by the response-header timeout.
-	stop := context.AfterFunc(ctx, func() { x.cancel(ctx.Err()) })
+	cancel := x.cancel
+	stop := context.AfterFunc(ctx, func() { cancel(ctx.Err()) })
 	defer stop()
 	var timer *time.Timer
 	if x.st == nil && c.rht > 0 {
-		timer = time.AfterFunc(c.rht, func() { x.cancel(headerTimeoutError{}) })
+		timer = time.AfterFunc(c.rht, func() { cancel(headerTimeoutError{}) })
 	}
 	resp, err := c.client.Do(req)
 	if timer != nil {
@@ -71,17 +73,16 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.answer(ctx, x, resp, stop)
 }
 
-// begin snapshots the connection's era and session for msg and registers
-// the stream of a request.
-func (c *httpConn) begin(msg jsonrpc.Message) (*exchange, error) {
-	x := &exchange{}
+// begin fills x for msg with a snapshot of the connection's era and
+// session, and registers the stream of a request.
+func (c *httpConn) begin(x *exchange, msg jsonrpc.Message) error {
 	if r, ok := msg.(*jsonrpc.Request); ok {
 		x.id, x.method, x.params = r.ID, r.Method, r.Params
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	x.version, x.era, x.sid = c.version, c.era, c.legacy.sessionID
 	x.ctx, x.cancel = context.WithCancelCause(c.ctx)
@@ -89,7 +90,7 @@ func (c *httpConn) begin(msg jsonrpc.Message) (*exchange, error) {
 		x.st = &reqStream{cancel: x.cancel}
 		c.streams[x.id] = x.st
 	}
-	return x, nil
+	return nil
 }
 
 // abandon ends exchange x before its answer is handed on, and returns err.
@@ -176,7 +177,8 @@ func (c *httpConn) answer(ctx context.Context, x *exchange, resp *http.Response,
 		resp.Body.Close()
 		return c.abandon(x, ctx.Err())
 	}
-	if !c.spawn(func() { c.readResponse(x.ctx, x.cancel, resp, x.id, x.st, x.era) }) {
+	rctx, cancel, id, st, era := x.ctx, x.cancel, x.id, x.st, x.era
+	if !c.spawn(func() { c.readResponse(rctx, cancel, resp, id, st, era) }) {
 		resp.Body.Close()
 		return c.abandon(x, ErrClosed)
 	}
