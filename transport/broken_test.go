@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,4 +122,55 @@ func TestWebSocketBrokenAnswerFailsItsCall(t *testing.T) {
 		}
 	})
 	checkBrokenAnswers(t, connect(t, &transport.WebSocket{URL: srv.URL, MaxMessageSize: 1 << 20}))
+}
+
+// TestStreamableHTTPBrokenAnswerInStream: a broken answer in a POST's
+// event stream fails its call at once, although the server keeps the
+// stream open.
+func TestStreamableHTTPBrokenAnswerInStream(t *testing.T) {
+	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+		req := httpReadRequest(t, r)
+		if req.IsNotification() {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, s := range hostileAnswers(req) {
+			httpWriteSSE(w, "data: "+s+"\n\n")
+		}
+		if req.Method == "broken" {
+			<-r.Context().Done() // the stream stays open
+		}
+	})
+	c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL})
+	c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+	checkBrokenAnswers(t, c)
+}
+
+// TestSSEBrokenAnswerFailsItsCall: the same over the 2024-11-05 HTTP+SSE
+// transport, whose answers all come on the GET stream.
+func TestSSEBrokenAnswerFailsItsCall(t *testing.T) {
+	out := make(chan string, 4)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /sse", func(w http.ResponseWriter, r *http.Request) {
+		httpWriteSSE(w, "event: endpoint\ndata: /messages\n\n")
+		for {
+			select {
+			case m := <-out:
+				httpWriteSSE(w, "event: message\ndata: "+m+"\n\n")
+			case <-r.Context().Done():
+				return
+			}
+		}
+	})
+	mux.HandleFunc("POST /messages", func(w http.ResponseWriter, r *http.Request) {
+		req := httpReadRequest(t, r)
+		w.WriteHeader(http.StatusAccepted)
+		for _, s := range hostileAnswers(req) {
+			out <- s
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	checkBrokenAnswers(t, httpDial(t, &transport.SSE{URL: srv.URL + "/sse"}))
 }

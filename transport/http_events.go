@@ -251,8 +251,20 @@ func (p *eventParser) dispatch() error {
 // priming event (empty data), an event of another type than "message", or
 // data that is not a JSON-RPC message.
 func decodeEvent(ev event) jsonrpc.Message {
+	m, _ := decodeEventAnswer(ev)
+	return m
+}
+
+// decodeEventAnswer is decodeEvent that also returns, for data that is not
+// a valid message but names the call it answers, its *jsonrpc.DecodeError
+// (see answerError).
+func decodeEventAnswer(ev event) (jsonrpc.Message, *jsonrpc.DecodeError) {
 	if len(ev.Data) == 0 || ev.Type != "" && ev.Type != "message" {
-		return nil
+		return nil, nil
 	}
-	return decodeMessage(ev.Data)
+	m, err := jsonrpc.DecodeMessage(ev.Data)
+	if err != nil {
+		return nil, answerError(err)
+	}
+	return m, nil
 }

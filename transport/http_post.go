@@ -254,7 +254,10 @@ type streamResult struct {
 }
 
 // consume reads an event stream and delivers its messages in order. It
-// stops after delivering the response to want (if valid).
+// stops after delivering the response to want (if valid). A broken answer
+// (to want or another id) is delivered as its non-terminal
+// *jsonrpc.DecodeError and the stream goes on: if it then ends without the
+// response to want, the *StreamError follows as before.
 func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID) streamResult {
 	var res streamResult
 	res.retry, res.err = readEvents(body, c.maxMsg, func(ev event) bool {
@@ -262,8 +265,11 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 		if ev.LastID != "" {
 			res.lastID = ev.LastID
 		}
-		msg := decodeEvent(ev)
-		if msg == nil {
+		msg, broken := decodeEventAnswer(ev)
+		switch {
+		case broken != nil:
+			return c.deliver(ctx, inbound{err: broken})
+		case msg == nil:
 			switch {
 			case len(ev.Data) == 0: // a priming event
 			case ev.Type == "" || ev.Type == "message":

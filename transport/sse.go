@@ -65,7 +65,7 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		tokens:     t.TokenSource,
 		maxMsg:     t.MaxMessageSize,
 		log:        log,
-		incoming:   make(chan jsonrpc.Message),
+		incoming:   make(chan inbound),
 		done:       make(chan struct{}),
 		ended:      make(chan struct{}),
 	}
@@ -169,8 +169,9 @@ type sseConn struct {
 	// ctx is the connection lifetime; cancel is called by Close.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// incoming carries the stream's messages to Read, unbuffered.
-	incoming chan jsonrpc.Message
+	// incoming carries the stream's messages, and the non-terminal
+	// errors of broken answers, to Read, unbuffered.
+	incoming chan inbound
 	// ended is closed by the reader goroutine when the stream ends, after
 	// endErr is written.
 	ended  chan struct{}
@@ -211,15 +212,19 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 			c.log.Warn("transport: event before the endpoint event ignored", "type", ev.Type)
 			return true
 		}
-		msg := decodeEvent(ev)
-		if msg == nil {
+		msg, broken := decodeEventAnswer(ev)
+		in := inbound{msg: msg}
+		switch {
+		case broken != nil:
+			in = inbound{err: broken}
+		case msg == nil:
 			if len(ev.Data) > 0 {
 				c.log.Debug("transport: ignoring event", "type", ev.Type, "url", c.url)
 			}
 			return true
 		}
 		select {
-		case c.incoming <- msg:
+		case c.incoming <- in:
 			return true
 		case <-c.ctx.Done():
 			return false
@@ -235,18 +240,19 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 	}
 }
 
-// Read returns the next message of the event stream. After the stream
+// Read returns the next message of the event stream, or the non-terminal
+// [*jsonrpc.DecodeError] of a broken answer (see [Conn]). After the stream
 // ended it returns an error matching [ErrClosed] (wrapping a
 // [*NetworkError] if the stream broke).
 func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
-	case m := <-c.incoming:
-		return m, nil
+	case in := <-c.incoming:
+		return in.msg, in.err
 	default:
 	}
 	select {
-	case m := <-c.incoming:
-		return m, nil
+	case in := <-c.incoming:
+		return in.msg, in.err
 	case <-c.ended:
 		return nil, c.endErr
 	case <-c.done:

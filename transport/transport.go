@@ -37,8 +37,8 @@ type Conn interface {
 	// the response to one request was lost (its stream ended or broke
 	// first, and a legacy resumption failed); none is reported for a
 	// stream closed by [StreamCanceler.CancelStream]. A
-	// [*jsonrpc.DecodeError] with a valid ID (stdio, pipe, WebSocket)
-	// reports an answer to that id that is not a valid JSON-RPC message
+	// [*jsonrpc.DecodeError] with a valid ID (every transport: lines,
+	// WebSocket messages, events of Streamable HTTP and HTTP+SSE) reports an answer to that id that is not a valid JSON-RPC message
 	// (both or neither of result and error, a malformed error, a wrong
 	// jsonrpc version, nesting too deep to decode); input that is not JSON,
 	// or names no call, is logged and skipped.
