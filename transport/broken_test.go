@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,27 +149,8 @@ func TestStreamableHTTPBrokenAnswerInStream(t *testing.T) {
 // TestSSEBrokenAnswerFailsItsCall: the same over the 2024-11-05 HTTP+SSE
 // transport, whose answers all come on the GET stream.
 func TestSSEBrokenAnswerFailsItsCall(t *testing.T) {
-	out := make(chan string, 4)
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /sse", func(w http.ResponseWriter, r *http.Request) {
-		httpWriteSSE(w, "event: endpoint\ndata: /messages\n\n")
-		for {
-			select {
-			case m := <-out:
-				httpWriteSSE(w, "event: message\ndata: "+m+"\n\n")
-			case <-r.Context().Done():
-				return
-			}
-		}
+	srv := sseServerFunc(t, "/messages", func(r *http.Request) (int, []string) {
+		return http.StatusAccepted, hostileAnswers(httpReadRequest(t, r))
 	})
-	mux.HandleFunc("POST /messages", func(w http.ResponseWriter, r *http.Request) {
-		req := httpReadRequest(t, r)
-		w.WriteHeader(http.StatusAccepted)
-		for _, s := range hostileAnswers(req) {
-			out <- s
-		}
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
 	checkBrokenAnswers(t, httpDial(t, &transport.SSE{URL: srv.URL + "/sse"}))
 }
