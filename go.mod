@@ -8,7 +8,6 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/google/go-cmp v0.7.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	github.com/tmaxmax/go-sse v0.12.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/oauth2 v0.38.0
 	golang.org/x/sync v0.25.0

@@ -55,7 +55,7 @@ func (r *Response) Err() error {
 // NewRequest returns a request with params encoded as JSON. A nil params
 // leaves Params absent.
 func NewRequest(id ID, method string, params any) (*Request, error) {
-	raw, err := marshalParams(params)
+	raw, err := MarshalParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,10 @@ func NewErrorResponse(id ID, err *Error) *Response {
 	return &Response{ID: id, Error: err}
 }
 
-func marshalParams(params any) (json.RawMessage, error) {
+// MarshalParams encodes params for a request's Params: nil stays absent,
+// json.RawMessage and []byte pass through untouched (the caller vouches
+// that they are valid JSON), anything else goes through json.Marshal.
+func MarshalParams(params any) (json.RawMessage, error) {
 	switch p := params.(type) {
 	case nil:
 		return nil, nil

@@ -3,7 +3,10 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/conduitmcp/conduit/internal/jsonscan"
 )
 
@@ -77,46 +80,45 @@ type ListTasksParams = PaginatedParams
 // Cursor returns a pointer to a copy of s, for [PaginatedParams.Cursor].
 func Cursor(s string) *string { return &s }
 
-// ResultTypeOf returns the resultType of a raw result object. A missing
-// (or null) resultType, as from legacy servers, reads as "complete", as
-// the 2026-07-28 spec requires of clients. It fails when raw is not a JSON object or
-// resultType is not a string; whether the value is one the caller accepts
-// (complete, input_required, task) is the caller's decision.
+// ResultTypeOf returns the resultType of a raw result object; it is the
+// one reader of resultType in the module. A missing resultType, as from
+// legacy servers, reads as "complete", as the 2026-07-28 spec requires of
+// clients. Any present value must be a non-empty string (the schema types
+// it as a string, and seed 004 allows only an absent one or a value): it
+// fails for null, another JSON type or "", and when raw is not a JSON
+// object. Whether the value is one the caller accepts (complete,
+// input_required, task) is the caller's decision. Of duplicate members the
+// last one counts and keys match as encoding/json matches them.
 func ResultTypeOf(raw json.RawMessage) (string, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return "", fmt.Errorf("protocol: result is not a JSON object")
+		return "", errors.New("protocol: result is not a JSON object")
 	}
-	if !json.Valid(trimmed) {
+	val, err := jsonscan.LastMemberFold(trimmed, "resultType")
+	if err != nil {
+		// encoding/json words the syntax error.
 		var probe struct{}
 		err := json.Unmarshal(trimmed, &probe)
 		return "", fmt.Errorf("protocol: decoding result: %v", err)
 	}
-	// As encoding/json would: the last member whose key matches wins.
-	var val []byte
-	jsonscan.EachMember(trimmed, func(key, v []byte) bool {
-		if jsonscan.KeyIs(key, "resultType") {
-			val = v
-		}
-		return true
-	})
-	if val == nil || string(val) == "null" {
+	switch val.Kind {
+	case jsonscan.KindAbsent:
 		return ResultTypeComplete, nil
+	case jsonscan.KindString:
+	default:
+		return "", errors.New("protocol: resultType is not a string")
 	}
-	if val[0] != '"' {
-		return "", fmt.Errorf("protocol: resultType is not a string")
-	}
-	switch string(val[1 : len(val)-1]) {
-	case ResultTypeComplete:
+	switch {
+	case jsonscan.StringIs(trimmed, val, ResultTypeComplete):
 		return ResultTypeComplete, nil
-	case ResultTypeInputRequired:
+	case jsonscan.StringIs(trimmed, val, ResultTypeInputRequired):
 		return ResultTypeInputRequired, nil
-	case ResultTypeTask:
+	case jsonscan.StringIs(trimmed, val, ResultTypeTask):
 		return ResultTypeTask, nil
+	case val.End-val.Start == 2:
+		return "", errors.New("protocol: resultType is empty")
 	}
-	var s string
-	if err := json.Unmarshal(val, &s); err != nil {
-		return "", fmt.Errorf("protocol: resultType is not a string")
-	}
-	return s, nil
+	var b strings.Builder
+	jsonscan.WriteString(&b, trimmed, val)
+	return b.String(), nil
 }

@@ -124,6 +124,8 @@ func TestResultTypeOf(t *testing.T) {
 		{`{"resultType":"task","taskId":"t"}`, protocol.ResultTypeTask, false},
 		{`{"resultType":"something_new"}`, "something_new", false},
 		{`{"resultType":5}`, "", true},
+		{`{"resultType":null}`, "", true},
+		{`{"resultType":""}`, "", true},
 		{`[]`, "", true},
 		{``, "", true},
 		{`{"resultType":`, "", true},

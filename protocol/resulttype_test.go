@@ -10,14 +10,16 @@ import (
 )
 
 // oldResultTypeOf is the former implementation, which decoded the whole
-// result with encoding/json; ResultTypeOf must agree with it.
+// result with encoding/json, with the spec's reading of a present
+// resultType (a non-empty string; null and "" are errors, see
+// ResultTypeOf); ResultTypeOf must agree with it.
 func oldResultTypeOf(raw json.RawMessage) (string, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return "", fmt.Errorf("protocol: result is not a JSON object")
 	}
 	var probe struct {
-		ResultType *json.RawMessage `json:"resultType"`
+		ResultType json.RawMessage `json:"resultType"` // "null" for null
 	}
 	if err := json.Unmarshal(trimmed, &probe); err != nil {
 		return "", fmt.Errorf("protocol: decoding result: %v", err)
@@ -26,8 +28,11 @@ func oldResultTypeOf(raw json.RawMessage) (string, error) {
 		return protocol.ResultTypeComplete, nil
 	}
 	var s string
-	if err := json.Unmarshal(*probe.ResultType, &s); err != nil {
+	if string(probe.ResultType) == "null" || json.Unmarshal(probe.ResultType, &s) != nil {
 		return "", fmt.Errorf("protocol: resultType is not a string")
+	}
+	if s == "" {
+		return "", fmt.Errorf("protocol: resultType is empty")
 	}
 	return s, nil
 }
@@ -45,6 +50,8 @@ var resultTypeCases = []string{
 	`{"resultType":["task"]}`,
 	`{"resultType":"task","resultType":"complete"}`,
 	`{"resultType":"task","resultType":null}`,
+	`{"resultType":null,"resultType":"task"}`,
+	`{"resultType":"\u0000"}`,
 	`{"resultType":"task","RESULTTYPE":"input_required"}`,
 	`{"ResultType":"task"}`,
 	`{"re\u0073ultType":"task"}`,

@@ -65,12 +65,15 @@ func TestResultType(t *testing.T) {
 		in, want string
 		bad      bool
 	}{
-		{`{}`, "", false},
-		{`{"content":[{"resultType":"x"}]}`, "", false},
+		{`{}`, "complete", false}, // absent reads as complete (protocol.ResultTypeOf)
+		{`{"content":[{"resultType":"x"}]}`, "complete", false},
 		{`{"resultType":"complete"}`, "complete", false},
 		{`{"a":1,"resultType":"input_required"}`, "input_required", false},
 		{`{"resultType":"weird"}`, "weird", false},
 		{`{"resultType":3}`, "", true},
+		{`{"resultType":null}`, "", true},
+		{`{"resultType":""}`, "", true},
+		{`[]`, "", true},
 	}
 	for _, tt := range tests {
 		got, err := resultType([]byte(tt.in))

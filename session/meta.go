@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/conduitmcp/conduit/internal/jsonscan"
+	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -15,19 +17,9 @@ var (
 	errMalformedJSON   = errors.New("malformed JSON object")
 )
 
-// marshalParams encodes params once. json.RawMessage and []byte pass
-// through untouched.
-func marshalParams(params any) (json.RawMessage, error) {
-	switch p := params.(type) {
-	case nil:
-		return nil, nil
-	case json.RawMessage:
-		return p, nil
-	case []byte:
-		return p, nil
-	}
-	return json.Marshal(params)
-}
+// marshalParams encodes params once; json.RawMessage and []byte pass
+// through untouched. It is jsonrpc's, the module's one.
+var marshalParams = jsonrpc.MarshalParams
 
 // checkRaw validates params given as raw JSON (json.Marshal output needs
 // no check): it must be valid JSON, since it is sent as it is.
@@ -113,7 +105,7 @@ func spliceMeta(dst, params []byte, prefix []byte, token int64, level protocol.L
 			}
 			out = append(out, p[:vs+1]...)
 			out = members(out)
-			if j := skipWS(p, vs+1); p[j] != '}' && (len(prefix) > 0 || token != 0 || level != "") {
+			if j := jsonscan.SkipSpace(p, vs+1); p[j] != '}' && (len(prefix) > 0 || token != 0 || level != "") {
 				out = append(out, ',')
 			}
 			return append(out, p[vs+1:]...), nil
@@ -122,7 +114,7 @@ func spliceMeta(dst, params []byte, prefix []byte, token int64, level protocol.L
 	out = append(out, `{"_meta":{`...)
 	out = members(out)
 	out = append(out, '}')
-	if j := skipWS(p, 1); j < len(p) && p[j] != '}' {
+	if j := jsonscan.SkipSpace(p, 1); j < len(p) && p[j] != '}' {
 		out = append(out, ',')
 	}
 	return append(out, p[1:]...), nil
@@ -138,155 +130,26 @@ func prependMembers(obj []byte, members []byte) []byte {
 	out := make([]byte, 0, len(p)+len(members)+2)
 	out = append(out, '{')
 	out = append(out, members...)
-	if j := skipWS(p, 1); j < len(p) && p[j] != '}' {
+	if j := jsonscan.SkipSpace(p, 1); j < len(p) && p[j] != '}' {
 		out = append(out, ',')
 	}
 	return append(out, p[1:]...)
 }
 
-var resultTypeKey = []byte(`"resultType"`)
+// resultType reads a modern result's resultType with the module's one
+// reader, [protocol.ResultTypeOf]: absent reads as "complete"; null, ""
+// and non-strings fail, as does a result that is not an object.
+func resultType(raw []byte) (string, error) { return protocol.ResultTypeOf(raw) }
 
-// resultType returns a modern result's resultType ("" when absent) without
-// decoding the result.
-func resultType(raw []byte) (string, error) {
-	if !bytes.Contains(raw, resultTypeKey) {
-		return "", nil
-	}
-	vs, ve, found, err := topLevelMember(raw, "resultType")
-	if err != nil || !found {
-		return "", err
-	}
-	v := raw[vs:ve]
-	switch string(v) {
-	case `"complete"`:
-		return protocol.ResultTypeComplete, nil
-	case `"input_required"`:
-		return protocol.ResultTypeInputRequired, nil
-	case `"task"`:
-		return protocol.ResultTypeTask, nil
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return "", errors.New("resultType is not a string")
-	}
-	if s == "" {
-		return "", errors.New("resultType is empty")
-	}
-	return s, nil
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// topLevelMember finds the member key of the JSON object obj and returns
-// the bounds of its value. It scans without allocating; keys are compared
-// in their raw (escaped) form.
+// topLevelMember finds the member key of the JSON object obj (compared in
+// its raw, escaped form) and returns the bounds of its value.
 func topLevelMember(obj []byte, key string) (start, end int, found bool, err error) {
-	i := skipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
+	if i := jsonscan.SkipSpace(obj, 0); i >= len(obj) || obj[i] != '{' {
 		return 0, 0, false, errParamsNotObject
 	}
-	i = skipWS(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return 0, 0, false, nil
+	v, found, err := jsonscan.Member(obj, key)
+	if err != nil {
+		return 0, 0, false, errMalformedJSON
 	}
-	for {
-		if i >= len(obj) || obj[i] != '"' {
-			return 0, 0, false, errMalformedJSON
-		}
-		ke, ok := scanString(obj, i)
-		if !ok {
-			return 0, 0, false, errMalformedJSON
-		}
-		k := obj[i+1 : ke-1]
-		i = skipWS(obj, ke)
-		if i >= len(obj) || obj[i] != ':' {
-			return 0, 0, false, errMalformedJSON
-		}
-		i = skipWS(obj, i+1)
-		vs := i
-		ve, ok := skipValue(obj, i)
-		if !ok {
-			return 0, 0, false, errMalformedJSON
-		}
-		if string(k) == key {
-			return vs, ve, true, nil
-		}
-		i = skipWS(obj, ve)
-		if i >= len(obj) {
-			return 0, 0, false, errMalformedJSON
-		}
-		switch obj[i] {
-		case ',':
-			i = skipWS(obj, i+1)
-		case '}':
-			return 0, 0, false, nil
-		default:
-			return 0, 0, false, errMalformedJSON
-		}
-	}
-}
-
-// scanString returns the index just past the JSON string starting at b[i].
-func scanString(b []byte, i int) (int, bool) {
-	for j := i + 1; j < len(b); {
-		switch b[j] {
-		case '\\':
-			j += 2
-		case '"':
-			return j + 1, true
-		default:
-			j++
-		}
-	}
-	return 0, false
-}
-
-// skipValue returns the index just past the JSON value starting at b[i].
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		return scanString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); {
-			switch b[j] {
-			case '"':
-				e, ok := scanString(b, j)
-				if !ok {
-					return 0, false
-				}
-				j = e
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
-			j++
-		}
-		return 0, false
-	}
-	j := i
-	for j < len(b) {
-		c := b[j]
-		if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n' {
-			break
-		}
-		j++
-	}
-	if j == i {
-		return 0, false
-	}
-	return j, true
+	return v.Start, v.End, found, nil
 }

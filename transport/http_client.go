@@ -11,10 +11,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 // TokenSource supplies the bearer token of an HTTP transport. Token is
@@ -77,16 +79,17 @@ func (headerTimeoutError) Error() string { return "timeout awaiting response hea
 func (headerTimeoutError) Timeout() bool { return true }
 
 // newHTTPClient returns the client to use: a copy of user with a redirect
-// policy that never carries credentials to another origin, or a fresh
+// policy that never carries credentials (sensitive names the static
+// headers that are) to another origin, or a fresh
 // client whose transport the caller owns (and must close idle connections
 // of). The fresh client has no overall Timeout.
-func newHTTPClient(user *http.Client, log *slog.Logger) (*http.Client, *http.Transport) {
+func newHTTPClient(user *http.Client, sensitive []string, log *slog.Logger) (*http.Client, *http.Transport) {
 	if user != nil {
 		if user.Timeout > 0 {
 			log.Warn("transport: http.Client.Timeout bounds whole requests and will end long tool calls and event streams; use contexts instead", "timeout", user.Timeout)
 		}
 		c := *user
-		c.CheckRedirect = redirectPolicy(user.CheckRedirect)
+		c.CheckRedirect = redirectPolicy(user.CheckRedirect, sensitive)
 		return &c, nil
 	}
 	tr := &http.Transport{
@@ -98,17 +101,33 @@ func newHTTPClient(user *http.Client, log *slog.Logger) (*http.Client, *http.Tra
 		TLSHandshakeTimeout:   DefaultTLSHandshakeTimeout,
 		ExpectContinueTimeout: time.Second,
 	}
-	return &http.Client{Transport: tr, CheckRedirect: redirectPolicy(nil)}, tr
+	return &http.Client{Transport: tr, CheckRedirect: redirectPolicy(nil, sensitive)}, tr
 }
 
-// redirectPolicy wraps next (nil: at most 10 redirects) so that a redirect
-// to an origin other than the original request's loses its Authorization
-// header. net/http alone would keep it for another port or scheme on the
-// same host and for subdomains.
-func redirectPolicy(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+// redirectPolicy wraps next (nil: at most 10 redirects) so that no
+// credential follows a redirect to an origin other than the original
+// request's, on any hop: the request to another origin loses
+// credentialHeaders, the static headers named in sensitive, and every
+// header the TokenSource or HeaderFunc (the auth hooks) set or changed on
+// the original request (recorded in its context by markHooked). net/http
+// alone would keep Authorization for another port or scheme on the same
+// host and for subdomains, and every other header everywhere. HeaderFunc
+// runs only when a request is built, never on a redirect hop, so nothing
+// re-attaches them.
+func redirectPolicy(next func(*http.Request, []*http.Request) error, sensitive []string) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
-			req.Header.Del("Authorization")
+			for _, k := range credentialHeaders {
+				req.Header.Del(k)
+			}
+			for _, k := range sensitive {
+				req.Header.Del(k)
+			}
+			if hooked, ok := req.Context().Value(hookedKey{}).([]string); ok {
+				for _, k := range hooked {
+					req.Header.Del(k)
+				}
+			}
 		}
 		if next != nil {
 			return next(req, via)
@@ -118,6 +137,36 @@ func redirectPolicy(next func(*http.Request, []*http.Request) error) func(*http.
 		}
 		return nil
 	}
+}
+
+// credentialHeaders never go to another origin: HTTP authentication,
+// cookies, a DPoP proof, and the legacy session id (which names the
+// session to whoever holds it).
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2", "DPoP", protocol.HeaderSessionID}
+
+type hookedKey struct{}
+
+// applyHook runs the HeaderFunc hook on req and returns req carrying, in
+// its context, the names of the headers hook set or changed, for
+// redirectPolicy. A nil hook returns req as it is.
+func applyHook(ctx context.Context, req *http.Request, hook func(context.Context, *http.Request) error) (*http.Request, error) {
+	if hook == nil {
+		return req, nil
+	}
+	before := req.Header.Clone()
+	if err := hook(ctx, req); err != nil {
+		return nil, err
+	}
+	var hooked []string
+	for k, vs := range req.Header {
+		if !slices.Equal(before[k], vs) {
+			hooked = append(hooked, k)
+		}
+	}
+	if len(hooked) == 0 {
+		return req, nil
+	}
+	return req.WithContext(context.WithValue(req.Context(), hookedKey{}, hooked)), nil
 }
 
 // sameOrigin compares scheme, host and port (defaulted by scheme).

@@ -23,6 +23,23 @@ import (
 // serveEcho runs a line-delimited echo server on rw until rw ends, and
 // closes rw then. The returned function waits for it to stop.
 func serveEcho(rw io.ReadWriteCloser) (wait func()) {
+	return serveLines(rw, func(req *jsonrpc.Request) []string {
+		if req.IsNotification() {
+			return nil
+		}
+		resp, _ := jsonrpc.NewResponse(req.ID, req.Params)
+		if len(req.Params) == 0 {
+			resp, _ = jsonrpc.NewResponse(req.ID, nil)
+		}
+		b, _ := jsonrpc.EncodeMessage(resp)
+		return []string{string(b)}
+	})
+}
+
+// serveLines runs a line-delimited server on rw until rw ends or a line
+// is not JSON-RPC, writing the lines answer returns for each request,
+// and closes rw then. The returned function waits for it to stop.
+func serveLines(rw io.ReadWriteCloser, answer func(*jsonrpc.Request) []string) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -38,16 +55,13 @@ func serveEcho(rw io.ReadWriteCloser) (wait func()) {
 				return
 			}
 			req, ok := m.(*jsonrpc.Request)
-			if !ok || req.IsNotification() {
+			if !ok {
 				continue
 			}
-			resp, _ := jsonrpc.NewResponse(req.ID, req.Params)
-			if len(req.Params) == 0 {
-				resp, _ = jsonrpc.NewResponse(req.ID, nil)
-			}
-			b, _ := jsonrpc.EncodeMessage(resp)
-			if _, err := rw.Write(append(b, '\n')); err != nil {
-				return
+			for _, l := range answer(req) {
+				if _, err := rw.Write([]byte(l + "\n")); err != nil {
+					return
+				}
 			}
 		}
 	}()

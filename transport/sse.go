@@ -26,6 +26,9 @@ type SSE struct {
 	HTTPClient *http.Client
 	// Header holds static headers added to every request.
 	Header http.Header
+	// SensitiveHeaders names the headers of Header that are credentials;
+	// see [StreamableHTTP.SensitiveHeaders].
+	SensitiveHeaders []string
 	// HeaderFunc, when set, is called last for every request and may
 	// change its headers; an error aborts the request.
 	HeaderFunc func(ctx context.Context, req *http.Request) error
@@ -52,7 +55,7 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	log := discardLogger(t.Logger)
-	client, own := newHTTPClient(t.HTTPClient, log)
+	client, own := newHTTPClient(t.HTTPClient, t.SensitiveHeaders, log)
 	c := &sseConn{
 		url:        base.String(),
 		client:     client,
@@ -62,7 +65,7 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		tokens:     t.TokenSource,
 		maxMsg:     t.MaxMessageSize,
 		log:        log,
-		incoming:   make(chan jsonrpc.Message),
+		incoming:   make(chan inbound),
 		done:       make(chan struct{}),
 		ended:      make(chan struct{}),
 	}
@@ -85,6 +88,10 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", mediaEventStream)
+	if req, err = applyHook(ctx, req, c.headerFunc); err != nil {
+		c.cancel(nil)
+		return nil, err
+	}
 	resp, err := c.client.Do(req)
 	if err != nil {
 		err = requestError(ctx, c.ctx, http.MethodGet, c.url, err)
@@ -103,31 +110,48 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		c.readLoop(resp, endpoint)
 	}()
 
+	ep, err := c.awaitEndpoint(ctx, stop, endpoint)
+	if err != nil {
+		c.shutdown()
+		return nil, err
+	}
+	if c.endpoint, err = resolveEndpoint(base, ep); err != nil {
+		c.shutdown()
+		return nil, err
+	}
+	return c, nil
+}
+
+// awaitEndpoint waits for the endpoint event, bounded by ctx; stop
+// detaches ctx from the connection once it came.
+func (c *sseConn) awaitEndpoint(ctx context.Context, stop func() bool, endpoint <-chan string) (string, error) {
 	var ep string
 	select {
 	case ep = <-endpoint:
 	case <-c.ended:
-		c.shutdown()
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return "", ctx.Err()
 		}
-		return nil, c.endErr
+		return "", c.endErr
 	}
 	if !stop() {
-		c.shutdown()
-		return nil, ctx.Err()
+		return "", ctx.Err()
 	}
+	return ep, nil
+}
+
+// resolveEndpoint resolves the endpoint event's data against base; it must
+// keep base's origin.
+func resolveEndpoint(base *url.URL, ep string) (*url.URL, error) {
 	ref, err := url.Parse(strings.TrimSpace(ep))
 	if err != nil {
-		c.shutdown()
 		return nil, fmt.Errorf("transport: invalid endpoint %q: %v", ep, err)
 	}
-	c.endpoint = base.ResolveReference(ref)
-	if !sameOrigin(c.endpoint, base) {
-		c.shutdown()
-		return nil, fmt.Errorf("transport: endpoint %q is not on the origin of %s", ep, c.url)
+	u := base.ResolveReference(ref)
+	if !sameOrigin(u, base) {
+		return nil, fmt.Errorf("transport: endpoint %q is not on the origin of %s", ep, base.String())
 	}
-	return c, nil
+	return u, nil
 }
 
 // sseConn is an HTTP+SSE connection.
@@ -145,8 +169,9 @@ type sseConn struct {
 	// ctx is the connection lifetime; cancel is called by Close.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// incoming carries the stream's messages to Read, unbuffered.
-	incoming chan jsonrpc.Message
+	// incoming carries the stream's messages, and the non-terminal
+	// errors of broken answers, to Read, unbuffered.
+	incoming chan inbound
 	// ended is closed by the reader goroutine when the stream ends, after
 	// endErr is written.
 	ended  chan struct{}
@@ -179,7 +204,7 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 		if ev.Type == "endpoint" {
 			if !sent {
 				sent = true
-				endpoint <- ev.Data // buffered; sent once
+				endpoint <- string(ev.Data) // buffered; sent once
 			}
 			return true
 		}
@@ -187,15 +212,19 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 			c.log.Warn("transport: event before the endpoint event ignored", "type", ev.Type)
 			return true
 		}
-		msg := decodeEvent(ev)
-		if msg == nil {
-			if ev.Data != "" {
+		msg, broken := decodeEventAnswer(ev)
+		in := inbound{msg: msg}
+		switch {
+		case broken != nil:
+			in = inbound{err: broken}
+		case msg == nil:
+			if len(ev.Data) > 0 {
 				c.log.Debug("transport: ignoring event", "type", ev.Type, "url", c.url)
 			}
 			return true
 		}
 		select {
-		case c.incoming <- msg:
+		case c.incoming <- in:
 			return true
 		case <-c.ctx.Done():
 			return false
@@ -211,18 +240,19 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 	}
 }
 
-// Read returns the next message of the event stream. After the stream
+// Read returns the next message of the event stream, or the non-terminal
+// [*jsonrpc.DecodeError] of a broken answer (see [Conn]). After the stream
 // ended it returns an error matching [ErrClosed] (wrapping a
 // [*NetworkError] if the stream broke).
 func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
-	case m := <-c.incoming:
-		return m, nil
+	case in := <-c.incoming:
+		return in.msg, in.err
 	default:
 	}
 	select {
-	case m := <-c.incoming:
-		return m, nil
+	case in := <-c.incoming:
+		return in.msg, in.err
 	case <-c.ended:
 		return nil, c.endErr
 	case <-c.done:
@@ -261,10 +291,9 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	req.Header.Set("Content-Type", mediaJSON)
-	if c.headerFunc != nil {
-		if err := c.headerFunc(ctx, req); err != nil {
-			return err
-		}
+	req, err = applyHook(ctx, req, c.headerFunc)
+	if err != nil {
+		return err
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {

@@ -15,6 +15,21 @@ import (
 // event and then every response; POST /messages accepts messages.
 func sseServer(t *testing.T, endpoint string) (*httptest.Server, chan http.Header) {
 	posts := make(chan http.Header, 4)
+	srv := sseServerFunc(t, endpoint, func(r *http.Request) (int, []string) {
+		if r.URL.Query().Get("session") != "abc" {
+			return http.StatusBadRequest, nil
+		}
+		req := httpReadRequest(t, r)
+		posts <- r.Header.Clone()
+		return http.StatusAccepted, []string{httpResult(req.ID, `{"via":"sse"}`)}
+	})
+	return srv, posts
+}
+
+// sseServerFunc is an HTTP+SSE server whose GET /sse streams the endpoint
+// event and then, as message events, what post returns for each POST to
+// /messages (after answering it with post's status).
+func sseServerFunc(t *testing.T, endpoint string, post func(r *http.Request) (status int, out []string)) *httptest.Server {
 	out := make(chan string, 4)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /sse", func(w http.ResponseWriter, r *http.Request) {
@@ -29,18 +44,15 @@ func sseServer(t *testing.T, endpoint string) (*httptest.Server, chan http.Heade
 		}
 	})
 	mux.HandleFunc("POST /messages", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("session") != "abc" {
-			w.WriteHeader(http.StatusBadRequest)
-			return
+		status, msgs := post(r)
+		w.WriteHeader(status)
+		for _, m := range msgs {
+			out <- m
 		}
-		req := httpReadRequest(t, r)
-		posts <- r.Header.Clone()
-		w.WriteHeader(http.StatusAccepted)
-		out <- httpResult(req.ID, `{"via":"sse"}`)
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv, posts
+	return srv
 }
 
 func TestSSEEndpointFlow(t *testing.T) {

@@ -124,46 +124,11 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 	// goroutines; WaitDelay only guards against that changing.
 	cmd.WaitDelay = exitDrainTimeout
 
-	// The pipes are made here rather than with StdoutPipe so that Wait
-	// never closes the read ends under the reader: output written just
-	// before the exit is still delivered.
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	inR, inW, err := pipe()
+	p, err := startWithPipes(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
 	}
-	outR, outW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
-	}
-	errR, errW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
-		closeAll()
-		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
-	}
-	// The child has its copies; ours of the child's ends must go, or we
-	// would never see EOF.
-	inR.Close()
-	outW.Close()
-	errW.Close()
+	inW, outR, errR := p.in, p.out, p.err
 
 	tail := s.StderrTail
 	if tail == 0 {
@@ -193,6 +158,43 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 	// The waiter goroutine: reaps the process and records its exit.
 	go func() { defer c.wg.Done(); c.wait() }()
 	return c, nil
+}
+
+// childPipes are our ends of the child's stdin, stdout and stderr.
+type childPipes struct{ in, out, err *os.File }
+
+// startWithPipes connects cmd's three streams to fresh pipes and starts
+// it. The pipes are made here rather than with StdoutPipe so that Wait
+// never closes the read ends under the reader: output written just before
+// the exit is still delivered.
+func startWithPipes(cmd *exec.Cmd) (childPipes, error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	var ends [3][2]*os.File // stdin, stdout, stderr: read end, write end
+	for i := range ends {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return childPipes{}, err
+		}
+		files = append(files, r, w)
+		ends[i] = [2]*os.File{r, w}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = ends[0][0], ends[1][1], ends[2][1]
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return childPipes{}, err
+	}
+	// The child has its copies; ours of the child's ends must go, or we
+	// would never see EOF.
+	ends[0][0].Close()
+	ends[1][1].Close()
+	ends[2][1].Close()
+	return childPipes{in: ends[0][1], out: ends[1][0], err: ends[2][0]}, nil
 }
 
 func delayOrDefault(d, def time.Duration) time.Duration {

@@ -166,12 +166,16 @@ func (c *lineConn) readMessages() error {
 		if err != nil {
 			return err
 		}
-		msg, ok := c.decode(line, owned)
-		if !ok {
-			continue
-		}
-		if !c.deliver(msg) {
-			return ErrClosed
+		msg, broken := c.decode(line, owned)
+		switch {
+		case msg != nil:
+			if !c.deliver(msg) {
+				return ErrClosed
+			}
+		case broken != nil:
+			if !c.deliverBroken(broken) {
+				return ErrClosed
+			}
 		}
 	}
 }
@@ -224,11 +228,12 @@ func (c *lineConn) readLine() ([]byte, bool, error) {
 // raw members. Blank lines are skipped silently; lines that are not JSON
 // (banners, stray prints) and JSON that is not a JSON-RPC message are
 // logged and skipped: servers that write noise to stdout keep working.
-func (c *lineConn) decode(line []byte, owned bool) (jsonrpc.Message, bool) {
+// The exception is an object that names the call it answers but is not a
+// valid message: its error is returned (broken), for Read.
+func (c *lineConn) decode(line []byte, owned bool) (msg jsonrpc.Message, broken *jsonrpc.DecodeError) {
 	if len(bytes.TrimSpace(line)) == 0 {
-		return nil, false
+		return nil, nil
 	}
-	var msg jsonrpc.Message
 	var err error
 	if owned {
 		msg, err = jsonrpc.DecodeMessageOwned(line)
@@ -236,7 +241,11 @@ func (c *lineConn) decode(line []byte, owned bool) (jsonrpc.Message, bool) {
 		msg, err = jsonrpc.DecodeMessage(line)
 	}
 	if err == nil {
-		return msg, true
+		return msg, nil
+	}
+	if de := answerError(err); de != nil {
+		c.logger.Warn("transport: a malformed answer", "kind", c.kind, "id", de.ID, "err", err)
+		return nil, de
 	}
 	if c.logger.Enabled(context.Background(), slog.LevelWarn) {
 		preview := line[:min(len(line), logPreview)]
@@ -246,7 +255,16 @@ func (c *lineConn) decode(line []byte, owned bool) (jsonrpc.Message, bool) {
 			c.logger.Warn("transport: skipping JSON that is not a JSON-RPC message", "kind", c.kind, "err", err, "line", string(preview))
 		}
 	}
-	return nil, false
+	return nil, nil
+}
+
+// answerError returns err as a *jsonrpc.DecodeError when it names the id
+// of the call the broken message answers, or nil.
+func answerError(err error) *jsonrpc.DecodeError {
+	if de, ok := errors.AsType[*jsonrpc.DecodeError](err); ok && de.ID.IsValid() {
+		return de
+	}
+	return nil
 }
 
 // Write implements [Conn]. ctx bounds the wait for the write lock and the
@@ -342,10 +360,11 @@ func (c *lineConn) write(ctx context.Context, b []byte) (int, error) {
 // holds the connection's closing signal. It is shared by the
 // line-delimited connections and the WebSocket connection.
 type inbox struct {
-	// msgs carries decoded messages from the reader goroutine to Read. It
-	// is buffered (read-ahead); the reader blocks on it when Read lags,
-	// which is the back-pressure on the peer.
-	msgs chan jsonrpc.Message
+	// msgs carries decoded messages, and the non-terminal errors of
+	// broken answers (see deliverBroken), from the reader goroutine to
+	// Read. It is buffered (read-ahead); the reader blocks on it when Read
+	// lags, which is the back-pressure on the peer.
+	msgs chan inbound
 	// readDone is closed by the reader goroutine when it ends; readErr is
 	// written before, so it may be read by anyone who saw readDone closed.
 	readDone chan struct{}
@@ -359,7 +378,7 @@ type inbox struct {
 
 func newInbox() inbox {
 	return inbox{
-		msgs:     make(chan jsonrpc.Message, readAhead),
+		msgs:     make(chan inbound, readAhead),
 		readDone: make(chan struct{}),
 		closing:  make(chan struct{}),
 	}
@@ -373,9 +392,18 @@ func (b *inbox) beginClose() {
 
 // deliver queues msg for Read. It reports false when the connection is
 // closing instead.
-func (b *inbox) deliver(msg jsonrpc.Message) bool {
+func (b *inbox) deliver(msg jsonrpc.Message) bool { return b.put(inbound{msg: msg}) }
+
+// deliverBroken queues for Read the *jsonrpc.DecodeError of a message that
+// names the call it answers (its ID is valid): Read returns it as a
+// non-terminal error, so that the caller waiting for that id fails at once
+// instead of at its deadline. It reports false when the connection is
+// closing.
+func (b *inbox) deliverBroken(de *jsonrpc.DecodeError) bool { return b.put(inbound{err: de}) }
+
+func (b *inbox) put(in inbound) bool {
 	select {
-	case b.msgs <- msg:
+	case b.msgs <- in:
 		return true
 	case <-b.closing:
 		return false
@@ -383,23 +411,26 @@ func (b *inbox) deliver(msg jsonrpc.Message) bool {
 }
 
 // Read implements [Conn]. Messages read before the connection ended are
-// delivered before its error; after Close it returns [ErrClosed].
+// delivered before its error; after Close it returns [ErrClosed]. A
+// [*jsonrpc.DecodeError] whose ID is valid is not terminal: it reports an
+// answer to that id that is not a valid message, and Read may be called
+// again.
 func (b *inbox) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-b.closing:
 		return nil, ErrClosed
-	case m := <-b.msgs:
-		return m, nil
+	case in := <-b.msgs:
+		return in.msg, in.err
 	default:
 	}
 	select {
-	case m := <-b.msgs:
-		return m, nil
+	case in := <-b.msgs:
+		return in.msg, in.err
 	case <-b.readDone:
 		// The reader queued everything it read before it ended.
 		select {
-		case m := <-b.msgs:
-			return m, nil
+		case in := <-b.msgs:
+			return in.msg, in.err
 		default:
 		}
 		return nil, b.readErr

@@ -28,6 +28,8 @@ const serverEnv = "CONDUIT_TRANSPORT_TEST_SERVER"
 //	crash    params {"stderrBytes"}; notification "bye", stderr noise, a
 //	         "boom" line on stderr, exit 3
 //	ignore   never answered
+//	broken   params {"name"}: a noise line, then the broken answer of
+//	         that shape (see brokenAnswer)
 //
 // Modes change what happens around that:
 //
@@ -153,6 +155,9 @@ func runTestServer(mode string) int {
 			os.Stderr.WriteString(strings.Repeat("e", p.StderrBytes) + "\n")
 			os.Stderr.WriteString("boom: the server crashed on purpose\n")
 			os.Exit(3)
+		case "broken":
+			writeLine([]byte("a stray print"))
+			writeLine([]byte(brokenAnswer(p.Name, string(req.ID))))
 		case "ignore":
 		}
 	}

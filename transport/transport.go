@@ -32,11 +32,16 @@ type Conn interface {
 	// an error matching [ErrClosed] or a more specific error ([*ExitError]
 	// for a process, [*HTTPError], …) on every call.
 	//
-	// The one exception is [*StreamError] (Streamable HTTP): it reports
-	// that the response to one request was lost (its stream ended or broke
-	// first, and a legacy resumption failed); the connection stays usable
-	// and Read may be called again. No *StreamError is reported for a
-	// stream closed by [StreamCanceler.CancelStream].
+	// Two errors are not terminal; the connection stays usable and Read
+	// may be called again. [*StreamError] (Streamable HTTP) reports that
+	// the response to one request was lost (its stream ended or broke
+	// first, and a legacy resumption failed); none is reported for a
+	// stream closed by [StreamCanceler.CancelStream]. A
+	// [*jsonrpc.DecodeError] with a valid ID (every transport: lines,
+	// WebSocket messages, events of Streamable HTTP and HTTP+SSE) reports an answer to that id that is not a valid JSON-RPC message
+	// (both or neither of result and error, a malformed error, a wrong
+	// jsonrpc version, nesting too deep to decode); input that is not JSON,
+	// or names no call, is logged and skipped.
 	Read(ctx context.Context) (jsonrpc.Message, error)
 	// Write sends one message. ctx bounds the send; on HTTP it bounds the
 	// POST until the response headers arrive (the body of a response

@@ -31,7 +31,12 @@ type WebSocket struct {
 	// Header is added to the handshake request (for example
 	// Authorization). It is not modified.
 	Header http.Header
-	// HTTPClient makes the handshake; nil means [http.DefaultClient].
+	// HTTPClient makes the handshake; nil means [http.DefaultClient]. It
+	// is copied and its CheckRedirect wrapped: a redirect of the handshake
+	// to another origin is not followed (the dial fails with an error
+	// matching [ErrCrossOriginRedirect]), so that no credential — Header,
+	// or whatever HTTPClient's own transport adds — reaches that origin;
+	// same-origin redirects are followed, at most 10.
 	HTTPClient *http.Client
 	// MaxMessageSize is the largest message accepted from the server, in
 	// bytes; 0 or negative means 16 MiB. A larger message ends the
@@ -59,7 +64,7 @@ func (w *WebSocket) Connect(ctx context.Context) (Conn, error) {
 		return nil, errors.New("transport: WebSocket.URL is empty")
 	}
 	opts := &websocket.DialOptions{
-		HTTPClient:   w.HTTPClient,
+		HTTPClient:   handshakeClient(w.HTTPClient),
 		HTTPHeader:   w.Header.Clone(),
 		Subprotocols: []string{WebSocketSubprotocol},
 	}
@@ -95,6 +100,38 @@ func (w *WebSocket) Connect(ctx context.Context) (Conn, error) {
 		go func() { defer c.wg.Done(); c.pingLoop(w.PingInterval) }()
 	}
 	return c, nil
+}
+
+// ErrCrossOriginRedirect is matched by the error of a WebSocket dial whose
+// handshake was redirected to another origin (see [WebSocket.HTTPClient]).
+var ErrCrossOriginRedirect = errors.New("transport: WebSocket handshake redirected to another origin; not followed")
+
+// handshakeClient returns a copy of user (or of a zero client) that
+// refuses redirects to another origin than the first request's, on any
+// hop. Browsers follow no redirect of a WebSocket handshake at all; a
+// same-origin one is harmless. Refusing rather than stripping headers is
+// what keeps credentials away: a RoundTripper of user's (such as one that
+// adds a bearer token to every request) would attach them again on the
+// next hop.
+func handshakeClient(user *http.Client) *http.Client {
+	var c http.Client
+	if user != nil {
+		c = *user
+	}
+	next := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !sameOrigin(req.URL, via[0].URL) {
+			return fmt.Errorf("%w: %s", ErrCrossOriginRedirect, req.URL.Redacted())
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }
 
 // wsDialError turns a failed dial into an [*HTTPError] when the server
@@ -201,6 +238,14 @@ func (c *wsConn) readLoop() {
 			a.reset()
 		} else {
 			msg, err = jsonrpc.DecodeMessageOwned(a.bytes(nil))
+		}
+		if de := answerError(err); de != nil {
+			c.logger.Warn("transport: a malformed answer", "url", c.url, "id", de.ID, "err", err)
+			if !c.deliverBroken(de) {
+				c.readErr = ErrClosed
+				return
+			}
+			continue
 		}
 		if err != nil {
 			c.logger.Warn("transport: skipping a WebSocket message that is not JSON-RPC", "url", c.url, "err", err)

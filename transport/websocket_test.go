@@ -301,30 +301,42 @@ func TestWebSocketPingUnanswered(t *testing.T) {
 }
 
 // TestWebSocketCloseUnresponsiveServer: the server never reads, so never
-// answers the close frame; Close must still return (after the 5 s close
-// handshake bound).
+// answers the close frame; with a Write blocked on the full connection
+// the close frame cannot even be sent. Close must still return, within
+// the close handshake's bounds (5 s to send the close frame, 5 s for the
+// answer), with nil, and the blocked Write must return.
 func TestWebSocketCloseUnresponsiveServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the close handshake bound")
 	}
-	release := make(chan struct{})
-	srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
-		<-release
-	})
-	defer close(release)
-	c, err := (&transport.WebSocket{URL: srv.URL}).Connect(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Close() }()
-	select {
-	case err := <-done:
+	for _, blocked := range []bool{false, true} {
+		release := make(chan struct{})
+		srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
+			<-release
+		})
+		c, err := (&transport.WebSocket{URL: srv.URL}).Connect(t.Context())
 		if err != nil {
+			t.Fatal(err)
+		}
+		var writes <-chan error
+		if blocked {
+			writes = blockedWrites(t, c)
+			time.Sleep(200 * time.Millisecond) // the buffers fill
+		}
+		if err := closeWithin(t, c, 10*time.Second+2*time.Second); err != nil {
 			t.Errorf("Close() = %v", err)
 		}
-	case <-time.After(testTimeout):
-		t.Fatal("Close() did not return")
+		if writes != nil {
+			select {
+			case err := <-writes:
+				if err == nil {
+					t.Error("the blocked Write succeeded after Close")
+				}
+			case <-time.After(testTimeout):
+				t.Fatal("the blocked Write did not return after Close")
+			}
+		}
+		close(release)
 	}
 }
 

@@ -68,3 +68,53 @@ func TestKeyIs(t *testing.T) {
 		}
 	}
 }
+
+func TestMember(t *testing.T) {
+	for _, tc := range []struct {
+		in, name, want string
+		found, bad     bool
+	}{
+		{`{"_meta":{"a":1},"x":2}`, "_meta", `{"a":1}`, true, false},
+		{` {"x":"_meta","_meta" : [] } `, "_meta", `[]`, true, false},
+		{`{"_META":{}}`, "_meta", ``, false, false}, // raw, exact comparison
+		{`{"a":{"_meta":1}}`, "_meta", ``, false, false},
+		{`{}`, "_meta", ``, false, false},
+		{`{"a":tru,"_meta":{}}`, "_meta", ``, false, true},
+		{`[]`, "_meta", ``, false, true},
+		{`{"a":1`, "_meta", ``, false, true},
+	} {
+		v, found, err := jsonscan.Member([]byte(tc.in), tc.name)
+		got := ""
+		if found {
+			got = string(v.Raw([]byte(tc.in)))
+		}
+		if got != tc.want || found != tc.found || (err != nil) != tc.bad {
+			t.Errorf("Member(%s, %q) = %s, %v, %v; want %s, %v, bad %v", tc.in, tc.name, got, found, err, tc.want, tc.found, tc.bad)
+		}
+	}
+}
+
+// TestLastMemberFold checks the member encoding/json would decode into a
+// field named name.
+func TestLastMemberFold(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		bad      bool
+	}{
+		{`{"resultType":"a","resulttype":"b"}`, `"b"`, false},
+		{`{"RESULTTYPE":"a","x":{"resultType":1}}`, `"a"`, false},
+		{`{"re\u0073ultType":null}`, `null`, false},
+		{`{"other":1}`, ``, false},
+		{`{"resultType":1} x`, ``, true},
+		{`{"resultType":1,}`, ``, true},
+	} {
+		v, err := jsonscan.LastMemberFold([]byte(tc.in), "resultType")
+		got := ""
+		if v.Kind != jsonscan.KindAbsent {
+			got = string(v.Raw([]byte(tc.in)))
+		}
+		if got != tc.want || (err != nil) != tc.bad {
+			t.Errorf("LastMemberFold(%s) = %s, %v; want %s, bad %v", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// One POST exchange per message, in both eras; what differs by era is
+// asked of the exchange's era (snapshotted when it starts).
+
+// exchange is one POST in flight.
+type exchange struct {
+	id      jsonrpc.ID // valid for a request
+	method  string
+	params  []byte
+	version string
+	era     negotiation.Era
+	sid     string     // legacy session id sent with it
+	st      *reqStream // registered for a request; nil otherwise
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+}
+
+// Write POSTs msg. A JSON response body is read before Write returns (ctx
+// still bounds it); an event stream is read in the background once the
+// response headers arrived. Either way the messages are delivered by
+// Read. Errors: ctx.Err(); [ErrClosed];
+// [*HTTPError] for a status outside 2xx, and for a request answered 2xx
+// with neither JSON nor an event stream (202 included); [*NetworkError];
+// an error matching [context.Canceled] when [StreamCanceler.CancelStream]
+// abandoned the request before its headers arrived; the error of the
+// TokenSource or HeaderFunc. msg is encoded into a body of the
+// connection's own before the POST starts; neither msg nor its buffers
+// are referenced after Write returns (the body may still be in flight).
+func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	body, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	var xv exchange // on the stack: no closure captures it
+	x := &xv
+	if err := c.begin(x, msg); err != nil {
+		return err
+	}
+	req, err := c.newPOST(ctx, x, body)
+	if err != nil {
+		return c.abandon(x, err)
+	}
+	// Until the body is handed to a stream goroutine, the caller's ctx
+	// bounds the exchange; a request's headers are bounded by nothing
+	// else, the other POSTs also by the response-header timeout.
+	cancel := x.cancel
+	stop := context.AfterFunc(ctx, func() { cancel(ctx.Err()) })
+	defer stop()
+	var timer *time.Timer
+	if x.st == nil && c.rht > 0 {
+		timer = time.AfterFunc(c.rht, func() { cancel(headerTimeoutError{}) })
+	}
+	resp, err := c.client.Do(req)
+	if timer != nil {
+		timer.Stop()
+	}
+	if err != nil {
+		return c.abandon(x, requestError(ctx, x.ctx, http.MethodPost, c.url, err))
+	}
+	return c.answer(ctx, x, resp, stop)
+}
+
+// begin fills x for msg with a snapshot of the connection's era and
+// session, and registers the stream of a request.
+func (c *httpConn) begin(x *exchange, msg jsonrpc.Message) error {
+	if r, ok := msg.(*jsonrpc.Request); ok {
+		x.id, x.method, x.params = r.ID, r.Method, r.Params
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	x.version, x.era, x.sid = c.version, c.era, c.legacy.sessionID
+	x.ctx, x.cancel = context.WithCancelCause(c.ctx)
+	if x.id.IsValid() {
+		x.st = &reqStream{cancel: x.cancel}
+		c.streams[x.id] = x.st
+	}
+	return nil
+}
+
+// abandon ends exchange x before its answer is handed on, and returns err.
+func (c *httpConn) abandon(x *exchange, err error) error {
+	c.forget(x.id, x.st)
+	x.cancel(nil)
+	return err
+}
+
+// newPOST builds the POST of x: the connection's headers, the era's
+// protocol headers, the context's request headers, then HeaderFunc.
+func (c *httpConn) newPOST(ctx context.Context, x *exchange, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(x.ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.prepare(ctx, req, x.version, x.sid); err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", mediaJSON)
+	req.Header.Set("Accept", acceptPOST)
+	if x.era == negotiation.EraModern && x.method != "" {
+		req.Header.Set(protocol.HeaderMethod, x.method)
+		if x.st != nil {
+			if name, ok := nameHeader(x.method, x.params); ok {
+				req.Header.Set(protocol.HeaderName, name)
+			}
+		}
+	}
+	for k, vs := range RequestHeaders(ctx) {
+		req.Header[http.CanonicalHeaderKey(k)] = vs
+	}
+	return applyHook(ctx, req, c.headerFunc)
+}
+
+// prepare sets the headers every request of the connection carries.
+func (c *httpConn) prepare(ctx context.Context, req *http.Request, version, sid string) error {
+	if err := commonHeaders(ctx, req, c.header, c.tokens); err != nil {
+		return err
+	}
+	if version != "" {
+		req.Header.Set(protocol.HeaderProtocolVersion, version)
+	}
+	if sid != "" && negotiation.EraOf(version) != negotiation.EraModern {
+		req.Header.Set(protocol.HeaderSessionID, sid)
+	}
+	return nil
+}
+
+// answer handles the response to the POST of x: a refusal, an
+// acknowledgement, a JSON body (read here) or an event stream (read by a
+// goroutine of its own). stop detaches the caller's ctx from x.
+func (c *httpConn) answer(ctx context.Context, x *exchange, resp *http.Response, stop func() bool) error {
+	if x.era != negotiation.EraModern {
+		c.captureSession(resp)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		herr := newHTTPError(http.MethodPost, c.url, resp)
+		if resp.StatusCode == http.StatusNotFound && x.sid != "" {
+			herr.SessionExpired = true
+			c.expireSession(x.sid)
+		}
+		return c.abandon(x, herr)
+	}
+	if x.era == negotiation.EraLegacy {
+		c.postSucceeded()
+	}
+	mt := mediaType(resp.Header.Get("Content-Type"))
+	stream := mt == mediaEventStream
+	if !stream && mt != mediaJSON || resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
+		if x.st == nil {
+			// A notification or response: any 2xx means accepted.
+			drain(resp.Body)
+			x.cancel(nil)
+			return nil
+		}
+		return c.abandon(x, newHTTPError(http.MethodPost, c.url, resp))
+	}
+	if !stream {
+		return c.readJSON(ctx, x.ctx, x.cancel, resp, x.id, x.st)
+	}
+	if !stop() {
+		// ctx ended just as the headers arrived; the request is cancelled.
+		resp.Body.Close()
+		return c.abandon(x, ctx.Err())
+	}
+	rctx, cancel, id, st, era := x.ctx, x.cancel, x.id, x.st, x.era
+	if !c.spawn(func() { c.readResponse(rctx, cancel, resp, id, st, era) }) {
+		resp.Body.Close()
+		return c.abandon(x, ErrClosed)
+	}
+	return nil
+}
+
+// readJSON reads the JSON message body of a 2xx POST answer on Write's
+// goroutine, bounded by Write's ctx (whose end cancels reqCtx), and queues
+// the message for Read; for a request whose response is not in the body
+// it queues a *StreamError instead. It returns ctx.Err() when ctx ended
+// before the body was read; a request abandoned by CancelStream or Close
+// meanwhile reports nothing, as a stream does.
+func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream) error {
+	defer cancel(nil)
+	defer c.forget(id, st)
+	data, err := readLimited(resp.Body, c.maxMsg)
+	resp.Body.Close()
+	if reqCtx.Err() != nil {
+		return ctx.Err()
+	}
+	var msg jsonrpc.Message
+	if err == nil && (id.IsValid() || len(bytes.TrimSpace(data)) > 0) {
+		msg, err = jsonrpc.DecodeMessage(data)
+	}
+	if msg != nil {
+		c.enqueue(inbound{msg: msg})
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id || !id.IsValid() {
+		if err != nil {
+			c.log.Warn("transport: reading response body", "url", c.url, "err", err)
+		}
+		return nil
+	}
+	c.enqueue(inbound{err: &StreamError{ID: id, Err: err}})
+	return nil
+}
+
+// readResponse reads the event stream of a 2xx POST answer on its own
+// goroutine and delivers what it holds. For a request whose response never
+// came it delivers a *StreamError, after trying to resume a legacy stream
+// that had event ids.
+func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream, era negotiation.Era) {
+	defer cancel(nil)
+	defer c.forget(id, st)
+	res := c.consume(ctx, resp.Body, id)
+	resp.Body.Close()
+	if res.got || ctx.Err() != nil || !id.IsValid() {
+		if res.err != nil && ctx.Err() == nil {
+			c.log.Warn("transport: reading response body", "url", c.url, "err", res.err)
+		}
+		return
+	}
+	if res.lastID != "" && era == negotiation.EraLegacy {
+		var err error
+		res.got, err = c.getLoop(ctx, id, res.lastID, res.retry)
+		if res.got || ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			res.err = err
+		}
+	}
+	c.deliver(ctx, inbound{err: &StreamError{ID: id, Err: res.err}})
+}
+
+// streamResult is what reading one body yielded.
+type streamResult struct {
+	got    bool          // the response to the wanted id was delivered
+	events int           // events seen, priming events included
+	lastID string        // last event id seen
+	retry  time.Duration // last retry field
+	err    error         // read error; nil for a clean end
+}
+
+// consume reads an event stream and delivers its messages in order. It
+// stops after delivering the response to want (if valid). A broken answer
+// (to want or another id) is delivered as its non-terminal
+// *jsonrpc.DecodeError and the stream goes on: if it then ends without the
+// response to want, the *StreamError follows as before.
+func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID) streamResult {
+	var res streamResult
+	res.retry, res.err = readEvents(body, c.maxMsg, func(ev event) bool {
+		res.events++
+		if ev.LastID != "" {
+			res.lastID = ev.LastID
+		}
+		msg, broken := decodeEventAnswer(ev)
+		switch {
+		case broken != nil:
+			return c.deliver(ctx, inbound{err: broken})
+		case msg == nil:
+			switch {
+			case len(ev.Data) == 0: // a priming event
+			case ev.Type == "" || ev.Type == "message":
+				c.log.Warn("transport: ignoring an event that is not a JSON-RPC message", "url", c.url)
+			default:
+				c.log.Debug("transport: ignoring event", "type", ev.Type, "url", c.url)
+			}
+			return true
+		}
+		if !c.deliver(ctx, inbound{msg: msg}) {
+			return false
+		}
+		if r, ok := msg.(*jsonrpc.Response); ok && want.IsValid() && r.ID == want {
+			res.got = true
+			return false
+		}
+		return true
+	})
+	return res
+}
