@@ -455,7 +455,7 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 		s.postHeal(c.ref, err, false)
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
 	}
-	if _, ok := errors.AsType[*transport.NetworkError](err); ok && probeKind(c.ref.kind) == negotiation.TransportStdio {
+	if _, ok := errors.AsType[*transport.NetworkError](err); ok && !perRequest(c.ref.kind) {
 		// A stream connection (WebSocket) that broke under the write.
 		s.postHeal(c.ref, err, false)
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
@@ -592,4 +592,12 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 			return err
 		}
 	}
+}
+
+// perRequest reports whether a network error on a connection of this kind
+// concerns one request only (Streamable HTTP and HTTP+SSE POSTs), rather
+// than the whole connection (stdio, WebSocket, memory). This is not the
+// probe classifier's class (see probeClass).
+func perRequest(kind string) bool {
+	return kind == transport.KindHTTP || kind == transport.KindSSE
 }

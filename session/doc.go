@@ -15,10 +15,12 @@
 //   - [ModeLegacy] sends initialize at once.
 //   - [ModePinned] uses exactly [Config.PinVersion].
 //
-// The probe's outcome is read by the transport kind ([transport.Kinder]):
-// on stdio, in-memory and WebSocket connections (stream transports with
-// stdio semantics) a probe timeout means a legacy server; on Streamable
-// HTTP it is retried with backoff ([Config.Retry]), never a downgrade. A
+// The probe's outcome is read by the transport class ([transport.ClassOf],
+// seed 003): on the stdio child process a probe timeout means a legacy
+// server; on anything else (Streamable HTTP, WebSocket, in-memory) it is
+// retried with backoff ([Config.Retry]), never a downgrade, and so is a
+// connection dropped during the probe (on a new connection). JSON-RPC
+// errors are legacy evidence on every transport. A
 // transport that cannot connect at all fails Connect with its own error.
 // After a modern verdict the era is pinned: later legacy evidence is an
 // error, never a silent downgrade.

@@ -305,7 +305,7 @@ func (s *Session) install(conn transport.Conn) *connRef {
 	if lp := &s.lp; lp.ref != nil {
 		gen = lp.ref.gen
 	}
-	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn)}
+	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn), class: transport.ClassOf(conn)}
 	s.pending.shut(s.lp.ref) // reopened by the next ready state, on ref
 	s.lp.ref = ref
 	s.cur.Store(ref)
@@ -361,6 +361,7 @@ func (s *Session) reader(ref *connRef) {
 		if terminal {
 			// The connection is gone: new calls wait for the loop (and
 			// the heal) instead of registering on it.
+			ref.lost.Store(true)
 			s.pending.shut(ref)
 		}
 		select {

@@ -96,15 +96,15 @@ func (d *driver) initial(ctx context.Context) error {
 	return fmt.Errorf("session: unknown mode %v", cfg.Mode)
 }
 
-// probeKind maps a transport kind to the classifier's transport class.
-// WebSocket is a stream transport with stdio semantics (a timeout means
-// legacy); HTTP and the HTTP+SSE transport are HTTP.
-func probeKind(kind string) negotiation.TransportKind {
-	switch kind {
-	case transport.KindHTTP, transport.KindSSE:
-		return negotiation.TransportHTTP
+// probeClass maps a connection's transport class to the classifier's
+// (seed 003): only the stdio child process is stdio-like; WebSocket, the
+// in-memory pipe and both HTTP transports are HTTP, so a probe timeout
+// there is a retried, typed error, never a legacy verdict.
+func probeClass(ref *connRef) negotiation.TransportKind {
+	if ref.class == transport.ClassStdio {
+		return negotiation.TransportStdio
 	}
-	return negotiation.TransportStdio
+	return negotiation.TransportHTTP
 }
 
 // probe sends server/discover and follows the classifier's verdicts until
@@ -137,7 +137,7 @@ func (d *driver) probe(ctx context.Context, versions []string, fallback bool) er
 			ClientVersions:    versions,
 			RequestedVersion:  version,
 			FallbackAvailable: fallback,
-			Transport:         probeKind(ref.kind),
+			Transport:         probeClass(ref),
 		}
 		v := negotiation.ClassifyProbe(pc, o)
 		st := TraceStep{Step: "probe", Sent: protocol.MethodDiscover + " " + version, Outcome: describeOutcome(o), Verdict: v.Kind.String()}
@@ -198,6 +198,13 @@ func (d *driver) probe(ctx context.Context, versions []string, fallback bool) er
 			d.step(TraceStep{Step: "retry", Sent: "wait " + wait.String(), Outcome: v.Reason, Verdict: "probe again"})
 			if err := s.sleep(ctx, wait); err != nil {
 				return err
+			}
+			if ref.lost.Load() {
+				// The connection itself ended (a WebSocket or pipe
+				// closed by the server): retry on a new one.
+				if err := d.reconnect(ctx); err != nil {
+					return err
+				}
 			}
 		case negotiation.VerdictError:
 			return v.Err
@@ -267,13 +274,12 @@ func (d *driver) probeOnce(ctx context.Context, version string) (negotiation.Out
 	case errors.Is(err, context.DeadlineExceeded) && pctx.Err() != nil:
 		return negotiation.Outcome{Kind: negotiation.OutcomeTimeout, Err: err}, nil, nil
 	}
-	if probeKind(ref.kind) == negotiation.TransportStdio {
-		// On a stream transport (stdio, memory, WebSocket) a connection
-		// that ends during the probe is a server that went away: the
-		// stream-class "exited" row (respawn, then initialize). The
-		// WebSocket transport reports a dropped connection as a
-		// *transport.NetworkError, so that counts too; only a failure to
-		// connect at all (Connect's error) stays a network error.
+	if ref.class == transport.ClassStdio {
+		// On the stdio child process a connection that ends during the
+		// probe is a server that went away: the stdio "exited" row
+		// (respawn, then initialize). Elsewhere (WebSocket, memory) a
+		// dropped connection is the HTTP class's network error: retried
+		// on a new connection (see probeRetry), never a downgrade.
 		_, netErr := errors.AsType[*transport.NetworkError](err)
 		if netErr || errors.Is(err, transport.ErrClosed) || errors.Is(err, ErrConnectionLost) {
 			return negotiation.Outcome{Kind: negotiation.OutcomeExited, Err: err}, nil, nil

@@ -133,8 +133,8 @@ type Config struct {
 	// {Name: "conduit", Version: [Version]}.
 	ClientInfo protocol.Implementation
 	// ProbeTimeout bounds the server/discover probe; 0 means
-	// [DefaultProbeTimeout]. On stdio-like transports a timeout means
-	// legacy; on HTTP it is retried.
+	// [DefaultProbeTimeout]. On the stdio child process a timeout means
+	// legacy; on every other transport it is retried (seed 003).
 	ProbeTimeout time.Duration
 	// RequestTimeout bounds each request, reset on progress; 0 means no
 	// timeout beyond the caller's context.
@@ -309,9 +309,13 @@ type Session struct {
 
 // connRef is one installed connection.
 type connRef struct {
-	conn transport.Conn
-	gen  uint64
-	kind string
+	conn  transport.Conn
+	gen   uint64
+	kind  string
+	class transport.Class // the probe classifier's class (seed 003)
+	// lost is set by the reader when the connection ended (its reader
+	// exited), before the loop hears of it.
+	lost atomic.Bool
 }
 
 // Connect opens a connection with t and negotiates the protocol era
