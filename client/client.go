@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -107,21 +108,18 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	scfg.Fallback = fallback
 	scfg.OnNotification = c.onNotification
 
-	var hinted bool
-	if cfg.eraCache != nil && eraKey != "" && cfg.protocol == Auto {
-		if rec, ok := cfg.eraCache.LoadEra(eraKey); ok && rec.Era != negotiation.EraUnknown {
-			scfg.EraHint, scfg.VersionHint = rec.Era, rec.Version
-			hinted = true
-		}
-	}
+	hint, discExpires := c.eraHint()
+	hinted := hint.Era != negotiation.EraUnknown
+	scfg.EraHint, scfg.VersionHint, scfg.DiscoverHint = hint.Era, hint.Version, hint.disc
 	sess, err := session.Connect(ctx, t, scfg)
 	if err != nil && hinted && ctx.Err() == nil {
 		// The remembered verdict may be what failed: forget it and negotiate
 		// from scratch once.
 		cfg.eraCache.DeleteEra(eraKey)
-		scfg.EraHint, scfg.VersionHint = negotiation.EraUnknown, ""
+		scfg.EraHint, scfg.VersionHint, scfg.DiscoverHint = negotiation.EraUnknown, "", nil
 		cfg.logger.Debug("conduit: era cache hint failed; re-probing", "server", eraKey, "err", err)
 		sess, err = session.Connect(ctx, t, scfg)
+		hinted = false
 	}
 	if err != nil {
 		return nil, err
@@ -131,12 +129,50 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	if k := sess.TransportKind(); k != "" {
 		c.kind = k
 	}
-	c.seedDiscover(ctx)
+	if hinted && hint.disc != nil {
+		// The cached discover result keeps its own expiry.
+		c.discMu.Lock()
+		c.disc = &discoverEntry{res: hint.disc, expires: discExpires}
+		c.discMu.Unlock()
+	} else {
+		c.seedDiscover(ctx)
+	}
 	c.rememberEra()
 	c.autoListen(ctx)
 	c.wg.Add(1)
 	go c.resubscribeLoop(sess.Reconnected())
 	return c, nil
+}
+
+// eraHintRec is the verdict an era cache record offers a connection.
+type eraHintRec struct {
+	Era     negotiation.Era
+	Version string
+	disc    *negotiation.DiscoverResult
+}
+
+// eraHint reads the era cache: a legacy record as it is, a modern one only
+// while its server/discover result is fresh (so that a zero-RTT reconnect
+// knows the server's info, instructions and capabilities); a stale or
+// incomplete modern record gives no hint, and the probe discovers again.
+func (c *Client) eraHint() (eraHintRec, time.Time) {
+	cfg := &c.cfg
+	if cfg.eraCache == nil || c.eraKey == "" || cfg.protocol != Auto {
+		return eraHintRec{}, time.Time{}
+	}
+	rec, ok := cfg.eraCache.LoadEra(c.eraKey)
+	if !ok {
+		return eraHintRec{}, time.Time{}
+	}
+	switch rec.Era {
+	case negotiation.EraLegacy:
+		return eraHintRec{Era: rec.Era, Version: rec.Version}, time.Time{}
+	case negotiation.EraModern:
+		if d, expires := rec.freshDiscover(cfg.now()); d != nil {
+			return eraHintRec{Era: rec.Era, Version: rec.Version, disc: d}, expires
+		}
+	}
+	return eraHintRec{}, time.Time{}
 }
 
 // rememberEra records the current verdict in the era cache. It runs after
@@ -155,9 +191,24 @@ func (c *Client) rememberEra() {
 		}
 		return
 	}
-	if era := c.sess.Era(); era != negotiation.EraUnknown {
-		c.cfg.eraCache.StoreEra(c.eraKey, EraRecord{Era: era, Version: c.sess.ProtocolVersion()})
+	era := c.sess.Era()
+	if era == negotiation.EraUnknown {
+		return
 	}
+	rec := EraRecord{Era: era, Version: c.sess.ProtocolVersion()}
+	if era == negotiation.EraModern {
+		c.discMu.Lock()
+		d := c.disc
+		c.discMu.Unlock()
+		if d == nil || len(d.res.Raw) == 0 {
+			// Without the server's description a cached verdict would
+			// make a reconnect that knows nothing of the server.
+			return
+		}
+		rec.Discover = RawJSON(d.res.Raw)
+		rec.DiscoveredAt = d.expires.Add(-msTTL(d.res.TTLMs)).Round(0).UTC()
+	}
+	c.cfg.eraCache.StoreEra(c.eraKey, rec)
 }
 
 func isClosing(ch <-chan struct{}) bool {
@@ -377,8 +428,17 @@ func decode(method string, raw json.RawMessage, v any) error {
 // require refuses a call when strict capabilities are on and have is
 // false.
 func (c *Client) require(method, capability string, have bool) error {
-	if c.cfg.strict && !have {
+	if c.cfg.strict && !have && c.serverKnown() {
 		return &CapabilityError{Method: method, Capability: capability}
 	}
 	return nil
+}
+
+// serverKnown reports whether the server's capabilities are known: from
+// initialize, or from a server/discover result. A connection negotiated
+// from a cached hint without one (not made by this package's era cache,
+// which keeps the discover result) does not know them, and strict
+// capabilities then refuse nothing.
+func (c *Client) serverKnown() bool {
+	return !c.isModern() || c.freshDiscover() != nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -17,19 +18,23 @@ func TestEraCache(t *testing.T) {
 	tests := []struct {
 		name     string
 		era      testserver.Era
+		ttl      time.Duration
 		hint     *client.EraRecord // pre-seeded (possibly wrong) record
 		want     client.EraRecord
 		probes   int // server/discover requests over both connections
 		wantEra2 negotiation.Era
 	}{
-		{"legacy remembered", testserver.LegacyOnly, nil, client.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20251125}, 1, negotiation.EraLegacy},
-		{"modern remembered", testserver.ModernOnly, nil, client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}, 1, negotiation.EraModern},
-		{"wrong hint re-probed", testserver.LegacyOnly, &client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728},
+		{"legacy remembered", testserver.LegacyOnly, 0, nil, client.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20251125}, 1, negotiation.EraLegacy},
+		{"modern remembered", testserver.ModernOnly, time.Minute, nil, client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}, 1, negotiation.EraModern},
+		// ttlMs 0: the remembered discover result is stale at once, so
+		// the second connection discovers (probes) again.
+		{"modern with ttlMs 0 discovered again", testserver.ModernOnly, 0, nil, client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}, 2, negotiation.EraModern},
+		{"wrong hint re-probed", testserver.LegacyOnly, 0, &client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728},
 			client.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20251125}, -1, negotiation.EraLegacy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := testserver.New(testserver.Options{Era: tt.era})
+			srv := testserver.New(testserver.Options{Era: tt.era, TTL: tt.ttl})
 			ts := httptest.NewServer(srv.Handler())
 			t.Cleanup(func() {
 				srv.Close()
@@ -72,6 +77,10 @@ func TestEraCache(t *testing.T) {
 			if !ok {
 				t.Fatal("no record stored")
 			}
+			if tt.want.Era == negotiation.EraModern && (rec.Discover == "" || rec.DiscoveredAt.IsZero()) {
+				t.Errorf("stored modern record %+v lacks the server/discover result", rec)
+			}
+			rec.Discover, rec.DiscoveredAt = "", time.Time{}
 			if diff := cmp.Diff(tt.want, rec); diff != "" {
 				t.Errorf("stored record (-want +got):\n%s", diff)
 			}
@@ -107,11 +116,13 @@ func TestFileEraCache(t *testing.T) {
 
 func TestEraCacheStdioKey(t *testing.T) {
 	cache := &client.MemoryEraCache{}
-	f := connect(t, tStdio, testserver.Options{}, client.WithEraCache(cache))
+	so := testserver.Options{TTL: time.Minute} // the remembered discover result stays fresh
+	f := connect(t, tStdio, so, client.WithEraCache(cache))
 	if f.c.Era() != negotiation.EraModern {
 		t.Fatalf("Era() = %v", f.c.Era())
 	}
-	f2 := connect(t, tStdio, testserver.Options{}, client.WithEraCache(cache))
+	f.c.Close() // records the verdict
+	f2 := connect(t, tStdio, so, client.WithEraCache(cache))
 	var probes int
 	for _, s := range f2.c.NegotiationTrace() {
 		if s.Sent == protocol.MethodDiscover {

@@ -70,7 +70,7 @@ func (d *driver) initial(ctx context.Context) error {
 				v = negotiation.ModernVersions()[0]
 			}
 			d.step(TraceStep{Step: "hint", Sent: "none", Outcome: "era cache: modern " + v, Verdict: "modern"})
-			return d.finishModern(v, nil, true)
+			return d.finishModern(v, cfg.DiscoverHint, true)
 		case negotiation.EraLegacy:
 			v := cfg.VersionHint
 			if !slices.Contains(negotiation.LegacyVersions(), v) {

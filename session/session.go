@@ -172,6 +172,11 @@ type Config struct {
 	// VersionHint is the version to use with EraHint; "" (or a version of
 	// the other era) means the newest version of the hinted era.
 	VersionHint string
+	// DiscoverHint is the server/discover result remembered with a modern
+	// EraHint (still within its ttlMs): the session then knows the server
+	// (Discover, ServerInfo, Instructions, ServerCapabilities) as after a
+	// full probe, without sending one. Ignored without a modern EraHint.
+	DiscoverHint *negotiation.DiscoverResult
 	// OnNotification receives every server notification the session does
 	// not consume itself (progress for a known token, cancellations and
 	// listen-stream notifications are consumed), in arrival order, from one
@@ -442,7 +447,7 @@ func (s *Session) Era() negotiation.Era { return s.negState().era }
 func (s *Session) ProtocolVersion() string { return s.negState().version }
 
 // Discover returns the server/discover result (modern); nil in the legacy
-// era or when the era came from a hint.
+// era, or when the era came from a hint without [Config.DiscoverHint].
 func (s *Session) Discover() *negotiation.DiscoverResult { return s.negState().discover }
 
 // InitializeResult returns the initialize result (legacy); nil in the
