@@ -269,6 +269,7 @@ func (s *Session) readErr(ref *connRef, err error) {
 	}
 	if errors.Is(err, jsonrpc.ErrParse) || errors.Is(err, jsonrpc.ErrInvalidRequest) {
 		s.log.Warn("dropping malformed message from server", "err", err)
+		s.failMalformed(ref, err)
 		return
 	}
 	// The connection ended: fail what was in flight on it.
@@ -276,6 +277,32 @@ func (s *Session) readErr(ref *connRef, err error) {
 	if ref == lp.ref && lp.st.ready() {
 		s.startHeal(ref, err, false)
 	}
+}
+
+// failMalformed fails, at once, the request in flight on ref that a
+// malformed answer was meant for, when the transport recovered its id
+// ([jsonrpc.DecodeError.ID]): the caller gets a typed protocol error
+// instead of waiting for its timeout.
+func (s *Session) failMalformed(ref *connRef, err error) {
+	de, ok := errors.AsType[*jsonrpc.DecodeError](err)
+	if !ok || !de.ID.IsValid() {
+		return
+	}
+	n, isInt := de.ID.Int64()
+	if !isInt {
+		return
+	}
+	c := s.pending.takeOn(n, ref)
+	if c == nil {
+		return
+	}
+	s.forget(c)
+	perr := &ProtocolError{Method: c.method, Reason: "malformed response: " + de.Reason, Err: ErrInvalidResponse}
+	if c.stream != nil {
+		c.stream.end(perr)
+		return
+	}
+	c.deliver(callResult{err: perr})
 }
 
 // connLost fails every request in flight on ref.
