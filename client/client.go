@@ -98,13 +98,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	if k, ok := t.(transport.Kinder); ok {
 		c.kind = k.Kind()
 	}
-	if cfg.messageLog != nil {
-		tp := &tap{log: cfg.messageLog}
-		t = &tapTransport{inner: t, tap: tp}
-		if fallback != nil {
-			fallback = &tapTransport{inner: fallback, tap: tp}
-		}
-	}
+	scfg.Tap = sessionTap(cfg.messageLog)
 	scfg.Fallback = fallback
 	scfg.OnNotification = c.onNotification
 
@@ -205,7 +199,7 @@ func (c *Client) rememberEra() {
 			// make a reconnect that knows nothing of the server.
 			return
 		}
-		rec.Discover = RawJSON(d.res.Raw)
+		rec.Discover = string(d.res.Raw)
 		rec.DiscoveredAt = d.expires.Add(-msTTL(d.res.TTLMs)).Round(0).UTC()
 	}
 	c.cfg.eraCache.StoreEra(c.eraKey, rec)

@@ -22,38 +22,14 @@ type EraRecord struct {
 	Era negotiation.Era `json:"era"`
 	// Version is the negotiated protocol version.
 	Version string `json:"version"`
-	// Discover is the raw server/discover result of a modern server; ""
-	// for a legacy one. A reconnect takes the cached modern verdict only
-	// while Discover is fresh (DiscoveredAt plus its ttlMs) and probes
-	// (discovers) again once it is stale or absent.
-	Discover RawJSON `json:"discover,omitempty"`
+	// Discover is the server/discover result of a modern server, as the
+	// JSON text the server sent; "" for a legacy one. A reconnect takes
+	// the cached modern verdict only while Discover is fresh (DiscoveredAt
+	// plus its ttlMs) and probes (discovers) again once it is stale or
+	// absent.
+	Discover string `json:"discover,omitempty"`
 	// DiscoveredAt is when Discover was received.
 	DiscoveredAt time.Time `json:"discoveredAt,omitzero"`
-}
-
-// RawJSON is a JSON value kept as its text, so that an [EraRecord] stays
-// comparable with ==. It encodes as the JSON value itself.
-type RawJSON string
-
-// MarshalJSON implements [json.Marshaler].
-func (r RawJSON) MarshalJSON() ([]byte, error) {
-	if r == "" {
-		return []byte("null"), nil
-	}
-	if !json.Valid([]byte(r)) {
-		return nil, errors.New("client: RawJSON is not valid JSON")
-	}
-	return []byte(r), nil
-}
-
-// UnmarshalJSON implements [json.Unmarshaler].
-func (r *RawJSON) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*r = ""
-		return nil
-	}
-	*r = RawJSON(b)
-	return nil
 }
 
 // freshDiscover returns the record's discover result when it is still

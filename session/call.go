@@ -385,7 +385,7 @@ func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, 
 	if len(o.Headers) > 0 {
 		wctx = transport.WithRequestHeaders(ctx, o.Headers)
 	}
-	if err := c.ref.conn.Write(wctx, req); err != nil {
+	if err := s.write(wctx, c.ref, req); err != nil {
 		s.post(event{kind: evAbandon, call: c})
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -551,7 +551,7 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.lifeCtx, CancelNotifyTimeout)
 		defer cancel()
-		if err := ref.conn.Write(ctx, note); err != nil {
+		if err := s.write(ctx, ref, note); err != nil {
 			s.log.Debug("sending notifications/cancelled", "id", id, "err", err)
 		}
 	}()
@@ -580,7 +580,7 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 		if ref == nil {
 			return ErrClosed
 		}
-		err := ref.conn.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
+		err := s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: raw})
 		if err == nil {
 			return nil
 		}

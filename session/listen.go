@@ -142,7 +142,7 @@ func (s *Session) listen(ctx context.Context, raw json.RawMessage) (*Stream, err
 		s.post(event{kind: evAbandon, call: c})
 		return nil, err
 	}
-	if err := c.ref.conn.Write(ctx, req); err != nil {
+	if err := s.write(ctx, c.ref, req); err != nil {
 		s.post(event{kind: evAbandon, call: c})
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -348,6 +348,17 @@ func kindOf(conn transport.Conn) string {
 	return transport.KindMemory
 }
 
+// write is the session's single write point: every message it sends
+// (requests of every kind, notifications, answers to server requests)
+// passes the message tap ([Config.Tap]) here, then goes to ref's
+// connection. The reader is the single read point.
+func (s *Session) write(ctx context.Context, ref *connRef, m jsonrpc.Message) error {
+	if s.cfg.Tap != nil {
+		s.cfg.Tap(true, m)
+	}
+	return ref.conn.Write(ctx, m)
+}
+
 // maxBadReads bounds consecutive non-terminal read errors before the
 // connection is treated as broken.
 const maxBadReads = 100
@@ -362,6 +373,9 @@ func (s *Session) reader(ref *connRef) {
 	bad := 0
 	for {
 		m, err := ref.conn.Read(s.lifeCtx)
+		if err == nil && m != nil && s.cfg.Tap != nil {
+			s.cfg.Tap(false, m)
+		}
 		if resp, ok := m.(*jsonrpc.Response); ok && err == nil {
 			if c := s.pending.resolveDirect(resp); c != nil {
 				bad = 0

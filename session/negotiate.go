@@ -310,7 +310,7 @@ func (d *driver) rpc(ctx context.Context, method string, params json.RawMessage)
 		return nil, r.err
 	}
 	req := &jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: method, Params: params}
-	if err := c.ref.conn.Write(ctx, req); err != nil {
+	if err := s.write(ctx, c.ref, req); err != nil {
 		s.post(event{kind: evAbandon, call: c})
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -441,7 +441,7 @@ func (d *driver) initialize(ctx context.Context, version string, exact, mayRepro
 		pvs.SetProtocolVersion(res.ProtocolVersion)
 	}
 	note := &jsonrpc.Request{Method: protocol.NotificationInitialized}
-	if err := ref.conn.Write(ctx, note); err != nil {
+	if err := s.write(ctx, ref, note); err != nil {
 		d.step(TraceStep{Step: "initialized", Sent: protocol.NotificationInitialized, Outcome: "error", Err: err.Error()})
 		return err
 	}

@@ -52,7 +52,7 @@ func (s *Session) serveRequest(ctx context.Context, ref *connRef, req *jsonrpc.R
 	}
 	wctx, cancel := context.WithTimeout(s.lifeCtx, responseWriteTimeout)
 	defer cancel()
-	if err := ref.conn.Write(wctx, resp); err != nil {
+	if err := s.write(wctx, ref, resp); err != nil {
 		s.log.Debug("answering a server request", "method", req.Method, "id", req.ID, "err", err)
 	}
 }

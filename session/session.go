@@ -186,6 +186,13 @@ type Config struct {
 	// Replay decides whether a request lost with its connection, response
 	// stream or session may be re-sent once automatically. nil means yes.
 	Replay func(method string, params json.RawMessage) bool
+	// Tap, when set, sees every JSON-RPC message the session sends (sent
+	// true) or receives, on every connection it makes (negotiation and
+	// reconnections included), at its single write and read points. It is
+	// called synchronously on the writing or reading goroutine, possibly
+	// concurrently; it must not block, modify m or keep it. A message that
+	// fails to be written is still reported.
+	Tap func(sent bool, m jsonrpc.Message)
 	// ExtraCapabilities may amend the advertised capabilities (e.g. add
 	// extensions) before they are frozen. It is called once per era.
 	ExtraCapabilities func(*protocol.ClientCapabilities)
