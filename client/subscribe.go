@@ -130,6 +130,9 @@ type Subscription struct {
 	ctx     context.Context    // for re-listen calls; detached from Subscribe's ctx, cancelled by stop
 	cancel  context.CancelFunc // cancels ctx
 	done    chan struct{}      // closed when the subscription ended (after events)
+	// unwatch stops watching Subscribe's ctx (see Client.Subscribe);
+	// written before the subscription's goroutine starts.
+	unwatch func() bool
 
 	mu      sync.Mutex       // guards ack and err
 	ack     SubscribeOptions // guarded by mu
@@ -238,6 +241,9 @@ func (s *Subscription) finish(err error) {
 	s.c.subsMu.Lock()
 	delete(s.c.subs, s)
 	s.c.subsMu.Unlock()
+	if s.unwatch != nil {
+		s.unwatch()
+	}
 	close(s.done)
 }
 
@@ -304,6 +310,11 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // for each URI (a URI the server refuses is left out of Acknowledged and
 // logged) and the session's list_changed notifications.
 //
+// The subscription lives until [Subscription.Close], [Client.Close], or
+// the end of ctx, which ends it as Close does (Events is closed, Err
+// returns nil); pass a context that outlives the subscription (for
+// instance context.WithoutCancel(ctx)) to keep it past the caller.
+//
 // Errors: a [*CapabilityError] under [WithStrictCapabilities]; the
 // listen request's errors; [ErrClosed]; ctx.Err().
 func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
@@ -339,8 +350,12 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	// The subscription outlives the Subscribe call: its context is
 	// detached from ctx and cancelled by stop.
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	// Cancelling ctx ends the subscription. The watch is armed before the
+	// subscription's goroutine starts, so that finish always sees it.
+	s.unwatch = context.AfterFunc(ctx, s.stop)
 	if s.legacy {
 		if err := c.subscribeLegacy(ctx, s, caps); err != nil {
+			s.unwatch()
 			s.cancel()
 			return nil, err
 		}
@@ -348,6 +363,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	}
 	stream, ack, err := c.listen(ctx, opts)
 	if err != nil {
+		s.unwatch()
 		s.cancel()
 		return nil, err
 	}
@@ -356,6 +372,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 		c.cfg.logger.Info("conduit: server does not honour part of the subscription", "missing", missing)
 	}
 	if !c.register(s) {
+		s.unwatch()
 		stream.Close()
 		s.cancel()
 		return nil, ErrClosed
@@ -601,7 +618,8 @@ func (c *Client) autoListen(ctx context.Context) {
 	if !c.isModern() || (!opts.ToolsListChanged && !opts.PromptsListChanged && !opts.ResourcesListChanged) {
 		return
 	}
-	sub, err := c.Subscribe(ctx, opts)
+	// The subscription lives as long as the client, not Connect's ctx.
+	sub, err := c.Subscribe(context.WithoutCancel(ctx), opts)
 	if err != nil {
 		c.cfg.logger.Warn("conduit: cannot listen for the handler's change listeners", "err", err)
 		return
