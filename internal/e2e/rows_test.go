@@ -361,11 +361,18 @@ func rows() []row {
 				// initialize is an unknown method to a modern-only server.
 				// Over HTTP, Dial's HTTP+SSE fallback is then tried (an
 				// initialize refused with 400/404/405 and no modern body),
-				// and the modern-only server refuses its GET with 405.
+				// and the modern-only server refuses its GET with 405. The
+				// error names the request that failed first (issue 14): the
+				// first *transport.HTTPError it holds is the POST's 404; the
+				// fallback's GET 405 follows it in the chain.
 				if k == kindHTTP {
-					return want{err: both(anyNegotiationError(), asType("*transport.HTTPError 405 from the HTTP+SSE fallback", func(e *transport.HTTPError) bool {
-						return e.StatusCode == http.StatusMethodNotAllowed
-					})), methods: seq(mInitialize)}
+					first := asType("first *transport.HTTPError: the initialize POST's 404", func(e *transport.HTTPError) bool {
+						return e.StatusCode == http.StatusNotFound && e.Method == http.MethodPost
+					})
+					fallback := &errCheck{"a *transport.HTTPError 405 from the HTTP+SSE fallback's GET in the chain", func(err error) bool {
+						return hasHTTPError(err, http.MethodGet, http.StatusMethodNotAllowed)
+					}}
+					return want{err: both(anyNegotiationError(), both(first, fallback)), methods: seq(mInitialize)}
 				}
 				return want{err: both(anyNegotiationError(), isErr(jsonrpc.ErrMethodNotFound)), methods: seq(mInitialize)}
 			}
@@ -435,4 +442,23 @@ func summary(procs []process) string {
 		parts = append(parts, "pid "+strconv.Itoa(p.PID)+" exit "+p.Exit+": "+strings.Join(ms, ","))
 	}
 	return "[" + strings.Join(slices.Clip(parts), " | ") + "]"
+}
+
+// hasHTTPError reports whether err's tree holds an *transport.HTTPError
+// for method with status.
+func hasHTTPError(err error, method string, status int) bool {
+	if e, ok := err.(*transport.HTTPError); ok && e.Method == method && e.StatusCode == status {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return u.Unwrap() != nil && hasHTTPError(u.Unwrap(), method, status)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if hasHTTPError(e, method, status) {
+				return true
+			}
+		}
+	}
+	return false
 }
