@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/route"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
@@ -289,27 +290,27 @@ func (c *Client) onNotification(ctx context.Context, n *jsonrpc.Request) {
 // dispatchListeners calls the user's listener interfaces for n.
 func (c *Client) dispatchListeners(ctx context.Context, n *jsonrpc.Request) {
 	l := &c.listeners
-	switch n.Method {
-	case protocol.NotificationMessage:
+	switch route.Of(n.Method) {
+	case route.LogMessage:
 		if l.LogListener != nil {
 			var p protocol.LoggingMessageParams
 			if json.Unmarshal(n.Params, &p) == nil {
 				l.LogListener.OnLog(ctx, &p)
 			}
 		}
-	case protocol.NotificationToolsListChanged:
+	case route.ToolsChanged:
 		if l.ToolsChanged != nil {
 			l.ToolsChanged.OnToolsChanged(ctx)
 		}
-	case protocol.NotificationPromptsListChanged:
+	case route.PromptsChanged:
 		if l.PromptsChanged != nil {
 			l.PromptsChanged.OnPromptsChanged(ctx)
 		}
-	case protocol.NotificationResourcesListChanged:
+	case route.ResourcesChanged:
 		if l.ResourcesChanged != nil {
 			l.ResourcesChanged.OnResourcesChanged(ctx)
 		}
-	case protocol.NotificationResourcesUpdated:
+	case route.ResourceUpdated:
 		if l.ResourceUpdated != nil {
 			var p protocol.ResourceUpdatedParams
 			if json.Unmarshal(n.Params, &p) == nil {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/conduitmcp/conduit/internal/route"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/session"
@@ -249,14 +250,14 @@ func (s *Subscription) finish(err error) {
 
 // eventOf maps a change notification to an event, or false.
 func eventOf(n *jsonrpc.Request) (Event, bool) {
-	switch n.Method {
-	case protocol.NotificationToolsListChanged:
+	switch route.Of(n.Method) {
+	case route.ToolsChanged:
 		return Event{Kind: EventToolsListChanged}, true
-	case protocol.NotificationPromptsListChanged:
+	case route.PromptsChanged:
 		return Event{Kind: EventPromptsListChanged}, true
-	case protocol.NotificationResourcesListChanged:
+	case route.ResourcesChanged:
 		return Event{Kind: EventResourcesListChanged}, true
-	case protocol.NotificationResourcesUpdated:
+	case route.ResourceUpdated:
 		var p protocol.ResourceUpdatedParams
 		if json.Unmarshal(n.Params, &p) != nil || p.URI == "" {
 			return Event{}, false

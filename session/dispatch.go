@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/conduitmcp/conduit/internal/route"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -35,8 +36,8 @@ func onDispatcher(ctx context.Context) bool { return ctx.Value(dispatcherKey{}) 
 // their stream; everything else is queued for the dispatcher.
 func (s *Session) notification(n *jsonrpc.Request) {
 	lp := &s.lp
-	switch n.Method {
-	case protocol.NotificationCancelled:
+	switch route.Of(n.Method) {
+	case route.Cancelled:
 		var p struct {
 			RequestID jsonrpc.ID `json:"requestId"`
 		}
@@ -57,7 +58,7 @@ func (s *Session) notification(n *jsonrpc.Request) {
 			// Entry removed when the handler goroutine reports back.
 		}
 		return
-	case protocol.NotificationProgress:
+	case route.Progress:
 		var pp protocol.ProgressParams
 		if err := json.Unmarshal(n.Params, &pp); err == nil {
 			if tok, err := strconv.ParseInt(string(pp.ProgressToken), 10, 64); err == nil {
