@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/handler"
-	"github.com/conduitmcp/conduit/internal/route"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
@@ -93,7 +92,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 		cfg:       cfg,
 		key:       key,
 		eraKey:    eraKey,
-		listeners: handler.Detect(cfg.handler),
+		listeners: scfg.Handler,
 		closed:    make(chan struct{}),
 	}
 	if k, ok := t.(transport.Kinder); ok {
@@ -218,7 +217,7 @@ func isClosing(ch <-chan struct{}) bool {
 // sessionConfig translates the client options into a session.Config.
 func sessionConfig(cfg *config) (session.Config, error) {
 	s := session.Config{
-		Handler:           wrapHandler(cfg.handler),
+		Handler:           detectHandler(cfg.handler),
 		ClientInfo:        cfg.clientInfo,
 		ProbeTimeout:      cfg.probeTimeout,
 		RequestTimeout:    cfg.requestTimeout,
@@ -271,11 +270,23 @@ func knownVersion(v string) bool {
 	return false
 }
 
+// detectHandler detects the interfaces of the user's handler, once per
+// client; the set goes to the session, which serves and notifies through
+// it. A form-mode Elicitor is wrapped to validate its answers (see
+// validatingElicitor); the advertised capabilities stay those of h.
+func detectHandler(h any) handler.Set {
+	set := handler.Detect(h)
+	if set.Elicitor != nil {
+		set.Elicitor = &validatingElicitor{inner: set.Elicitor, next: h}
+	}
+	return set
+}
+
 // onNotification is the session's OnNotification: it runs on the
-// session's dispatcher goroutine, in arrival order. It invalidates caches,
-// feeds legacy subscriptions (without blocking) and then calls the user's
-// listener interfaces.
-func (c *Client) onNotification(ctx context.Context, n *jsonrpc.Request) {
+// session's dispatcher goroutine, in arrival order, just before the
+// session calls the handler's listeners. It invalidates caches and feeds
+// legacy subscriptions (without blocking).
+func (c *Client) onNotification(_ context.Context, n *jsonrpc.Request) {
 	c.invalidate(n.Method, n.Params)
 	c.subsMu.Lock()
 	for s := range c.subs {
@@ -284,42 +295,6 @@ func (c *Client) onNotification(ctx context.Context, n *jsonrpc.Request) {
 		}
 	}
 	c.subsMu.Unlock()
-	c.dispatchListeners(ctx, n)
-}
-
-// dispatchListeners calls the user's listener interfaces for n.
-func (c *Client) dispatchListeners(ctx context.Context, n *jsonrpc.Request) {
-	l := &c.listeners
-	switch route.Of(n.Method) {
-	case route.LogMessage:
-		if l.LogListener != nil {
-			var p protocol.LoggingMessageParams
-			if json.Unmarshal(n.Params, &p) == nil {
-				l.LogListener.OnLog(ctx, &p)
-			}
-		}
-	case route.ToolsChanged:
-		if l.ToolsChanged != nil {
-			l.ToolsChanged.OnToolsChanged(ctx)
-		}
-	case route.PromptsChanged:
-		if l.PromptsChanged != nil {
-			l.PromptsChanged.OnPromptsChanged(ctx)
-		}
-	case route.ResourcesChanged:
-		if l.ResourcesChanged != nil {
-			l.ResourcesChanged.OnResourcesChanged(ctx)
-		}
-	case route.ResourceUpdated:
-		if l.ResourceUpdated != nil {
-			var p protocol.ResourceUpdatedParams
-			if json.Unmarshal(n.Params, &p) == nil {
-				l.ResourceUpdated.OnResourceUpdated(ctx, p.URI)
-			}
-		}
-	default:
-		c.cfg.logger.Debug("conduit: unhandled notification", "method", n.Method)
-	}
 }
 
 // Close ends every subscription and the connection, and waits for every

@@ -164,31 +164,30 @@ func (s *Session) deliverItem(it dispatchItem) {
 	n := it.req
 	if s.cfg.OnNotification != nil {
 		s.cfg.OnNotification(s.dispatchCtx, n)
-		return
 	}
 	h := &s.set
 	ctx := s.dispatchCtx
-	switch n.Method {
-	case protocol.NotificationMessage:
+	switch route.Of(n.Method) {
+	case route.LogMessage:
 		if h.LogListener != nil {
 			var p protocol.LoggingMessageParams
 			if json.Unmarshal(n.Params, &p) == nil {
 				h.LogListener.OnLog(ctx, &p)
 			}
 		}
-	case protocol.NotificationToolsListChanged:
+	case route.ToolsChanged:
 		if h.ToolsChanged != nil {
 			h.ToolsChanged.OnToolsChanged(ctx)
 		}
-	case protocol.NotificationPromptsListChanged:
+	case route.PromptsChanged:
 		if h.PromptsChanged != nil {
 			h.PromptsChanged.OnPromptsChanged(ctx)
 		}
-	case protocol.NotificationResourcesListChanged:
+	case route.ResourcesChanged:
 		if h.ResourcesChanged != nil {
 			h.ResourcesChanged.OnResourcesChanged(ctx)
 		}
-	case protocol.NotificationResourcesUpdated:
+	case route.ResourceUpdated:
 		if h.ResourceUpdated != nil {
 			var p protocol.ResourceUpdatedParams
 			if json.Unmarshal(n.Params, &p) == nil {

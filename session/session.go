@@ -121,11 +121,12 @@ type Config struct {
 	Mode Mode
 	// PinVersion is the exact version of ModePinned.
 	PinVersion string
-	// Handler is any value; the handler interfaces it implements (see
-	// package handler) decide the advertised client capabilities and
-	// serve server requests and MRTR input requests. Detected once. nil
+	// Handler is the client's handler, detected once by the caller
+	// ([handler.Detect]): the interfaces it holds decide the advertised
+	// client capabilities, serve server requests and MRTR input requests,
+	// and receive the notifications for its listeners. The zero Set
 	// advertises {}.
-	Handler any
+	Handler handler.Set
 	// CapabilityOptions tunes the advertised capabilities; its Era is set
 	// by the session.
 	CapabilityOptions negotiation.CapabilityOptions
@@ -177,11 +178,12 @@ type Config struct {
 	// (Discover, ServerInfo, Instructions, ServerCapabilities) as after a
 	// full probe, without sending one. Ignored without a modern EraHint.
 	DiscoverHint *negotiation.DiscoverResult
-	// OnNotification receives every server notification the session does
-	// not consume itself (progress for a known token, cancellations and
-	// listen-stream notifications are consumed), in arrival order, from one
-	// dispatcher goroutine. nil delivers them to the handler's listener
-	// interfaces (LogListener, ToolsChangedListener, …).
+	// OnNotification, when set, sees every server notification the
+	// session does not consume itself (progress for a known token,
+	// cancellations and listen-stream notifications are consumed), in
+	// arrival order, from the one dispatcher goroutine, just before the
+	// session routes it to the handler's listener interfaces
+	// (LogListener, ToolsChangedListener, …).
 	OnNotification func(ctx context.Context, n *jsonrpc.Request)
 	// Replay decides whether a request lost with its connection, response
 	// stream or session may be re-sent once automatically. nil means yes.
@@ -347,7 +349,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s := &Session{
 		cfg:        cfg,
 		t:          t,
-		set:        handler.Detect(cfg.Handler),
+		set:        cfg.Handler,
 		log:        cfg.Logger,
 		events:     make(chan event, 64),
 		dispatchCh: make(chan dispatchItem),
@@ -370,10 +372,10 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	}
 	mo := cfg.CapabilityOptions
 	mo.Era = negotiation.EraModern
-	s.modernCaps = negotiation.ClientCapabilities(cfg.Handler, mo)
+	s.modernCaps = negotiation.CapabilitiesOf(cfg.Handler, mo)
 	lo := cfg.CapabilityOptions
 	lo.Era = negotiation.EraLegacy
-	s.legacyCaps = negotiation.ClientCapabilities(cfg.Handler, lo)
+	s.legacyCaps = negotiation.CapabilitiesOf(cfg.Handler, lo)
 	if cfg.ExtraCapabilities != nil {
 		cfg.ExtraCapabilities(&s.modernCaps)
 		cfg.ExtraCapabilities(&s.legacyCaps)
