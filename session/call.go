@@ -151,6 +151,30 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 	return s.call(ctx, method, raw, &o)
 }
 
+// callState is what one call remembers across its attempts (replays,
+// retries, re-authorizations, a re-probe, MRTR rounds).
+type callState struct {
+	method   string
+	raw      json.RawMessage // the params the caller gave
+	cur      json.RawMessage // the params of the next attempt (MRTR rounds add to raw)
+	o        *CallOptions
+	rounds   int // MRTR rounds so far
+	auths    int // Authorize calls so far
+	replayed bool
+	reprobed bool
+	pace     *pacer
+	retry    *retrier
+}
+
+// afterAttempt is what a call does after an attempt.
+type afterAttempt uint8
+
+const (
+	nextDone   afterAttempt = iota // return the result or the error
+	nextResend                     // send the request again under a new id (s.again)
+	nextRound                      // send the next MRTR round (cs.cur) on the same call
+)
+
 func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -170,122 +194,149 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			s.putCall(c)
 		}
 	}()
-	cur := raw
-	rounds, auths := 0, 0
-	replayed, reprobed := false, false
-	var pace *pacer
-	var retry *retrier
+	cs := &callState{method: method, raw: raw, cur: raw, o: o}
 	for {
-		resp, err := s.attempt(ctx, c, cur, o, timeout)
+		var (
+			res  json.RawMessage
+			then afterAttempt
+		)
+		resp, err := s.attempt(ctx, c, cs.cur, o, timeout)
 		if err != nil {
-			if !reprobed && s.hintSuspect(c, nil, err) {
-				reprobed = true
-				if changed, perr := s.reprobe(ctx, c); perr != nil {
-					return nil, perr
-				} else if changed {
-					c = s.again(c)
-					continue
-				}
-				if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Response != nil && he.Response.Error != nil {
-					return nil, serverError(method, he.Response.Error)
-				}
-				return nil, err
-			}
-			if retry, aerr := s.authorize(ctx, method, err, &auths); aerr != nil {
-				return nil, aerr
-			} else if retry {
-				// The server refused the credentials (expired token,
-				// scope step-up, a new authorization server) and did not
-				// take the request: re-send it with the new ones.
-				c = s.again(c)
-				continue
-			}
-			if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, raw, o) {
-				// 408, 429, 5xx: the server did not take the request;
-				// retry with backoff (honouring Retry-After) within
-				// Config.Retry.
-				if retry == nil {
-					retry = newRetrier(s.cfg.Retry)
-				}
-				if wait, ok := retry.next(he.RetryAfter); ok {
-					s.log.Info("retrying a request", "method", method, "status", he.StatusCode, "wait", wait)
-					if err := s.sleep(ctx, wait); err != nil {
-						return nil, err
-					}
-					c = s.again(c)
-					continue
-				}
-			}
-			if !replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, raw, o) {
-				replayed = true
-				s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
-				c = s.again(c)
-				continue
-			}
-			return nil, err
+			then, err = s.failed(ctx, cs, c, err)
+		} else {
+			res, then, err = s.answered(ctx, cs, c, resp)
 		}
-		n := c.neg
-		if resp.Error != nil {
-			if !reprobed && s.hintSuspect(c, resp.Error, nil) {
-				reprobed = true
-				if changed, perr := s.reprobe(ctx, c); perr != nil {
-					return nil, perr
-				} else if changed {
-					c = s.again(c)
-					continue
-				}
-			}
-			return nil, serverError(method, resp.Error)
-		}
-		if n.era != negotiation.EraModern {
-			return resp.Result, nil
-		}
-		if n.hinted {
-			s.hintVerified.Store(true)
-		}
-		rt, err := resultType(resp.Result)
-		if err != nil {
-			return nil, &ProtocolError{Method: method, Reason: err.Error(), Err: ErrInvalidResponse}
-		}
-		switch rt {
-		case "", protocol.ResultTypeComplete:
-			return resp.Result, nil
-		case protocol.ResultTypeTask:
-			if o.AcceptTask && method == protocol.MethodToolsCall || method == protocol.MethodTasksGet {
-				// tasks/get: the extension's text says "complete", two of
-				// its examples say "task"; both are accepted
-				// (OPEN-QUESTIONS 38).
-				return resp.Result, nil
-			}
-			return nil, &ProtocolError{Method: method, Reason: `resultType "task" was not accepted for this request`, Err: ErrInvalidResponse}
-		case protocol.ResultTypeInputRequired:
-			if !mrtrMethod(method) {
-				return nil, &ProtocolError{Method: method, Reason: "input_required is not allowed for this method", Err: ErrInvalidResponse}
-			}
-			rounds++
-			if rounds > s.cfg.MaxInputRounds {
-				return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("more than %d rounds", s.cfg.MaxInputRounds), Err: ErrTooManyInputRounds}
-			}
-			next, stateOnly, err := s.inputRound(ctx, method, raw, resp.Result)
-			if err != nil {
-				return nil, err
-			}
-			if stateOnly {
-				if pace == nil {
-					pace = newPacer()
-				}
-				if err := pace.wait(ctx, s.closing); err != nil {
-					return nil, err
-				}
-			}
-			if o.OnInputRound != nil {
-				o.OnInputRound(rounds)
-			}
-			cur = next
-		default:
-			return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("unknown resultType %q", rt), Err: ErrInvalidResponse}
+		switch then {
+		case nextDone:
+			return res, err
+		case nextResend:
+			c = s.again(c)
 		}
 	}
+}
+
+// failed decides what a call does after an attempt failed with err: a
+// re-probe (an era hint contradicted), a re-authorization, a retry with
+// backoff (408, 429, 5xx), one replay after a lost connection, or the
+// error.
+func (s *Session) failed(ctx context.Context, cs *callState, c *call, err error) (afterAttempt, error) {
+	method := cs.method
+	if !cs.reprobed && s.hintSuspect(c, nil, err) {
+		cs.reprobed = true
+		if changed, perr := s.reprobe(ctx, c); perr != nil {
+			return nextDone, perr
+		} else if changed {
+			return nextResend, nil
+		}
+		if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Response != nil && he.Response.Error != nil {
+			return nextDone, serverError(method, he.Response.Error)
+		}
+		return nextDone, err
+	}
+	if again, aerr := s.authorize(ctx, method, err, &cs.auths); aerr != nil {
+		return nextDone, aerr
+	} else if again {
+		// The server refused the credentials (expired token, scope
+		// step-up, a new authorization server) and did not take the
+		// request: re-send it with the new ones.
+		return nextResend, nil
+	}
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, cs.raw, cs.o) {
+		// 408, 429, 5xx: the server did not take the request; retry with
+		// backoff (honouring Retry-After) within Config.Retry.
+		if cs.retry == nil {
+			cs.retry = newRetrier(s.cfg.Retry)
+		}
+		if wait, ok := cs.retry.next(he.RetryAfter); ok {
+			s.log.Info("retrying a request", "method", method, "status", he.StatusCode, "wait", wait)
+			if err := s.sleep(ctx, wait); err != nil {
+				return nextDone, err
+			}
+			return nextResend, nil
+		}
+	}
+	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, cs.raw, cs.o) {
+		cs.replayed = true
+		s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
+		return nextResend, nil
+	}
+	return nextDone, err
+}
+
+// answered reads the server's answer to an attempt: a JSON-RPC error (or
+// a re-probe when it contradicts an era hint), a legacy result, or a
+// modern result by its resultType (complete, task, input_required).
+func (s *Session) answered(ctx context.Context, cs *callState, c *call, resp *jsonrpc.Response) (json.RawMessage, afterAttempt, error) {
+	method := cs.method
+	n := c.neg
+	if resp.Error != nil {
+		if !cs.reprobed && s.hintSuspect(c, resp.Error, nil) {
+			cs.reprobed = true
+			if changed, perr := s.reprobe(ctx, c); perr != nil {
+				return nil, nextDone, perr
+			} else if changed {
+				return nil, nextResend, nil
+			}
+		}
+		return nil, nextDone, serverError(method, resp.Error)
+	}
+	if n.era != negotiation.EraModern {
+		return resp.Result, nextDone, nil
+	}
+	if n.hinted {
+		s.hintVerified.Store(true)
+	}
+	rt, err := resultType(resp.Result)
+	if err != nil {
+		return nil, nextDone, &ProtocolError{Method: method, Reason: err.Error(), Err: ErrInvalidResponse}
+	}
+	switch rt {
+	case "", protocol.ResultTypeComplete:
+		return resp.Result, nextDone, nil
+	case protocol.ResultTypeTask:
+		if cs.o.AcceptTask && method == protocol.MethodToolsCall || method == protocol.MethodTasksGet {
+			// tasks/get: the extension's text says "complete", two of its
+			// examples say "task"; both are accepted (OPEN-QUESTIONS 38).
+			return resp.Result, nextDone, nil
+		}
+		return nil, nextDone, &ProtocolError{Method: method, Reason: `resultType "task" was not accepted for this request`, Err: ErrInvalidResponse}
+	case protocol.ResultTypeInputRequired:
+		if err := s.nextRound(ctx, cs, resp.Result); err != nil {
+			return nil, nextDone, err
+		}
+		return nil, nextRound, nil
+	}
+	return nil, nextDone, &ProtocolError{Method: method, Reason: fmt.Sprintf("unknown resultType %q", rt), Err: ErrInvalidResponse}
+}
+
+// nextRound fulfils one MRTR round (spec 2026-07-28: multi-round-trip
+// requests) and sets the params of the retry in cs.cur.
+func (s *Session) nextRound(ctx context.Context, cs *callState, result json.RawMessage) error {
+	method := cs.method
+	if !mrtrMethod(method) {
+		return &ProtocolError{Method: method, Reason: "input_required is not allowed for this method", Err: ErrInvalidResponse}
+	}
+	cs.rounds++
+	if cs.rounds > s.cfg.MaxInputRounds {
+		return &ProtocolError{Method: method, Reason: fmt.Sprintf("more than %d rounds", s.cfg.MaxInputRounds), Err: ErrTooManyInputRounds}
+	}
+	next, stateOnly, err := s.inputRound(ctx, method, cs.raw, result)
+	if err != nil {
+		return err
+	}
+	if stateOnly {
+		if cs.pace == nil {
+			cs.pace = newPacer()
+		}
+		if err := cs.pace.wait(ctx, s.closing); err != nil {
+			return err
+		}
+	}
+	if cs.o.OnInputRound != nil {
+		cs.o.OnInputRound(cs.rounds)
+	}
+	cs.cur = next
+	return nil
 }
 
 // authorize handles an HTTP 401 or 403 answer to a request: it calls
