@@ -408,42 +408,17 @@ func (s *Session) mayReplay(method string, params json.RawMessage, o *CallOption
 // response.
 func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, o *CallOptions, timeout time.Duration) (*jsonrpc.Response, error) {
 	c.settled = false
-	var r callResult
-	var err error
-	if !s.pending.tryRegister(c) {
-		// Not ready (negotiating, reconnecting, failed or closed): the
-		// loop holds the call until it may be sent, or fails it.
-		if !s.post(event{kind: evRegister, call: c}) {
-			return nil, ErrClosed
-		}
-		// The timeout also bounds waiting for the session to be ready (a
-		// reconnection in progress).
-		r, err = s.await(ctx, c, timeout, 0, false)
-		if err != nil {
-			return nil, err
-		}
-		if r.err != nil {
-			c.settled = true
-			return nil, r.err
-		}
-	}
-	req, err := s.buildRequest(c, params, o.LogLevel)
+	werr, err := s.send(ctx, c, &sendSpec{params: params, level: o.LogLevel, headers: o.Headers, wait: timeout})
 	if err != nil {
-		s.post(event{kind: evAbandon, call: c})
 		return nil, err
 	}
-	wctx := ctx
-	if len(o.Headers) > 0 {
-		wctx = transport.WithRequestHeaders(ctx, o.Headers)
-	}
-	if err := s.write(wctx, c.ref, req); err != nil {
-		s.post(event{kind: evAbandon, call: c})
+	if werr != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, werr
 		}
-		return s.writeFailed(c, err)
+		return s.writeFailed(c, werr)
 	}
-	r, err = s.await(ctx, c, timeout, s.cfg.MaxRequestTimeout, true)
+	r, err := s.await(ctx, c, timeout, s.cfg.MaxRequestTimeout, true)
 	if err != nil {
 		return nil, err
 	}

@@ -153,7 +153,9 @@ func (d *driver) initial() (step, error) {
 // probeClass maps a connection's transport class to the classifier's
 // (seed 003): only the stdio child process is stdio-like; WebSocket, the
 // in-memory pipe and both HTTP transports are HTTP, so a probe timeout
-// there is a retried, typed error, never a legacy verdict.
+// there is a retried, typed error, never a legacy verdict. (The two enums
+// exist because negotiation imports neither transport nor the reverse;
+// DESIGN.md, "Layout".)
 func probeClass(ref *connRef) negotiation.TransportKind {
 	if ref.class == transport.ClassStdio {
 		return negotiation.TransportStdio
@@ -336,10 +338,7 @@ func describeOutcome(o negotiation.Outcome) string {
 func (d *driver) probeOnce(ctx context.Context, version string) (negotiation.Outcome, *transport.HTTPError, error) {
 	s := d.s
 	ref := s.cur.Load()
-	if pvs, ok := ref.conn.(transport.ProtocolVersionSetter); ok {
-		pvs.SetProtocolVersion(version)
-	}
-	prefix, err := buildPrefix(version, s.modernCaps, s.clientInfo)
+	prefix, err := d.modernOn(ref, version)
 	if err != nil {
 		return negotiation.Outcome{}, nil, err
 	}
@@ -414,14 +413,20 @@ func (d *driver) rpc(ctx context.Context, method string, params json.RawMessage)
 	return r.resp, nil
 }
 
+// modernOn readies ref for modern requests at version (the HTTP
+// MCP-Protocol-Version header) and returns the constant _meta members.
+func (d *driver) modernOn(ref *connRef, version string) ([]byte, error) {
+	if pvs, ok := ref.conn.(transport.ProtocolVersionSetter); ok {
+		pvs.SetProtocolVersion(version)
+	}
+	return buildPrefix(version, d.s.modernCaps, d.s.clientInfo)
+}
+
 // finishModern pins the modern era at version.
 func (d *driver) finishModern(version string, disc *negotiation.DiscoverResult, hinted bool) error {
 	s := d.s
 	ref := s.cur.Load()
-	if pvs, ok := ref.conn.(transport.ProtocolVersionSetter); ok {
-		pvs.SetProtocolVersion(version)
-	}
-	prefix, err := buildPrefix(version, s.modernCaps, s.clientInfo)
+	prefix, err := d.modernOn(ref, version)
 	if err != nil {
 		return err
 	}
