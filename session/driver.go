@@ -376,34 +376,23 @@ func (d *driver) probeOnce(ctx context.Context, version string) (negotiation.Out
 }
 
 // rpc sends one negotiation request on the current connection and waits
-// for the response. It takes the session's one send path (register →
-// write → await) as a call marked internal, which the loop registers on
-// the current connection even before a ready state. It is never cancelled
+// for the response. It takes the session's one send path (send, then
+// await) as a call marked internal, which the loop registers on the
+// current connection even before a ready state. It is never cancelled
 // on the wire: initialize must not be, and a timed-out probe is legacy
 // evidence, not something to cancel before initialize.
 func (d *driver) rpc(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Response, error) {
 	s := d.s
 	c := newCall(method)
 	c.internal, c.noCancel = true, true
-	if !s.post(event{kind: evRegister, call: c}) {
-		return nil, ErrClosed
+	werr, err := s.send(ctx, c, &sendSpec{params: params, verbatim: true})
+	if err == nil {
+		err = werr
 	}
-	r, err := s.await(ctx, c, 0, 0, false)
 	if err != nil {
 		return nil, err
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	req := &jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: method, Params: params}
-	if err := s.write(ctx, c.ref, req); err != nil {
-		s.post(event{kind: evAbandon, call: c})
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, err
-	}
-	r, err = s.await(ctx, c, 0, 0, true)
+	r, err := s.await(ctx, c, 0, 0, true)
 	if err != nil {
 		return nil, err
 	}
