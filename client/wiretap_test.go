@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -11,24 +10,26 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/jsonrpc"
 )
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// lines collects what a logger writes, safe for concurrent writes.
+type lines struct {
+	mu  sync.Mutex
+	out []byte
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.out = append(l.out, p...)
+	l.mu.Unlock()
+	return len(p), nil
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.out)
 }
 
 // TestWireLogKeysAndLevel: the wire log logs at the level asked for (Info
@@ -39,7 +40,7 @@ func TestWireLogKeysAndLevel(t *testing.T) {
 	for _, tr := range []string{tStdio, tHTTP} {
 		for _, era := range allEras {
 			t.Run(era.name+"/"+tr, func(t *testing.T) {
-				var buf syncBuffer
+				var buf lines
 				l := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithWireLog(l, slog.LevelInfo))
 				if _, err := f.c.ListTools(testCtx(t), ""); err != nil {
@@ -56,8 +57,8 @@ func TestWireLogKeysAndLevel(t *testing.T) {
 					if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 						t.Fatalf("log line %q: %v", sc.Text(), err)
 					}
-					if rec.Level != "INFO" || rec.Msg != "wire: "+rec.Dir || !json.Valid([]byte(rec.Message)) {
-						t.Errorf("log record %s: want level INFO, msg \"wire: <dir>\", dir, and the message as JSON", sc.Text())
+					if _, err := jsonrpc.DecodeMessage([]byte(rec.Message)); err != nil || rec.Level != "INFO" || rec.Msg != "wire: "+rec.Dir {
+						t.Errorf("log record %s: want level INFO, msg \"wire: <dir>\", dir, and the JSON-RPC message (%v)", sc.Text(), err)
 					}
 					if strings.Contains(rec.Message, `"tools/list"`) || strings.Contains(rec.Message, `"tools":[`) {
 						dirs[rec.Dir]++
@@ -70,7 +71,7 @@ func TestWireLogKeysAndLevel(t *testing.T) {
 		}
 	}
 	// Below the logger's level, nothing.
-	var buf syncBuffer
+	var buf lines
 	l := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	f := connect(t, tStdio, testserver.Options{}, client.WithWireLog(l, slog.LevelDebug))
 	f.c.Close()
