@@ -106,13 +106,10 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	hinted := hint.Era != negotiation.EraUnknown
 	scfg.EraHint, scfg.VersionHint, scfg.DiscoverHint = hint.Era, hint.Version, hint.disc
 	sess, err := session.Connect(ctx, t, scfg)
-	if err != nil && hinted && ctx.Err() == nil {
-		// The remembered verdict may be what failed: forget it and negotiate
-		// from scratch once.
+	if hinted && (err != nil && ctx.Err() == nil || sess != nil && sess.HintFailed()) {
+		// The engine verified the remembered verdict and found it wrong
+		// (it then probed): forget it.
 		cfg.eraCache.DeleteEra(eraKey)
-		scfg.EraHint, scfg.VersionHint, scfg.DiscoverHint = negotiation.EraUnknown, "", nil
-		cfg.logger.Debug("conduit: era cache hint failed; re-probing", "server", eraKey, "err", err)
-		sess, err = session.Connect(ctx, t, scfg)
 		hinted = false
 	}
 	if err != nil {

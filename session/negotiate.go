@@ -32,11 +32,40 @@ func (s *Session) start(ctx context.Context) error {
 	if err == nil {
 		err = d.run(ctx, first)
 	}
+	if err != nil && s.hinted() && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+		err = d.unhinted(ctx, err)
+	}
 	if err != nil {
 		return &NegotiationError{Mode: s.cfg.Mode, Trace: d.trace, Err: err}
 	}
 	return nil
 }
+
+// hinted reports whether Connect started from an era hint.
+func (s *Session) hinted() bool {
+	return s.cfg.Mode == ModeAuto && s.cfg.EraHint != negotiation.EraUnknown
+}
+
+// unhinted verifies an era hint that failed the negotiation with cause:
+// the remembered verdict may be what failed, so the session negotiates
+// from scratch once, probing on a new connection of the configured
+// transport. HintFailed reports it afterwards.
+func (d *driver) unhinted(ctx context.Context, cause error) error {
+	s := d.s
+	s.hintFailed = true
+	s.log.Debug("era hint failed; probing", "err", cause)
+	d.step(TraceStep{Step: "hint", Sent: "none", Outcome: "era hint failed: " + errText(cause), Verdict: "re-probe"})
+	d.fellBack, d.initAuths = nil, 0
+	if err := d.switchTransport(ctx, s.t); err != nil {
+		return err
+	}
+	return d.run(ctx, probeStep(negotiation.Versions(), true))
+}
+
+// HintFailed reports whether the era hint of [Config.EraHint] failed the
+// negotiation, so that the session negotiated from scratch instead (an
+// era cache should forget the hint). It is set before Connect returns.
+func (s *Session) HintFailed() bool { return s.hintFailed }
 
 // startHeal begins reconnecting after ref was lost (or, with reprobe,
 // re-probing after an era hint proved wrong). It runs on the loop; new

@@ -310,6 +310,21 @@ func TestNegotiationVerdicts(t *testing.T) {
 			methods: [][]string{{"initialize", "notifications/initialized"}},
 		},
 		{
+			// The engine verifies a hint that fails the negotiation: it
+			// probes once, on a new connection.
+			name: "hint/legacy-failed-initialize-probes-afresh",
+			cfg:  Config{EraHint: negotiation.EraLegacy},
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+				if r.Method == protocol.MethodInitialize {
+					p.replyErr(r, jsonrpc.CodeMethodNotFound, "initialize is not supported", nil)
+					return
+				}
+				modernServer(p, r)
+			})},
+			era: negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"initialize"}, {"server/discover"}},
+		},
+		{
 			name:    "hint/legacy-wrong-reprobes",
 			cfg:     Config{EraHint: negotiation.EraLegacy},
 			servers: []func(*peer, jsonrpc.Message){modernServer},

@@ -317,6 +317,10 @@ type Session struct {
 	reconn atomic.Pointer[chan struct{}]
 	gen    atomic.Uint64
 
+	// hintFailed: the era hint failed and Connect negotiated from scratch
+	// (see HintFailed); written once by Connect before it returns.
+	hintFailed bool
+
 	lp      loopState    // owned by the loop goroutine
 	pending pendingTable // requests awaiting a response; guarded by its mutex
 }
