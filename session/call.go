@@ -194,7 +194,7 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			s.putCall(c)
 		}
 	}()
-	cs := &callState{method: method, raw: raw, cur: raw, o: o}
+	cs := &callState{method: method, raw: raw, cur: raw}
 	for {
 		var (
 			res  json.RawMessage
@@ -202,9 +202,9 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 		)
 		resp, err := s.attempt(ctx, c, cs.cur, o, timeout)
 		if err != nil {
-			then, err = s.failed(ctx, cs, c, err)
+			then, err = s.failed(ctx, cs, o, c, err)
 		} else {
-			res, then, err = s.answered(ctx, cs, c, resp)
+			res, then, err = s.answered(ctx, cs, o, c, resp)
 		}
 		switch then {
 		case nextDone:
@@ -219,7 +219,7 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 // re-probe (an era hint contradicted), a re-authorization, a retry with
 // backoff (408, 429, 5xx), one replay after a lost connection, or the
 // error.
-func (s *Session) failed(ctx context.Context, cs *callState, c *call, err error) (afterAttempt, error) {
+func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *call, err error) (afterAttempt, error) {
 	method := cs.method
 	if !cs.reprobed && s.hintSuspect(c, nil, err) {
 		cs.reprobed = true
@@ -241,7 +241,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, c *call, err error)
 		// request: re-send it with the new ones.
 		return nextResend, nil
 	}
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, cs.raw, cs.o) {
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, cs.raw, o) {
 		// 408, 429, 5xx: the server did not take the request; retry with
 		// backoff (honouring Retry-After) within Config.Retry.
 		if cs.retry == nil {
@@ -255,7 +255,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, c *call, err error)
 			return nextResend, nil
 		}
 	}
-	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, cs.raw, cs.o) {
+	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, cs.raw, o) {
 		cs.replayed = true
 		s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
 		return nextResend, nil
@@ -266,7 +266,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, c *call, err error)
 // answered reads the server's answer to an attempt: a JSON-RPC error (or
 // a re-probe when it contradicts an era hint), a legacy result, or a
 // modern result by its resultType (complete, task, input_required).
-func (s *Session) answered(ctx context.Context, cs *callState, c *call, resp *jsonrpc.Response) (json.RawMessage, afterAttempt, error) {
+func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c *call, resp *jsonrpc.Response) (json.RawMessage, afterAttempt, error) {
 	method := cs.method
 	n := c.neg
 	if resp.Error != nil {
@@ -294,14 +294,14 @@ func (s *Session) answered(ctx context.Context, cs *callState, c *call, resp *js
 	case "", protocol.ResultTypeComplete:
 		return resp.Result, nextDone, nil
 	case protocol.ResultTypeTask:
-		if cs.o.AcceptTask && method == protocol.MethodToolsCall || method == protocol.MethodTasksGet {
+		if o.AcceptTask && method == protocol.MethodToolsCall || method == protocol.MethodTasksGet {
 			// tasks/get: the extension's text says "complete", two of its
 			// examples say "task"; both are accepted (OPEN-QUESTIONS 38).
 			return resp.Result, nextDone, nil
 		}
 		return nil, nextDone, &ProtocolError{Method: method, Reason: `resultType "task" was not accepted for this request`, Err: ErrInvalidResponse}
 	case protocol.ResultTypeInputRequired:
-		if err := s.nextRound(ctx, cs, resp.Result); err != nil {
+		if err := s.nextRound(ctx, cs, o, resp.Result); err != nil {
 			return nil, nextDone, err
 		}
 		return nil, nextRound, nil
@@ -311,7 +311,7 @@ func (s *Session) answered(ctx context.Context, cs *callState, c *call, resp *js
 
 // nextRound fulfils one MRTR round (spec 2026-07-28: multi-round-trip
 // requests) and sets the params of the retry in cs.cur.
-func (s *Session) nextRound(ctx context.Context, cs *callState, result json.RawMessage) error {
+func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, result json.RawMessage) error {
 	method := cs.method
 	if !mrtrMethod(method) {
 		return &ProtocolError{Method: method, Reason: "input_required is not allowed for this method", Err: ErrInvalidResponse}
@@ -332,8 +332,8 @@ func (s *Session) nextRound(ctx context.Context, cs *callState, result json.RawM
 			return err
 		}
 	}
-	if cs.o.OnInputRound != nil {
-		cs.o.OnInputRound(cs.rounds)
+	if o.OnInputRound != nil {
+		o.OnInputRound(cs.rounds)
 	}
 	cs.cur = next
 	return nil
