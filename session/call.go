@@ -556,7 +556,7 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 		return
 	}
 	sc, canStream := ref.conn.(transport.StreamCanceler)
-	n := s.neg.Load()
+	n := s.pub.Load().neg
 	if n != nil && n.era == negotiation.EraModern && canStream && ref.kind == transport.KindHTTP {
 		sc.CancelStream(jsonrpc.Int64ID(id))
 		return
@@ -602,7 +602,7 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 			return s.Err()
 		default:
 		}
-		ref := s.cur.Load()
+		ref := s.pub.Load().ref
 		if ref == nil {
 			return ErrClosed
 		}

@@ -193,7 +193,7 @@ func (d *driver) probe(ctx context.Context, versions []string, fallback bool) (s
 		return step{}, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: negotiation.ReasonNoCommonVersion}
 	}
 	for {
-		ref := d.s.cur.Load()
+		ref := d.s.pub.Load().ref
 		o, he, err := d.probeOnce(ctx, ps.version)
 		if err != nil {
 			return step{}, err
@@ -337,7 +337,7 @@ func describeOutcome(o negotiation.Outcome) string {
 // session closed).
 func (d *driver) probeOnce(ctx context.Context, version string) (negotiation.Outcome, *transport.HTTPError, error) {
 	s := d.s
-	ref := s.cur.Load()
+	ref := s.pub.Load().ref
 	prefix, err := d.modernOn(ref, version)
 	if err != nil {
 		return negotiation.Outcome{}, nil, err
@@ -414,7 +414,7 @@ func (d *driver) modernOn(ref *connRef, version string) ([]byte, error) {
 // finishModern pins the modern era at version.
 func (d *driver) finishModern(version string, disc *negotiation.DiscoverResult, hinted bool) error {
 	s := d.s
-	ref := s.cur.Load()
+	ref := s.pub.Load().ref
 	prefix, err := d.modernOn(ref, version)
 	if err != nil {
 		return err

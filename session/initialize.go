@@ -22,7 +22,7 @@ func (d *driver) initialize(ctx context.Context, st step) (step, error) {
 	if err := d.setState(StateInitializing); err != nil {
 		return step{}, err
 	}
-	ref := s.cur.Load()
+	ref := s.pub.Load().ref
 	pvs, _ := ref.conn.(transport.ProtocolVersionSetter)
 	if pvs != nil {
 		pvs.SetProtocolVersion("")
@@ -169,7 +169,7 @@ func (d *driver) reconnect(ctx context.Context) error {
 // made by t.
 func (d *driver) switchTransport(ctx context.Context, t transport.Transport) error {
 	s := d.s
-	if old := s.cur.Load(); old != nil {
+	if old := s.pub.Load().ref; old != nil {
 		if err := old.conn.Close(); err != nil {
 			s.log.Debug("closing the previous connection", "err", err)
 		}

@@ -165,7 +165,7 @@ func (s *Session) handle(ev event) {
 // pendingTable.tryRegister).
 func (s *Session) register(c *call) {
 	lp := &s.lp
-	s.pending.register(c, lp.ref, s.neg.Load())
+	s.pending.register(c, lp.ref, s.pub.Load().neg)
 	if c.stream != nil {
 		c.stream.id = c.id
 		lp.streams[c.id] = c.stream
@@ -335,7 +335,7 @@ func (s *Session) install(conn transport.Conn) *connRef {
 	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn), class: transport.ClassOf(conn)}
 	s.pending.shut(s.lp.ref) // reopened by the next ready state, on ref
 	s.lp.ref = ref
-	s.cur.Store(ref)
+	s.publish(func(v *view) { v.ref = ref })
 	s.wg.Add(1)
 	go s.reader(ref)
 	return ref
@@ -463,7 +463,7 @@ func (s *Session) markDone(err error) {
 		return
 	}
 	lp.done = true
-	s.fail.Store(&err)
+	s.publish(func(v *view) { v.err = err })
 	close(s.doneCh)
 }
 
@@ -474,7 +474,7 @@ func (s *Session) markDone(err error) {
 // channel Reconnected returned, replacing it first.
 func (s *Session) becomeReady(n *negState, next State) {
 	lp := &s.lp
-	s.neg.Store(n)
+	s.publish(func(v *view) { v.neg = n })
 	s.setState(next)
 	healed := lp.healing
 	lp.healing = false
@@ -483,10 +483,15 @@ func (s *Session) becomeReady(n *negState, next State) {
 	for _, c := range waiting {
 		s.register(c)
 	}
-	s.gen.Add(1)
-	if healed {
-		fresh := make(chan struct{})
-		close(*s.reconn.Swap(&fresh))
+	var old chan struct{}
+	s.publish(func(v *view) {
+		v.gen++
+		if healed {
+			old, v.reconn = v.reconn, make(chan struct{})
+		}
+	})
+	if old != nil {
+		close(old)
 	}
 }
 

@@ -81,7 +81,7 @@ func (s *Session) startHeal(ref *connRef, cause error, reprobe bool) {
 	}
 	lp.healing = true
 	s.setState(StateReconnecting)
-	prev := s.neg.Load()
+	prev := s.pub.Load().neg
 	s.wg.Add(1)
 	go s.heal(prev, cause, reprobe)
 }

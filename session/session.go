@@ -305,17 +305,13 @@ type Session struct {
 	// for loopDone first).
 	wg sync.WaitGroup
 
-	neg          atomic.Pointer[negState] // published by the loop (and by Connect's driver through it)
-	cur          atomic.Pointer[connRef]  // current connection, published by the loop
-	state        atomic.Uint32            // mirror of loop.st for State()
-	fail         atomic.Pointer[error]    // terminal error, published by the loop
-	calls        sync.Pool                // of *call; see getCall
-	hintVerified atomic.Bool              // an era hint was confirmed (or re-probed); set by callers
-	// reconn is the channel Reconnected returns: closed and replaced by
-	// the loop (its only writer) at each completed re-negotiation; gen
-	// counts completed negotiations (see Generation).
-	reconn atomic.Pointer[chan struct{}]
-	gen    atomic.Uint64
+	// pub is the loop's published state (see view): written only by the
+	// loop (and by newSession before it starts), read by anyone.
+	pub   atomic.Pointer[view]
+	calls sync.Pool // of *call; see getCall
+	// hintVerified: an era hint was confirmed (or re-probed). It is not
+	// loop state: callers set it when a request answers for the hint.
+	hintVerified atomic.Bool
 
 	// hintFailed: the era hint failed and Connect negotiated from scratch
 	// (see HintFailed); written once by Connect before it returns.
@@ -323,6 +319,30 @@ type Session struct {
 
 	lp      loopState    // owned by the loop goroutine
 	pending pendingTable // requests awaiting a response; guarded by its mutex
+}
+
+// view is what the loop publishes of its state for the goroutines that
+// read it without a round trip: the accessors (State, Era, Err, …), the
+// negotiation driver (the current connection) and callers (the current
+// negotiation). The loop builds a new view at every change and stores it
+// in Session.pub (see publish); a stored view is never modified. It is the
+// session's one mirror of loop state, the documented exception to habit
+// 15 (shared/STYLE.md).
+type view struct {
+	st     State
+	ref    *connRef      // the current connection
+	neg    *negState     // the latest negotiation; nil before the first
+	err    error         // the terminal error, once Done is closed
+	gen    uint64        // completed negotiations (see Generation)
+	reconn chan struct{} // closed at the next completed re-negotiation (see Reconnected)
+}
+
+// publish stores a copy of the current view changed by f. It runs on the
+// loop, the only writer.
+func (s *Session) publish(f func(v *view)) {
+	v := *s.pub.Load()
+	f(&v)
+	s.pub.Store(&v)
 }
 
 // connRef is one installed connection.
@@ -391,8 +411,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s.dispatchCtx = context.WithValue(s.lifeCtx, dispatcherKey{}, true)
 	s.lp.init()
 	s.pending.init()
-	reconn := make(chan struct{})
-	s.reconn.Store(&reconn)
+	s.pub.Store(&view{reconn: make(chan struct{})})
 	return s
 }
 
@@ -422,13 +441,13 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 //
 // The channel is not closed by Close or by a failure: watch [Session.Done]
 // as well.
-func (s *Session) Reconnected() <-chan struct{} { return *s.reconn.Load() }
+func (s *Session) Reconnected() <-chan struct{} { return s.pub.Load().reconn }
 
 // Generation counts the negotiations the session completed: 1 once
 // Connect returned, plus one for each re-negotiation (see
 // [Session.Reconnected]). Two equal values mean the same server-side state
 // (the same legacy session, the same process).
-func (s *Session) Generation() uint64 { return s.gen.Load() }
+func (s *Session) Generation() uint64 { return s.pub.Load().gen }
 
 // Done returns a channel closed when the session can no longer serve
 // calls: after Close, or after an unrecoverable failure (see [Session.Err]).
@@ -437,17 +456,14 @@ func (s *Session) Done() <-chan struct{} { return s.doneCh }
 // Err returns the error that ended the session, [ErrClosed] after Close,
 // or nil while it is usable.
 func (s *Session) Err() error {
-	if p := s.fail.Load(); p != nil {
-		return *p
-	}
-	return nil
+	return s.pub.Load().err
 }
 
 // State returns the current state of the session's state machine.
-func (s *Session) State() State { return State(s.state.Load()) }
+func (s *Session) State() State { return s.pub.Load().st }
 
 func (s *Session) negState() *negState {
-	if n := s.neg.Load(); n != nil {
+	if n := s.pub.Load().neg; n != nil {
 		return n
 	}
 	return &negState{}
@@ -495,7 +511,7 @@ func (s *Session) Trace() []TraceStep {
 // "http", "websocket", "sse", "memory"), as reported by
 // [transport.Kinder]; "memory" when the connection does not say.
 func (s *Session) TransportKind() string {
-	if r := s.cur.Load(); r != nil {
+	if r := s.pub.Load().ref; r != nil {
 		return r.kind
 	}
 	return ""
