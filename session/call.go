@@ -152,14 +152,16 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 }
 
 // callState is what one call remembers across its attempts (replays,
-// retries, re-authorizations, a re-probe, MRTR rounds).
+// retries, re-authorizations, a re-probe, MRTR rounds). The call's
+// options are passed beside it, not kept in it: escape analysis is
+// field-insensitive, and keeping them here would move every caller's
+// CallOptions to the heap.
 type callState struct {
 	method   string
 	raw      json.RawMessage // the params the caller gave
 	cur      json.RawMessage // the params of the next attempt (MRTR rounds add to raw)
-	o        *CallOptions
-	rounds   int // MRTR rounds so far
-	auths    int // Authorize calls so far
+	rounds   int             // MRTR rounds so far
+	auths    int             // Authorize calls so far
 	replayed bool
 	reprobed bool
 	pace     *pacer
