@@ -101,6 +101,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	scfg.Tap = sessionTap(cfg.messageLog)
 	scfg.Fallback = fallback
 	scfg.OnNotification = c.onNotification
+	scfg.OnRestored = c.onRestored
 
 	hint, discExpires := c.eraHint()
 	hinted := hint.Era != negotiation.EraUnknown
@@ -130,8 +131,6 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	}
 	c.rememberEra()
 	c.autoListen(ctx)
-	c.wg.Add(1)
-	go c.resubscribeLoop(sess.Reconnected())
 	return c, nil
 }
 

@@ -564,6 +564,7 @@ func (c *Client) subscribeLegacy(ctx context.Context, s *Subscription, caps prot
 			c.cfg.logger.Warn("conduit: resources/subscribe refused", "uri", u, "err", err)
 			continue
 		}
+		c.sess.TrackSubscription(u, true)
 		ack.Resources = append(ack.Resources, u)
 	}
 	s.ack = ack
@@ -596,6 +597,7 @@ func (c *Client) unsubscribeLegacy(uris []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
 	defer cancel()
 	for _, u := range uris {
+		c.sess.TrackSubscription(u, false)
 		if _, err := c.call(ctx, protocol.MethodResourcesUnsubscribe, &protocol.UnsubscribeParams{URI: u}, nil); err != nil {
 			c.cfg.logger.Debug("conduit: resources/unsubscribe failed", "uri", u, "err", err)
 		}
@@ -652,69 +654,18 @@ func (c *Client) autoListen(ctx context.Context) {
 	}()
 }
 
-// resubscribeTimeout bounds the resources/subscribe calls that restore
-// legacy subscriptions after a re-initialization.
-const resubscribeTimeout = 30 * time.Second
-
-// resubscribeLoop runs for the life of the client: whenever the session
-// re-negotiated (a legacy HTTP session expired, a stdio server was
-// respawned; see [session.Session.Reconnected]), the server has forgotten
-// the resources/subscribe calls of the old session, so they are re-sent
-// for every live legacy subscription, which then gets an [EventResync]
-// (updates may have been missed meanwhile). reconnected is the session's
-// channel taken at Connect; the next one is taken before re-subscribing,
-// so that a re-negotiation during the re-subscription is not missed.
-// Modern subscriptions are listen streams, which the subscription re-opens
-// itself.
-func (c *Client) resubscribeLoop(reconnected <-chan struct{}) {
-	defer c.wg.Done()
-	for {
-		select {
-		case <-c.closed:
-			return
-		case <-c.sess.Done():
-			return
-		case <-reconnected:
-		}
-		reconnected = c.sess.Reconnected()
-		c.resubscribe()
-	}
-}
-
-// resubscribe re-sends resources/subscribe for the URIs the live legacy
-// subscriptions hold, then tells each subscription to resync.
-func (c *Client) resubscribe() {
+// onRestored is the session's OnRestored: after a legacy re-negotiation
+// the engine has re-sent the tracked resources/subscribe calls; every live
+// legacy subscription gets an [EventResync] (updates may have been missed
+// meanwhile). It runs on the session's dispatcher goroutine and never
+// blocks. Modern subscriptions are listen streams, which the subscription
+// re-opens itself.
+func (c *Client) onRestored(context.Context) {
 	c.subsMu.Lock()
-	var subs []*Subscription
+	defer c.subsMu.Unlock()
 	for s := range c.subs {
 		if s.legacy {
-			subs = append(subs, s)
+			s.send(Event{Kind: EventResync})
 		}
-	}
-	c.subsMu.Unlock()
-	if len(subs) == 0 {
-		return
-	}
-	var uris []string
-	for _, s := range subs {
-		for _, u := range s.Acknowledged().Resources {
-			if !slices.Contains(uris, u) {
-				uris = append(uris, u)
-			}
-		}
-	}
-	c.cfg.logger.Debug("conduit: session re-initialized; re-subscribing", "resources", uris)
-	ctx, cancel := context.WithTimeout(context.Background(), resubscribeTimeout)
-	defer cancel()
-	for _, u := range uris {
-		if _, err := c.call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil); err != nil {
-			if errors.Is(err, ErrClosed) {
-				return
-			}
-			c.cfg.logger.Warn("conduit: re-subscribing after re-initialization failed", "uri", u, "err", err)
-		}
-	}
-	for _, s := range subs {
-		s.send(Event{Kind: EventResync})
 	}
 }

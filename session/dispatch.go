@@ -20,6 +20,7 @@ type dispatchItem struct {
 	progress func(protocol.ProgressParams)
 	pp       protocol.ProgressParams
 	barrier  chan struct{} // closed by the dispatcher when it reaches this item
+	restored bool          // the legacy subscriptions were restored (Config.OnRestored)
 }
 
 // dispatcherKey marks the context the dispatcher hands to notification
@@ -120,7 +121,7 @@ func (s *Session) enqueue(it dispatchItem) {
 		// Drop the oldest notification; barriers are never dropped (a
 		// caller waits for each, and there is at most one per call in
 		// flight, so they are bounded by the calls).
-		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil }); i >= 0 {
+		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored }); i >= 0 {
 			lp.queue = slices.Delete(lp.queue, i, i+1)
 			lp.dropped++
 			s.log.Warn("notification queue full; dropped the oldest notification", "dropped", lp.dropped)
@@ -159,6 +160,12 @@ func (s *Session) deliverItem(it dispatchItem) {
 	}
 	if it.progress != nil {
 		it.progress(it.pp)
+		return
+	}
+	if it.restored {
+		if s.cfg.OnRestored != nil {
+			s.cfg.OnRestored(s.dispatchCtx)
+		}
 		return
 	}
 	n := it.req

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -492,6 +493,11 @@ func (s *Session) becomeReady(n *negState, next State) {
 	})
 	if old != nil {
 		close(old)
+	}
+	if healed && n.era == negotiation.EraLegacy {
+		// The server holds none of the old session's subscriptions.
+		s.wg.Add(1)
+		go s.restore()
 	}
 }
 

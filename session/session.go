@@ -185,6 +185,12 @@ type Config struct {
 	// session routes it to the handler's listener interfaces
 	// (LogListener, ToolsChangedListener, …).
 	OnNotification func(ctx context.Context, n *jsonrpc.Request)
+	// OnRestored, when set, is called on the dispatcher goroutine (in
+	// order with the notifications) after a legacy re-negotiation (an
+	// expired HTTP session initialized again, a respawned server) once the
+	// engine re-sent the tracked resource subscriptions (see
+	// [Session.TrackSubscription]): updates may have been missed.
+	OnRestored func(ctx context.Context)
 	// Replay decides whether a request lost with its connection, response
 	// stream or session may be re-sent once automatically. nil means yes.
 	Replay func(method string, params json.RawMessage) bool
@@ -316,6 +322,8 @@ type Session struct {
 	// hintFailed: the era hint failed and Connect negotiated from scratch
 	// (see HintFailed); written once by Connect before it returns.
 	hintFailed bool
+
+	subscribed subscribedSet // legacy resources/subscribe bookkeeping; guarded by its mutex
 
 	lp      loopState    // owned by the loop goroutine
 	pending pendingTable // requests awaiting a response; guarded by its mutex
