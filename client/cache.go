@@ -54,25 +54,28 @@ type Cache interface {
 	DeleteResults(match func(CacheKey) bool)
 }
 
-// MemoryCache is an in-memory [Cache] holding at most MaxEntries entries.
-// Its zero value is ready to use; it is safe for concurrent use.
-type MemoryCache struct {
-	// MaxEntries bounds the store; zero or negative means 4096. When it is
-	// full, expired entries are dropped first, then the oldest stored.
-	MaxEntries int
+// memoryCache is the in-memory [Cache] of [NewMemoryCache].
+type memoryCache struct {
+	maxEntries int // > 0
 
 	mu    sync.Mutex
 	m     map[CacheKey]CacheEntry // guarded by mu; created lazily
 	order []CacheKey              // guarded by mu; insertion order, may hold stale keys
 }
 
-var _ Cache = (*MemoryCache)(nil)
-
-// NewMemoryCache returns an empty [MemoryCache] with the default bound.
-func NewMemoryCache() *MemoryCache { return &MemoryCache{} }
+// NewMemoryCache returns an empty in-memory [Cache] holding at most
+// maxEntries entries (zero or negative means 4096): when it is full,
+// expired entries are dropped first, then the oldest stored. It is safe
+// for concurrent use and may be shared by several clients.
+func NewMemoryCache(maxEntries int) Cache {
+	if maxEntries <= 0 {
+		maxEntries = 4096
+	}
+	return &memoryCache{maxEntries: maxEntries}
+}
 
 // LoadResult implements [Cache].
-func (c *MemoryCache) LoadResult(key CacheKey) (CacheEntry, bool) {
+func (c *memoryCache) LoadResult(key CacheKey) (CacheEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[key]
@@ -80,16 +83,13 @@ func (c *MemoryCache) LoadResult(key CacheKey) (CacheEntry, bool) {
 }
 
 // StoreResult implements [Cache].
-func (c *MemoryCache) StoreResult(key CacheKey, e CacheEntry) {
+func (c *memoryCache) StoreResult(key CacheKey, e CacheEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = make(map[CacheKey]CacheEntry)
 	}
-	limit := c.MaxEntries
-	if limit <= 0 {
-		limit = 4096
-	}
+	limit := c.maxEntries
 	if _, ok := c.m[key]; !ok && len(c.m) >= limit {
 		c.evictLocked(limit)
 	}
@@ -100,7 +100,7 @@ func (c *MemoryCache) StoreResult(key CacheKey, e CacheEntry) {
 }
 
 // evictLocked makes room for one entry.
-func (c *MemoryCache) evictLocked(limit int) {
+func (c *memoryCache) evictLocked(limit int) {
 	now := time.Now()
 	for k, e := range c.m {
 		if !now.Before(e.Expires) {
@@ -123,7 +123,7 @@ func (c *MemoryCache) evictLocked(limit int) {
 }
 
 // DeleteResults implements [Cache].
-func (c *MemoryCache) DeleteResults(match func(CacheKey) bool) {
+func (c *memoryCache) DeleteResults(match func(CacheKey) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k := range c.m {

@@ -78,7 +78,7 @@ func TestCacheFreshStaleInvalidated(t *testing.T) {
 	srv := testserver.New(testserver.Options{TTL: time.Minute})
 	t.Cleanup(func() { srv.Close() })
 	clock := newFakeClock()
-	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache()), client.WithClock(clock.Now))
+	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)), client.WithClock(clock.Now))
 	ctx := testCtx(t)
 
 	drainTools(t, c)
@@ -160,7 +160,7 @@ func TestCacheZeroTTLAndLegacy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := testserver.New(testserver.Options{TTL: tt.ttl})
 			t.Cleanup(func() { srv.Close() })
-			c := pipeClient(t, srv, client.WithProtocol(tt.p), client.WithCache(client.NewMemoryCache()))
+			c := pipeClient(t, srv, client.WithProtocol(tt.p), client.WithCache(client.NewMemoryCache(0)))
 			drainTools(t, c)
 			drainTools(t, c)
 			if n := count(srv, "tools/list"); n != 2 {
@@ -179,8 +179,8 @@ func (i identity) Identity() string                      { return i.id }
 func TestCachePrivatePartition(t *testing.T) {
 	srv := testserver.New(testserver.Options{TTL: time.Minute, CacheScope: protocol.CacheScopePrivate})
 	t.Cleanup(func() { srv.Close() })
-	shared := client.NewMemoryCache()
-	newClient := func(tokens client.TokenSource) *client.Client {
+	shared := client.NewMemoryCache(0)
+	newClient := func(tokens transport.TokenSource) *client.Client {
 		return pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(shared),
 			client.WithServerKey("testserver"), client.WithAuth(client.Auth{Tokens: tokens}))
 	}
@@ -193,9 +193,9 @@ func TestCachePrivatePartition(t *testing.T) {
 	}
 	alice2 := newClient(identity{"alice"})
 	drainTools(t, alice2)
-	hashed := newClient(client.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
+	hashed := newClient(transport.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
 	drainTools(t, hashed)
-	hashed2 := newClient(client.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
+	hashed2 := newClient(transport.TokenSourceFunc(func(context.Context) (string, error) { return "opaque", nil }))
 	drainTools(t, hashed2)
 	if n := count(srv, "tools/list"); n != 3 {
 		t.Fatalf("same authorization contexts: tools/list sent %d times, want 3", n)
@@ -203,7 +203,7 @@ func TestCachePrivatePartition(t *testing.T) {
 }
 
 func TestMemoryCacheBound(t *testing.T) {
-	mc := &client.MemoryCache{MaxEntries: 2}
+	mc := client.NewMemoryCache(2)
 	exp := time.Now().Add(time.Hour)
 	for i, m := range []string{"a", "b", "c"} {
 		mc.StoreResult(client.CacheKey{Method: m}, client.CacheEntry{Result: []byte(`{}`), Expires: exp.Add(time.Duration(i))})

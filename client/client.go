@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -56,10 +55,11 @@ var connSeq atomic.Int64
 
 // Connect negotiates with the server behind t and returns a ready Client.
 //
-// Errors: a [*NegotiationError] (wrapping a [*NegotiationFailure], an
-// [*UnsupportedProtocolVersionError], …), an [*AuthRequiredError],
-// transport errors such as [*transport.ExitError] or
-// [*transport.HTTPError], or ctx.Err(). [ErrorKind] classifies them.
+// Errors: an [*Error] with Op "connect" whose Kind says what failed and
+// whose Err is the cause: a *session.NegotiationError (wrapping a
+// *negotiation.Error, a *negotiation.UnsupportedProtocolVersionError, …),
+// a *session.AuthRequiredError, transport errors such as
+// *transport.ExitError or *transport.HTTPError, or ctx.Err().
 func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
 	key := cfg.serverKey
@@ -72,7 +72,11 @@ func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Clien
 			key = "conn-" + strconv.FormatInt(connSeq.Add(1), 10)
 		}
 	}
-	return connect(ctx, t, nil, cfg, key, eraKey)
+	c, err := connect(ctx, t, nil, cfg, key, eraKey)
+	if err != nil {
+		return nil, connectError(t, err)
+	}
+	return c, nil
 }
 
 func commandLine(path string, args []string) string {
@@ -212,8 +216,16 @@ func isClosing(ch <-chan struct{}) bool {
 
 // sessionConfig translates the client options into a session.Config.
 func sessionConfig(cfg *config) (session.Config, error) {
+	set := detectHandler(cfg.handler)
+	if cfg.handler != nil && set == (handler.Set{}) {
+		// A handler that serves nothing: handler.Check says why (it looks
+		// again, on this failing path only).
+		if err := handler.Check(cfg.handler); err != nil {
+			return session.Config{}, err
+		}
+	}
 	s := session.Config{
-		Handler:           detectHandler(cfg.handler),
+		Handler:           set,
 		ClientInfo:        cfg.clientInfo,
 		ProbeTimeout:      cfg.probeTimeout,
 		RequestTimeout:    cfg.requestTimeout,
@@ -237,7 +249,7 @@ func sessionConfig(cfg *config) (session.Config, error) {
 	default:
 		v := string(cfg.protocol)
 		if negotiation.EraOf(v) == negotiation.EraUnknown || !knownVersion(v) {
-			return s, fmt.Errorf("client: pinned protocol version %q: %w", v, ErrUnknownVersion)
+			return s, fmt.Errorf("pinned protocol version %q is not one this SDK speaks: %w", v, ErrNoCommonVersion)
 		}
 		s.Mode = session.ModePinned
 		s.PinVersion = v
@@ -252,10 +264,6 @@ func sessionConfig(cfg *config) (session.Config, error) {
 	}
 	return s, nil
 }
-
-// ErrUnknownVersion is returned (wrapped) by Connect and Dial for a
-// [Pin] of a version the SDK does not speak.
-var ErrUnknownVersion = errors.New("client: unknown protocol version")
 
 func knownVersion(v string) bool {
 	for _, k := range negotiation.Versions() {
@@ -351,7 +359,7 @@ func (c *Client) ServerCapabilities() protocol.ServerCapabilities {
 func (c *Client) ClientCapabilities() protocol.ClientCapabilities { return c.sess.ClientCapabilities() }
 
 // NegotiationTrace returns the steps of the negotiation, for diagnostics.
-func (c *Client) NegotiationTrace() []TraceStep { return c.sess.Trace() }
+func (c *Client) NegotiationTrace() []session.TraceStep { return c.sess.Trace() }
 
 // TransportKind returns the kind of the transport in use ("stdio", "http",
 // "websocket", "sse" or "memory").
@@ -380,13 +388,14 @@ func (c *Client) call(ctx context.Context, method string, params any, opts *sess
 	} else if ctx.Err() == nil && !c.verified.Load() {
 		c.doubted.Store(true)
 	}
-	return raw, err
+	return raw, c.fail(method, err)
 }
 
-// decode unmarshals a result into v, wrapping failures in *ResultError.
+// decode unmarshals a result into v; a failure is an *Error of kind
+// KindProtocol.
 func decode(method string, raw json.RawMessage, v any) error {
 	if err := json.Unmarshal(raw, v); err != nil {
-		return &ResultError{Method: method, Err: err}
+		return resultError(method, err)
 	}
 	return nil
 }
@@ -395,7 +404,7 @@ func decode(method string, raw json.RawMessage, v any) error {
 // false.
 func (c *Client) require(method, capability string, have bool) error {
 	if c.cfg.strict && !have && c.serverKnown() {
-		return &CapabilityError{Method: method, Capability: capability}
+		return capabilityError(method, capability)
 	}
 	return nil
 }

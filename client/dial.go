@@ -23,13 +23,13 @@ import (
 // Negotiation verdicts are remembered under the endpoint URL when
 // [WithEraCache] is set.
 //
-// Errors: a URL that cannot be parsed or has another scheme (a
-// *url.Error or an error naming the scheme), then those of [Connect].
+// Errors: an [*Error] of kind [KindInvalid] for a URL that cannot be
+// parsed or has another scheme, then those of [Connect].
 func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, err
+		return nil, &Error{Op: "connect", Kind: KindInvalid, Err: err}
 	}
 	key := cfg.serverKey
 	if key == "" {
@@ -69,9 +69,13 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 			Logger:     cfg.logger,
 		}
 	default:
-		return nil, fmt.Errorf("client: unsupported endpoint scheme %q (want http, https, ws or wss)", u.Scheme)
+		return nil, newError("connect", KindInvalid, "unsupported endpoint scheme %q (want http, https, ws or wss)", u.Scheme)
 	}
-	return connect(ctx, t, fallback, cfg, key, key)
+	c, err := connect(ctx, t, fallback, cfg, key, key)
+	if err != nil {
+		return nil, opError("connect", err)
+	}
+	return c, nil
 }
 
 // isLegacyPin reports whether p pins a legacy-era version; which era a
@@ -87,7 +91,7 @@ func isLegacyPin(p Protocol) bool {
 // bearerClient returns a copy of hc (or of a default client) whose
 // requests carry "Authorization: Bearer <token>" from ts (when not nil),
 // then whatever header sets.
-func bearerClient(hc *http.Client, ts TokenSource, header func(context.Context, *http.Request) error) *http.Client {
+func bearerClient(hc *http.Client, ts transport.TokenSource, header func(context.Context, *http.Request) error) *http.Client {
 	var c http.Client
 	if hc != nil {
 		c = *hc
@@ -102,7 +106,7 @@ func bearerClient(hc *http.Client, ts TokenSource, header func(context.Context, 
 
 type bearerTransport struct {
 	base   http.RoundTripper
-	ts     TokenSource
+	ts     transport.TokenSource
 	header func(context.Context, *http.Request) error
 }
 

@@ -48,7 +48,7 @@ func TestSSEFallback(t *testing.T) {
 func TestAuthTokens(t *testing.T) {
 	for _, tr := range []string{tHTTP, tWS} {
 		t.Run(tr, func(t *testing.T) {
-			tokens := client.TokenSourceFunc(func(context.Context) (string, error) { return "s3cret", nil })
+			tokens := transport.TokenSourceFunc(func(context.Context) (string, error) { return "s3cret", nil })
 			f := connect(t, tr, testserver.Options{}, client.WithAuth(client.Auth{Tokens: tokens}),
 				client.WithHeaders(http.Header{"X-Extra": {"yes"}}))
 			if _, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}); err != nil {
@@ -100,7 +100,7 @@ func TestAuthRequired(t *testing.T) {
 
 	// An Authorize hook that obtains the token makes the retry succeed.
 	var token string
-	tokens := client.TokenSourceFunc(func(context.Context) (string, error) { return token, nil })
+	tokens := transport.TokenSourceFunc(func(context.Context) (string, error) { return token, nil })
 	authorized := 0
 	c, err := client.Dial(ctx, ts.URL, client.WithAuth(client.Auth{
 		Tokens: tokens,
@@ -128,7 +128,7 @@ func TestTimeouts(t *testing.T) {
 			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p))
 			ctx := testCtx(t)
 			_, err := f.c.CallTool(ctx, "slow", map[string]any{"steps": 1, "delayMs": 60_000}, client.WithTimeout(50*time.Millisecond))
-			if !errors.Is(err, client.ErrRequestTimeout) {
+			if !errors.Is(err, session.ErrRequestTimeout) {
 				t.Errorf("CallTool past its timeout = %v, want ErrRequestTimeout", err)
 			}
 			// The connection still works.
@@ -161,7 +161,7 @@ func TestClose(t *testing.T) {
 }
 
 // TestReplay: a tools/call whose response stream breaks is re-sent once
-// by default; WithoutReplay surfaces the loss instead.
+// by default; WithReplay(false) surfaces the loss instead.
 func TestReplay(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -170,7 +170,7 @@ func TestReplay(t *testing.T) {
 		calls   int
 	}{
 		{"replayed", nil, false, 2},
-		{"without replay", []client.CallOption{client.WithoutReplay()}, true, 1},
+		{"without replay", []client.CallOption{client.WithReplay(false)}, true, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,7 +180,7 @@ func TestReplay(t *testing.T) {
 			if tt.wantErr != (err != nil) {
 				t.Fatalf("CallTool = %v, want error: %v", err, tt.wantErr)
 			}
-			if tt.wantErr && !errors.Is(err, client.ErrConnectionLost) {
+			if tt.wantErr && !errors.Is(err, session.ErrConnectionLost) {
 				t.Errorf("CallTool error = %v, want ErrConnectionLost", err)
 			}
 			if n := count(f.srv, "tools/call"); n != tt.calls {

@@ -13,16 +13,18 @@
 // server/discover and falls back to initialize; [Modern], [Legacy] and
 // [Pin] restrict it). Afterwards every method works the same in both eras:
 // listings walk cursors ([Client.Tools], [Client.Prompts],
-// [Client.Resources], [Client.ResourceTemplates], with one-page variants),
+// [Client.Resources], [Client.ResourceTemplates]),
 // [Client.CallTool] and the typed [CallToolAs], [Client.GetPrompt],
 // [Client.ReadResource], [Client.Complete], [Client.SetLogLevel],
 // [Client.Ping], [Client.Subscribe] for change notifications, and tasks
-// ([WithTask], [Client.AwaitTask]).
+// ([WithTaskAugmentation], [Client.AwaitTask]).
 //
 // The handler given to [WithHandler] may implement any interface of
-// package handler; what it implements decides the advertised client
-// capabilities, and it serves server requests (legacy) and input requests
-// (modern multi-round-trip requests and tasks) alike. Form elicitation
+// package handler (or be a handler.Funcs, checked by the compiler); what
+// it implements decides the advertised client capabilities (a handler
+// that implements nothing is refused at connect), and it serves server
+// requests (legacy) and input requests (modern multi-round-trip requests
+// and tasks) alike. Form elicitation
 // answers are validated against the requested schema, with defaults
 // applied ([ValidateElicitation]), before they reach the server. The
 // handler's change listeners hear list changes in both eras: legacy
@@ -30,7 +32,8 @@
 // subscriptions/listen stream for them at connect time.
 //
 // On modern Streamable HTTP, tools whose x-mcp-header annotations are
-// invalid are left out of listings (and logged), and tool calls carry the
+// invalid are left out of listings (logged, and listed by
+// [Client.DroppedTools]), and tool calls carry the
 // Mcp-Param-* headers the valid annotations ask for.
 //
 // Modern results that carry cache hints are served from a [Cache] while
@@ -56,21 +59,20 @@
 //
 // # Errors
 //
-// Errors are typed and matchable with errors.Is and errors.As: server
-// errors are [*jsonrpc.Error] (errors.Is(err, jsonrpc.ErrInvalidParams)),
-// transport failures [*transport.HTTPError], [*transport.ExitError] and
-// friends. The failures of the layers below are re-exported, so callers
-// never import the session or negotiation packages: [*NegotiationError]
-// (with its Trace), [*NegotiationFailure],
-// [*UnsupportedProtocolVersionError], [*AuthRequiredError],
-// [*ConnectionLostError], [*RequestTimeoutError],
-// [*MissingCapabilityError], [*ProtocolError], [*InputError] and the
-// sentinels [ErrClosed], [ErrConnectionLost], [ErrRequestTimeout]. This
-// package adds [*CapabilityError], [*ValidationError], [*PaginationError],
-// [*ResultError], [*TaskError], [*TaskExpiredError] and the sentinels
+// Connect, Dial and the request methods fail with an [*Error], shaped
+// like *net.OpError: Op is "connect" or the MCP method that failed, Kind
+// says what kind of failure it was ([KindNetwork], [KindProcess],
+// [KindAuth], [KindNegotiation], [KindServer], …; String gives a stable
+// name for logs and metrics) and Err is the cause. What the server
+// answered is a *jsonrpc.Error, matched by code
+// (errors.Is(err, jsonrpc.ErrInvalidParams)); the typed errors of the
+// layers below (*session.NegotiationError with its Trace,
+// *transport.HTTPError, *transport.ExitError, …) stay reachable with
+// errors.As. A few sentinels name what callers branch on: [ErrClosed],
+// [ErrOutcomeUnknown], [ErrAuthRequired], [ErrNoCommonVersion],
 // [ErrNotSupported], [ErrUnknownTool], [ErrToolFailed],
-// [ErrUnknownVersion], [ErrTaskCancelled], [ErrTaskExpired].
-// [ErrorKind] names the kind of any of them with a stable string.
+// [ErrTaskCancelled] and [ErrTaskExpired]. A value that does not match its
+// schema is a [*ValidationError] listing the problems.
 //
 // # Wire logging
 //

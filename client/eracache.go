@@ -98,26 +98,23 @@ func (c *MemoryEraCache) DeleteEra(key string) {
 	delete(c.m, key)
 }
 
-// FileEraCache is an [EraCache] persisted as one JSON file, so verdicts
-// survive restarts. Every store rewrites the file atomically (temporary
-// file + rename). It is safe for concurrent use within one process; two
-// processes sharing a file may lose each other's latest writes, which only
-// costs a probe. A missing or unreadable file reads as empty.
-type FileEraCache struct {
-	// Path is the file. It must be set.
-	Path string
-
-	mu sync.Mutex // guards the file
+// fileEraCache is the [EraCache] of [NewFileEraCache].
+type fileEraCache struct {
+	path string
+	mu   sync.Mutex // guards the file
 }
 
-var _ EraCache = (*FileEraCache)(nil)
+// NewFileEraCache returns an [EraCache] persisted as one JSON file at
+// path, so verdicts survive restarts. Every store rewrites the file
+// atomically (temporary file + rename). It is safe for concurrent use
+// within one process; two processes sharing a file may lose each other's
+// latest writes, which only costs a probe. A missing or unreadable file
+// reads as empty.
+func NewFileEraCache(path string) EraCache { return &fileEraCache{path: path} }
 
-// NewFileEraCache returns a FileEraCache stored at path.
-func NewFileEraCache(path string) *FileEraCache { return &FileEraCache{Path: path} }
-
-func (c *FileEraCache) readLocked() map[string]EraRecord {
+func (c *fileEraCache) readLocked() map[string]EraRecord {
 	m := map[string]EraRecord{}
-	b, err := os.ReadFile(c.Path)
+	b, err := os.ReadFile(c.path)
 	if err != nil {
 		return m
 	}
@@ -127,12 +124,12 @@ func (c *FileEraCache) readLocked() map[string]EraRecord {
 	return m
 }
 
-func (c *FileEraCache) writeLocked(m map[string]EraRecord) error {
+func (c *fileEraCache) writeLocked(m map[string]EraRecord) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(c.Path)
+	dir := filepath.Dir(c.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
@@ -148,14 +145,14 @@ func (c *FileEraCache) writeLocked(m map[string]EraRecord) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), c.Path); err != nil {
+	if err := os.Rename(tmp.Name(), c.path); err != nil {
 		return fmt.Errorf("writing era cache: %v", err)
 	}
 	return nil
 }
 
 // LoadEra implements [EraCache].
-func (c *FileEraCache) LoadEra(key string) (EraRecord, bool) {
+func (c *fileEraCache) LoadEra(key string) (EraRecord, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.readLocked()[key]
@@ -164,7 +161,7 @@ func (c *FileEraCache) LoadEra(key string) (EraRecord, bool) {
 
 // StoreEra implements [EraCache]. A failure to write is ignored: the cache
 // is an optimization.
-func (c *FileEraCache) StoreEra(key string, rec EraRecord) {
+func (c *fileEraCache) StoreEra(key string, rec EraRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.readLocked()
@@ -173,7 +170,7 @@ func (c *FileEraCache) StoreEra(key string, rec EraRecord) {
 }
 
 // DeleteEra implements [EraCache].
-func (c *FileEraCache) DeleteEra(key string) {
+func (c *fileEraCache) DeleteEra(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.readLocked()

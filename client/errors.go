@@ -1,80 +1,345 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
 	"strings"
 
+	"github.com/conduitmcp/conduit/auth"
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/session"
+	"github.com/conduitmcp/conduit/transport"
 )
 
-// ErrClosed is returned by calls on a closed [Client]. It is the session
-// layer's sentinel, so errors.Is(err, client.ErrClosed) matches errors from
-// every layer below.
-var ErrClosed = session.ErrClosed
-
-// Session sentinels, re-exported so callers need not import the session
-// package: a request that timed out (ErrRequestTimeout, matched by
-// [*RequestTimeoutError]) and one lost with its connection that
-// could not be re-sent (ErrConnectionLost, matched by
-// [*ConnectionLostError]).
-var (
-	ErrRequestTimeout = session.ErrRequestTimeout
-	ErrConnectionLost = session.ErrConnectionLost
-)
-
-// ErrNotSupported is returned (wrapped) when an operation has no meaning in
-// the negotiated era, for example tasks/list on a modern server.
-var ErrNotSupported = errors.New("client: operation not supported in this protocol era")
-
-// ErrUnknownTool is returned (wrapped) by [CallToolAs] when the tool is not
-// in the server's tools list.
-var ErrUnknownTool = errors.New("client: unknown tool")
-
-// ErrCursorLoop and ErrTooManyPages are the reasons of a [*PaginationError].
-var (
-	ErrCursorLoop   = errors.New("client: server repeated a pagination cursor")
-	ErrTooManyPages = errors.New("client: too many pages")
-)
-
-// PaginationError reports a listing that could not be walked to its end:
-// the server sent a cursor it had already sent ([ErrCursorLoop]) or the
-// page cap was reached ([ErrTooManyPages]).
-type PaginationError struct {
-	// Method is the list method, e.g. "tools/list".
-	Method string
-	// Cursor is the offending cursor.
-	Cursor string
-	// Pages is how many pages were read.
-	Pages int
-	// Err is ErrCursorLoop or ErrTooManyPages.
+// Error reports a failed operation, the way *net.OpError does: which
+// operation, what kind of failure, and the cause. Every error [Connect],
+// [Dial] and the requests of a [Client] (CallTool, the listings,
+// Subscribe, …) return is an *Error; a tool's own failure is not an error
+// but a result ([protocol.CallToolResult.Failed]).
+//
+// Err is the cause as the layer below reported it: what the server
+// answered is a *jsonrpc.Error (matched by code, for example
+// errors.Is(err, jsonrpc.ErrInvalidParams)); the failures of the session,
+// negotiation and transport packages keep their types, so errors.As with
+// *session.NegotiationError, *transport.HTTPError, *transport.ExitError
+// and the others works through an *Error, and so do errors.Is with
+// context.Canceled and the sentinels of this package.
+type Error struct {
+	// Op is the operation: "connect" for [Connect] and [Dial], else the
+	// MCP method of the request that failed (for example "tools/call").
+	Op string
+	// Kind classifies the failure.
+	Kind Kind
+	// Err is the cause; never nil.
 	Err error
 }
 
-func (e *PaginationError) Error() string {
-	return fmt.Sprintf("client: %s after %d pages (cursor %q): %v", e.Method, e.Pages, e.Cursor, e.Err)
+func (e *Error) Error() string {
+	return "client: " + e.Op + ": " + strings.TrimPrefix(e.Err.Error(), "client: ")
 }
 
-// Unwrap returns the reason.
-func (e *PaginationError) Unwrap() error { return e.Err }
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
-// CapabilityError is returned by a call the server did not advertise when
-// [WithStrictCapabilities] is set.
-type CapabilityError struct {
-	// Method is the refused method.
-	Method string
-	// Capability is the missing server capability, e.g. "tools" or
-	// "resources.subscribe".
-	Capability string
+// Is makes the error match the sentinel of its kind: [ErrClosed] for
+// [KindClosed], [ErrAuthRequired] for [KindAuth], [ErrNotSupported] for
+// [KindUnsupported], and [ErrNoCommonVersion] when client and server share
+// no protocol version.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrClosed:
+		return e.Kind == KindClosed
+	case ErrAuthRequired:
+		return e.Kind == KindAuth
+	case ErrNotSupported:
+		return e.Kind == KindUnsupported
+	case ErrNoCommonVersion:
+		return noCommonVersion(e.Err)
+	}
+	return false
 }
 
-func (e *CapabilityError) Error() string {
-	return fmt.Sprintf("client: %s: server did not advertise the %q capability", e.Method, e.Capability)
+// Kind classifies an [*Error]. The kinds are stable: new kinds may be
+// added, a kind is never renamed or given another meaning.
+type Kind int
+
+// The kinds, from the caller's side of the connection outwards.
+const (
+	// KindOther is a failure no other kind describes.
+	KindOther Kind = iota
+	// KindCanceled: the caller's context was cancelled.
+	KindCanceled
+	// KindTimeout: a deadline, a request timeout or a task's ttl elapsed.
+	KindTimeout
+	// KindClosed: the client or its connection is closed.
+	KindClosed
+	// KindInvalid: the caller's input is wrong (arguments that are not a
+	// JSON object, an unknown tool, a pin of an unknown version, a
+	// handler that implements nothing, an answer or result that does not
+	// match its schema).
+	KindInvalid
+	// KindHandler: the handler failed to answer the server's request.
+	KindHandler
+	// KindProcess: the server process could not be started (for example
+	// a missing executable) or exited.
+	KindProcess
+	// KindNetwork: the server could not be reached or the connection
+	// broke (refused, reset, DNS, TLS, a response stream that ended).
+	KindNetwork
+	// KindHTTP: the server answered with an HTTP status no rule accepts.
+	KindHTTP
+	// KindAuth: authorization is missing or failed (HTTP 401/403, OAuth
+	// flows); the error matches [ErrAuthRequired].
+	KindAuth
+	// KindNegotiation: no era or version could be agreed; the error
+	// matches [ErrNoCommonVersion] when no version is shared.
+	KindNegotiation
+	// KindUnsupported: the server or the negotiated era does not offer
+	// the operation (a capability it did not advertise, a method of the
+	// other era); the error matches [ErrNotSupported].
+	KindUnsupported
+	// KindProtocol: the server broke the protocol (a result that cannot
+	// be decoded, a repeated pagination cursor or a listing of more than
+	// 1000 pages, a malformed message).
+	KindProtocol
+	// KindServer: the server answered with a JSON-RPC error (Err holds a
+	// *jsonrpc.Error), or a task it ran failed.
+	KindServer
+)
+
+var kindNames = [...]string{"error", "canceled", "timeout", "closed", "invalid", "handler", "process",
+	"network", "http", "auth", "negotiation", "unsupported", "protocol", "server"}
+
+// String returns the kind's stable lower-case name, for example "network".
+func (k Kind) String() string {
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// The sentinels. Match them with errors.Is.
+var (
+	// ErrClosed is matched by calls on a closed [Client] and by requests
+	// that failed because the connection closed. It is the session's
+	// sentinel, so it matches errors from every layer below.
+	ErrClosed = session.ErrClosed
+	// ErrOutcomeUnknown is matched when a request was lost after it may
+	// have reached the server: the server may have executed the request,
+	// and the client did not send it again without consent. The
+	// connection heals for the next call.
+	ErrOutcomeUnknown = errors.New("client: outcome unknown: the server may have executed the request")
+	// ErrAuthRequired is matched by a failure of authorization (see
+	// [KindAuth]).
+	ErrAuthRequired = errors.New("client: authorization required")
+	// ErrNoCommonVersion is matched when client and server share no
+	// protocol version (an *Error of kind [KindNegotiation]), or when a
+	// [Pin] names a version this SDK does not speak (kind [KindInvalid]).
+	ErrNoCommonVersion = errors.New("client: no common protocol version")
+	// ErrNotSupported is matched when an operation has no meaning in the
+	// negotiated era (for example tasks/list on a modern server) or the
+	// server did not advertise it (see [WithStrictCapabilities]).
+	ErrNotSupported = errors.New("client: operation not supported")
+	// ErrUnknownTool is matched when [CallToolAs] does not find the tool
+	// in the server's tools list.
+	ErrUnknownTool = errors.New("client: unknown tool")
+	// ErrToolFailed is matched by the error [CallToolAs] returns when the
+	// tool reported an error (isError: true); the result is returned
+	// alongside.
+	ErrToolFailed = errors.New("client: tool reported an error")
+	// ErrTaskCancelled is matched when a task ended cancelled (an *Error
+	// of kind [KindServer]); a task that failed is an *Error of kind
+	// [KindServer] wrapping the server's *jsonrpc.Error.
+	ErrTaskCancelled = errors.New("client: task cancelled")
+	// ErrTaskExpired is matched when a task was still unfinished when its
+	// ttl ran out (an *Error of kind [KindTimeout]).
+	ErrTaskExpired = errors.New("client: task expired")
+)
+
+// opError wraps err, the failure of op, in an *Error; nil stays nil and
+// an *Error is returned as it is.
+func opError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := errors.AsType[*Error](err); ok {
+		if e.Op == "" {
+			e.Op = op
+		}
+		return err
+	}
+	return &Error{Op: op, Kind: kindOf(err), Err: err}
+}
+
+// fail is opError for a request of c; see onStdio.
+func (c *Client) fail(op string, err error) error {
+	return onStdio(opError(op, err), c.kind == transport.KindStdio)
+}
+
+// connectError is opError for Connect over t; see onStdio.
+func connectError(t transport.Transport, err error) error {
+	k, _ := t.(transport.Kinder)
+	return onStdio(opError("connect", err), k != nil && k.Kind() == transport.KindStdio)
+}
+
+// onStdio corrects the kind of err for a stdio transport, where the
+// connection is the server process: a lost or closed connection that the
+// client did not close is the process going away (KindProcess).
+func onStdio(err error, stdio bool) error {
+	e, ok := errors.AsType[*Error](err)
+	if !ok || !stdio {
+		return err
+	}
+	switch e.Kind {
+	case KindNetwork, KindNegotiation, KindClosed:
+		if errors.Is(e.Err, transport.ErrClosed) && !errors.Is(e.Err, session.ErrClosed) {
+			e.Kind = KindProcess
+		}
+	}
+	return err
+}
+
+// newError is an *Error of a known kind made by this package.
+func newError(op string, k Kind, format string, args ...any) *Error {
+	return &Error{Op: op, Kind: k, Err: fmt.Errorf(format, args...)}
+}
+
+// kindOf classifies a failure of a layer below. The cause nearest the
+// caller that decides the kind wins: cancellation and timeouts first,
+// then authorization and version negotiation, then what happened to the
+// process, network or HTTP exchange, then what the session reported.
+func kindOf(err error) Kind {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return KindCanceled
+	case isTimeout(err):
+		return KindTimeout
+	case isAuth(err):
+		return KindAuth
+	case noCommonVersion(err):
+		return KindNegotiation
+	case isProcess(err):
+		return KindProcess
+	case isNetwork(err):
+		return KindNetwork
+	}
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !errors.Is(he, transport.ErrSessionExpired) {
+		return KindHTTP
+	}
+	return sessionKind(err)
+}
+
+// sessionKind classifies what the session and negotiation layers report.
+func sessionKind(err error) Kind {
+	if ne, ok := errors.AsType[*negotiation.Error](err); ok {
+		switch ne.Kind {
+		case negotiation.KindProtocol:
+			return KindProtocol
+		case negotiation.KindHTTP:
+			return KindHTTP
+		}
+		return KindNegotiation
+	}
+	switch {
+	case isType[*ValidationError](err), errors.Is(err, ErrUnknownTool), errors.Is(err, ErrNoCommonVersion),
+		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface):
+		return KindInvalid
+	case errors.Is(err, ErrNotSupported):
+		return KindUnsupported
+	case isType[*session.InputError](err):
+		return KindHandler
+	case isType[*session.ProtocolError](err), isType[*transport.MessageTooLargeError](err):
+		return KindProtocol
+	case errors.Is(err, jsonrpc.ErrMissingRequiredClientCapability), errors.Is(err, session.ErrNotModern):
+		return KindUnsupported
+	case isType[*session.ConnectionLostError](err), errors.Is(err, transport.ErrStreamBroken),
+		errors.Is(err, transport.ErrSessionExpired):
+		return KindNetwork
+	case isType[*session.NegotiationError](err):
+		// Including a JSON-RPC error answering the handshake: the server
+		// refused the era or version asked for.
+		return KindNegotiation
+	case isType[*jsonrpc.Error](err):
+		return KindServer
+	case errors.Is(err, ErrClosed), errors.Is(err, transport.ErrClosed):
+		return KindClosed
+	}
+	return KindOther
+}
+
+func isType[T error](err error) bool {
+	_, ok := errors.AsType[T](err)
+	return ok
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, session.ErrRequestTimeout) {
+		return true
+	}
+	ne, ok := errors.AsType[*transport.NetworkError](err)
+	return ok && ne.Timeout()
+}
+
+// noCommonVersion reports a negotiation that found no shared version.
+func noCommonVersion(err error) bool {
+	if isType[*negotiation.UnsupportedProtocolVersionError](err) {
+		return true
+	}
+	ne, ok := errors.AsType[*negotiation.Error](err)
+	return ok && ne.Kind == negotiation.KindNoCommonVersion
+}
+
+// isProcess reports a server process that could not start or exited.
+func isProcess(err error) bool {
+	if isType[*transport.ExitError](err) || isType[*exec.Error](err) {
+		return true
+	}
+	pe, ok := errors.AsType[*fs.PathError](err)
+	return ok && strings.HasPrefix(pe.Op, "fork/exec")
+}
+
+// isNetwork reports a server that could not be reached.
+func isNetwork(err error) bool {
+	return isType[*transport.NetworkError](err) || isType[*net.OpError](err) || isType[*net.DNSError](err)
+}
+
+// isAuth reports a failure of authorization: an HTTP 401 or 403 nobody
+// resolved, or an error of an OAuth flow of the auth package.
+func isAuth(err error) bool {
+	if isType[*session.AuthRequiredError](err) {
+		return true
+	}
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok &&
+		(he.StatusCode == http.StatusUnauthorized || he.StatusCode == http.StatusForbidden) {
+		return true
+	}
+	if isType[*auth.CredentialsRequiredError](err) || isType[*auth.MetadataError](err) ||
+		isType[*auth.AuthorizationResponseError](err) || isType[*auth.TokenError](err) ||
+		isType[*auth.RegistrationError](err) {
+		return true
+	}
+	for _, s := range []error{auth.ErrIssuerMismatch, auth.ErrStateMismatch, auth.ErrPKCEUnsupported, auth.ErrStepUpLimit,
+		auth.ErrForbidden, auth.ErrInsecureEndpoint, auth.ErrInteractionRequired} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // ValidationError reports a value that does not match its schema: a tool's
-// structuredContent against its outputSchema ([CallToolAs]), or an
-// elicitation answer against the requested schema.
+// structuredContent against its outputSchema ([CallToolAs]), tool
+// arguments that are not a JSON object, or an elicitation answer against
+// the requested schema. It reaches the caller inside an [*Error] of kind
+// [KindInvalid].
 type ValidationError struct {
 	// Subject names what was validated, e.g. `tool "add" structuredContent`.
 	Subject string
@@ -97,18 +362,13 @@ func (e *ValidationError) Error() string {
 // Unwrap returns the underlying error.
 func (e *ValidationError) Unwrap() error { return e.Err }
 
-// ResultError reports a result the server sent that could not be decoded
-// into its expected shape.
-type ResultError struct {
-	// Method is the request's method.
-	Method string
-	// Err is the decoding error.
-	Err error
+// resultError reports a result of method that could not be decoded.
+func resultError(method string, err error) *Error {
+	return newError(method, KindProtocol, "decoding the result: %v", err)
 }
 
-func (e *ResultError) Error() string {
-	return fmt.Sprintf("client: decoding %s result: %v", e.Method, e.Err)
+// capabilityError refuses method under [WithStrictCapabilities].
+func capabilityError(method, capability string) *Error {
+	return &Error{Op: method, Kind: KindUnsupported,
+		Err: fmt.Errorf("server did not advertise the %q capability: %w", capability, ErrNotSupported)}
 }
-
-// Unwrap returns the decoding error.
-func (e *ResultError) Unwrap() error { return e.Err }

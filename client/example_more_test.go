@@ -15,6 +15,7 @@ import (
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/session"
 )
 
 // exampleClient connects to a fresh in-process test server.
@@ -41,17 +42,6 @@ func ExampleClient_Prompts() {
 	// Output: greet name true
 }
 
-func ExampleClient_ListPrompts() {
-	c, done := exampleClient()
-	defer done()
-	page, err := c.ListPrompts(context.Background(), "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(page.Prompts[0].Name, page.NextCursor == nil)
-	// Output: greet true
-}
-
 func ExampleClient_Resources() {
 	c, done := exampleClient(client.WithProtocol(client.Legacy))
 	defer done()
@@ -67,17 +57,6 @@ func ExampleClient_Resources() {
 	// file:///config.json application/json
 }
 
-func ExampleClient_ListResources() {
-	c, done := exampleClient()
-	defer done()
-	page, err := c.ListResources(context.Background(), "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(len(page.Resources))
-	// Output: 3
-}
-
 func ExampleClient_ResourceTemplates() {
 	c, done := exampleClient()
 	defer done()
@@ -88,17 +67,6 @@ func ExampleClient_ResourceTemplates() {
 		fmt.Println(rt.URITemplate)
 	}
 	// Output: file:///{path}
-}
-
-func ExampleClient_ListResourceTemplates() {
-	c, done := exampleClient()
-	defer done()
-	page, err := c.ListResourceTemplates(context.Background(), "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(page.ResourceTemplates[0].Name)
-	// Output: file
 }
 
 func ExampleClient_NotifyRootsChanged() {
@@ -134,7 +102,7 @@ func ExampleClient_AwaitTask() {
 }
 
 func ExampleClient_CancelTask() {
-	c, done := exampleClient(client.WithTasks())
+	c, done := exampleClient(client.WithTasksExtension(true))
 	defer done()
 	ctx := context.Background()
 	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 100})
@@ -150,7 +118,7 @@ func ExampleClient_CancelTask() {
 }
 
 func ExampleClient_TaskStatus() {
-	c, done := exampleClient(client.WithTasks())
+	c, done := exampleClient(client.WithTasksExtension(true))
 	defer done()
 	ctx := context.Background()
 	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 5})
@@ -189,12 +157,11 @@ func ExamplePin() {
 }
 
 func ExampleWithStrictCapabilities() {
-	c, done := exampleClient(client.WithStrictCapabilities())
+	c, done := exampleClient(client.WithStrictCapabilities(true))
 	defer done()
 	// The test server advertises tools, so the call goes through.
 	_, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "x"})
-	var ce *client.CapabilityError
-	fmt.Println(err, errors.As(err, &ce))
+	fmt.Println(err, errors.Is(err, client.ErrNotSupported))
 	// Output: <nil> false
 }
 
@@ -231,7 +198,7 @@ func ExampleNewFileEraCache() {
 }
 
 func ExampleNewMemoryCache() {
-	cache := client.NewMemoryCache()
+	cache := client.NewMemoryCache(0)
 	key := client.CacheKey{Server: "s", Partition: "public", Method: protocol.MethodToolsList}
 	cache.StoreResult(key, client.CacheEntry{Result: []byte(`{"tools":[]}`), Scope: protocol.CacheScopePublic})
 	e, ok := cache.LoadResult(key)
@@ -239,15 +206,19 @@ func ExampleNewMemoryCache() {
 	// Output: {"tools":[]} true
 }
 
-func ExampleErrorKind() {
+func ExampleError() {
 	t, stop := exampleServer(testserver.Options{Era: testserver.LegacyOnly})
 	defer stop()
 
 	// A modern-only client cannot talk to a legacy-only server.
 	_, err := client.Connect(context.Background(), t, client.WithProtocol(client.Modern))
-	var ne *client.NegotiationError
-	fmt.Println(client.ErrorKind(err), errors.As(err, &ne), len(ne.Trace) > 0)
-	// Output: negotiation true true
+	var ce *client.Error
+	var ne *session.NegotiationError
+	fmt.Println(errors.As(err, &ce), ce.Op, ce.Kind)
+	fmt.Println(errors.As(err, &ne), len(ne.Trace) > 0)
+	// Output:
+	// true connect negotiation
+	// true true
 }
 
 func ExampleWithMessageLog() {

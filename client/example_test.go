@@ -88,24 +88,6 @@ func ExampleClient_Tools() {
 	// true
 }
 
-func ExampleClient_ListTools() {
-	t, stop := exampleServer(testserver.Options{PageSize: 2})
-	defer stop()
-	ctx := context.Background()
-	c, err := client.Connect(ctx, t)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-
-	page, err := c.ListTools(ctx, "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(len(page.Tools), page.NextCursor != nil)
-	// Output: 2 true
-}
-
 func ExampleClient_CallTool() {
 	t, stop := exampleServer(testserver.Options{})
 	defer stop()
@@ -234,7 +216,7 @@ func ExampleClient_StartTool() {
 	t, stop := exampleServer(testserver.Options{})
 	defer stop()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithTasks())
+	c, err := client.Connect(ctx, t, client.WithTasksExtension(true))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -317,15 +299,24 @@ func ExampleWithCache() {
 	t, stop := exampleServer(testserver.Options{TTL: 60e9}) // results fresh for a minute
 	defer stop()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithCache(client.NewMemoryCache()))
+	c, err := client.Connect(ctx, t, client.WithCache(client.NewMemoryCache(0)))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 
-	a, _ := c.ListTools(ctx, "")
-	b, _ := c.ListTools(ctx, "") // served from the cache
-	fmt.Println(len(a.Tools) == len(b.Tools))
+	count := func() (n int) {
+		for _, err := range c.Tools(ctx) {
+			if err != nil {
+				log.Fatal(err)
+			}
+			n++
+		}
+		return n
+	}
+	a := count()
+	b := count() // served from the cache
+	fmt.Println(a == b)
 	// Output: true
 }
 

@@ -103,12 +103,12 @@ func TestTasks(t *testing.T) {
 			t.Run(era.name+"/"+tr, func(t *testing.T) {
 				t.Parallel()
 				h := &testHandler{content: map[string]any{"ok": true}}
-				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithTasks(), client.WithHandler(h))
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithTasksExtension(true), client.WithHandler(h))
 				ctx := testCtx(t)
 
-				res, err := f.c.CallTool(ctx, "task", map[string]any{"steps": 2}, client.WithTask())
+				res, err := f.c.CallTool(ctx, "task", map[string]any{"steps": 2}, client.WithTaskAugmentation(true))
 				if err != nil {
-					t.Fatalf("CallTool(task, WithTask) = %v", err)
+					t.Fatalf("CallTool(task, WithTaskAugmentation) = %v", err)
 				}
 				if !strings.Contains(res.Text(), "finished") {
 					t.Errorf("task result = %q", res.Text())
@@ -131,7 +131,7 @@ func TestTasks(t *testing.T) {
 
 				if era.p == client.Modern {
 					// A task that asks for input: answered via the handler.
-					res, err := f.c.CallTool(ctx, "task", map[string]any{"steps": 1, "input": true}, client.WithTask())
+					res, err := f.c.CallTool(ctx, "task", map[string]any{"steps": 1, "input": true}, client.WithTaskAugmentation(true))
 					if err != nil || res.Failed() {
 						t.Errorf("input task = %+v, %v", res, err)
 					}
@@ -145,9 +145,9 @@ func TestTasks(t *testing.T) {
 					t.Fatalf("CancelTask = %v", err)
 				}
 				_, err = f.c.AwaitTask(ctx, task)
-				var te *client.TaskError
-				if !errors.As(err, &te) || !errors.Is(err, client.ErrTaskCancelled) {
-					t.Errorf("AwaitTask(cancelled) = %v, want *TaskError matching ErrTaskCancelled", err)
+				if ce, ok := errors.AsType[*client.Error](err); !ok || ce.Kind != client.KindServer ||
+					!errors.Is(err, client.ErrTaskCancelled) || !strings.Contains(err.Error(), task.ID) {
+					t.Errorf("AwaitTask(cancelled) = %v, want an *Error of kind server matching ErrTaskCancelled naming the task", err)
 				}
 
 				var n int
@@ -180,11 +180,11 @@ func TestTaskOptIn(t *testing.T) {
 		tasks bool // the server ran a task
 	}{
 		// Modern: the server decides once the extension is advertised.
-		{"modern with extension", client.Modern, []client.Option{client.WithTasks()}, nil, true},
-		{"modern without extension", client.Modern, nil, []client.CallOption{client.WithTask()}, false},
+		{"modern with extension", client.Modern, []client.Option{client.WithTasksExtension(true)}, nil, true},
+		{"modern without extension", client.Modern, nil, []client.CallOption{client.WithTaskAugmentation(true)}, false},
 		// Legacy: augmentation only on request.
-		{"legacy without WithTask", client.Legacy, nil, nil, false},
-		{"legacy with WithTask", client.Legacy, nil, []client.CallOption{client.WithTask()}, true},
+		{"legacy without WithTaskAugmentation", client.Legacy, nil, nil, false},
+		{"legacy with WithTaskAugmentation", client.Legacy, nil, []client.CallOption{client.WithTaskAugmentation(true)}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -65,8 +65,7 @@ func listPage[R any](ctx context.Context, c *Client, method string, cursor *stri
 
 // walk iterates over every item of a paginated listing. fetch returns one
 // page's items and its nextCursor. A repeated cursor ends the walk with a
-// *PaginationError wrapping ErrCursorLoop; more than the page cap with one
-// wrapping ErrTooManyPages. Items are yielded as pages arrive.
+// *Error of kind KindProtocol, and so does reaching the page cap (1000). Items are yielded as pages arrive.
 func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx context.Context, cursor *string) ([]T, *string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -74,7 +73,7 @@ func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx c
 		seen := map[string]bool{}
 		for pages := 0; ; pages++ {
 			if pages >= c.cfg.maxPages {
-				yield(zero, &PaginationError{Method: method, Cursor: deref(cursor), Pages: pages, Err: ErrTooManyPages})
+				yield(zero, newError(method, KindProtocol, "the server sent more than %d pages (cursor %q)", pages, deref(cursor)))
 				return
 			}
 			items, next, err := fetch(ctx, cursor)
@@ -91,7 +90,7 @@ func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx c
 				return
 			}
 			if seen[*next] {
-				yield(zero, &PaginationError{Method: method, Cursor: *next, Pages: pages + 1, Err: ErrCursorLoop})
+				yield(zero, newError(method, KindProtocol, "server repeated the pagination cursor %q after %d pages", *next, pages+1))
 				return
 			}
 			seen[*next] = true
@@ -105,12 +104,6 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// ListPrompts returns one page of prompts/list; cursor "" asks for the
-// first page. The result's NextCursor is nil on the last page.
-func (c *Client) ListPrompts(ctx context.Context, cursor string) (*protocol.ListPromptsResult, error) {
-	return c.listPrompts(ctx, cursorPtr(cursor))
 }
 
 func (c *Client) listPrompts(ctx context.Context, cursor *string) (*protocol.ListPromptsResult, error) {
@@ -132,12 +125,6 @@ func (c *Client) Prompts(ctx context.Context) iter.Seq2[protocol.Prompt, error] 
 	})
 }
 
-// ListResources returns one page of resources/list; cursor "" asks for
-// the first page.
-func (c *Client) ListResources(ctx context.Context, cursor string) (*protocol.ListResourcesResult, error) {
-	return c.listResources(ctx, cursorPtr(cursor))
-}
-
 func (c *Client) listResources(ctx context.Context, cursor *string) (*protocol.ListResourcesResult, error) {
 	if err := c.require(protocol.MethodResourcesList, "resources", c.ServerCapabilities().Resources != nil); err != nil {
 		return nil, err
@@ -155,12 +142,6 @@ func (c *Client) Resources(ctx context.Context) iter.Seq2[protocol.Resource, err
 		}
 		return r.Resources, r.NextCursor, nil
 	})
-}
-
-// ListResourceTemplates returns one page of resources/templates/list;
-// cursor "" asks for the first page.
-func (c *Client) ListResourceTemplates(ctx context.Context, cursor string) (*protocol.ListResourceTemplatesResult, error) {
-	return c.listResourceTemplates(ctx, cursorPtr(cursor))
 }
 
 func (c *Client) listResourceTemplates(ctx context.Context, cursor *string) (*protocol.ListResourceTemplatesResult, error) {

@@ -2,13 +2,12 @@ package client
 
 import (
 	"context"
-	"github.com/conduitmcp/conduit/auth"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/jsonrpc"
-	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
@@ -43,30 +42,6 @@ func (p Protocol) String() string {
 	return string(p)
 }
 
-// RetryPolicy is the backoff used when the server or network asks for a
-// retry (HTTP 408/429/5xx, network errors, probe timeouts on HTTP). It is
-// the session layer's type; its zero value is the session's default.
-type RetryPolicy = session.RetryPolicy
-
-// Era is a protocol era, as [Client.Era] reports it; it is the
-// negotiation package's type, re-exported so callers need not import it.
-type Era = negotiation.Era
-
-// The eras.
-const (
-	EraUnknown = negotiation.EraUnknown
-	EraModern  = negotiation.EraModern
-	EraLegacy  = negotiation.EraLegacy
-)
-
-// DiscoverResult is a server/discover result, as [Client.Discover]
-// returns it (the negotiation package's type, re-exported).
-type DiscoverResult = negotiation.DiscoverResult
-
-// TraceStep is one step of the negotiation, as [Client.NegotiationTrace]
-// reports it.
-type TraceStep = session.TraceStep
-
 // CapabilityOptions refine the client capabilities derived from the
 // handler. Every field defaults to false. A field matters only when the
 // handler implements the interface it refines.
@@ -82,22 +57,16 @@ type CapabilityOptions struct {
 	RootsListChanged bool
 }
 
-// TokenSource supplies bearer tokens (see [Auth]); it is the transport
-// package's interface. A TokenSource may also implement
-// interface{ Identity() string } to name its authorization context (for
-// example issuer + subject): private cache entries are partitioned by it.
-// Without it the partition is derived from a hash of the current token.
-type TokenSource = transport.TokenSource
-
-// TokenSourceFunc adapts a function to [TokenSource].
-type TokenSourceFunc = transport.TokenSourceFunc
-
 // Auth configures authorization for HTTP servers. The auth package builds
 // full OAuth flows on top of it.
 type Auth struct {
 	// Tokens supplies "Authorization: Bearer" tokens for every HTTP
-	// request. Nil sends no Authorization header.
-	Tokens TokenSource
+	// request. Nil sends no Authorization header. A TokenSource may also
+	// implement interface{ Identity() string } to name its authorization
+	// context (for example issuer + subject): private cache entries are
+	// partitioned by it. Without it the partition is derived from a hash
+	// of the current token.
+	Tokens transport.TokenSource
 	// Authorize is called when the server answers 401 or 403 with the
 	// challenge; it should obtain (new) credentials so that Tokens returns
 	// a valid token, then return nil to have the request retried. Nil
@@ -153,7 +122,7 @@ type config struct {
 	probeTimeout      time.Duration
 	requestTimeout    time.Duration
 	maxRequestTimeout time.Duration
-	retry             RetryPolicy
+	retry             session.RetryPolicy
 	logger            *slog.Logger
 	capOpts           CapabilityOptions
 	strict            bool
@@ -170,7 +139,7 @@ type config struct {
 	now               func() time.Time // test seam; nil => time.Now
 }
 
-// defaultMaxPages bounds a listing walk when [WithMaxPages] is not given.
+// defaultMaxPages bounds a listing walk (tests lower it).
 const defaultMaxPages = 1000
 
 // defaultEventBuffer is a Subscription's buffer when [WithEventBuffer] is
@@ -200,8 +169,12 @@ func WithProtocol(p Protocol) Option {
 
 // WithHandler sets the value that serves server-initiated work. The
 // interfaces of package handler it implements (directly or through an
-// Unwrap() any chain) decide the advertised client capabilities; nil (the
-// default) advertises none. Form elicitation answers are validated against
+// Unwrap() any chain; for a handler.Funcs, the fields that are set) decide
+// the advertised client capabilities; nil (the default) advertises none.
+// A non-nil h that implements none of them makes [Connect] and [Dial]
+// fail with an [*Error] of kind [KindInvalid] matching
+// handler.ErrNoInterface: the usual cause is methods with pointer
+// receivers on a value passed by value. Form elicitation answers are validated against
 // the requested schema, with defaults applied, before they are sent.
 //
 // Listener interfaces (handler.LogListener, handler.ToolsChangedListener,
@@ -253,9 +226,11 @@ func WithMaxRequestTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxRequestTimeout = max(d, 0) })
 }
 
-// WithRetry sets the retry policy. Default: the zero RetryPolicy, which
-// selects the session's default schedule.
-func WithRetry(p RetryPolicy) Option {
+// WithRetry sets the backoff used when the server or network asks for a
+// retry (HTTP 408/429/5xx, network errors, probe timeouts on HTTP).
+// Default: the zero session.RetryPolicy, which selects the session's
+// default schedule.
+func WithRetry(p session.RetryPolicy) Option {
 	return optionFunc(func(c *config) { c.retry = p })
 }
 
@@ -271,11 +246,12 @@ func WithCapabilityOptions(o CapabilityOptions) Option {
 	return optionFunc(func(c *config) { c.capOpts = o })
 }
 
-// WithStrictCapabilities makes the client refuse, with a
-// [*CapabilityError] and without a round trip, calls to features the
-// server did not advertise. Default: off (the server decides).
-func WithStrictCapabilities() Option {
-	return optionFunc(func(c *config) { c.strict = true })
+// WithStrictCapabilities(true) makes the client refuse, without a round
+// trip, calls to features the server did not advertise: they fail with an
+// [*Error] of kind [KindUnsupported] matching [ErrNotSupported]. Default:
+// false (the server decides).
+func WithStrictCapabilities(strict bool) Option {
+	return optionFunc(func(c *config) { c.strict = strict })
 }
 
 // WithAuth sets authorization for HTTP servers. Default: none. With
@@ -308,24 +284,14 @@ func WithServerKey(key string) Option {
 	return optionFunc(func(c *config) { c.serverKey = key })
 }
 
-// WithTasks advertises the modern tasks extension
+// WithTasksExtension(true) advertises the modern tasks extension
 // (io.modelcontextprotocol/tasks): the server may then answer any
 // tools/call with a task, which [Client.CallTool] awaits transparently
-// ([Client.StartTool] returns it instead; see [Client.AwaitTask]).
-// Default: off.
-func WithTasks() Option {
-	return optionFunc(func(c *config) { c.tasks = true })
-}
-
-// WithMaxPages caps how many pages a listing iterator reads before failing
-// with [ErrTooManyPages]. Zero or negative selects the default, 1000.
-func WithMaxPages(n int) Option {
-	return optionFunc(func(c *config) {
-		if n <= 0 {
-			n = defaultMaxPages
-		}
-		c.maxPages = n
-	})
+// ([Client.StartTool] returns it instead; see [Client.AwaitTask]). It is
+// a client option; the per-call [WithTaskAugmentation] serves 2025-11-25.
+// Default: false.
+func WithTasksExtension(advertise bool) Option {
+	return optionFunc(func(c *config) { c.tasks = advertise })
 }
 
 // WithEventBuffer sets how many events a [Subscription] buffers before it
@@ -342,4 +308,10 @@ func WithEventBuffer(n int) Option {
 // withClock is a test seam (see export_test.go).
 func withClock(now func() time.Time) Option {
 	return optionFunc(func(c *config) { c.now = now })
+}
+
+// withMaxPages is a test seam (see export_test.go): it lowers the page
+// cap of a listing walk.
+func withMaxPages(n int) Option {
+	return optionFunc(func(c *config) { c.maxPages = max(n, 1) })
 }

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -73,7 +72,7 @@ func (c *Client) NotifyRootsChanged(ctx context.Context) error {
 	if r := c.sess.ClientCapabilities().Roots; r == nil || !r.ListChanged {
 		return nil
 	}
-	return c.sess.Notify(ctx, protocol.NotificationRootsListChanged, &protocol.RootsListChangedParams{})
+	return opError(protocol.NotificationRootsListChanged, c.sess.Notify(ctx, protocol.NotificationRootsListChanged, &protocol.RootsListChangedParams{}))
 }
 
 // IsResourceNotFound reports whether err is a server's resource-not-found
@@ -107,7 +106,7 @@ func (c *Client) freshDiscover() *negotiation.DiscoverResult {
 // [ErrNotSupported].
 func (c *Client) Discover(ctx context.Context) (*negotiation.DiscoverResult, error) {
 	if !c.isModern() {
-		return nil, fmt.Errorf("server/discover: %w", ErrNotSupported)
+		return nil, &Error{Op: protocol.MethodDiscover, Kind: KindUnsupported, Err: ErrNotSupported}
 	}
 	now := c.cfg.now()
 	c.discMu.Lock()
@@ -153,7 +152,7 @@ func (c *Client) fetchDiscover(ctx context.Context) (*negotiation.DiscoverResult
 	received := c.cfg.now()
 	res, err := negotiation.ParseDiscoverResult(raw)
 	if err != nil {
-		return nil, &ResultError{Method: protocol.MethodDiscover, Err: err}
+		return nil, resultError(protocol.MethodDiscover, err)
 	}
 	ttl := msTTL(res.TTLMs)
 	c.discMu.Lock()

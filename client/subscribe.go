@@ -316,28 +316,28 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // returns nil); pass a context that outlives the subscription (for
 // instance context.WithoutCancel(ctx)) to keep it past the caller.
 //
-// Errors: a [*CapabilityError] under [WithStrictCapabilities]; the
+// Errors: a [*Error] of kind [KindUnsupported] under [WithStrictCapabilities]; the
 // listen request's errors; [ErrClosed]; ctx.Err().
 func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
 	opts.Resources = slices.Clone(opts.Resources)
 	caps := c.ServerCapabilities()
 	if c.cfg.strict {
 		if len(opts.Resources) > 0 && (caps.Resources == nil || !caps.Resources.Subscribe) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "resources.subscribe"}
+			return nil, capabilityError("subscribe", "resources.subscribe")
 		}
 		if opts.ToolsListChanged && (caps.Tools == nil || !caps.Tools.ListChanged) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "tools.listChanged"}
+			return nil, capabilityError("subscribe", "tools.listChanged")
 		}
 		if opts.PromptsListChanged && (caps.Prompts == nil || !caps.Prompts.ListChanged) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "prompts.listChanged"}
+			return nil, capabilityError("subscribe", "prompts.listChanged")
 		}
 		if opts.ResourcesListChanged && (caps.Resources == nil || !caps.Resources.ListChanged) {
-			return nil, &CapabilityError{Method: "subscribe", Capability: "resources.listChanged"}
+			return nil, capabilityError("subscribe", "resources.listChanged")
 		}
 	}
 	select {
 	case <-c.closed:
-		return nil, ErrClosed
+		return nil, c.fail("subscribe", ErrClosed)
 	default:
 	}
 	s := &Subscription{
@@ -358,7 +358,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 		if err := c.subscribeLegacy(ctx, s, caps); err != nil {
 			s.unwatch()
 			s.cancel()
-			return nil, err
+			return nil, c.fail("subscribe", err)
 		}
 		return s, nil
 	}
@@ -366,7 +366,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	if err != nil {
 		s.unwatch()
 		s.cancel()
-		return nil, err
+		return nil, c.fail(protocol.MethodSubscriptionsListen, err)
 	}
 	s.ack = opts.intersect(ack)
 	if missing := ack.Missing(opts.filter()); !missing.IsEmpty() {
@@ -376,7 +376,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 		s.unwatch()
 		stream.Close()
 		s.cancel()
-		return nil, ErrClosed
+		return nil, c.fail("subscribe", ErrClosed)
 	}
 	go func() {
 		defer c.wg.Done()

@@ -109,7 +109,7 @@ func TestSubscribeServerEnds(t *testing.T) {
 }
 
 func TestSubscribeStrict(t *testing.T) {
-	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern), client.WithStrictCapabilities())
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern), client.WithStrictCapabilities(true))
 	// The test server advertises everything; ask for nothing unusual and
 	// expect success, then check closed clients fail.
 	sub, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true})
@@ -136,7 +136,7 @@ func TestSubscribeRespawn(t *testing.T) {
 		t.Fatalf("Subscribe: %v", err)
 	}
 	defer sub.Close()
-	_, err = f.c.CallTool(ctx, "echo", map[string]any{"text": "bye"}, client.WithoutReplay())
+	_, err = f.c.CallTool(ctx, "echo", map[string]any{"text": "bye"}, client.WithReplay(false))
 	if err == nil {
 		t.Fatal("CallTool that kills the server succeeded")
 	}

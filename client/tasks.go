@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"time"
@@ -15,7 +14,7 @@ import (
 )
 
 // Task is a server-side task running a tool call: a task of the modern
-// tasks extension (io.modelcontextprotocol/tasks, see [WithTasks]) or a
+// tasks extension (io.modelcontextprotocol/tasks, see [WithTasksExtension]) or a
 // 2025-11-25 core task. Await its result with [Client.AwaitTask].
 type Task struct {
 	// ID is the server's task id.
@@ -37,48 +36,13 @@ type Task struct {
 	Extension bool
 }
 
-// Polling bounds of AwaitTask.
+// Polling bounds of AwaitTask: the interval used when the server
+// suggests none, and the clamp of the server's suggestion.
 const (
-	// DefaultPollInterval is used when the server suggests none.
-	DefaultPollInterval = 500 * time.Millisecond
-	// MinPollInterval and MaxPollInterval clamp the server's suggestion.
-	MinPollInterval = 10 * time.Millisecond
-	MaxPollInterval = 30 * time.Second
+	defaultPollInterval = 500 * time.Millisecond
+	minPollInterval     = 10 * time.Millisecond
+	maxPollInterval     = 30 * time.Second
 )
-
-// ErrTaskCancelled is matched by a [*TaskError] of a cancelled task.
-var ErrTaskCancelled = errors.New("client: task cancelled")
-
-// ErrTaskExpired is matched by a [*TaskExpiredError].
-var ErrTaskExpired = errors.New("client: task expired")
-
-// TaskExpiredError reports a task that was still not finished when its
-// ttl ran out (createdAt + ttlMs): the server may have discarded it, so
-// [Client.AwaitTask] stops polling. It matches [ErrTaskExpired].
-type TaskExpiredError struct {
-	// TaskID is the task.
-	TaskID string
-	// Status is the last status seen.
-	Status protocol.TaskStatus
-	// Expired is when the task's ttl ran out (createdAt + ttl).
-	Expired time.Time
-	// Err is the error of the last poll, if it failed.
-	Err error
-}
-
-func (e *TaskExpiredError) Error() string {
-	s := fmt.Sprintf("client: task %q expired at %s (status %s)", e.TaskID, e.Expired.Format(time.RFC3339), e.Status)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Is matches [ErrTaskExpired].
-func (e *TaskExpiredError) Is(target error) bool { return target == ErrTaskExpired }
-
-// Unwrap returns the last poll's error, if any.
-func (e *TaskExpiredError) Unwrap() error { return e.Err }
 
 // expiry returns when t's ttl runs out, or false when it has no ttl or
 // no parseable createdAt.
@@ -94,47 +58,39 @@ func (t *Task) expiry() (time.Time, bool) {
 }
 
 // untilExpiry shortens a poll interval so that the poll after t's ttl
-// runs out is not delayed by more than MinPollInterval.
+// runs out is not delayed by more than minPollInterval.
 func (c *Client) untilExpiry(t *Task, poll time.Duration) time.Duration {
 	if poll <= 0 {
-		poll = DefaultPollInterval
+		poll = defaultPollInterval
 	}
 	if end, ok := t.expiry(); ok {
 		if rem := end.Sub(c.cfg.now()); rem < poll {
-			return max(rem, MinPollInterval)
+			return max(rem, minPollInterval)
 		}
 	}
 	return poll
 }
 
-// expired returns a *TaskExpiredError when t's ttl has run out, else
-// nil. pollErr is the last poll's error (nil after a successful poll).
+// expired returns an *Error matching ErrTaskExpired when t's ttl has run
+// out, else nil. pollErr is the last poll's error (nil after a successful
+// poll).
 func (c *Client) expired(t *Task, pollErr error) error {
 	end, ok := t.expiry()
 	if !ok || c.cfg.now().Before(end) {
 		return nil
 	}
-	return &TaskExpiredError{TaskID: t.ID, Status: t.Status, Expired: end, Err: pollErr}
+	err := fmt.Errorf("task %q: %w at %s (status %s)", t.ID, ErrTaskExpired, end.Format(time.RFC3339), t.Status)
+	if pollErr != nil {
+		err = fmt.Errorf("%w: %w", err, pollErr)
+	}
+	return &Error{Op: protocol.MethodToolsCall, Kind: KindTimeout, Err: err}
 }
 
-// TaskError reports a task that ended without a result: failed (Err is
-// the server's *jsonrpc.Error, so errors.Is with the jsonrpc sentinels
-// works) or cancelled (Err is [ErrTaskCancelled]).
-type TaskError struct {
-	// TaskID is the task.
-	TaskID string
-	// Status is the terminal status.
-	Status protocol.TaskStatus
-	// Err is the reason.
-	Err error
+// taskError reports a task that ended without a result; why is a
+// *jsonrpc.Error or ErrTaskCancelled.
+func taskError(t *Task, status protocol.TaskStatus, why error) *Error {
+	return &Error{Op: protocol.MethodToolsCall, Kind: KindServer, Err: fmt.Errorf("task %q %s: %w", t.ID, status, why)}
 }
-
-func (e *TaskError) Error() string {
-	return fmt.Sprintf("client: task %q %s: %v", e.TaskID, e.Status, e.Err)
-}
-
-// Unwrap returns the reason.
-func (e *TaskError) Unwrap() error { return e.Err }
 
 func msDuration(ms *int64) time.Duration {
 	if ms == nil {
@@ -183,18 +139,18 @@ func (c *Client) legacyTaskable(ctx context.Context, name string) (bool, error) 
 }
 
 // StartTool calls a tool allowing the server to run it as a task (as
-// [WithTask] does) and returns the task without waiting, or the result
+// [WithTaskAugmentation] does) and returns the task without waiting, or the result
 // when the server answered at once. Exactly one of the two is non-nil on
 // success. Errors are those of [Client.CallTool].
 func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...CallOption) (*Task, *protocol.CallToolResult, error) {
 	cc := newCallConfig(opts)
 	cc.task = true
 	res, task, err := c.startTool(ctx, name, args, &cc)
-	return task, res, err
+	return task, res, opError(protocol.MethodToolsCall, err)
 }
 
 // AwaitTask polls t until it ends (honouring the server's poll interval,
-// clamped to [MinPollInterval, MaxPollInterval]) and returns the tool's
+// clamped to between 10ms and 30s; 500ms when it suggests none) and returns the tool's
 // result. Input the task asks for (tasks extension: input_required with
 // inputRequests) is obtained from the handler and sent with tasks/update,
 // each request key answered once. A 2025-11-25 task's result is fetched
@@ -203,27 +159,32 @@ func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...C
 //
 // The task's ttl is a backstop: once createdAt + ttl has passed (by the
 // client's clock) and the task has not finished, AwaitTask stops polling
-// with a [*TaskExpiredError] (matching [ErrTaskExpired]).
+// with an [*Error] of kind [KindTimeout] matching [ErrTaskExpired].
 //
-// A failed or cancelled task is a [*TaskError]; other errors are those of
-// the calls made (a [*jsonrpc.Error] for an unknown task, [ErrClosed],
-// ctx.Err()).
+// A failed task is an [*Error] of kind [KindServer] wrapping the server's
+// *jsonrpc.Error, a cancelled one matches [ErrTaskCancelled]; other errors
+// are those of the calls made (a [*jsonrpc.Error] for an unknown task,
+// [ErrClosed], ctx.Err()).
 func (c *Client) AwaitTask(ctx context.Context, t *Task) (*protocol.CallToolResult, error) {
 	if t == nil {
-		return nil, errors.New("client: AwaitTask of a nil task")
+		return nil, newError(protocol.MethodToolsCall, KindInvalid, "AwaitTask of a nil task")
 	}
+	var res *protocol.CallToolResult
+	var err error
 	if t.Extension {
-		return c.awaitExtTask(ctx, t)
+		res, err = c.awaitExtTask(ctx, t)
+	} else {
+		res, err = c.awaitCoreTask(ctx, t)
 	}
-	return c.awaitCoreTask(ctx, t)
+	return res, opError(protocol.MethodToolsCall, err)
 }
 
 // pause waits d (clamped) or until ctx ends or the client closes.
 func (c *Client) pause(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
-		d = DefaultPollInterval
+		d = defaultPollInterval
 	}
-	d = min(max(d, MinPollInterval), MaxPollInterval)
+	d = min(max(d, minPollInterval), maxPollInterval)
 	tm := time.NewTimer(d)
 	defer tm.Stop()
 	select {
@@ -267,7 +228,7 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 		case protocol.TaskCompleted:
 			var res protocol.CallToolResult
 			if len(dt.Result) == 0 {
-				return nil, &ResultError{Method: protocol.MethodTasksGet, Err: errors.New("completed task without result")}
+				return nil, newError(protocol.MethodTasksGet, KindProtocol, "completed task without result")
 			}
 			if err := decode(protocol.MethodTasksGet, dt.Result, &res); err != nil {
 				return nil, err
@@ -275,9 +236,9 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 			return &res, nil
 		case protocol.TaskFailed:
 			eo, _ := dt.TaskError()
-			return nil, &TaskError{TaskID: t.ID, Status: dt.Status, Err: &jsonrpc.Error{Code: eo.Code, Message: eo.Message, Data: eo.Data}}
+			return nil, taskError(t, dt.Status, &jsonrpc.Error{Code: eo.Code, Message: eo.Message, Data: eo.Data})
 		case protocol.TaskCancelled:
-			return nil, &TaskError{TaskID: t.ID, Status: dt.Status, Err: ErrTaskCancelled}
+			return nil, taskError(t, dt.Status, ErrTaskCancelled)
 		case protocol.TaskInputRequired:
 			pending := map[string]protocol.InputRequest{}
 			for k, r := range dt.InputRequests {
@@ -352,7 +313,7 @@ func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallTool
 			}
 		}
 		if ct.Status == protocol.TaskCancelled {
-			return nil, &TaskError{TaskID: t.ID, Status: ct.Status, Err: ErrTaskCancelled}
+			return nil, taskError(t, ct.Status, ErrTaskCancelled)
 		}
 		if ct.Status.Terminal() || ct.Status == protocol.TaskInputRequired {
 			break
@@ -363,7 +324,7 @@ func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallTool
 	raw, err := c.call(ctx, protocol.MethodTasksResult, &protocol.TaskPayloadParams{TaskID: t.ID}, nil)
 	if err != nil {
 		if t.Status == protocol.TaskFailed {
-			return nil, &TaskError{TaskID: t.ID, Status: t.Status, Err: err}
+			return nil, taskError(t, t.Status, err)
 		}
 		return nil, err
 	}
@@ -403,7 +364,7 @@ func (c *Client) CancelTask(ctx context.Context, id string) error {
 func (c *Client) Tasks(ctx context.Context) iter.Seq2[*Task, error] {
 	return walk(ctx, c, protocol.MethodTasksList, func(ctx context.Context, cur *string) ([]*Task, *string, error) {
 		if c.isModern() {
-			return nil, nil, fmt.Errorf("tasks/list: %w", ErrNotSupported)
+			return nil, nil, &Error{Op: protocol.MethodTasksList, Kind: KindUnsupported, Err: ErrNotSupported}
 		}
 		raw, err := c.call(ctx, protocol.MethodTasksList, &protocol.ListTasksParams{Cursor: cur}, nil)
 		if err != nil {
@@ -423,7 +384,7 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[*Task, error] {
 
 // answerInputs serves a task's input requests with the (validated)
 // handler, one at a time. A request the handler cannot serve fails the
-// wait with an error matching [ErrUnexpectedInputRequest].
+// wait with an error matching session.ErrUnexpectedInputRequest.
 func (c *Client) answerInputs(ctx context.Context, reqs map[string]protocol.InputRequest) (protocol.InputResponses, error) {
 	h := handler.Detect(wrapHandler(c.cfg.handler))
 	out := protocol.InputResponses{}

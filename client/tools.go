@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"maps"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ type toolInfo struct {
 type toolRegistry struct {
 	mu       sync.Mutex
 	m        map[string]*toolInfo // guarded by mu
+	dropped  map[string]error     // guarded by mu; tools left out of listings, with the reason
 	complete bool                 // guarded by mu; a full walk ended since the last reset
 	gen      uint64               // guarded by mu; bumped by reset
 }
@@ -41,8 +43,27 @@ func (r *toolRegistry) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.m = nil
+	r.dropped = nil
 	r.complete = false
 	r.gen++
+}
+
+// drop records a tool left out of a listing.
+func (r *toolRegistry) drop(name string, why error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dropped == nil {
+		r.dropped = make(map[string]error)
+	}
+	r.dropped[name] = why
+	delete(r.m, name)
+}
+
+// droppedTools returns a copy of the dropped tools.
+func (r *toolRegistry) droppedTools() map[string]error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.dropped)
 }
 
 func (r *toolRegistry) generation() uint64 {
@@ -57,6 +78,7 @@ func (r *toolRegistry) add(t protocol.Tool, headers []transport.ParamHeader) {
 	if r.m == nil {
 		r.m = make(map[string]*toolInfo)
 	}
+	delete(r.dropped, t.Name)
 	if old, ok := r.m[t.Name]; ok && string(old.tool.OutputSchema) == string(t.OutputSchema) {
 		old.tool = t
 		old.headers = headers
@@ -79,14 +101,6 @@ func (r *toolRegistry) lookup(name string) (info *toolInfo, complete bool) {
 	return r.m[name], r.complete
 }
 
-// ListTools returns one page of tools/list; cursor "" asks for the first
-// page. On modern Streamable HTTP, tools whose x-mcp-header annotations
-// are invalid are removed from the page (and reported to the logger), as
-// the specification requires.
-func (c *Client) ListTools(ctx context.Context, cursor string) (*protocol.ListToolsResult, error) {
-	return c.listTools(ctx, cursorPtr(cursor))
-}
-
 func (c *Client) listTools(ctx context.Context, cursor *string) (*protocol.ListToolsResult, error) {
 	if err := c.require(protocol.MethodToolsList, "tools", c.ServerCapabilities().Tools != nil); err != nil {
 		return nil, err
@@ -102,6 +116,7 @@ func (c *Client) listTools(ctx context.Context, cursor *string) (*protocol.ListT
 			h, err := transport.ValidateToolHeaders(t.InputSchema)
 			if err != nil {
 				c.cfg.logger.Warn("conduit: dropping tool with invalid x-mcp-header", "tool", t.Name, "reason", err)
+				c.tools.drop(t.Name, err)
 				continue
 			}
 			headers = h
@@ -115,9 +130,12 @@ func (c *Client) listTools(ctx context.Context, cursor *string) (*protocol.ListT
 
 // Tools iterates over every tool, walking the pages. An error ends the
 // iteration: it is yielded with the zero Tool. A server that repeats a
-// cursor yields a [*PaginationError] ([ErrCursorLoop]); more pages than
-// [WithMaxPages] one with [ErrTooManyPages]. See [Client.ListTools] for
-// the tools dropped on HTTP.
+// cursor, or sends more than 1000 pages, yields an [*Error] of kind
+// [KindProtocol].
+//
+// On modern Streamable HTTP, tools whose x-mcp-header annotations are
+// invalid are left out, as the specification requires; each is logged as
+// a warning and listed by [Client.DroppedTools].
 func (c *Client) Tools(ctx context.Context) iter.Seq2[protocol.Tool, error] {
 	inner := walk(ctx, c, protocol.MethodToolsList, func(ctx context.Context, cur *string) ([]protocol.Tool, *string, error) {
 		r, err := c.listTools(ctx, cur)
@@ -142,6 +160,15 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[protocol.Tool, error] {
 		}
 	}
 }
+
+// DroppedTools returns the tools left out of listings because their
+// x-mcp-header annotations are invalid (modern Streamable HTTP only, as
+// the specification requires), keyed by name, with the reason. Each drop
+// is also logged as a warning ([WithLogger]). The record covers the
+// listings since connect or since the last tools list_changed
+// notification; a tool listed valid again leaves it. It is nil when
+// nothing was dropped.
+func (c *Client) DroppedTools() map[string]error { return c.tools.droppedTools() }
 
 // loadTools walks the whole tools list so the registry knows every tool.
 func (c *Client) loadTools(ctx context.Context) error {
@@ -217,27 +244,28 @@ func WithTimeout(d time.Duration) CallOption {
 	return callOptionFunc(func(c *callConfig) { c.timeout = max(d, 0) })
 }
 
-// WithTask asks for the tool call to run as a task where the era needs a
-// per-request opt-in: in 2025-11-25 the call is task-augmented when the
-// server and the tool support it. In the modern era the tasks extension
-// ([WithTasks]) has no opt-in: the server decides for every tools/call, so
-// WithTask changes nothing there. [Client.CallTool] polls a task and
-// returns its final result; [Client.StartTool] returns the task instead.
-// Default: off.
-func WithTask() CallOption {
-	return callOptionFunc(func(c *callConfig) { c.task = true })
+// WithTaskAugmentation(true) asks for this tool call to run as a task
+// where the era needs a per-request opt-in: in 2025-11-25 the call is
+// task-augmented when the server and the tool support it. In the modern
+// era the tasks extension (the client option [WithTasksExtension]) has no
+// opt-in: the server decides for every tools/call, so this call option
+// changes nothing there. [Client.CallTool] polls a task and returns its
+// final result; [Client.StartTool] returns the task instead. Default:
+// false.
+func WithTaskAugmentation(augment bool) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.task = augment })
 }
 
-// WithoutReplay forbids the session from re-sending the call after a lost
-// response stream, session or process (use it for tools that must not run
-// twice). The call then fails with the transport's error instead.
-// Default: replay once.
-func WithoutReplay() CallOption {
-	return callOptionFunc(func(c *callConfig) { c.noReplay = true })
+// WithReplay(false) forbids re-sending this call after a lost response
+// stream, session or process (use it for tools that must not run twice).
+// The call then fails with the transport's error instead. Default: true
+// (the session replays once).
+func WithReplay(allow bool) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.noReplay = !allow })
 }
 
 // marshalArgs encodes tool arguments; they must encode as a JSON object
-// (or be nil).
+// (or be nil). A string, []byte or json.RawMessage is taken as JSON text.
 func marshalArgs(args any) (json.RawMessage, error) {
 	var raw json.RawMessage
 	encoded := false // raw is json.Marshal's output, hence valid JSON
@@ -248,6 +276,8 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		raw = a
 	case []byte:
 		raw = a
+	case string:
+		raw = json.RawMessage(a)
 	default:
 		encoded = true
 		b, err := json.Marshal(args)
@@ -258,8 +288,8 @@ func marshalArgs(args any) (json.RawMessage, error) {
 	}
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
-		// A nil (or empty) json.RawMessage or []byte, like a nil map or
-		// a JSON null, means "no arguments".
+		// A nil (or empty) json.RawMessage, []byte or string, like a nil
+		// map or a JSON null, means "no arguments".
 		return nil, nil
 	}
 	// Neither check allocates; only a failure decodes, for the error's
@@ -267,21 +297,41 @@ func marshalArgs(args any) (json.RawMessage, error) {
 	if trimmed[0] != '{' || !encoded && !json.Valid(trimmed) {
 		var obj map[string]json.RawMessage
 		err := json.Unmarshal(raw, &obj)
-		return nil, &ValidationError{Subject: "tool arguments", Problems: []string{"not a JSON object"}, Err: err}
+		return nil, &ValidationError{Subject: "tool arguments", Problems: []string{notObject(trimmed)}, Err: err}
 	}
 	return raw, nil
 }
 
-// CallTool calls a tool. args is any value that encodes as a JSON object
-// (a map, a struct, json.RawMessage) or nil; nil, a nil map, a nil or
-// empty json.RawMessage and JSON null all mean "no arguments".
+// notObject says what JSON text that is not an object is instead.
+func notObject(b []byte) string {
+	if !json.Valid(b) {
+		return "not valid JSON (want a JSON object)"
+	}
+	kind := "a number"
+	switch b[0] {
+	case '[':
+		kind = "an array"
+	case '"':
+		kind = "a string"
+	case 't', 'f':
+		kind = "a boolean"
+	}
+	return "not a JSON object but " + kind
+}
+
+// CallTool calls a tool. args is a map or struct that encodes as a JSON
+// object, or the object as JSON text: a json.RawMessage, []byte or string
+// (such as the arguments string of an LLM's function call). nil, a nil
+// map, empty JSON text and JSON null all mean "no arguments". Anything
+// else (an array, a number, text that is not JSON) fails with an [*Error]
+// of kind [KindInvalid] wrapping a [*ValidationError], before anything is
+// sent.
 //
 // A tool that fails reports it in the result (res.Failed()); the error is
 // for protocol and transport failures: a [*jsonrpc.Error] from the server
 // (e.g. errors.Is(err, jsonrpc.ErrInvalidParams) for an unknown tool),
-// [ErrClosed], ctx.Err(), session errors, a [*CapabilityError] under
-// [WithStrictCapabilities], a [*ValidationError] for arguments that are not
-// an object, a [*transport.HTTPError] for HTTP failures.
+// [ErrClosed], ctx.Err(), the session's and transport's errors, all inside
+// an [*Error] whose Kind classifies them.
 //
 // On modern Streamable HTTP the call carries the Mcp-Param-* headers the
 // tool's x-mcp-header annotations ask for; when the server answers -32020
@@ -290,7 +340,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 	cc := newCallConfig(opts)
 	res, task, err := c.startTool(ctx, name, args, &cc)
 	if err != nil {
-		return nil, err
+		return nil, opError(protocol.MethodToolsCall, err)
 	}
 	if task != nil {
 		return c.AwaitTask(ctx, task)
@@ -354,7 +404,7 @@ func (c *Client) startTool(ctx context.Context, name string, args any, cc *callC
 func (c *Client) decodeToolResult(ctx context.Context, raw json.RawMessage, legacyTask bool) (*protocol.CallToolResult, *Task, error) {
 	rt, err := protocol.ResultTypeOf(raw)
 	if err != nil {
-		return nil, nil, &ResultError{Method: protocol.MethodToolsCall, Err: err}
+		return nil, nil, resultError(protocol.MethodToolsCall, err)
 	}
 	if rt == protocol.ResultTypeTask {
 		var tr protocol.TaskCreatedResult

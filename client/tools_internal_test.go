@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -27,7 +28,12 @@ func TestMarshalArgs(t *testing.T) {
 		{"raw object", json.RawMessage(` {"a":1} `), ` {"a":1} `, false},
 		{"bytes object", []byte(`{}`), `{}`, false},
 		{"slice", []int{1}, "", true},
-		{"string", "x", "", true},
+		{"string object", ` {"city":"Paris"}`, ` {"city":"Paris"}`, false},
+		{"empty string", "", "", false},
+		{"string null", "null", "", false},
+		{"string not JSON", "x", "", true},
+		{"string array", `["a"]`, "", true},
+		{"string truncated", `{"city":`, "", true},
 		{"number", 3, "", true},
 		{"raw array", json.RawMessage(`[1]`), "", true},
 		{"raw truncated", json.RawMessage(`{"a":`), "", true},
@@ -41,8 +47,12 @@ func TestMarshalArgs(t *testing.T) {
 			got, err := marshalArgs(tt.args)
 			if tt.wantErr {
 				var ve *ValidationError
-				if !errors.As(err, &ve) || ve.Err == nil {
+				if !errors.As(err, &ve) || ve.Err == nil || len(ve.Problems) != 1 {
 					t.Fatalf("marshalArgs = %s, %v; want a *ValidationError with a cause", got, err)
+				}
+				if p := ve.Problems[0]; !strings.HasPrefix(p, "not a JSON object but ") && !strings.HasPrefix(p, "not valid JSON") &&
+					p != "not JSON-encodable" {
+					t.Errorf("problem %q does not say what the arguments are", p)
 				}
 				return
 			}

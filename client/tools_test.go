@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -86,12 +87,12 @@ func TestPaginationLoop(t *testing.T) {
 				}
 				n++
 			}
-			var pe *client.PaginationError
-			if !errors.As(err, &pe) || !errors.Is(err, client.ErrCursorLoop) {
-				t.Fatalf("Tools over a looping cursor: err = %v, want *PaginationError matching ErrCursorLoop", err)
+			pe, ok := errors.AsType[*client.Error](err)
+			if !ok || pe.Kind != client.KindProtocol || !strings.Contains(err.Error(), "repeated the pagination cursor") {
+				t.Fatalf("Tools over a looping cursor: err = %v, want an *Error of kind protocol naming the repeated cursor", err)
 			}
-			if pe.Method != protocol.MethodToolsList {
-				t.Errorf("PaginationError.Method = %q", pe.Method)
+			if pe.Op != protocol.MethodToolsList {
+				t.Errorf("Error.Op = %q", pe.Op)
 			}
 		})
 	}
@@ -109,8 +110,9 @@ func TestMaxPages(t *testing.T) {
 	for _, e := range f.c.Tools(testCtx(t)) {
 		err = e
 	}
-	if !errors.Is(err, client.ErrTooManyPages) {
-		t.Errorf("tools over more than 3 pages: err = %v, want ErrTooManyPages", err)
+	if ce, ok := errors.AsType[*client.Error](err); !ok || ce.Kind != client.KindProtocol || ce.Op != protocol.MethodToolsList ||
+		!strings.Contains(err.Error(), "more than 3 pages") {
+		t.Errorf("tools over more than 3 pages: err = %v, want a protocol-kind *Error naming the cap", err)
 	}
 }
 
@@ -120,7 +122,7 @@ func TestStrictCapabilities(t *testing.T) {
 	so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultResult, Method: protocol.MethodDiscover, Result: []byte(discover)}}}
 	ctx := testCtx(t)
 
-	f := connect(t, tPipe, so, client.WithProtocol(client.Modern), client.WithStrictCapabilities())
+	f := connect(t, tPipe, so, client.WithProtocol(client.Modern), client.WithStrictCapabilities(true))
 	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "hi"}); err != nil {
 		t.Errorf("CallTool with tools advertised = %v", err)
 	}
@@ -134,9 +136,9 @@ func TestStrictCapabilities(t *testing.T) {
 		checks["prompts/list"] = e
 	}
 	for m, err := range checks {
-		var ce *client.CapabilityError
-		if !errors.As(err, &ce) {
-			t.Errorf("%s without the capability: err = %v, want *CapabilityError", m, err)
+		ce, ok := errors.AsType[*client.Error](err)
+		if !ok || ce.Kind != client.KindUnsupported || ce.Op != m || !errors.Is(err, client.ErrNotSupported) {
+			t.Errorf("%s without the capability: err = %v, want an *Error of kind unsupported for the method", m, err)
 		}
 	}
 
@@ -152,8 +154,8 @@ func TestDialErrors(t *testing.T) {
 	if _, err := client.Dial(ctx, "ftp://example.com/mcp"); err == nil {
 		t.Error("Dial(ftp://) succeeded")
 	}
-	if _, err := client.Dial(ctx, "http://127.0.0.1:1/mcp", client.WithProtocol(client.Pin("1999-01-01"))); !errors.Is(err, client.ErrUnknownVersion) {
-		t.Errorf("Dial with an unknown pin: err = %v, want ErrUnknownVersion", err)
+	if _, err := client.Dial(ctx, "http://127.0.0.1:1/mcp", client.WithProtocol(client.Pin("1999-01-01"))); !errors.Is(err, client.ErrNoCommonVersion) {
+		t.Errorf("Dial with an unknown pin: err = %v, want ErrNoCommonVersion", err)
 	}
 }
 
@@ -197,9 +199,32 @@ func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
 func TestDroppedToolsLogged(t *testing.T) {
 	rec := &recordingHandler{}
 	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Modern), client.WithLogger(slog.New(rec)))
-	for _, err := range f.c.Tools(testCtx(t)) {
+	if d := f.c.DroppedTools(); d != nil {
+		t.Errorf("DroppedTools before any listing = %v", d)
+	}
+	for tool, err := range f.c.Tools(testCtx(t)) {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if strings.HasPrefix(tool.Name, "bad_header") {
+			t.Errorf("tool %s listed", tool.Name)
+		}
+	}
+	dropped := f.c.DroppedTools()
+	if len(dropped) != 2 || dropped["bad_header_type"] == nil || dropped["bad_header_name"] == nil {
+		t.Errorf("DroppedTools = %v, want bad_header_type and bad_header_name with reasons", dropped)
+	}
+	// The same server on stdio-like transports and in the legacy era
+	// drops nothing.
+	for _, p := range []client.Protocol{client.Modern, client.Legacy} {
+		g := connect(t, tPipe, testserver.Options{}, client.WithProtocol(p))
+		for _, err := range g.c.Tools(testCtx(t)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := g.c.DroppedTools(); d != nil {
+			t.Errorf("%v over a pipe: DroppedTools = %v", p, d)
 		}
 	}
 	rec.mu.Lock()
@@ -235,5 +260,44 @@ func TestClientInfo(t *testing.T) {
 				t.Errorf("client info %+v never reached the server", info)
 			}
 		})
+	}
+}
+
+// TestCallToolArgumentForms: CallTool takes a map, a struct, raw JSON or
+// the JSON string an LLM's function call carries, in both eras; a
+// non-object is refused before anything is sent.
+func TestCallToolArgumentForms(t *testing.T) {
+	type echoArgs struct {
+		Text string `json:"text"`
+	}
+	forms := map[string]any{
+		"map":    map[string]any{"text": "hi"},
+		"struct": echoArgs{Text: "hi"},
+		"raw":    json.RawMessage(`{"text":"hi"}`),
+		"string": ` {"text": "hi"} `,
+	}
+	for _, era := range allEras {
+		for _, tr := range []string{tPipe, tHTTP} {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				t.Parallel()
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p))
+				ctx := testCtx(t)
+				for name, args := range forms {
+					res, err := f.c.CallTool(ctx, "echo", args)
+					if err != nil || res.Text() != "hi" {
+						t.Errorf("%s arguments: CallTool = %+v, %v", name, res, err)
+					}
+				}
+				f.srv.Reset()
+				_, err := f.c.CallTool(ctx, "echo", `["hi"]`)
+				ce, ok := errors.AsType[*client.Error](err)
+				if !ok || ce.Kind != client.KindInvalid || !strings.Contains(err.Error(), "not a JSON object but an array") {
+					t.Errorf("array arguments: err = %v, want an invalid-kind *Error saying it is an array", err)
+				}
+				if n := count(f.srv, protocol.MethodToolsCall); n != 0 {
+					t.Errorf("tools/call sent %d times for invalid arguments", n)
+				}
+			})
+		}
 	}
 }

@@ -16,13 +16,9 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
-// ErrToolFailed is matched by the error [CallToolAs] returns when the tool
-// reported an error (isError: true); the result is returned alongside.
-var ErrToolFailed = errors.New("client: tool reported an error")
-
-// ErrRemoteRef is matched (through the schema compiler's error) when an
+// errRemoteRef is matched (through the schema compiler's error) when an
 // outputSchema refers to an external document: schemas are never fetched.
-var ErrRemoteRef = errors.New("client: schema references an external document")
+var errRemoteRef = errors.New("client: schema references an external document")
 
 // refusingLoader is the schema loader: every $ref outside the schema
 // itself is refused, so validating a peer's schema never touches the
@@ -30,7 +26,7 @@ var ErrRemoteRef = errors.New("client: schema references an external document")
 type refusingLoader struct{}
 
 func (refusingLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("%w: %s", ErrRemoteRef, u)
+	return nil, fmt.Errorf("%w: %s", errRemoteRef, u)
 }
 
 // compileSchema compiles a tool's outputSchema (JSON Schema 2020-12 by
@@ -51,7 +47,7 @@ func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, er
 	if err != nil {
 		// The library's LoadURLError has no Unwrap: surface our refusal.
 		var lue *jsonschema.LoadURLError
-		if errors.As(err, &lue) && errors.Is(lue.Err, ErrRemoteRef) {
+		if errors.As(err, &lue) && errors.Is(lue.Err, errRemoteRef) {
 			return nil, fmt.Errorf("compiling outputSchema: %w", lue.Err)
 		}
 		return nil, err
@@ -87,6 +83,11 @@ func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
 // matching [ErrToolFailed]. A tool missing from the list is an error
 // matching [ErrUnknownTool]. Other errors are those of [Client.CallTool].
 func CallToolAs[T any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (T, *protocol.CallToolResult, error) {
+	v, res, err := callToolAs[T](ctx, c, name, args, opts)
+	return v, res, opError(protocol.MethodToolsCall, err)
+}
+
+func callToolAs[T any](ctx context.Context, c *Client, name string, args any, opts []CallOption) (T, *protocol.CallToolResult, error) {
 	var zero T
 	info, err := c.toolInfo(ctx, name, false)
 	if err != nil {
@@ -104,7 +105,8 @@ func CallToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 		return zero, nil, err
 	}
 	if res.Failed() {
-		return zero, res, fmt.Errorf("%w: %q: %s", ErrToolFailed, name, truncate(res.Text(), 200))
+		return zero, res, &Error{Op: protocol.MethodToolsCall, Kind: KindServer,
+			Err: fmt.Errorf("%w: %q: %s", ErrToolFailed, name, truncate(res.Text(), 200))}
 	}
 	subject := fmt.Sprintf("tool %q structuredContent", name)
 	raw := bytes.TrimSpace(res.StructuredContent)

@@ -20,6 +20,14 @@
 // The same methods serve both eras: legacy server-to-client requests and
 // modern multi-round-trip (input_required) rounds.
 //
+// Two mistakes make a handler implement nothing: methods declared on the
+// pointer type while the value is passed, and a misspelt method name.
+// [Check] reports both (the client refuses such a handler at connect), and
+// [Funcs] avoids them: a struct of function fields the compiler checks,
+// implementing exactly the interfaces whose fields are set. The protocol
+// package builds the results (protocol.TextMessageResult,
+// protocol.AcceptElicitation, …).
+//
 // # Concurrency
 //
 // Request methods (Sampler, Elicitor, URLElicitor, RootsLister) may be

@@ -154,42 +154,41 @@ const maxUnwrap = 32
 
 // Detect walks h and its Unwrap() any chain and records, for each
 // recognized interface, the first value in the chain that implements it.
-// A nil h gives the zero Set.
+// A [Funcs] (or *Funcs) in the chain counts as implementing the interfaces
+// whose fields are set. A nil h gives the zero Set.
 func Detect(h any) Set {
 	var s Set
 	for i := 0; h != nil && i < maxUnwrap; i++ {
-		if v, ok := h.(Sampler); ok && s.Sampler == nil {
-			s.Sampler = v
-		}
-		if v, ok := h.(Elicitor); ok && s.Elicitor == nil {
-			s.Elicitor = v
-		}
-		if v, ok := h.(URLElicitor); ok && s.URLElicitor == nil {
-			s.URLElicitor = v
-		}
-		if v, ok := h.(RootsLister); ok && s.RootsLister == nil {
-			s.RootsLister = v
-		}
-		if v, ok := h.(LogListener); ok && s.LogListener == nil {
-			s.LogListener = v
-		}
-		if v, ok := h.(ToolsChangedListener); ok && s.ToolsChanged == nil {
-			s.ToolsChanged = v
-		}
-		if v, ok := h.(PromptsChangedListener); ok && s.PromptsChanged == nil {
-			s.PromptsChanged = v
-		}
-		if v, ok := h.(ResourcesChangedListener); ok && s.ResourcesChanged == nil {
-			s.ResourcesChanged = v
-		}
-		if v, ok := h.(ResourceUpdatedListener); ok && s.ResourceUpdated == nil {
-			s.ResourceUpdated = v
-		}
+		s.merge(detectOne(h))
 		u, ok := h.(interface{ Unwrap() any })
 		if !ok {
 			break
 		}
 		h = u.Unwrap()
 	}
+	return s
+}
+
+// detectOne records the interfaces h itself implements.
+func detectOne(h any) Set {
+	switch f := h.(type) {
+	case Funcs:
+		return f.set()
+	case *Funcs:
+		if f == nil {
+			return Set{}
+		}
+		return f.set()
+	}
+	var s Set
+	s.Sampler, _ = h.(Sampler)
+	s.Elicitor, _ = h.(Elicitor)
+	s.URLElicitor, _ = h.(URLElicitor)
+	s.RootsLister, _ = h.(RootsLister)
+	s.LogListener, _ = h.(LogListener)
+	s.ToolsChanged, _ = h.(ToolsChangedListener)
+	s.PromptsChanged, _ = h.(PromptsChangedListener)
+	s.ResourcesChanged, _ = h.(ResourcesChangedListener)
+	s.ResourceUpdated, _ = h.(ResourceUpdatedListener)
 	return s
 }

@@ -87,8 +87,10 @@ type CallToolResult struct {
 	ResultType        string          `json:"resultType,omitempty"`
 	Content           []Content       `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           *bool           `json:"isError,omitempty"`
-	Meta              Meta            `json:"_meta,omitempty"`
+	// IsError is true when the tool itself failed (its Content says
+	// why); nil means false. r.Failed() reads it as a bool.
+	IsError *bool `json:"isError,omitempty"`
+	Meta    Meta  `json:"_meta,omitempty"`
 }
 
 // Failed reports whether the tool reported an error (isError: true).

@@ -111,21 +111,7 @@ func runCall(ctx context.Context, inv *invocation) error {
 	}
 	res, err := c.CallTool(ctx, tool, args, client.WithProgress(pv.update))
 	pv.finish()
-	if err != nil {
-		return fmt.Errorf("calling %s: %w", tool, err)
-	}
-	if inv.json {
-		if err := writeJSON(inv.std.out, res); err != nil {
-			return err
-		}
-	} else {
-		writeCallResult(inv.std.out, res)
-	}
-	if isToolFailure(res) {
-		inv.jsonErrorWritten = true
-		return &toolError{tool: tool, text: firstText(res.Content)}
-	}
-	return nil
+	return inv.reportCall(tool, res, err)
 }
 
 // toolArgs builds the call's arguments, reading the tool's input schema

@@ -386,7 +386,12 @@ func TestHelp(t *testing.T) {
 			if r.code != 0 {
 				t.Errorf("exit status %d; stderr:\n%s", r.code, r.stderr)
 			}
-			for _, want := range []string{"Usage: conduit", "Examples:", "Exit status:", "--json", "--protocol"} {
+			wants := []string{"Usage: conduit", "Examples:", "Exit status:", "--json", "--protocol"}
+			if c.main != nil {
+				// serve takes no client flags; its own must be documented.
+				wants = []string{"Usage: conduit", "Examples:", "Exit status:", "--http", "--era", "--fault", "--list-faults", "--replay"}
+			}
+			for _, want := range wants {
 				if !strings.Contains(r.stdout, want) {
 					t.Errorf("help lacks %q:\n%s", want, r.stdout)
 				}

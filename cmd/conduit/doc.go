@@ -20,6 +20,14 @@
 // wss:// URL (WebSocket), or a command after "--" (stdio). Without a
 // target conduit serves its embedded test server over HTTP on 127.0.0.1.
 //
+// conduit serve runs the same test server (package conduittest) for hosts
+// to be tested against, on stdio or HTTP, in either era and with faults
+// on demand; --record FILE on any command writes the session's transcript,
+// which conduit serve --replay FILE plays back:
+//
+//	conduit probe -- conduit serve --era legacy
+//	conduit serve --http --fault http-status:status=503
+//
 // Exit status: 0 success, 1 error, 2 usage error, 3 negotiation (or
 // connection) failure, 4 the tool returned isError, 130 interrupted.
 // "conduit help" and "conduit COMMAND -h" describe every command, its

@@ -10,15 +10,22 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// This file is the only one that looks beneath package client: the typed
-// errors client.Dial, client.Connect and the calls document
-// (*client.NegotiationError, *client.AuthRequiredError, the
-// negotiation package's *Error, …) are declared in session and
-// negotiation, and errors.As needs their types to say what kind of
-// failure it was and to recover the negotiation trace of a failed probe.
+// This file is the only one that looks beneath package client: the
+// causes a *client.Error carries (*session.NegotiationError,
+// *session.MissingCapabilityError, the negotiation package's
+// *UnsupportedProtocolVersionError, …) are declared in session and
+// negotiation, and errors.As needs their types to recover the details
+// (the negotiation trace of a failed probe, the capabilities a server
+// wants, the versions it supports).
+
+// traceStep is one step of a negotiation trace, as
+// (*client.Client).NegotiationTrace returns it.
+type traceStep = session.TraceStep
 
 // toolError reports a tool result with isError set (exit status 4).
 type toolError struct {
@@ -35,14 +42,13 @@ func (e *toolError) Error() string {
 }
 
 // errorKind names the kind of failure for --json and for hints: the
-// CLI's own kinds (usage, interrupted, tool-error), then client.ErrorKind
-// with two names kept from earlier releases ("rpc" for a server's
-// JSON-RPC error, "protocol" for a value that failed validation).
+// CLI's own kinds (usage, interrupted, tool-error), then the Kind of the
+// *client.Error (network, process, auth, negotiation, server, …).
 func errorKind(ctx context.Context, err error) string {
 	var (
 		ue *usageError
 		te *toolError
-		ce *connectError
+		ce *client.Error
 	)
 	switch {
 	case errors.As(err, &ue):
@@ -51,25 +57,10 @@ func errorKind(ctx context.Context, err error) string {
 		return "interrupted"
 	case errors.As(err, &te):
 		return "tool-error"
+	case errors.As(err, &ce):
+		return ce.Kind.String()
 	}
-	switch k := client.ErrorKind(err); k {
-	case client.KindServer:
-		if errors.As(err, &ce) {
-			// Any other failure to connect: the server's answers did not
-			// lead to an agreed era (e.g. a JSON-RPC error to initialize).
-			return client.KindNegotiation
-		}
-		return "rpc"
-	case client.KindValidation:
-		return client.KindProtocol
-	case client.KindOther, client.KindClosed:
-		if errors.As(err, &ce) {
-			return client.KindNegotiation
-		}
-		return k
-	default:
-		return k
-	}
+	return client.KindOther.String()
 }
 
 // errorJSON is the "error" member of --json output.
@@ -86,7 +77,7 @@ func errorJSON(ctx context.Context, err error) map[string]any {
 	if errors.As(err, &he) {
 		m["status"] = he.StatusCode
 	}
-	var upv *client.UnsupportedProtocolVersionError
+	var upv *negotiation.UnsupportedProtocolVersionError
 	if errors.As(err, &upv) && len(upv.Supported) > 0 {
 		m["supported"] = upv.Supported
 	}
@@ -95,8 +86,8 @@ func errorJSON(ctx context.Context, err error) map[string]any {
 
 // failedTrace returns the negotiation trace carried by a failed Dial or
 // Connect, or nil.
-func failedTrace(err error) []client.TraceStep {
-	var ne *client.NegotiationError
+func failedTrace(err error) []traceStep {
+	var ne *session.NegotiationError
 	if errors.As(err, &ne) {
 		return ne.Trace
 	}
@@ -117,8 +108,7 @@ func errorHint(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "the --timeout elapsed"
 	}
-	var are *client.AuthRequiredError
-	if errors.As(err, &are) {
+	if errors.Is(err, client.ErrAuthRequired) {
 		return "the server wants authorization: use --auth browser|device|client-credentials, or pass a token with --header \"Authorization: Bearer TOKEN\""
 	}
 	var xe *transport.ExitError
@@ -148,7 +138,7 @@ func errorHint(err error) string {
 // request needs (-32021 in the modern era; some legacy servers put the
 // same data on -32602), sorted.
 func requiredCapabilities(err error) []string {
-	var mce *client.MissingCapabilityError
+	var mce *session.MissingCapabilityError
 	if errors.As(err, &mce) {
 		var names []string
 		if mce.Required.Sampling != nil {

@@ -26,10 +26,10 @@ const exitHelp = `Exit status:
 
 const jsonErrorHelp = `With --json, a failure prints {"error": {"kind": K, "message": M, …}} on stdout
 (probe and call --repeat put "error" in their usual object) besides the one-line
-message on stderr. Kinds: usage, interrupted, timeout, auth, http, network, transport,
-process-exit, connection-lost, negotiation, unsupported-version, no-common-version,
-protocol, rpc, tool-error, capability, closed, error. "code" (JSON-RPC) and "status" (HTTP) are added
-when known.
+message on stderr. Kinds: usage, interrupted, tool-error, then those of the client
+library: canceled, timeout, closed, invalid, handler, process, network, http, auth,
+negotiation, unsupported, protocol, server, error. "code" (JSON-RPC) and "status" (HTTP)
+are added when known.
 `
 
 func printMainHelp(w io.Writer) {
@@ -51,7 +51,7 @@ Commands:
 		fmt.Fprintf(tw, "  %s\t%s\n", name, c.summary)
 	}
 	tw.Flush()
-	fmt.Fprint(w, "\n"+targetHelp+"\n")
+	fmt.Fprint(w, "\n"+targetHelp+"\n"+configHelp+"\n")
 	fmt.Fprint(w, "Global flags (every command; anywhere before --):\n")
 	fs := flag.NewFlagSet("conduit", flag.ContinueOnError)
 	(&invocation{}).globalFlags(fs)
@@ -82,7 +82,7 @@ func printCommandHelp(w io.Writer, c *command) {
 		fmt.Fprint(w, "\nFlags:\n")
 		printFlags(w, fs)
 	}
-	if c.name != "help" {
+	if c.name != "help" && c.main == nil {
 		fmt.Fprint(w, "\nGlobal flags:\n")
 		gs := flag.NewFlagSet(name, flag.ContinueOnError)
 		inv.globalFlags(gs)
@@ -95,7 +95,7 @@ func printCommandHelp(w io.Writer, c *command) {
 	if c.examples != "" {
 		fmt.Fprintf(w, "\nExamples:\n%s\n", indent(strings.TrimSpace(c.examples), "  "))
 	}
-	if c.name != "help" {
+	if c.name != "help" && c.main == nil {
 		fmt.Fprint(w, "\n"+exitHelp)
 	}
 }

@@ -65,6 +65,9 @@ type command struct {
 	run      func(ctx context.Context, inv *invocation) error
 	// setup registers the command's own flags; nil for none.
 	setup func(inv *invocation, fs *flag.FlagSet)
+	// main, when set, runs the command instead of run, with its own flags
+	// only (no target, no global flags): conduit serve.
+	main func(ctx context.Context, args []string, std *stdio) int
 	// fixed is the number of positional arguments after the target when it
 	// is fixed (so that a lone http:// resource URI is not taken for the
 	// target), or -1.
@@ -80,7 +83,7 @@ func init() {
 		demoCommand, probeCommand,
 		listCommand("tools"), listCommand("prompts"), listCommand("resources"), listCommand("templates"),
 		callCommand, readCommand, promptCommand, completeCommand, listenCommand,
-		helpCommand,
+		serveCommand, helpCommand,
 	}
 }
 
@@ -107,10 +110,13 @@ func run(ctx context.Context, args []string, std *stdio) int {
 		printMainHelp(std.out)
 		return exitOK
 	}
+	if cmd.main != nil {
+		return cmd.main(ctx, args, std)
+	}
 	inv := &invocation{std: std, cmd: cmd}
 	err := inv.parse(args)
 	if err == nil {
-		err = cmd.run(ctx, inv)
+		err = inv.runCommand(ctx) // config.go: --config runs on every server
 	}
 	return inv.finish(ctx, err)
 }
@@ -126,10 +132,14 @@ type invocation struct {
 	timeout  time.Duration
 	json     bool
 	verbose  bool
+	record   string // --record FILE: the session's transcript (record.go)
 	// Authorization flags (auth.go).
 	authMode  string
 	tokenFile string
 	clientID  string
+	// Config flags (config.go).
+	configFile string
+	serverName string
 
 	// Command flags (registered by the commands that take them).
 	repeat      int         // call --repeat
@@ -174,8 +184,10 @@ func (inv *invocation) globalFlags(fs *flag.FlagSet) {
 	fs.Var(&inv.headers, "header", "extra HTTP header `NAME:VALUE` for URL targets (repeatable)")
 	fs.DurationVar(&inv.timeout, "timeout", 0, "give up after `DURATION`, e.g. 30s (0: no limit; for listen it bounds connecting)")
 	fs.BoolVar(&inv.json, "json", false, "print machine-readable JSON on stdout (see -h of each command)")
+	fs.StringVar(&inv.record, "record", "", "write a transcript of the session to `FILE`: every JSON-RPC message, one a line, for 'conduit serve --replay' and conduittest")
 	fs.BoolVar(&inv.verbose, "v", false, "log to stderr: the SDK's decisions and the wire log (every JSON-RPC message on any transport, and each HTTP exchange's status)")
 	inv.authFlags(fs)
+	inv.configFlags(fs)
 }
 
 // usageError is a mistake on the command line (exit status 2).
@@ -234,6 +246,9 @@ func (inv *invocation) parse(args []string) error {
 	}
 	if len(inv.headers) > 0 && t.kind == targetCommand {
 		return usagef("--header needs an http(s) or ws(s) URL target (a stdio server has no headers)")
+	}
+	if err := inv.checkConfig(); err != nil || inv.configFile != "" {
+		return err
 	}
 	return inv.checkAuth()
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -47,7 +46,7 @@ type traceJSON struct {
 	Error   string `json:"error,omitempty"`
 }
 
-func traceSteps(steps []client.TraceStep) []traceJSON {
+func traceSteps(steps []traceStep) []traceJSON {
 	out := make([]traceJSON, len(steps))
 	for i, s := range steps {
 		out[i] = traceJSON{Step: s.Step, Sent: s.Sent, Outcome: s.Outcome, Verdict: s.Verdict, Error: s.Err}
@@ -115,7 +114,7 @@ func runProbe(ctx context.Context, inv *invocation) error {
 }
 
 // writeTrace prints the negotiation steps, numbered.
-func writeTrace(w io.Writer, steps []client.TraceStep) {
+func writeTrace(w io.Writer, steps []traceStep) {
 	t := newTable(w)
 	t.prefix = "  "
 	for i, s := range steps {

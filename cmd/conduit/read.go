@@ -87,14 +87,7 @@ func runPrompt(ctx context.Context, inv *invocation) error {
 	if inv.json {
 		return writeJSON(inv.std.out, res)
 	}
-	w := inv.std.out
-	if res.Description != "" {
-		fmt.Fprintf(w, "%s\n\n", res.Description)
-	}
-	for _, m := range res.Messages {
-		fmt.Fprintf(w, "[%s]\n", m.Role)
-		writeContent(w, []protocol.Content{m.Content})
-	}
+	writePromptResult(inv.std.out, res)
 	return nil
 }
 

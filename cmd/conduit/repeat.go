@@ -6,8 +6,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/conduitmcp/conduit/client"
 )
 
 // repeatJSON is call --repeat's --json output.
@@ -118,7 +116,7 @@ feed:
 // countReconnects counts the lost connections (or legacy sessions) the
 // session healed since the trace had before steps: each starts with a
 // "reconnect" step whose verdict is "reconnect".
-func countReconnects(trace []client.TraceStep, before int) int {
+func countReconnects(trace []traceStep, before int) int {
 	n := 0
 	for _, st := range trace[min(before, len(trace)):] {
 		if st.Step == "reconnect" && st.Verdict == "reconnect" {

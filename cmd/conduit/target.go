@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -124,6 +124,7 @@ type conn struct {
 	*client.Client
 	embedded *embeddedServer // nil unless the target is the embedded server
 	release  func()          // releases the authorization flow's resources; may be nil
+	record   func() error    // flushes and closes the --record transcript; may be nil
 }
 
 // close closes the client, then the embedded server.
@@ -137,12 +138,18 @@ func (c *conn) close() {
 	if c.release != nil {
 		c.release()
 	}
+	if c.record != nil {
+		_ = c.record()
+	}
 }
 
 // dial connects to the target and negotiates. h serves server requests
 // (nil for none). The returned conn must be closed, even on error (it may
 // hold the embedded server).
 func (inv *invocation) dial(ctx context.Context, h any) (*conn, error) {
+	if inv.configFile != "" {
+		return inv.dialConfig(ctx, h) // config.go: the --server server
+	}
 	opts := []client.Option{
 		client.WithProtocol(inv.protocolOption()),
 		client.WithClientInfo(protocol.Implementation{Name: "conduit-cli", Title: "Conduit CLI", Version: version}),
@@ -173,6 +180,14 @@ func (inv *invocation) dial(ctx context.Context, h any) (*conn, error) {
 	if authOpt != nil {
 		opts = append(opts, authOpt)
 	}
+	recOpt, stopRecord, err := inv.recordOption()
+	if err != nil {
+		return c, fmt.Errorf("--record: %w", err)
+	}
+	if recOpt != nil {
+		c.record = stopRecord
+		opts = append(opts, recOpt)
+	}
 	switch inv.target.kind {
 	case targetURL:
 		c.Client, err = client.Dial(ctx, inv.target.url, opts...)
@@ -192,7 +207,7 @@ func (inv *invocation) dial(ctx context.Context, h any) (*conn, error) {
 	}
 	if err != nil {
 		c.Client = nil
-		if errors.Is(err, client.ErrUnknownVersion) {
+		if ce, ok := errors.AsType[*client.Error](err); ok && ce.Kind == client.KindInvalid && errors.Is(err, client.ErrNoCommonVersion) {
 			return c, usagef("--protocol %s: not a version conduit speaks", inv.protocol)
 		}
 		return c, &connectError{target: inv.target, err: err}
@@ -203,13 +218,13 @@ func (inv *invocation) dial(ctx context.Context, h any) (*conn, error) {
 // embeddedServer is Conduit's dual-era test server, served over HTTP on a
 // loopback port for the duration of one command.
 type embeddedServer struct {
-	srv  *testserver.Server
+	srv  *conduittest.Server
 	hs   *http.Server
 	done chan struct{} // closed when Serve returned
 	url  string
 }
 
-// startEmbedded serves the test server's Streamable HTTP handler at
+// startEmbedded serves the conduittest server's Streamable HTTP handler at
 // http://127.0.0.1:PORT/mcp. Streamable HTTP is the most realistic of its
 // transports: it exercises headers, sessions and SSE streams.
 func startEmbedded(logger *slog.Logger) (*embeddedServer, error) {
@@ -217,11 +232,13 @@ func startEmbedded(logger *slog.Logger) (*embeddedServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := testserver.New(testserver.Options{
-		ServerInfo:   protocol.Implementation{Name: "conduit-testserver", Title: "Conduit embedded test server", Version: version},
-		Instructions: "A dual-era demo server: try the tools echo, add, slow (progress), ask_user (elicitation) and sample (sampling).",
-		Logger:       logger,
-	})
+	srv, err := conduittest.New(conduittest.WithLogger(logger), conduittest.WithServerInfo(
+		protocol.Implementation{Name: "conduit-testserver", Title: "Conduit embedded test server", Version: version},
+		"A dual-era demo server: try the tools echo, add, slow (progress), ask_user (elicitation) and sample (sampling)."))
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.Handler())
 	e := &embeddedServer{

@@ -8,7 +8,8 @@
 //
 //	agent [url]
 //
-// Without a URL it runs Conduit's test server in-process.
+// Without a URL it serves Conduit's test server (package conduittest) on
+// 127.0.0.1 and dials that.
 package main
 
 import (
@@ -19,7 +20,8 @@ import (
 	"log"
 	"time"
 
-	"github.com/conduitmcp/conduit/examples/internal/demo"
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -58,11 +60,21 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	c, stop, err := demo.Connect(ctx, flag.Arg(0))
+	url := flag.Arg(0)
+	if url == "" {
+		// No server given: serve Conduit's test server (package
+		// conduittest) on 127.0.0.1 for the duration of the run.
+		srv, err := conduittest.New()
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer srv.Close()
+		url = srv.URL()
+	}
+	c, err := client.Dial(ctx, url)
 	if err != nil {
 		log.Fatalf("connecting: %v", err)
 	}
-	defer stop()
 	defer c.Close()
 
 	// 1. Expose the server's tools as function definitions.

@@ -9,7 +9,8 @@
 //
 //	handler [-legacy] [url]
 //
-// Without a URL it runs Conduit's test server in-process.
+// Without a URL it serves Conduit's test server (package conduittest) on
+// 127.0.0.1 and dials that.
 package main
 
 import (
@@ -21,7 +22,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/examples/internal/demo"
+	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -61,11 +62,21 @@ func main() {
 	if *legacy {
 		opts = append(opts, client.WithProtocol(client.Legacy))
 	}
-	c, stop, err := demo.Connect(ctx, flag.Arg(0), opts...)
+	url := flag.Arg(0)
+	if url == "" {
+		// No server given: serve Conduit's test server (package
+		// conduittest) on 127.0.0.1 for the duration of the run.
+		srv, err := conduittest.New()
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer srv.Close()
+		url = srv.URL()
+	}
+	c, err := client.Dial(ctx, url, opts...)
 	if err != nil {
 		log.Fatalf("connecting: %v", err)
 	}
-	defer stop()
 	defer c.Close()
 
 	caps, _ := json.Marshal(c.ClientCapabilities())

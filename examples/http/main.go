@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/examples/internal/demo"
+	"github.com/conduitmcp/conduit/conduittest"
 )
 
 func main() {
@@ -29,9 +29,14 @@ func main() {
 
 	url := flag.Arg(0)
 	if url == "" {
-		_, u, stopServer := demo.ServeHTTP()
-		defer stopServer()
-		url = u
+		// No server given: serve Conduit's test server (package
+		// conduittest) on 127.0.0.1 for the duration of the run.
+		srv, err := conduittest.New()
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer srv.Close()
+		url = srv.URL()
 	}
 	var proto client.Protocol
 	switch *protoFlag {

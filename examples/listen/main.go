@@ -22,8 +22,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/examples/internal/demo"
-	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/conduittest"
 )
 
 func main() {
@@ -33,11 +32,14 @@ func main() {
 	defer stop()
 
 	url := flag.Arg(0)
-	var srv *testserver.Server
+	var srv *conduittest.Server
 	if url == "" {
-		var stopServer func()
-		srv, url, stopServer = demo.ServeHTTP()
-		defer stopServer()
+		var err error
+		if srv, err = conduittest.New(); err != nil {
+			log.Fatal(err)
+		}
+		defer srv.Close()
+		url = srv.URL()
 	}
 
 	c, err := client.Dial(ctx, url)

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -32,9 +32,12 @@ func main() {
 	legacy := flag.Bool("legacy", false, "speak the legacy era only")
 	flag.Parse()
 	if *serve {
-		srv := testserver.New(testserver.Options{})
+		srv, err := conduittest.New()
+		if err != nil {
+			log.Fatal(err)
+		}
 		defer srv.Close()
-		if err := srv.ServeStream(context.Background(), os.Stdin, os.Stdout); err != nil {
+		if err := srv.ServeStdio(context.Background(), os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
 		}
 		return

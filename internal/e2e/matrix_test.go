@@ -20,6 +20,7 @@ import (
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -385,12 +386,12 @@ func runCase(ck *checker, r row, m mode, kind string) {
 	opts := []client.Option{
 		client.WithProtocol(m.p),
 		client.WithProbeTimeout(probe),
-		client.WithRetry(client.RetryPolicy{MaxAttempts: 4, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}),
+		client.WithRetry(session.RetryPolicy{MaxAttempts: 4, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}),
 	}
 	var tokens transport.TokenSource
 	var token tokenBox
 	if r.auth {
-		tokens = client.TokenSourceFunc(token.get)
+		tokens = transport.TokenSourceFunc(token.get)
 		opts = append(opts, client.WithAuth(client.Auth{Tokens: tokens, Authorize: func(ctx context.Context, ch *transport.HTTPError) error {
 			token.set("let-me-in")
 			return nil

@@ -1,5 +1,7 @@
 // Package testserver is a real, dual-era MCP server used by Conduit's tests,
-// examples and the CLI's embedded default server.
+// with every knob they need. Package conduittest is its small public face
+// (for users, the examples, the CLI's embedded server and conduit serve);
+// every fault kind here is reachable there.
 //
 // It speaks the modern era (2026-07-28: stateless, per-request _meta,
 // server/discover, MRTR, subscriptions/listen, the tasks extension) and the

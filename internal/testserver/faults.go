@@ -89,34 +89,36 @@ const (
 	faultKindEnd
 )
 
-var faultNames = [...]string{
-	FaultNone:               "none",
-	FaultResult:             "result",
-	FaultDiscoverInvalid:    "discover-invalid",
-	FaultDiscoverNotShaped:  "discover-not-shaped",
-	FaultDiscoverNoMutual:   "discover-no-mutual",
-	FaultRPCError:           "rpc-error",
-	FaultUnsupportedVersion: "unsupported-version",
-	FaultMissingCapability:  "missing-capability",
-	FaultHeaderMismatch:     "header-mismatch",
-	FaultSilent:             "silent",
-	FaultLegacyVersion:      "legacy-version",
-	FaultRepeatCursor:       "repeat-cursor",
-	FaultOversized:          "oversized",
-	FaultExit:               "exit",
-	FaultNoise:              "noise",
-	FaultHTTPStatus:         "http-status",
-	FaultReset:              "reset",
-	FaultBreakStream:        "break-stream",
-	FaultRespondSSE:         "respond-sse",
-	FaultRespondJSON:        "respond-json",
-	FaultExpireSession:      "expire-session",
+// faultTable holds, per kind, the kebab-case name used by [ParseFault]
+// and what the kind does, in one line.
+var faultTable = [...]struct{ name, desc string }{
+	FaultNone:               {"none", "does nothing"},
+	FaultResult:             {"result", "answers with the raw JSON result=…"},
+	FaultDiscoverInvalid:    {"discover-invalid", "server/discover answers a DiscoverResult-shaped but invalid result"},
+	FaultDiscoverNotShaped:  {"discover-not-shaped", "server/discover answers a result that is not DiscoverResult-shaped (legacy evidence)"},
+	FaultDiscoverNoMutual:   {"discover-no-mutual", "server/discover answers only versions the client does not speak (supported=…)"},
+	FaultRPCError:           {"rpc-error", "answers the JSON-RPC error code=…, message=…, data=… (HTTP status=…)"},
+	FaultUnsupportedVersion: {"unsupported-version", "answers -32022 naming supported=… (default the server's modern versions)"},
+	FaultMissingCapability:  {"missing-capability", "answers -32021 requiring the capabilities in data=… (default elicitation)"},
+	FaultHeaderMismatch:     {"header-mismatch", "answers -32020 (HTTP headers contradict the body)"},
+	FaultSilent:             {"silent", "never answers (HTTP: holds the request open)"},
+	FaultLegacyVersion:      {"legacy-version", "initialize answers protocolVersion version=… (default 2024-11-05)"},
+	FaultRepeatCursor:       {"repeat-cursor", "tools/list returns the same nextCursor forever"},
+	FaultOversized:          {"oversized", "pads every response to at least size=… bytes (default 1 MiB)"},
+	FaultExit:               {"exit", "stdio: the server exits without answering; HTTP: the connection is reset"},
+	FaultNoise:              {"noise", "stdio: writes non-JSON lines (body=…) before the response"},
+	FaultHTTPStatus:         {"http-status", "HTTP: answers status=… with body=…, ctype=… and header=Name=Value"},
+	FaultReset:              {"reset", "HTTP: closes the connection without a response"},
+	FaultBreakStream:        {"break-stream", "HTTP: answers with an event stream that ends before the response"},
+	FaultRespondSSE:         {"respond-sse", "HTTP: answers with an event stream"},
+	FaultRespondJSON:        {"respond-json", "HTTP: answers with application/json"},
+	FaultExpireSession:      {"expire-session", "HTTP: ends the legacy session first, so the request gets 404"},
 }
 
 // String returns the kebab-case name used by [ParseFault].
 func (k FaultKind) String() string {
 	if k >= 0 && k < faultKindEnd {
-		return faultNames[k]
+		return faultTable[k].name
 	}
 	return "fault(" + strconv.Itoa(int(k)) + ")"
 }
@@ -296,7 +298,7 @@ func ParseFault(spec string) (Fault, error) {
 	var f Fault
 	found := false
 	for k := FaultNone; k < faultKindEnd; k++ {
-		if faultNames[k] == kindName {
+		if faultTable[k].name == kindName {
 			f.Kind, found = k, true
 			break
 		}
@@ -393,4 +395,26 @@ func splitFaultArgs(s string) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// Description returns what the kind does, in one line (for conduit serve
+// --list-faults and the conduittest documentation).
+func (k FaultKind) Description() string {
+	if k >= 0 && k < faultKindEnd {
+		return faultTable[k].desc
+	}
+	return ""
+}
+
+// DefaultMethod returns the JSON-RPC method a fault of this kind applies to
+// when its Method is empty ("*" for every request).
+func (k FaultKind) DefaultMethod() string { return k.defaultMethod() }
+
+// FaultKinds returns every fault kind but [FaultNone], in declaration order.
+func FaultKinds() []FaultKind {
+	out := make([]FaultKind, 0, int(faultKindEnd)-1)
+	for k := FaultNone + 1; k < faultKindEnd; k++ {
+		out = append(out, k)
+	}
+	return out
 }

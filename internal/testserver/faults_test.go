@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -314,4 +315,19 @@ func TestHTTPTransientFaults(t *testing.T) {
 			t.Errorf("broken stream: %s %q", r.ctype, r.body)
 		}
 	})
+}
+
+// An exit fault fired by the last request before the end of input still
+// makes ServeStream return ErrExit (conduit serve exits 3 then).
+func TestExitFaultBeforeEOF(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		srv := New(Options{Faults: []Fault{{Kind: FaultExit, Method: "tools/call"}}})
+		in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}` + "\n")
+		var out bytes.Buffer
+		err := srv.ServeStream(context.Background(), in, &out)
+		srv.Close()
+		if !errors.Is(err, ErrExit) || out.Len() != 0 {
+			t.Fatalf("run %d: ServeStream = %v, wrote %q; want ErrExit and nothing", i, err, out.String())
+		}
+	}
 }

@@ -194,26 +194,8 @@ loop:
 		handlers.Wait()
 		close(drained)
 	}()
-	if eof {
-		// The client closed its side: let the requests that can still
-		// finish write their responses (bounded by eofGrace), but end
-		// the ones that wait for the client: listens and
-		// server-to-client requests.
-		c.mu.Lock()
-		for id := range c.listens {
-			c.inflight[id]()
-		}
-		if c.sess != nil {
-			c.sess.cancel()
-		}
-		c.mu.Unlock()
-		grace := time.NewTimer(eofGrace)
-		select {
-		case <-drained:
-		case <-ctx.Done():
-		case <-grace.C:
-		}
-		grace.Stop()
+	if eof && c.drainAfterEOF(ctx, drained) {
+		result = ErrExit
 	}
 	cancel()
 	_ = mc.close() // unblocks the reader and any blocked write
@@ -226,6 +208,36 @@ loop:
 		s.dropSession(ss)
 	}
 	return result
+}
+
+// drainAfterEOF runs when the client closed its side: it lets the requests
+// that can still finish write their responses (bounded by eofGrace), but
+// ends the ones that wait for the client: listens and server-to-client
+// requests. It reports whether an exit fault fired meanwhile (by a request
+// read before the end of input).
+func (c *streamConn) drainAfterEOF(ctx context.Context, drained <-chan struct{}) bool {
+	c.mu.Lock()
+	for id := range c.listens {
+		c.inflight[id]()
+	}
+	if c.sess != nil {
+		c.sess.cancel()
+	}
+	c.mu.Unlock()
+	grace := time.NewTimer(eofGrace)
+	defer grace.Stop()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+	case <-grace.C:
+	case <-c.exit:
+	}
+	select {
+	case <-c.exit:
+		return true
+	default:
+		return false
+	}
 }
 
 // send implements outbound: it writes a message on the connection.

@@ -1,0 +1,245 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// MaxNameLen is the longest catalogue name: what the common LLM
+// function-calling APIs accept.
+const MaxNameLen = 64
+
+// Tool is a tool in the catalogue.
+type Tool struct {
+	// Name is the catalogue name ([Host.CallTool] takes it).
+	Name string
+	// Server is the name of the server that offers it.
+	Server string
+	// Tool is the tool as the server described it (Tool.Name is the
+	// server's own name for it).
+	Tool protocol.Tool
+}
+
+// Prompt is a prompt in the catalogue.
+type Prompt struct {
+	Name   string // catalogue name ([Host.GetPrompt] takes it)
+	Server string
+	Prompt protocol.Prompt
+}
+
+// Resource is a resource in the catalogue.
+type Resource struct {
+	Name     string // catalogue name, from the resource's name
+	Server   string
+	Resource protocol.Resource
+}
+
+// FunctionDeclaration is a tool as LLM function-calling APIs declare
+// functions: a name, a description and the JSON Schema of the
+// parameters.
+type FunctionDeclaration struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// emptyObjectSchema is the parameters of a tool without an input schema.
+var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// FunctionDeclaration returns t as a function declaration: its catalogue
+// name, its description (or title) and its input schema (an empty object
+// schema when it has none).
+func (t Tool) FunctionDeclaration() FunctionDeclaration {
+	d := FunctionDeclaration{Name: t.Name, Description: t.Tool.Description, Parameters: t.Tool.InputSchema}
+	if d.Description == "" {
+		d.Description = t.Tool.Title
+		if d.Description == "" && t.Tool.Annotations != nil {
+			d.Description = t.Tool.Annotations.Title
+		}
+	}
+	if s := strings.TrimSpace(string(d.Parameters)); s == "" || s == "null" || s == "{}" {
+		d.Parameters = emptyObjectSchema
+	}
+	return d
+}
+
+// catalogue is the merged view; rebuilt whole on every change, guarded by
+// Host.mu.
+type catalogue struct {
+	tools     []Tool
+	prompts   []Prompt
+	resources []Resource
+	toolIdx   map[string]int
+	promptIdx map[string]int
+}
+
+// publish replaces s's entries and rebuilds the catalogue.
+func (h *Host) publish(s *server, tools []protocol.Tool, prompts []protocol.Prompt, resources []protocol.Resource) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.tools, s.prompts, s.resources = tools, prompts, resources
+	h.rebuildLocked()
+	h.notifyLocked()
+}
+
+// drop removes s's entries (its connection ended).
+func (h *Host) drop(s *server) { h.publish(s, nil, nil, nil) }
+
+// rebuildLocked assigns every entry its catalogue name. Servers are taken
+// in name order and each server's entries in name order, so the names
+// depend only on what is listed; an entry whose name is taken gets a
+// suffix derived from its server and its own name.
+func (h *Host) rebuildLocked() {
+	var cat catalogue
+	cat.toolIdx, cat.promptIdx = map[string]int{}, map[string]int{}
+	usedRes := map[string]int{}
+	for _, s := range h.servers {
+		server := s.cfg.Name
+		for _, t := range sortedBy(s.tools, func(t protocol.Tool) string { return t.Name }) {
+			n := h.uniqueName(cat.toolIdx, server, t.Name)
+			cat.toolIdx[n] = len(cat.tools)
+			cat.tools = append(cat.tools, Tool{Name: n, Server: server, Tool: t})
+		}
+		for _, p := range sortedBy(s.prompts, func(p protocol.Prompt) string { return p.Name }) {
+			n := h.uniqueName(cat.promptIdx, server, p.Name)
+			cat.promptIdx[n] = len(cat.prompts)
+			cat.prompts = append(cat.prompts, Prompt{Name: n, Server: server, Prompt: p})
+		}
+		for _, r := range sortedBy(s.resources, func(r protocol.Resource) string { return r.Name + "\x00" + r.URI }) {
+			base := r.Name
+			if base == "" {
+				base = r.URI
+			}
+			n := h.uniqueName(usedRes, server, base)
+			usedRes[n] = len(cat.resources)
+			cat.resources = append(cat.resources, Resource{Name: n, Server: server, Resource: r})
+		}
+	}
+	h.cat = cat
+}
+
+func sortedBy[T any](items []T, key func(T) string) []T {
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(a, b T) int { return strings.Compare(key(a), key(b)) })
+	return out
+}
+
+// uniqueName returns the sanitized name of server's item, not yet in used.
+func (h *Host) uniqueName(used map[string]int, server, item string) string {
+	raw := server + "__" + item
+	if h.opts.Name != nil {
+		raw = h.opts.Name(server, item)
+	}
+	n := Sanitize(raw)
+	if _, taken := used[n]; !taken {
+		return n
+	}
+	sum := fnv.New32a()
+	sum.Write([]byte(server + "\x00" + item))
+	tag := fmt.Sprintf("%08x", sum.Sum32())
+	for i := 0; ; i++ {
+		suffix := "_" + tag
+		if i > 0 {
+			suffix += "_" + strconv.Itoa(i)
+		}
+		c := truncate(n, MaxNameLen-len(suffix)) + suffix
+		if _, taken := used[c]; !taken {
+			return c
+		}
+	}
+}
+
+// Sanitize turns s into a name LLM function-calling APIs accept: every
+// character other than ASCII letters, digits, "_" and "-" becomes "_", a name
+// that is empty or starts with a digit or "-" gets a leading "_", and a
+// name longer than [MaxNameLen] is cut and ends with a hash of the whole
+// name (so that long names stay distinct).
+func Sanitize(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			c = '_'
+		}
+		b = append(b, byte(c))
+	}
+	n := string(b)
+	if n == "" || n[0] == '-' || n[0] >= '0' && n[0] <= '9' {
+		n = "_" + n
+	}
+	if len(n) > MaxNameLen {
+		sum := fnv.New32a()
+		sum.Write([]byte(s))
+		suffix := fmt.Sprintf("_%08x", sum.Sum32())
+		n = n[:MaxNameLen-len(suffix)] + suffix
+	}
+	return n
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// Tools returns the catalogue's tools: servers in name order, each
+// server's tools in name order. Names are unique; they stay the same
+// while the set of listed entries stays the same.
+func (h *Host) Tools() []Tool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.cat.tools)
+}
+
+// Tool returns the tool with catalogue name name.
+func (h *Host) Tool(name string) (Tool, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i, ok := h.cat.toolIdx[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return h.cat.tools[i], true
+}
+
+// Prompts returns the catalogue's prompts, ordered as [Host.Tools].
+func (h *Host) Prompts() []Prompt {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.cat.prompts)
+}
+
+// Prompt returns the prompt with catalogue name name.
+func (h *Host) Prompt(name string) (Prompt, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i, ok := h.cat.promptIdx[name]
+	if !ok {
+		return Prompt{}, false
+	}
+	return h.cat.prompts[i], true
+}
+
+// Resources returns the catalogue's resources, ordered as [Host.Tools].
+func (h *Host) Resources() []Resource {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.cat.resources)
+}
+
+// FunctionDeclarations returns every tool of the catalogue as a
+// [FunctionDeclaration], ready for an LLM function-calling API.
+func (h *Host) FunctionDeclarations() []FunctionDeclaration {
+	tools := h.Tools()
+	out := make([]FunctionDeclaration, len(tools))
+	for i, t := range tools {
+		out[i] = t.FunctionDeclaration()
+	}
+	return out
+}

@@ -1,0 +1,37 @@
+package host_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// testserverBin is the project's test server (internal/testserver/cmd/
+// testserver), built once by TestMain.
+var testserverBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "conduit-host-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
+	testserverBin = filepath.Join(dir, "testserver"+exe)
+	cmd := exec.Command("go", "build", "-o", testserverBin, "../internal/testserver/cmd/testserver")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the test server: %v\n", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
+}
