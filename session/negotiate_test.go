@@ -95,15 +95,9 @@ func TestNegotiationVerdicts(t *testing.T) {
 			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
 		},
 		{
-			name: "auto/legacy-invalid-params",
-			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
-				if r.Method == protocol.MethodDiscover {
-					p.replyErr(r, jsonrpc.CodeInvalidParams, "expected initialize", nil)
-					return
-				}
-				legacyServer(p, r)
-			})},
-			era: negotiation.EraLegacy, version: protocol.Version20251125,
+			name:    "auto/legacy-invalid-params",
+			servers: []func(*peer, jsonrpc.Message){refusing(protocol.MethodDiscover, jsonrpc.CodeInvalidParams, "expected initialize", legacyServer)},
+			era:     negotiation.EraLegacy, version: protocol.Version20251125,
 			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
 		},
 		{
@@ -312,16 +306,10 @@ func TestNegotiationVerdicts(t *testing.T) {
 		{
 			// The engine verifies a hint that fails the negotiation: it
 			// probes once, on a new connection.
-			name: "hint/legacy-failed-initialize-probes-afresh",
-			cfg:  Config{EraHint: negotiation.EraLegacy},
-			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
-				if r.Method == protocol.MethodInitialize {
-					p.replyErr(r, jsonrpc.CodeMethodNotFound, "initialize is not supported", nil)
-					return
-				}
-				modernServer(p, r)
-			})},
-			era: negotiation.EraModern, version: protocol.Version20260728,
+			name:    "hint/legacy-failed-initialize-probes-afresh",
+			cfg:     Config{EraHint: negotiation.EraLegacy},
+			servers: []func(*peer, jsonrpc.Message){refusing(protocol.MethodInitialize, jsonrpc.CodeMethodNotFound, "initialize is not supported", modernServer)},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
 			methods: [][]string{{"initialize"}, {"server/discover"}},
 		},
 		{
@@ -547,4 +535,16 @@ func silentFirstProbe(h func(p *peer, m jsonrpc.Message)) func(p *peer, m jsonrp
 		}
 		h(p, m)
 	}
+}
+
+// refusing answers method with the JSON-RPC error code and serves
+// everything else with next.
+func refusing(method string, code int64, msg string, next func(p *peer, m jsonrpc.Message)) func(p *peer, m jsonrpc.Message) {
+	return reqHandler(func(p *peer, r *jsonrpc.Request) {
+		if r.Method == method {
+			p.replyErr(r, code, msg, nil)
+			return
+		}
+		next(p, r)
+	})
 }
