@@ -548,3 +548,29 @@ func refusing(method string, code int64, msg string, next func(p *peer, m jsonrp
 		next(p, r)
 	})
 }
+
+// TestHintFailedReported: a hint that fails the negotiation is reported
+// (HintFailed, a "hint" step in the trace) after the engine's fresh probe;
+// a hint that holds is not.
+func TestHintFailedReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(refusing(protocol.MethodInitialize, jsonrpc.CodeMethodNotFound, "no initialize here", modernServer))
+		s, err := connect(t, tr, Config{EraHint: negotiation.EraLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.HintFailed() || s.Era() != negotiation.EraModern {
+			t.Errorf("HintFailed, Era = %v, %v; want true, modern", s.HintFailed(), s.Era())
+		}
+		if !slices.ContainsFunc(s.Trace(), func(st TraceStep) bool { return st.Step == "hint" && st.Verdict == "re-probe" }) {
+			t.Errorf("trace %+v has no re-probe step for the failed hint", s.Trace())
+		}
+		ok, err := connect(t, newScripted(legacyServer), Config{EraHint: negotiation.EraLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok.HintFailed() {
+			t.Error("HintFailed after a hint that held")
+		}
+	})
+}
