@@ -17,7 +17,8 @@ import (
 
 // driver runs the negotiation steps: on Connect's goroutine at first, on a
 // healer goroutine after a lost connection. It does the blocking I/O; the
-// loop keeps the state, which the driver changes through runOnLoop.
+// loop keeps the state, which the driver changes by asking it with typed
+// events (evEnter, evInstall, evReady).
 //
 // The steps never call each other: each returns the step to run next, and
 // run is the only place that sequences them (DESIGN.md, "The connection
@@ -109,7 +110,7 @@ func (d *driver) step(st TraceStep) {
 }
 
 func (d *driver) setState(st State) error {
-	return d.s.runOnLoop(func() { d.s.setState(st) })
+	return d.s.ask(event{kind: evEnter, st: st})
 }
 
 // initial is the first step of the configured mode.
@@ -428,5 +429,5 @@ func (d *driver) finishModern(version string, disc *negotiation.DiscoverResult, 
 		n.serverInfo = disc.ServerInfo
 		n.instructions = disc.Instructions
 	}
-	return s.runOnLoop(func() { s.becomeReady(n, StateModern) })
+	return s.ask(event{kind: evReady, neg: n, st: StateModern})
 }

@@ -156,7 +156,7 @@ func (d *driver) finishLegacy(ctx context.Context, ref *connRef, pvs transport.P
 		serverCaps: res.Capabilities, serverInfo: &res.ServerInfo, instructions: res.Instructions,
 		kind: ref.kind, trace: d.trace, transport: d.t,
 	}
-	return s.runOnLoop(func() { s.becomeReady(n, StateLegacy) })
+	return s.ask(event{kind: evReady, neg: n, st: StateLegacy})
 }
 
 // reconnect closes the current connection and connects the transport in
@@ -183,7 +183,7 @@ func (d *driver) switchTransport(ctx context.Context, t transport.Transport) err
 	}
 	d.step(st)
 	d.t = t
-	if err := s.runOnLoop(func() { s.install(conn) }); err != nil {
+	if err := s.ask(event{kind: evInstall, conn: conn}); err != nil {
 		conn.Close()
 		return err
 	}

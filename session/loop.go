@@ -39,9 +39,13 @@ const (
 	evAbandon                       // call: the caller gave up; cancel: tell the server
 	evRead                          // ref, msg: a message from the reader
 	evReadErr                       // ref, err: a read error
-	evFunc                          // fn: run on the loop
 	evServed                        // id: a legacy server request finished
 	evHeal                          // ref, err: a caller saw the connection or session lost; reprobe: the era hint failed
+	evEnter                         // st: the negotiation driver enters a state (probing, initializing)
+	evInstall                       // conn: the driver connected; make conn the current connection
+	evReady                         // neg, st: the negotiation finished; pin the era and release the waiting calls
+	evFail                          // err: the re-negotiation failed; the session fails
+	evRestored                      // the legacy subscriptions were re-sent; tell the dispatcher
 )
 
 // event is one message to the loop. It is passed by value so that posting
@@ -52,8 +56,11 @@ type event struct {
 	ref     *connRef
 	msg     jsonrpc.Message
 	err     error
-	fn      func()
 	id      jsonrpc.ID
+	st      State
+	neg     *negState
+	conn    transport.Conn
+	done    chan struct{} // closed by the loop once it handled the event (see ask)
 	cancel  bool
 	reprobe bool
 	reason  string
@@ -78,19 +85,19 @@ func (s *Session) postHeal(ref *connRef, err error, reprobe bool) {
 	s.post(event{kind: evHeal, ref: ref, err: err, reprobe: reprobe})
 }
 
-// runOnLoop runs fn on the loop goroutine and waits for it. It returns
-// ErrClosed if the loop has ended.
-func (s *Session) runOnLoop(fn func()) error {
-	done := make(chan struct{})
-	if !s.post(event{kind: evFunc, fn: func() { fn(); close(done) }}) {
+// ask posts ev and waits until the loop has handled it. It returns
+// ErrClosed if the loop has ended first.
+func (s *Session) ask(ev event) error {
+	ev.done = make(chan struct{})
+	if !s.post(ev) {
 		return ErrClosed
 	}
 	select {
-	case <-done:
+	case <-ev.done:
 		return nil
 	case <-s.loopDone:
 		select {
-		case <-done:
+		case <-ev.done:
 			return nil
 		default:
 			return ErrClosed
@@ -145,8 +152,6 @@ func (s *Session) handle(ev event) {
 		s.route(ev.ref, ev.msg)
 	case evReadErr:
 		s.readErr(ev.ref, ev.err)
-	case evFunc:
-		ev.fn()
 	case evServed:
 		if cancel, ok := lp.serving[ev.id]; ok {
 			cancel()
@@ -156,8 +161,21 @@ func (s *Session) handle(ev event) {
 		if ev.ref == lp.ref {
 			s.startHeal(ev.ref, ev.err, ev.reprobe)
 		}
+	case evEnter:
+		s.setState(ev.st)
+	case evInstall:
+		s.install(ev.conn)
+	case evReady:
+		s.becomeReady(ev.neg, ev.st)
+	case evFail:
+		s.failSession(ev.err)
+	case evRestored:
+		s.enqueue(dispatchItem{restored: true})
 	default:
 		panic("session: unknown loop event")
+	}
+	if ev.done != nil {
+		close(ev.done)
 	}
 }
 

@@ -23,7 +23,7 @@ func (s *Session) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.runOnLoop(func() { s.install(conn) }); err != nil {
+	if err := s.ask(event{kind: evInstall, conn: conn}); err != nil {
 		conn.Close()
 		return err
 	}
@@ -110,7 +110,7 @@ func (s *Session) heal(prev *negState, cause error, reprobe bool) {
 	if err != nil {
 		s.log.Warn("session could not be restored", "err", err)
 		lost := &ConnectionLostError{Err: &NegotiationError{Mode: s.cfg.Mode, Trace: d.trace, Err: err}}
-		s.runOnLoop(func() { s.failSession(lost) })
+		s.ask(event{kind: evFail, err: lost})
 	}
 }
 

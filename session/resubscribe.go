@@ -71,5 +71,5 @@ func (s *Session) restore() {
 			s.log.Warn("re-subscribing after re-initialization failed", "uri", u, "err", err)
 		}
 	}
-	s.post(event{kind: evFunc, fn: func() { s.enqueue(dispatchItem{restored: true}) }})
+	s.post(event{kind: evRestored})
 }
