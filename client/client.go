@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -95,37 +96,26 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 		cfg:       cfg,
 		key:       key,
 		eraKey:    eraKey,
-		listeners: handler.Detect(cfg.handler),
+		listeners: scfg.Handler,
 		closed:    make(chan struct{}),
 	}
 	if k, ok := t.(transport.Kinder); ok {
 		c.kind = k.Kind()
 	}
-	if cfg.messageLog != nil {
-		tp := &tap{log: cfg.messageLog}
-		t = &tapTransport{inner: t, tap: tp}
-		if fallback != nil {
-			fallback = &tapTransport{inner: fallback, tap: tp}
-		}
-	}
+	scfg.Tap = sessionTap(cfg.messageLog)
 	scfg.Fallback = fallback
 	scfg.OnNotification = c.onNotification
+	scfg.OnRestored = c.onRestored
 
-	var hinted bool
-	if cfg.eraCache != nil && eraKey != "" && cfg.protocol == Auto {
-		if rec, ok := cfg.eraCache.LoadEra(eraKey); ok && rec.Era != negotiation.EraUnknown {
-			scfg.EraHint, scfg.VersionHint = rec.Era, rec.Version
-			hinted = true
-		}
-	}
+	hint, discExpires := c.eraHint()
+	hinted := hint.Era != negotiation.EraUnknown
+	scfg.EraHint, scfg.VersionHint, scfg.DiscoverHint = hint.Era, hint.Version, hint.disc
 	sess, err := session.Connect(ctx, t, scfg)
-	if err != nil && hinted && ctx.Err() == nil {
-		// The remembered verdict may be what failed: forget it and negotiate
-		// from scratch once.
+	if hinted && (err != nil && ctx.Err() == nil || sess != nil && sess.HintFailed()) {
+		// The engine verified the remembered verdict and found it wrong
+		// (it then probed): forget it.
 		cfg.eraCache.DeleteEra(eraKey)
-		scfg.EraHint, scfg.VersionHint = negotiation.EraUnknown, ""
-		cfg.logger.Debug("conduit: era cache hint failed; re-probing", "server", eraKey, "err", err)
-		sess, err = session.Connect(ctx, t, scfg)
+		hinted = false
 	}
 	if err != nil {
 		return nil, err
@@ -135,12 +125,48 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	if k := sess.TransportKind(); k != "" {
 		c.kind = k
 	}
-	c.seedDiscover(ctx)
+	if hinted && hint.disc != nil {
+		// The cached discover result keeps its own expiry.
+		c.discMu.Lock()
+		c.disc = &discoverEntry{res: hint.disc, expires: discExpires}
+		c.discMu.Unlock()
+	} else {
+		c.seedDiscover(ctx)
+	}
 	c.rememberEra()
 	c.autoListen(ctx)
-	c.wg.Add(1)
-	go c.resubscribeLoop(sess.Reconnected())
 	return c, nil
+}
+
+// eraHintRec is the verdict an era cache record offers a connection.
+type eraHintRec struct {
+	Era     negotiation.Era
+	Version string
+	disc    *negotiation.DiscoverResult
+}
+
+// eraHint reads the era cache: a legacy record as it is, a modern one only
+// while its server/discover result is fresh (so that a zero-RTT reconnect
+// knows the server's info, instructions and capabilities); a stale or
+// incomplete modern record gives no hint, and the probe discovers again.
+func (c *Client) eraHint() (eraHintRec, time.Time) {
+	cfg := &c.cfg
+	if cfg.eraCache == nil || c.eraKey == "" || cfg.protocol != Auto {
+		return eraHintRec{}, time.Time{}
+	}
+	rec, ok := cfg.eraCache.LoadEra(c.eraKey)
+	if !ok {
+		return eraHintRec{}, time.Time{}
+	}
+	switch rec.Era {
+	case negotiation.EraLegacy:
+		return eraHintRec{Era: rec.Era, Version: rec.Version}, time.Time{}
+	case negotiation.EraModern:
+		if d, expires := rec.freshDiscover(cfg.now()); d != nil {
+			return eraHintRec{Era: rec.Era, Version: rec.Version, disc: d}, expires
+		}
+	}
+	return eraHintRec{}, time.Time{}
 }
 
 // rememberEra records the current verdict in the era cache. It runs after
@@ -159,9 +185,24 @@ func (c *Client) rememberEra() {
 		}
 		return
 	}
-	if era := c.sess.Era(); era != negotiation.EraUnknown {
-		c.cfg.eraCache.StoreEra(c.eraKey, EraRecord{Era: era, Version: c.sess.ProtocolVersion()})
+	era := c.sess.Era()
+	if era == negotiation.EraUnknown {
+		return
 	}
+	rec := EraRecord{Era: era, Version: c.sess.ProtocolVersion()}
+	if era == negotiation.EraModern {
+		c.discMu.Lock()
+		d := c.disc
+		c.discMu.Unlock()
+		if d == nil || len(d.res.Raw) == 0 {
+			// Without the server's description a cached verdict would
+			// make a reconnect that knows nothing of the server.
+			return
+		}
+		rec.Discover = string(d.res.Raw)
+		rec.DiscoveredAt = d.expires.Add(-msTTL(d.res.TTLMs)).Round(0).UTC()
+	}
+	c.cfg.eraCache.StoreEra(c.eraKey, rec)
 }
 
 func isClosing(ch <-chan struct{}) bool {
@@ -175,11 +216,16 @@ func isClosing(ch <-chan struct{}) bool {
 
 // sessionConfig translates the client options into a session.Config.
 func sessionConfig(cfg *config) (session.Config, error) {
-	if err := handler.Check(cfg.handler); err != nil {
-		return session.Config{}, err
+	set := detectHandler(cfg.handler)
+	if cfg.handler != nil && set == (handler.Set{}) {
+		// A handler that serves nothing: handler.Check says why (it looks
+		// again, on this failing path only).
+		if err := handler.Check(cfg.handler); err != nil {
+			return session.Config{}, err
+		}
 	}
 	s := session.Config{
-		Handler:           wrapHandler(cfg.handler),
+		Handler:           set,
 		ClientInfo:        cfg.clientInfo,
 		ProbeTimeout:      cfg.probeTimeout,
 		RequestTimeout:    cfg.requestTimeout,
@@ -228,11 +274,23 @@ func knownVersion(v string) bool {
 	return false
 }
 
+// detectHandler detects the interfaces of the user's handler, once per
+// client; the set goes to the session, which serves and notifies through
+// it. A form-mode Elicitor is wrapped to validate its answers (see
+// validatingElicitor); the advertised capabilities stay those of h.
+func detectHandler(h any) handler.Set {
+	set := handler.Detect(h)
+	if set.Elicitor != nil {
+		set.Elicitor = &validatingElicitor{inner: set.Elicitor, next: h}
+	}
+	return set
+}
+
 // onNotification is the session's OnNotification: it runs on the
-// session's dispatcher goroutine, in arrival order. It invalidates caches,
-// feeds legacy subscriptions (without blocking) and then calls the user's
-// listener interfaces.
-func (c *Client) onNotification(ctx context.Context, n *jsonrpc.Request) {
+// session's dispatcher goroutine, in arrival order, just before the
+// session calls the handler's listeners. It invalidates caches and feeds
+// legacy subscriptions (without blocking).
+func (c *Client) onNotification(_ context.Context, n *jsonrpc.Request) {
 	c.invalidate(n.Method, n.Params)
 	c.subsMu.Lock()
 	for s := range c.subs {
@@ -241,42 +299,6 @@ func (c *Client) onNotification(ctx context.Context, n *jsonrpc.Request) {
 		}
 	}
 	c.subsMu.Unlock()
-	c.dispatchListeners(ctx, n)
-}
-
-// dispatchListeners calls the user's listener interfaces for n.
-func (c *Client) dispatchListeners(ctx context.Context, n *jsonrpc.Request) {
-	l := &c.listeners
-	switch n.Method {
-	case protocol.NotificationMessage:
-		if l.LogListener != nil {
-			var p protocol.LoggingMessageParams
-			if json.Unmarshal(n.Params, &p) == nil {
-				l.LogListener.OnLog(ctx, &p)
-			}
-		}
-	case protocol.NotificationToolsListChanged:
-		if l.ToolsChanged != nil {
-			l.ToolsChanged.OnToolsChanged(ctx)
-		}
-	case protocol.NotificationPromptsListChanged:
-		if l.PromptsChanged != nil {
-			l.PromptsChanged.OnPromptsChanged(ctx)
-		}
-	case protocol.NotificationResourcesListChanged:
-		if l.ResourcesChanged != nil {
-			l.ResourcesChanged.OnResourcesChanged(ctx)
-		}
-	case protocol.NotificationResourcesUpdated:
-		if l.ResourceUpdated != nil {
-			var p protocol.ResourceUpdatedParams
-			if json.Unmarshal(n.Params, &p) == nil {
-				l.ResourceUpdated.OnResourceUpdated(ctx, p.URI)
-			}
-		}
-	default:
-		c.cfg.logger.Debug("conduit: unhandled notification", "method", n.Method)
-	}
 }
 
 // Close ends every subscription and the connection, and waits for every
@@ -381,8 +403,17 @@ func decode(method string, raw json.RawMessage, v any) error {
 // require refuses a call when strict capabilities are on and have is
 // false.
 func (c *Client) require(method, capability string, have bool) error {
-	if c.cfg.strict && !have {
+	if c.cfg.strict && !have && c.serverKnown() {
 		return capabilityError(method, capability)
 	}
 	return nil
+}
+
+// serverKnown reports whether the server's capabilities are known: from
+// initialize, or from a server/discover result. A connection negotiated
+// from a cached hint without one (not made by this package's era cache,
+// which keeps the discover result) does not know them, and strict
+// capabilities then refuse nothing.
+func (c *Client) serverKnown() bool {
+	return !c.isModern() || c.freshDiscover() != nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -77,12 +78,14 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	return c, nil
 }
 
+// isLegacyPin reports whether p pins a legacy-era version; which era a
+// version belongs to is negotiation's decision.
 func isLegacyPin(p Protocol) bool {
 	switch p {
 	case Auto, Modern, Legacy:
 		return false
 	}
-	return strings.Compare(string(p), "2026-07-28") < 0
+	return negotiation.EraOf(string(p)) == negotiation.EraLegacy
 }
 
 // bearerClient returns a copy of hc (or of a default client) whose

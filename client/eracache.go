@@ -8,17 +8,45 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/conduitmcp/conduit/negotiation"
 )
 
 // EraRecord is what an [EraCache] remembers about one server: the era and
-// protocol version the last successful negotiation settled on.
+// protocol version the last successful negotiation settled on and, for a
+// modern server, its server/discover result, so that a reconnect that
+// skips the probe knows the server as well as a full one does.
 type EraRecord struct {
 	// Era is negotiation.EraModern or negotiation.EraLegacy.
 	Era negotiation.Era `json:"era"`
 	// Version is the negotiated protocol version.
 	Version string `json:"version"`
+	// Discover is the server/discover result of a modern server, as the
+	// JSON text the server sent; "" for a legacy one. A reconnect takes
+	// the cached modern verdict only while Discover is fresh (DiscoveredAt
+	// plus its ttlMs) and probes (discovers) again once it is stale or
+	// absent.
+	Discover string `json:"discover,omitempty"`
+	// DiscoveredAt is when Discover was received.
+	DiscoveredAt time.Time `json:"discoveredAt,omitzero"`
+}
+
+// freshDiscover returns the record's discover result when it is still
+// fresh at now, else nil.
+func (rec EraRecord) freshDiscover(now time.Time) (*negotiation.DiscoverResult, time.Time) {
+	if rec.Era != negotiation.EraModern || rec.Discover == "" {
+		return nil, time.Time{}
+	}
+	res, err := negotiation.ParseDiscoverResult(json.RawMessage(rec.Discover))
+	if err != nil {
+		return nil, time.Time{}
+	}
+	expires := rec.DiscoveredAt.Add(msTTL(res.TTLMs))
+	if !now.Before(expires) {
+		return nil, time.Time{}
+	}
+	return res, expires
 }
 
 // EraCache remembers negotiation verdicts per server, so a reconnect can

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/conduitmcp/conduit/internal/route"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/session"
@@ -130,6 +131,9 @@ type Subscription struct {
 	ctx     context.Context    // for re-listen calls; detached from Subscribe's ctx, cancelled by stop
 	cancel  context.CancelFunc // cancels ctx
 	done    chan struct{}      // closed when the subscription ended (after events)
+	// unwatch stops watching Subscribe's ctx (see Client.Subscribe);
+	// written before the subscription's goroutine starts.
+	unwatch func() bool
 
 	mu      sync.Mutex       // guards ack and err
 	ack     SubscribeOptions // guarded by mu
@@ -238,19 +242,22 @@ func (s *Subscription) finish(err error) {
 	s.c.subsMu.Lock()
 	delete(s.c.subs, s)
 	s.c.subsMu.Unlock()
+	if s.unwatch != nil {
+		s.unwatch()
+	}
 	close(s.done)
 }
 
 // eventOf maps a change notification to an event, or false.
 func eventOf(n *jsonrpc.Request) (Event, bool) {
-	switch n.Method {
-	case protocol.NotificationToolsListChanged:
+	switch route.Of(n.Method) {
+	case route.ToolsChanged:
 		return Event{Kind: EventToolsListChanged}, true
-	case protocol.NotificationPromptsListChanged:
+	case route.PromptsChanged:
 		return Event{Kind: EventPromptsListChanged}, true
-	case protocol.NotificationResourcesListChanged:
+	case route.ResourcesChanged:
 		return Event{Kind: EventResourcesListChanged}, true
-	case protocol.NotificationResourcesUpdated:
+	case route.ResourceUpdated:
 		var p protocol.ResourceUpdatedParams
 		if json.Unmarshal(n.Params, &p) != nil || p.URI == "" {
 			return Event{}, false
@@ -304,6 +311,11 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // for each URI (a URI the server refuses is left out of Acknowledged and
 // logged) and the session's list_changed notifications.
 //
+// The subscription lives until [Subscription.Close], [Client.Close], or
+// the end of ctx, which ends it as Close does (Events is closed, Err
+// returns nil); pass a context that outlives the subscription (for
+// instance context.WithoutCancel(ctx)) to keep it past the caller.
+//
 // Errors: a [*Error] of kind [KindUnsupported] under [WithStrictCapabilities]; the
 // listen request's errors; [ErrClosed]; ctx.Err().
 func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
@@ -339,8 +351,12 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	// The subscription outlives the Subscribe call: its context is
 	// detached from ctx and cancelled by stop.
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	// Cancelling ctx ends the subscription. The watch is armed before the
+	// subscription's goroutine starts, so that finish always sees it.
+	s.unwatch = context.AfterFunc(ctx, s.stop)
 	if s.legacy {
 		if err := c.subscribeLegacy(ctx, s, caps); err != nil {
+			s.unwatch()
 			s.cancel()
 			return nil, c.fail("subscribe", err)
 		}
@@ -348,6 +364,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 	}
 	stream, ack, err := c.listen(ctx, opts)
 	if err != nil {
+		s.unwatch()
 		s.cancel()
 		return nil, c.fail(protocol.MethodSubscriptionsListen, err)
 	}
@@ -356,6 +373,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 		c.cfg.logger.Info("conduit: server does not honour part of the subscription", "missing", missing)
 	}
 	if !c.register(s) {
+		s.unwatch()
 		stream.Close()
 		s.cancel()
 		return nil, c.fail("subscribe", ErrClosed)
@@ -546,6 +564,7 @@ func (c *Client) subscribeLegacy(ctx context.Context, s *Subscription, caps prot
 			c.cfg.logger.Warn("conduit: resources/subscribe refused", "uri", u, "err", err)
 			continue
 		}
+		c.sess.TrackSubscription(u, true)
 		ack.Resources = append(ack.Resources, u)
 	}
 	s.ack = ack
@@ -578,6 +597,7 @@ func (c *Client) unsubscribeLegacy(uris []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
 	defer cancel()
 	for _, u := range uris {
+		c.sess.TrackSubscription(u, false)
 		if _, err := c.call(ctx, protocol.MethodResourcesUnsubscribe, &protocol.UnsubscribeParams{URI: u}, nil); err != nil {
 			c.cfg.logger.Debug("conduit: resources/unsubscribe failed", "uri", u, "err", err)
 		}
@@ -601,7 +621,8 @@ func (c *Client) autoListen(ctx context.Context) {
 	if !c.isModern() || (!opts.ToolsListChanged && !opts.PromptsListChanged && !opts.ResourcesListChanged) {
 		return
 	}
-	sub, err := c.Subscribe(ctx, opts)
+	// The subscription lives as long as the client, not Connect's ctx.
+	sub, err := c.Subscribe(context.WithoutCancel(ctx), opts)
 	if err != nil {
 		c.cfg.logger.Warn("conduit: cannot listen for the handler's change listeners", "err", err)
 		return
@@ -633,69 +654,18 @@ func (c *Client) autoListen(ctx context.Context) {
 	}()
 }
 
-// resubscribeTimeout bounds the resources/subscribe calls that restore
-// legacy subscriptions after a re-initialization.
-const resubscribeTimeout = 30 * time.Second
-
-// resubscribeLoop runs for the life of the client: whenever the session
-// re-negotiated (a legacy HTTP session expired, a stdio server was
-// respawned; see [session.Session.Reconnected]), the server has forgotten
-// the resources/subscribe calls of the old session, so they are re-sent
-// for every live legacy subscription, which then gets an [EventResync]
-// (updates may have been missed meanwhile). reconnected is the session's
-// channel taken at Connect; the next one is taken before re-subscribing,
-// so that a re-negotiation during the re-subscription is not missed.
-// Modern subscriptions are listen streams, which the subscription re-opens
-// itself.
-func (c *Client) resubscribeLoop(reconnected <-chan struct{}) {
-	defer c.wg.Done()
-	for {
-		select {
-		case <-c.closed:
-			return
-		case <-c.sess.Done():
-			return
-		case <-reconnected:
-		}
-		reconnected = c.sess.Reconnected()
-		c.resubscribe()
-	}
-}
-
-// resubscribe re-sends resources/subscribe for the URIs the live legacy
-// subscriptions hold, then tells each subscription to resync.
-func (c *Client) resubscribe() {
+// onRestored is the session's OnRestored: after a legacy re-negotiation
+// the engine has re-sent the tracked resources/subscribe calls; every live
+// legacy subscription gets an [EventResync] (updates may have been missed
+// meanwhile). It runs on the session's dispatcher goroutine and never
+// blocks. Modern subscriptions are listen streams, which the subscription
+// re-opens itself.
+func (c *Client) onRestored(context.Context) {
 	c.subsMu.Lock()
-	var subs []*Subscription
+	defer c.subsMu.Unlock()
 	for s := range c.subs {
 		if s.legacy {
-			subs = append(subs, s)
+			s.send(Event{Kind: EventResync})
 		}
-	}
-	c.subsMu.Unlock()
-	if len(subs) == 0 {
-		return
-	}
-	var uris []string
-	for _, s := range subs {
-		for _, u := range s.Acknowledged().Resources {
-			if !slices.Contains(uris, u) {
-				uris = append(uris, u)
-			}
-		}
-	}
-	c.cfg.logger.Debug("conduit: session re-initialized; re-subscribing", "resources", uris)
-	ctx, cancel := context.WithTimeout(context.Background(), resubscribeTimeout)
-	defer cancel()
-	for _, u := range uris {
-		if _, err := c.call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil); err != nil {
-			if errors.Is(err, ErrClosed) {
-				return
-			}
-			c.cfg.logger.Warn("conduit: re-subscribing after re-initialization failed", "uri", u, "err", err)
-		}
-	}
-	for _, s := range subs {
-		s.send(Event{Kind: EventResync})
 	}
 }

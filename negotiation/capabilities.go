@@ -33,8 +33,13 @@ type CapabilityOptions struct {
 // A nil h, or one implementing none of them, gives the empty capabilities
 // ({}).
 func ClientCapabilities(h any, opts CapabilityOptions) protocol.ClientCapabilities {
+	return CapabilitiesOf(handler.Detect(h), opts)
+}
+
+// CapabilitiesOf is [ClientCapabilities] for a handler already detected
+// (a client detects its handler once and passes the set down).
+func CapabilitiesOf(set handler.Set, opts CapabilityOptions) protocol.ClientCapabilities {
 	var caps protocol.ClientCapabilities
-	set := handler.Detect(h)
 	if set.Sampler != nil {
 		caps.Sampling = &protocol.SamplingCapability{}
 		if opts.SamplingTools {

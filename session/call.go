@@ -151,6 +151,32 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 	return s.call(ctx, method, raw, &o)
 }
 
+// callState is what one call remembers across its attempts (replays,
+// retries, re-authorizations, a re-probe, MRTR rounds). The call's
+// options are passed beside it, not kept in it: escape analysis is
+// field-insensitive, and keeping them here would move every caller's
+// CallOptions to the heap.
+type callState struct {
+	method   string
+	raw      json.RawMessage // the params the caller gave
+	cur      json.RawMessage // the params of the next attempt (MRTR rounds add to raw)
+	rounds   int             // MRTR rounds so far
+	auths    int             // Authorize calls so far
+	replayed bool
+	reprobed bool
+	pace     *pacer
+	retry    *retrier
+}
+
+// afterAttempt is what a call does after an attempt.
+type afterAttempt uint8
+
+const (
+	nextDone   afterAttempt = iota // return the result or the error
+	nextResend                     // send the request again under a new id (s.again)
+	nextRound                      // send the next MRTR round (cs.cur) on the same call
+)
+
 func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -170,122 +196,149 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			s.putCall(c)
 		}
 	}()
-	cur := raw
-	rounds, auths := 0, 0
-	replayed, reprobed := false, false
-	var pace *pacer
-	var retry *retrier
+	cs := &callState{method: method, raw: raw, cur: raw}
 	for {
-		resp, err := s.attempt(ctx, c, cur, o, timeout)
+		var (
+			res  json.RawMessage
+			then afterAttempt
+		)
+		resp, err := s.attempt(ctx, c, cs.cur, o, timeout)
 		if err != nil {
-			if !reprobed && s.hintSuspect(c, nil, err) {
-				reprobed = true
-				if changed, perr := s.reprobe(ctx, c); perr != nil {
-					return nil, perr
-				} else if changed {
-					c = s.again(c)
-					continue
-				}
-				if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Response != nil && he.Response.Error != nil {
-					return nil, serverError(method, he.Response.Error)
-				}
-				return nil, err
-			}
-			if retry, aerr := s.authorize(ctx, method, err, &auths); aerr != nil {
-				return nil, aerr
-			} else if retry {
-				// The server refused the credentials (expired token,
-				// scope step-up, a new authorization server) and did not
-				// take the request: re-send it with the new ones.
-				c = s.again(c)
-				continue
-			}
-			if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, raw, o) {
-				// 408, 429, 5xx: the server did not take the request;
-				// retry with backoff (honouring Retry-After) within
-				// Config.Retry.
-				if retry == nil {
-					retry = newRetrier(s.cfg.Retry)
-				}
-				if wait, ok := retry.next(he.RetryAfter); ok {
-					s.log.Info("retrying a request", "method", method, "status", he.StatusCode, "wait", wait)
-					if err := s.sleep(ctx, wait); err != nil {
-						return nil, err
-					}
-					c = s.again(c)
-					continue
-				}
-			}
-			if !replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, raw, o) {
-				replayed = true
-				s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
-				c = s.again(c)
-				continue
-			}
-			return nil, err
+			then, err = s.failed(ctx, cs, o, c, err)
+		} else {
+			res, then, err = s.answered(ctx, cs, o, c, resp)
 		}
-		n := c.neg
-		if resp.Error != nil {
-			if !reprobed && s.hintSuspect(c, resp.Error, nil) {
-				reprobed = true
-				if changed, perr := s.reprobe(ctx, c); perr != nil {
-					return nil, perr
-				} else if changed {
-					c = s.again(c)
-					continue
-				}
-			}
-			return nil, serverError(method, resp.Error)
-		}
-		if n.era != negotiation.EraModern {
-			return resp.Result, nil
-		}
-		if n.hinted {
-			s.hintVerified.Store(true)
-		}
-		rt, err := resultType(resp.Result)
-		if err != nil {
-			return nil, &ProtocolError{Method: method, Reason: err.Error(), Err: ErrInvalidResponse}
-		}
-		switch rt {
-		case "", protocol.ResultTypeComplete:
-			return resp.Result, nil
-		case protocol.ResultTypeTask:
-			if o.AcceptTask && method == protocol.MethodToolsCall || method == protocol.MethodTasksGet {
-				// tasks/get: the extension's text says "complete", two of
-				// its examples say "task"; both are accepted
-				// (OPEN-QUESTIONS 38).
-				return resp.Result, nil
-			}
-			return nil, &ProtocolError{Method: method, Reason: `resultType "task" was not accepted for this request`, Err: ErrInvalidResponse}
-		case protocol.ResultTypeInputRequired:
-			if !mrtrMethod(method) {
-				return nil, &ProtocolError{Method: method, Reason: "input_required is not allowed for this method", Err: ErrInvalidResponse}
-			}
-			rounds++
-			if rounds > s.cfg.MaxInputRounds {
-				return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("more than %d rounds", s.cfg.MaxInputRounds), Err: ErrTooManyInputRounds}
-			}
-			next, stateOnly, err := s.inputRound(ctx, method, raw, resp.Result)
-			if err != nil {
-				return nil, err
-			}
-			if stateOnly {
-				if pace == nil {
-					pace = newPacer()
-				}
-				if err := pace.wait(ctx, s.closing); err != nil {
-					return nil, err
-				}
-			}
-			if o.OnInputRound != nil {
-				o.OnInputRound(rounds)
-			}
-			cur = next
-		default:
-			return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("unknown resultType %q", rt), Err: ErrInvalidResponse}
+		switch then {
+		case nextDone:
+			return res, err
+		case nextResend:
+			c = s.again(c)
 		}
 	}
+}
+
+// failed decides what a call does after an attempt failed with err: a
+// re-probe (an era hint contradicted), a re-authorization, a retry with
+// backoff (408, 429, 5xx), one replay after a lost connection, or the
+// error.
+func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *call, err error) (afterAttempt, error) {
+	method := cs.method
+	if !cs.reprobed && s.hintSuspect(c, nil, err) {
+		cs.reprobed = true
+		if changed, perr := s.reprobe(ctx, c); perr != nil {
+			return nextDone, perr
+		} else if changed {
+			return nextResend, nil
+		}
+		if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Response != nil && he.Response.Error != nil {
+			return nextDone, serverError(method, he.Response.Error)
+		}
+		return nextDone, err
+	}
+	if again, aerr := s.authorize(ctx, method, err, &cs.auths); aerr != nil {
+		return nextDone, aerr
+	} else if again {
+		// The server refused the credentials (expired token, scope
+		// step-up, a new authorization server) and did not take the
+		// request: re-send it with the new ones.
+		return nextResend, nil
+	}
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, cs.raw, o) {
+		// 408, 429, 5xx: the server did not take the request; retry with
+		// backoff (honouring Retry-After) within Config.Retry.
+		if cs.retry == nil {
+			cs.retry = newRetrier(s.cfg.Retry)
+		}
+		if wait, ok := cs.retry.next(he.RetryAfter); ok {
+			s.log.Info("retrying a request", "method", method, "status", he.StatusCode, "wait", wait)
+			if err := s.sleep(ctx, wait); err != nil {
+				return nextDone, err
+			}
+			return nextResend, nil
+		}
+	}
+	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, cs.raw, o) {
+		cs.replayed = true
+		s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
+		return nextResend, nil
+	}
+	return nextDone, err
+}
+
+// answered reads the server's answer to an attempt: a JSON-RPC error (or
+// a re-probe when it contradicts an era hint), a legacy result, or a
+// modern result by its resultType (complete, task, input_required).
+func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c *call, resp *jsonrpc.Response) (json.RawMessage, afterAttempt, error) {
+	method := cs.method
+	n := c.neg
+	if resp.Error != nil {
+		if !cs.reprobed && s.hintSuspect(c, resp.Error, nil) {
+			cs.reprobed = true
+			if changed, perr := s.reprobe(ctx, c); perr != nil {
+				return nil, nextDone, perr
+			} else if changed {
+				return nil, nextResend, nil
+			}
+		}
+		return nil, nextDone, serverError(method, resp.Error)
+	}
+	if n.era != negotiation.EraModern {
+		return resp.Result, nextDone, nil
+	}
+	if n.hinted {
+		s.hintVerified.Store(true)
+	}
+	rt, err := resultType(resp.Result)
+	if err != nil {
+		return nil, nextDone, &ProtocolError{Method: method, Reason: err.Error(), Err: ErrInvalidResponse}
+	}
+	switch rt {
+	case "", protocol.ResultTypeComplete:
+		return resp.Result, nextDone, nil
+	case protocol.ResultTypeTask:
+		if o.AcceptTask && method == protocol.MethodToolsCall || method == protocol.MethodTasksGet {
+			// tasks/get: the extension's text says "complete", two of its
+			// examples say "task"; both are accepted (OPEN-QUESTIONS 38).
+			return resp.Result, nextDone, nil
+		}
+		return nil, nextDone, &ProtocolError{Method: method, Reason: `resultType "task" was not accepted for this request`, Err: ErrInvalidResponse}
+	case protocol.ResultTypeInputRequired:
+		if err := s.nextRound(ctx, cs, o, resp.Result); err != nil {
+			return nil, nextDone, err
+		}
+		return nil, nextRound, nil
+	}
+	return nil, nextDone, &ProtocolError{Method: method, Reason: fmt.Sprintf("unknown resultType %q", rt), Err: ErrInvalidResponse}
+}
+
+// nextRound fulfils one MRTR round (spec 2026-07-28: multi-round-trip
+// requests) and sets the params of the retry in cs.cur.
+func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, result json.RawMessage) error {
+	method := cs.method
+	if !mrtrMethod(method) {
+		return &ProtocolError{Method: method, Reason: "input_required is not allowed for this method", Err: ErrInvalidResponse}
+	}
+	cs.rounds++
+	if cs.rounds > s.cfg.MaxInputRounds {
+		return &ProtocolError{Method: method, Reason: fmt.Sprintf("more than %d rounds", s.cfg.MaxInputRounds), Err: ErrTooManyInputRounds}
+	}
+	next, stateOnly, err := s.inputRound(ctx, method, cs.raw, result)
+	if err != nil {
+		return err
+	}
+	if stateOnly {
+		if cs.pace == nil {
+			cs.pace = newPacer()
+		}
+		if err := cs.pace.wait(ctx, s.closing); err != nil {
+			return err
+		}
+	}
+	if o.OnInputRound != nil {
+		o.OnInputRound(cs.rounds)
+	}
+	cs.cur = next
+	return nil
 }
 
 // authorize handles an HTTP 401 or 403 answer to a request: it calls
@@ -357,42 +410,17 @@ func (s *Session) mayReplay(method string, params json.RawMessage, o *CallOption
 // response.
 func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, o *CallOptions, timeout time.Duration) (*jsonrpc.Response, error) {
 	c.settled = false
-	var r callResult
-	var err error
-	if !s.pending.tryRegister(c) {
-		// Not ready (negotiating, reconnecting, failed or closed): the
-		// loop holds the call until it may be sent, or fails it.
-		if !s.post(event{kind: evRegister, call: c}) {
-			return nil, ErrClosed
-		}
-		// The timeout also bounds waiting for the session to be ready (a
-		// reconnection in progress).
-		r, err = s.await(ctx, c, timeout, 0, false)
-		if err != nil {
-			return nil, err
-		}
-		if r.err != nil {
-			c.settled = true
-			return nil, r.err
-		}
-	}
-	req, err := s.buildRequest(c, params, o.LogLevel)
+	werr, err := s.send(ctx, c, &sendSpec{params: params, level: o.LogLevel, headers: o.Headers, wait: timeout})
 	if err != nil {
-		s.post(event{kind: evAbandon, call: c})
 		return nil, err
 	}
-	wctx := ctx
-	if len(o.Headers) > 0 {
-		wctx = transport.WithRequestHeaders(ctx, o.Headers)
-	}
-	if err := c.ref.conn.Write(wctx, req); err != nil {
-		s.post(event{kind: evAbandon, call: c})
+	if werr != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, werr
 		}
-		return s.writeFailed(c, err)
+		return s.writeFailed(c, werr)
 	}
-	r, err = s.await(ctx, c, timeout, s.cfg.MaxRequestTimeout, true)
+	r, err := s.await(ctx, c, timeout, s.cfg.MaxRequestTimeout, true)
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +483,7 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 		s.postHeal(c.ref, err, false)
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
 	}
-	if _, ok := errors.AsType[*transport.NetworkError](err); ok && probeKind(c.ref.kind) == negotiation.TransportStdio {
+	if _, ok := errors.AsType[*transport.NetworkError](err); ok && !perRequest(c.ref.kind) {
 		// A stream connection (WebSocket) that broke under the write.
 		s.postHeal(c.ref, err, false)
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
@@ -530,7 +558,7 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 		return
 	}
 	sc, canStream := ref.conn.(transport.StreamCanceler)
-	n := s.neg.Load()
+	n := s.pub.Load().neg
 	if n != nil && n.era == negotiation.EraModern && canStream && ref.kind == transport.KindHTTP {
 		sc.CancelStream(jsonrpc.Int64ID(id))
 		return
@@ -551,7 +579,7 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.lifeCtx, CancelNotifyTimeout)
 		defer cancel()
-		if err := ref.conn.Write(ctx, note); err != nil {
+		if err := s.write(ctx, ref, note); err != nil {
 			s.log.Debug("sending notifications/cancelled", "id", id, "err", err)
 		}
 	}()
@@ -576,11 +604,11 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 			return s.Err()
 		default:
 		}
-		ref := s.cur.Load()
+		ref := s.pub.Load().ref
 		if ref == nil {
 			return ErrClosed
 		}
-		err := ref.conn.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
+		err := s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: raw})
 		if err == nil {
 			return nil
 		}
@@ -592,4 +620,12 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 			return err
 		}
 	}
+}
+
+// perRequest reports whether a network error on a connection of this kind
+// concerns one request only (Streamable HTTP and HTTP+SSE POSTs), rather
+// than the whole connection (stdio, WebSocket, memory). This is not the
+// probe classifier's class (see probeClass).
+func perRequest(kind string) bool {
+	return kind == transport.KindHTTP || kind == transport.KindSSE
 }

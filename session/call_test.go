@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
@@ -90,7 +91,7 @@ func TestModernRequestMeta(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(modernServer)
 		h := handlerSet{elicit: acceptAll}.build()
-		s, err := connect(t, tr, Config{Handler: h})
+		s, err := connect(t, tr, Config{Handler: handler.Detect(h)})
 		if err != nil {
 			t.Fatal(err)
 		}

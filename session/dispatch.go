@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/conduitmcp/conduit/internal/route"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -19,6 +20,7 @@ type dispatchItem struct {
 	progress func(protocol.ProgressParams)
 	pp       protocol.ProgressParams
 	barrier  chan struct{} // closed by the dispatcher when it reaches this item
+	restored bool          // the legacy subscriptions were restored (Config.OnRestored)
 }
 
 // dispatcherKey marks the context the dispatcher hands to notification
@@ -35,8 +37,8 @@ func onDispatcher(ctx context.Context) bool { return ctx.Value(dispatcherKey{}) 
 // their stream; everything else is queued for the dispatcher.
 func (s *Session) notification(n *jsonrpc.Request) {
 	lp := &s.lp
-	switch n.Method {
-	case protocol.NotificationCancelled:
+	switch route.Of(n.Method) {
+	case route.Cancelled:
 		var p struct {
 			RequestID jsonrpc.ID `json:"requestId"`
 		}
@@ -57,7 +59,7 @@ func (s *Session) notification(n *jsonrpc.Request) {
 			// Entry removed when the handler goroutine reports back.
 		}
 		return
-	case protocol.NotificationProgress:
+	case route.Progress:
 		var pp protocol.ProgressParams
 		if err := json.Unmarshal(n.Params, &pp); err == nil {
 			if tok, err := strconv.ParseInt(string(pp.ProgressToken), 10, 64); err == nil {
@@ -119,7 +121,7 @@ func (s *Session) enqueue(it dispatchItem) {
 		// Drop the oldest notification; barriers are never dropped (a
 		// caller waits for each, and there is at most one per call in
 		// flight, so they are bounded by the calls).
-		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil }); i >= 0 {
+		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored }); i >= 0 {
 			lp.queue = slices.Delete(lp.queue, i, i+1)
 			lp.dropped++
 			s.log.Warn("notification queue full; dropped the oldest notification", "dropped", lp.dropped)
@@ -160,34 +162,39 @@ func (s *Session) deliverItem(it dispatchItem) {
 		it.progress(it.pp)
 		return
 	}
+	if it.restored {
+		if s.cfg.OnRestored != nil {
+			s.cfg.OnRestored(s.dispatchCtx)
+		}
+		return
+	}
 	n := it.req
 	if s.cfg.OnNotification != nil {
 		s.cfg.OnNotification(s.dispatchCtx, n)
-		return
 	}
 	h := &s.set
 	ctx := s.dispatchCtx
-	switch n.Method {
-	case protocol.NotificationMessage:
+	switch route.Of(n.Method) {
+	case route.LogMessage:
 		if h.LogListener != nil {
 			var p protocol.LoggingMessageParams
 			if json.Unmarshal(n.Params, &p) == nil {
 				h.LogListener.OnLog(ctx, &p)
 			}
 		}
-	case protocol.NotificationToolsListChanged:
+	case route.ToolsChanged:
 		if h.ToolsChanged != nil {
 			h.ToolsChanged.OnToolsChanged(ctx)
 		}
-	case protocol.NotificationPromptsListChanged:
+	case route.PromptsChanged:
 		if h.PromptsChanged != nil {
 			h.PromptsChanged.OnPromptsChanged(ctx)
 		}
-	case protocol.NotificationResourcesListChanged:
+	case route.ResourcesChanged:
 		if h.ResourcesChanged != nil {
 			h.ResourcesChanged.OnResourcesChanged(ctx)
 		}
-	case protocol.NotificationResourcesUpdated:
+	case route.ResourceUpdated:
 		if h.ResourceUpdated != nil {
 			var p protocol.ResourceUpdatedParams
 			if json.Unmarshal(n.Params, &p) == nil {

@@ -15,10 +15,12 @@
 //   - [ModeLegacy] sends initialize at once.
 //   - [ModePinned] uses exactly [Config.PinVersion].
 //
-// The probe's outcome is read by the transport kind ([transport.Kinder]):
-// on stdio, in-memory and WebSocket connections (stream transports with
-// stdio semantics) a probe timeout means a legacy server; on Streamable
-// HTTP it is retried with backoff ([Config.Retry]), never a downgrade. A
+// The probe's outcome is read by the transport class ([transport.ClassOf],
+// seed 003): on the stdio child process a probe timeout means a legacy
+// server; on anything else (Streamable HTTP, WebSocket, in-memory) it is
+// retried with backoff ([Config.Retry]), never a downgrade, and so is a
+// connection dropped during the probe (on a new connection). JSON-RPC
+// errors are legacy evidence on every transport. A
 // transport that cannot connect at all fails Connect with its own error.
 // After a modern verdict the era is pinned: later legacy evidence is an
 // error, never a silent downgrade.
@@ -39,9 +41,32 @@
 // a [*ConnectionLostError]. Listen streams end with that error and must be
 // re-opened. Requests answered HTTP 408, 429 or 5xx are retried within
 // [Config.Retry]. Each completed re-negotiation closes the channel
-// [Session.Reconnected] returned and bumps [Session.Generation], so that a
-// user can restore server-side state the server forgot (legacy
-// resources/subscribe calls).
+// [Session.Reconnected] returned and bumps [Session.Generation]. After a
+// legacy re-negotiation the engine itself restores the resource
+// subscriptions tracked with [Session.TrackSubscription] and then calls
+// [Config.OnRestored]. An era hint ([Config.EraHint]) that fails the
+// negotiation is verified by the engine: it probes once on a new
+// connection ([Session.HintFailed] then reports it).
+//
+// # The engine
+//
+// One loop goroutine owns each connection's state (loop.go): the state
+// machine (state.go, every change through setState), the current
+// connection, the calls waiting for a ready state, the listen streams, the
+// legacy server requests in flight and the notification queue. Readers,
+// callers and the negotiation driver post events to it; it blocks in one
+// select and never on I/O or user code. It publishes one immutable view
+// of its state for other goroutines (Session.pub, the one atomic mirror).
+// The negotiation driver (driver.go, initialize.go) runs steps that return
+// the step to run next — probe, initialize, modern, reconnect — sequenced
+// by driver.run alone; what an outcome means is decided by package
+// negotiation. Every outgoing request takes one send path (send.go:
+// register, write, then await), whose first step lets a plain call
+// register directly in the lock-guarded pending table when the session
+// is ready. The message tap ([Config.Tap]) sits at the single read point
+// (the reader) and the single write point (Session.write). Incoming server
+// requests and notifications are dispatched by the routes of package
+// internal/route, the one table of the methods the client routes.
 //
 // # Authorization
 //

@@ -232,3 +232,17 @@ func (e *NegotiationError) Error() string {
 
 // Unwrap returns e.Err.
 func (e *NegotiationError) Unwrap() error { return e.Err }
+
+// fallbackError is a negotiation whose HTTP+SSE fallback failed too. It
+// names, and unwraps first to, the request that failed first (the
+// Streamable HTTP initialize POST), so that errors.As finds that
+// request's *transport.HTTPError; the fallback's failure follows.
+type fallbackError struct {
+	first, fallback error
+}
+
+func (e *fallbackError) Error() string {
+	return e.first.Error() + " (the HTTP+SSE fallback failed too: " + e.fallback.Error() + ")"
+}
+
+func (e *fallbackError) Unwrap() []error { return []error{e.first, e.fallback} }

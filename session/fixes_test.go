@@ -391,7 +391,7 @@ func TestProgressDeliveredBeforeReturn(t *testing.T) {
 					logs.Add(1)
 				})
 				tr := newScripted(progressServer(n, base, era == negotiation.EraModern))
-				s, err := connect(t, tr, Config{Mode: mode, Handler: h})
+				s, err := connect(t, tr, Config{Mode: mode, Handler: handler.Detect(h)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -628,7 +628,7 @@ func TestHTTPLegacyGETStreamServerRequest(t *testing.T) {
 	el := handler.ElicitorFunc(func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 		return &protocol.ElicitResult{Action: "accept", Content: map[string]any{"name": "conduit"}}, nil
 	})
-	s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy, Handler: el})
+	s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy, Handler: handler.Detect(el)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,26 +127,11 @@ func (s *Session) listen(ctx context.Context, raw json.RawMessage) (*Stream, err
 	c := newCall(protocol.MethodSubscriptionsListen)
 	st := &Stream{s: s, c: c, ch: make(chan *jsonrpc.Request, StreamBuffer), done: make(chan struct{})}
 	c.stream = st
-	if !s.post(event{kind: evRegister, call: c}) {
-		return nil, ErrClosed
+	werr, err := s.send(ctx, c, &sendSpec{params: raw})
+	if err == nil {
+		err = werr
 	}
-	r, err := s.await(ctx, c, 0, 0, false)
 	if err != nil {
-		return nil, err
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	req, err := s.buildRequest(c, raw, "")
-	if err != nil {
-		s.post(event{kind: evAbandon, call: c})
-		return nil, err
-	}
-	if err := c.ref.conn.Write(ctx, req); err != nil {
-		s.post(event{kind: evAbandon, call: c})
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		return nil, err
 	}
 	return st, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -38,9 +39,13 @@ const (
 	evAbandon                       // call: the caller gave up; cancel: tell the server
 	evRead                          // ref, msg: a message from the reader
 	evReadErr                       // ref, err: a read error
-	evFunc                          // fn: run on the loop
 	evServed                        // id: a legacy server request finished
 	evHeal                          // ref, err: a caller saw the connection or session lost; reprobe: the era hint failed
+	evEnter                         // st: the negotiation driver enters a state (probing, initializing)
+	evInstall                       // conn: the driver connected; make conn the current connection
+	evReady                         // neg, st: the negotiation finished; pin the era and release the waiting calls
+	evFail                          // err: the re-negotiation failed; the session fails
+	evRestored                      // the legacy subscriptions were re-sent; tell the dispatcher
 )
 
 // event is one message to the loop. It is passed by value so that posting
@@ -51,8 +56,11 @@ type event struct {
 	ref     *connRef
 	msg     jsonrpc.Message
 	err     error
-	fn      func()
 	id      jsonrpc.ID
+	st      State
+	neg     *negState
+	conn    transport.Conn
+	done    chan struct{} // closed by the loop once it handled the event (see ask)
 	cancel  bool
 	reprobe bool
 	reason  string
@@ -77,19 +85,19 @@ func (s *Session) postHeal(ref *connRef, err error, reprobe bool) {
 	s.post(event{kind: evHeal, ref: ref, err: err, reprobe: reprobe})
 }
 
-// runOnLoop runs fn on the loop goroutine and waits for it. It returns
-// ErrClosed if the loop has ended.
-func (s *Session) runOnLoop(fn func()) error {
-	done := make(chan struct{})
-	if !s.post(event{kind: evFunc, fn: func() { fn(); close(done) }}) {
+// ask posts ev and waits until the loop has handled it. It returns
+// ErrClosed if the loop has ended first.
+func (s *Session) ask(ev event) error {
+	ev.done = make(chan struct{})
+	if !s.post(ev) {
 		return ErrClosed
 	}
 	select {
-	case <-done:
+	case <-ev.done:
 		return nil
 	case <-s.loopDone:
 		select {
-		case <-done:
+		case <-ev.done:
 			return nil
 		default:
 			return ErrClosed
@@ -144,8 +152,6 @@ func (s *Session) handle(ev event) {
 		s.route(ev.ref, ev.msg)
 	case evReadErr:
 		s.readErr(ev.ref, ev.err)
-	case evFunc:
-		ev.fn()
 	case evServed:
 		if cancel, ok := lp.serving[ev.id]; ok {
 			cancel()
@@ -155,8 +161,21 @@ func (s *Session) handle(ev event) {
 		if ev.ref == lp.ref {
 			s.startHeal(ev.ref, ev.err, ev.reprobe)
 		}
+	case evEnter:
+		s.setState(ev.st)
+	case evInstall:
+		s.install(ev.conn)
+	case evReady:
+		s.becomeReady(ev.neg, ev.st)
+	case evFail:
+		s.failSession(ev.err)
+	case evRestored:
+		s.enqueue(dispatchItem{restored: true})
 	default:
 		panic("session: unknown loop event")
+	}
+	if ev.done != nil {
+		close(ev.done)
 	}
 }
 
@@ -165,7 +184,7 @@ func (s *Session) handle(ev event) {
 // pendingTable.tryRegister).
 func (s *Session) register(c *call) {
 	lp := &s.lp
-	s.pending.register(c, lp.ref, s.neg.Load())
+	s.pending.register(c, lp.ref, s.pub.Load().neg)
 	if c.stream != nil {
 		c.stream.id = c.id
 		lp.streams[c.id] = c.stream
@@ -269,6 +288,7 @@ func (s *Session) readErr(ref *connRef, err error) {
 	}
 	if errors.Is(err, jsonrpc.ErrParse) || errors.Is(err, jsonrpc.ErrInvalidRequest) {
 		s.log.Warn("dropping malformed message from server", "err", err)
+		s.failMalformed(ref, err)
 		return
 	}
 	// The connection ended: fail what was in flight on it.
@@ -276,6 +296,32 @@ func (s *Session) readErr(ref *connRef, err error) {
 	if ref == lp.ref && lp.st.ready() {
 		s.startHeal(ref, err, false)
 	}
+}
+
+// failMalformed fails, at once, the request in flight on ref that a
+// malformed answer was meant for, when the transport recovered its id
+// ([jsonrpc.DecodeError.ID]): the caller gets a typed protocol error
+// instead of waiting for its timeout.
+func (s *Session) failMalformed(ref *connRef, err error) {
+	de, ok := errors.AsType[*jsonrpc.DecodeError](err)
+	if !ok || !de.ID.IsValid() {
+		return
+	}
+	n, isInt := de.ID.Int64()
+	if !isInt {
+		return
+	}
+	c := s.pending.takeOn(n, ref)
+	if c == nil {
+		return
+	}
+	s.forget(c)
+	perr := &ProtocolError{Method: c.method, Reason: "malformed response: " + de.Reason, Err: ErrInvalidResponse}
+	if c.stream != nil {
+		c.stream.end(perr)
+		return
+	}
+	c.deliver(callResult{err: perr})
 }
 
 // connLost fails every request in flight on ref.
@@ -305,10 +351,10 @@ func (s *Session) install(conn transport.Conn) *connRef {
 	if lp := &s.lp; lp.ref != nil {
 		gen = lp.ref.gen
 	}
-	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn)}
+	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn), class: transport.ClassOf(conn)}
 	s.pending.shut(s.lp.ref) // reopened by the next ready state, on ref
 	s.lp.ref = ref
-	s.cur.Store(ref)
+	s.publish(func(v *view) { v.ref = ref })
 	s.wg.Add(1)
 	go s.reader(ref)
 	return ref
@@ -319,6 +365,17 @@ func kindOf(conn transport.Conn) string {
 		return k.Kind()
 	}
 	return transport.KindMemory
+}
+
+// write is the session's single write point: every message it sends
+// (requests of every kind, notifications, answers to server requests)
+// passes the message tap ([Config.Tap]) here, then goes to ref's
+// connection. The reader is the single read point.
+func (s *Session) write(ctx context.Context, ref *connRef, m jsonrpc.Message) error {
+	if s.cfg.Tap != nil {
+		s.cfg.Tap(true, m)
+	}
+	return ref.conn.Write(ctx, m)
 }
 
 // maxBadReads bounds consecutive non-terminal read errors before the
@@ -335,6 +392,9 @@ func (s *Session) reader(ref *connRef) {
 	bad := 0
 	for {
 		m, err := ref.conn.Read(s.lifeCtx)
+		if err == nil && m != nil && s.cfg.Tap != nil {
+			s.cfg.Tap(false, m)
+		}
 		if resp, ok := m.(*jsonrpc.Response); ok && err == nil {
 			if c := s.pending.resolveDirect(resp); c != nil {
 				bad = 0
@@ -361,6 +421,7 @@ func (s *Session) reader(ref *connRef) {
 		if terminal {
 			// The connection is gone: new calls wait for the loop (and
 			// the heal) instead of registering on it.
+			ref.lost.Store(true)
 			s.pending.shut(ref)
 		}
 		select {
@@ -421,7 +482,7 @@ func (s *Session) markDone(err error) {
 		return
 	}
 	lp.done = true
-	s.fail.Store(&err)
+	s.publish(func(v *view) { v.err = err })
 	close(s.doneCh)
 }
 
@@ -432,7 +493,7 @@ func (s *Session) markDone(err error) {
 // channel Reconnected returned, replacing it first.
 func (s *Session) becomeReady(n *negState, next State) {
 	lp := &s.lp
-	s.neg.Store(n)
+	s.publish(func(v *view) { v.neg = n })
 	s.setState(next)
 	healed := lp.healing
 	lp.healing = false
@@ -441,10 +502,20 @@ func (s *Session) becomeReady(n *negState, next State) {
 	for _, c := range waiting {
 		s.register(c)
 	}
-	s.gen.Add(1)
-	if healed {
-		fresh := make(chan struct{})
-		close(*s.reconn.Swap(&fresh))
+	var old chan struct{}
+	s.publish(func(v *view) {
+		v.gen++
+		if healed {
+			old, v.reconn = v.reconn, make(chan struct{})
+		}
+	})
+	if old != nil {
+		close(old)
+	}
+	if healed && n.era == negotiation.EraLegacy {
+		// The server holds none of the old session's subscriptions.
+		s.wg.Add(1)
+		go s.restore()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -63,7 +64,7 @@ func TestMRTRMultiRound(t *testing.T) {
 			}
 			return json.RawMessage(`{"resultType":"complete","content":[]}`)
 		}))
-		s, err := connect(t, tr, Config{Handler: allHandlers.build()})
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestMRTRNoStateWhenAbsent(t *testing.T) {
 		decline := handlerSet{elicit: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 			return &protocol.ElicitResult{Action: protocol.ElicitDecline}, nil
 		}}
-		s, err := connect(t, tr, Config{Handler: decline.build()})
+		s, err := connect(t, tr, Config{Handler: handler.Detect(decline.build())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +207,7 @@ func TestMRTRRejects(t *testing.T) {
 				tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
 					return json.RawMessage(`{"resultType":"input_required","inputRequests":` + tt.requests + `}`)
 				}))
-				s, err := connect(t, tr, Config{Handler: tt.h.build()})
+				s, err := connect(t, tr, Config{Handler: handler.Detect(tt.h.build())})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -256,7 +257,7 @@ func TestMRTRParallelIsolation(t *testing.T) {
 			}
 			p.reply(r, json.RawMessage(fmt.Sprintf(`{"resultType":"complete","n":%d}`, args.N)))
 		}))
-		s, err := connect(t, tr, Config{Handler: allHandlers.build()})
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build())})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,19 +95,14 @@ func TestNegotiationVerdicts(t *testing.T) {
 			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
 		},
 		{
-			name: "auto/legacy-invalid-params",
-			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
-				if r.Method == protocol.MethodDiscover {
-					p.replyErr(r, jsonrpc.CodeInvalidParams, "expected initialize", nil)
-					return
-				}
-				legacyServer(p, r)
-			})},
-			era: negotiation.EraLegacy, version: protocol.Version20251125,
+			name:    "auto/legacy-invalid-params",
+			servers: []func(*peer, jsonrpc.Message){refusing(protocol.MethodDiscover, jsonrpc.CodeInvalidParams, "expected initialize", legacyServer)},
+			era:     negotiation.EraLegacy, version: protocol.Version20251125,
 			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
 		},
 		{
 			name: "auto/legacy-timeout",
+			kind: transport.KindStdio,
 			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
 				if r.Method == protocol.MethodDiscover {
 					return // never answers
@@ -131,6 +126,7 @@ func TestNegotiationVerdicts(t *testing.T) {
 		},
 		{
 			name: "auto/reconnect-after-exit",
+			kind: transport.KindStdio,
 			servers: []func(*peer, jsonrpc.Message){
 				reqHandler(func(p *peer, r *jsonrpc.Request) { p.kill() }),
 				legacyServer,
@@ -139,35 +135,64 @@ func TestNegotiationVerdicts(t *testing.T) {
 			methods: [][]string{{"server/discover"}, {"initialize", "notifications/initialized"}},
 		},
 		{
-			name: "auto/websocket-drop-during-probe",
-			kind: "websocket", netErr: true,
+			// Seed 003: a WebSocket is HTTP-like; a dropped connection is
+			// the network-error row (retried on a new connection), never
+			// the stdio exit row.
+			name: "auto/websocket-drop-during-probe-is-retried",
+			kind: transport.KindWebSocket, netErr: true,
 			servers: []func(*peer, jsonrpc.Message){
 				reqHandler(func(p *peer, r *jsonrpc.Request) { p.kill() }),
 				legacyServer,
 			},
 			era: negotiation.EraLegacy, version: protocol.Version20251125,
-			methods: [][]string{{"server/discover"}, {"initialize", "notifications/initialized"}},
+			methods: [][]string{{"server/discover"}, {"server/discover", "initialize", "notifications/initialized"}},
 		},
 		{
 			name: "modern/websocket-drop-during-probe",
 			cfg:  Config{Mode: ModeModern},
-			kind: "websocket", netErr: true,
+			kind: transport.KindWebSocket, netErr: true,
 			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) { p.kill() })},
-			methods: [][]string{{"server/discover"}},
+			methods: [][]string{{"server/discover"}, {"server/discover"}, {"server/discover"}, {"server/discover"}, {"server/discover"}},
 			errAs: func(err error) bool {
 				e, ok := errors.AsType[*negotiation.Error](err)
-				return ok && e.Kind == negotiation.KindNegotiation
+				return ok && e.Kind == negotiation.KindTransport && e.Reason == "retries exhausted (network)"
 			},
 		},
 		{
-			name: "auto/websocket-timeout-is-legacy",
-			kind: "websocket",
+			// Seed 003: a probe timeout on WebSocket is retried (typed),
+			// never a legacy verdict.
+			name:    "auto/websocket-timeout-is-retried",
+			kind:    transport.KindWebSocket,
+			servers: []func(*peer, jsonrpc.Message){silentFirstProbe(modernServer)},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"server/discover", "server/discover"}},
+		},
+		{
+			name:    "auto/memory-timeout-is-retried",
+			servers: []func(*peer, jsonrpc.Message){silentFirstProbe(modernServer)},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"server/discover", "server/discover"}},
+		},
+		{
+			name: "auto/websocket-timeout-forever-is-a-typed-error",
+			kind: transport.KindWebSocket,
 			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
 				if r.Method != protocol.MethodDiscover {
 					legacyServer(p, r)
 				}
 			})},
-			era: negotiation.EraLegacy, version: protocol.Version20251125,
+			methods: [][]string{{"server/discover", "server/discover", "server/discover", "server/discover", "server/discover"}},
+			errAs: func(err error) bool {
+				e, ok := errors.AsType[*negotiation.Error](err)
+				return ok && e.Kind == negotiation.KindTransport && e.Reason == "retries exhausted (timeout)"
+			},
+		},
+		{
+			// JSON-RPC errors stay legacy evidence on every transport.
+			name:    "auto/websocket-method-not-found-is-legacy",
+			kind:    transport.KindWebSocket,
+			servers: []func(*peer, jsonrpc.Message){legacyServer},
+			era:     negotiation.EraLegacy, version: protocol.Version20251125,
 			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
 		},
 		{
@@ -194,6 +219,7 @@ func TestNegotiationVerdicts(t *testing.T) {
 		{
 			name:    "modern/timeout-is-an-error",
 			cfg:     Config{Mode: ModeModern},
+			kind:    transport.KindStdio,
 			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {})},
 			methods: [][]string{{"server/discover"}},
 			errAs: func(err error) bool {
@@ -276,6 +302,15 @@ func TestNegotiationVerdicts(t *testing.T) {
 			servers: []func(*peer, jsonrpc.Message){legacyServer},
 			era:     negotiation.EraLegacy, version: protocol.Version20250618,
 			methods: [][]string{{"initialize", "notifications/initialized"}},
+		},
+		{
+			// The engine verifies a hint that fails the negotiation: it
+			// probes once, on a new connection.
+			name:    "hint/legacy-failed-initialize-probes-afresh",
+			cfg:     Config{EraHint: negotiation.EraLegacy},
+			servers: []func(*peer, jsonrpc.Message){refusing(protocol.MethodInitialize, jsonrpc.CodeMethodNotFound, "initialize is not supported", modernServer)},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"initialize"}, {"server/discover"}},
 		},
 		{
 			name:    "hint/legacy-wrong-reprobes",
@@ -462,6 +497,7 @@ func TestProbeTimeoutHonoursConfig(t *testing.T) {
 				legacyServer(p, r)
 			}
 		}))
+		tr.kind = transport.KindStdio
 		start := time.Now()
 		s, err := connect(t, tr, Config{ProbeTimeout: time.Second})
 		if err != nil {
@@ -486,6 +522,55 @@ func TestConnectContextCancelled(t *testing.T) {
 		_, err := Connect(ctx, tr, Config{Mode: ModeLegacy})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Connect error = %v, want DeadlineExceeded", err)
+		}
+	})
+}
+
+// silentFirstProbe leaves the first server/discover unanswered and serves
+// everything else with h.
+func silentFirstProbe(h func(p *peer, m jsonrpc.Message)) func(p *peer, m jsonrpc.Message) {
+	return func(p *peer, m jsonrpc.Message) {
+		if r, ok := m.(*jsonrpc.Request); ok && r.Method == protocol.MethodDiscover && len(p.requests(protocol.MethodDiscover)) == 1 {
+			return
+		}
+		h(p, m)
+	}
+}
+
+// refusing answers method with the JSON-RPC error code and serves
+// everything else with next.
+func refusing(method string, code int64, msg string, next func(p *peer, m jsonrpc.Message)) func(p *peer, m jsonrpc.Message) {
+	return reqHandler(func(p *peer, r *jsonrpc.Request) {
+		if r.Method == method {
+			p.replyErr(r, code, msg, nil)
+			return
+		}
+		next(p, r)
+	})
+}
+
+// TestHintFailedReported: a hint that fails the negotiation is reported
+// (HintFailed, a "hint" step in the trace) after the engine's fresh probe;
+// a hint that holds is not.
+func TestHintFailedReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(refusing(protocol.MethodInitialize, jsonrpc.CodeMethodNotFound, "no initialize here", modernServer))
+		s, err := connect(t, tr, Config{EraHint: negotiation.EraLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.HintFailed() || s.Era() != negotiation.EraModern {
+			t.Errorf("HintFailed, Era = %v, %v; want true, modern", s.HintFailed(), s.Era())
+		}
+		if !slices.ContainsFunc(s.Trace(), func(st TraceStep) bool { return st.Step == "hint" && st.Verdict == "re-probe" }) {
+			t.Errorf("trace %+v has no re-probe step for the failed hint", s.Trace())
+		}
+		ok, err := connect(t, newScripted(legacyServer), Config{EraHint: negotiation.EraLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok.HintFailed() {
+			t.Error("HintFailed after a hint that held")
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -40,7 +41,7 @@ func TestPeerNoise(t *testing.T) {
 			modernServer(p, r)
 		}))
 		var got []string
-		s, err := connect(t, tr, Config{Handler: allHandlers.build(), OnNotification: func(_ context.Context, n *jsonrpc.Request) {
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build()), OnNotification: func(_ context.Context, n *jsonrpc.Request) {
 			got = append(got, n.Method)
 		}})
 		if err != nil {
@@ -107,7 +108,7 @@ func TestHandlerListeners(t *testing.T) {
 			legacyServer(p, r)
 		}))
 		l := &listeners{}
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: l})
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(l)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +143,7 @@ func TestServerRequestFlood(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: h.build()})
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +172,7 @@ func TestMRTRTooManyInputRequests(t *testing.T) {
 		}
 		b.WriteString(`}}`)
 		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any { return json.RawMessage(b.String()) }))
-		s, err := connect(t, tr, Config{Handler: allHandlers.build()})
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build())})
 		if err != nil {
 			t.Fatal(err)
 		}

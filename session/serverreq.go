@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/conduitmcp/conduit/internal/route"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -52,7 +53,7 @@ func (s *Session) serveRequest(ctx context.Context, ref *connRef, req *jsonrpc.R
 	}
 	wctx, cancel := context.WithTimeout(s.lifeCtx, responseWriteTimeout)
 	defer cancel()
-	if err := ref.conn.Write(wctx, resp); err != nil {
+	if err := s.write(wctx, ref, resp); err != nil {
 		s.log.Debug("answering a server request", "method", req.Method, "id", req.ID, "err", err)
 	}
 }
@@ -71,10 +72,10 @@ func (e *handlerError) Unwrap() error { return e.err }
 // *handlerError wrapping the handler's own error.
 func (s *Session) invoke(ctx context.Context, method string, params json.RawMessage, caps protocol.ClientCapabilities) (json.RawMessage, error) {
 	h := &s.set
-	switch method {
-	case protocol.MethodPing:
+	switch route.Incoming(method) {
+	case route.ServePing:
 		return json.RawMessage("{}"), nil
-	case protocol.MethodSamplingCreateMessage:
+	case route.ServeSampling:
 		if h.Sampler == nil || caps.Sampling == nil {
 			return nil, jsonrpc.ErrMethodNotFound.WithMessage("sampling is not supported")
 		}
@@ -90,7 +91,7 @@ func (s *Session) invoke(ctx context.Context, method string, params json.RawMess
 			return nil, &handlerError{err}
 		}
 		return marshalResult(res)
-	case protocol.MethodElicitationCreate:
+	case route.ServeElicitation:
 		if (h.Elicitor == nil && h.URLElicitor == nil) || caps.Elicitation == nil {
 			return nil, jsonrpc.ErrMethodNotFound.WithMessage("elicitation is not supported")
 		}
@@ -120,7 +121,7 @@ func (s *Session) invoke(ctx context.Context, method string, params json.RawMess
 			return nil, &handlerError{err}
 		}
 		return marshalResult(res)
-	case protocol.MethodRootsList:
+	case route.ServeRoots:
 		if h.RootsLister == nil || caps.Roots == nil {
 			return nil, jsonrpc.ErrMethodNotFound.WithMessage("roots are not supported")
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -145,7 +146,7 @@ func TestLegacyServerRequests(t *testing.T) {
 					}
 					legacyServer(p, m)
 				})
-				s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: tt.h.build()})
+				s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(tt.h.build())})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -200,7 +201,7 @@ func TestServerCancelsRequest(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: h.build()})
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +239,7 @@ func TestCloseCancelsHandlers(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: h.build()})
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())})
 		if err != nil {
 			t.Fatal(err)
 		}

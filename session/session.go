@@ -121,11 +121,12 @@ type Config struct {
 	Mode Mode
 	// PinVersion is the exact version of ModePinned.
 	PinVersion string
-	// Handler is any value; the handler interfaces it implements (see
-	// package handler) decide the advertised client capabilities and
-	// serve server requests and MRTR input requests. Detected once. nil
+	// Handler is the client's handler, detected once by the caller
+	// ([handler.Detect]): the interfaces it holds decide the advertised
+	// client capabilities, serve server requests and MRTR input requests,
+	// and receive the notifications for its listeners. The zero Set
 	// advertises {}.
-	Handler any
+	Handler handler.Set
 	// CapabilityOptions tunes the advertised capabilities; its Era is set
 	// by the session.
 	CapabilityOptions negotiation.CapabilityOptions
@@ -133,8 +134,8 @@ type Config struct {
 	// {Name: "conduit", Version: [Version]}.
 	ClientInfo protocol.Implementation
 	// ProbeTimeout bounds the server/discover probe; 0 means
-	// [DefaultProbeTimeout]. On stdio-like transports a timeout means
-	// legacy; on HTTP it is retried.
+	// [DefaultProbeTimeout]. On the stdio child process a timeout means
+	// legacy; on every other transport it is retried (seed 003).
 	ProbeTimeout time.Duration
 	// RequestTimeout bounds each request, reset on progress; 0 means no
 	// timeout beyond the caller's context.
@@ -172,15 +173,34 @@ type Config struct {
 	// VersionHint is the version to use with EraHint; "" (or a version of
 	// the other era) means the newest version of the hinted era.
 	VersionHint string
-	// OnNotification receives every server notification the session does
-	// not consume itself (progress for a known token, cancellations and
-	// listen-stream notifications are consumed), in arrival order, from one
-	// dispatcher goroutine. nil delivers them to the handler's listener
-	// interfaces (LogListener, ToolsChangedListener, …).
+	// DiscoverHint is the server/discover result remembered with a modern
+	// EraHint (still within its ttlMs): the session then knows the server
+	// (Discover, ServerInfo, Instructions, ServerCapabilities) as after a
+	// full probe, without sending one. Ignored without a modern EraHint.
+	DiscoverHint *negotiation.DiscoverResult
+	// OnNotification, when set, sees every server notification the
+	// session does not consume itself (progress for a known token,
+	// cancellations and listen-stream notifications are consumed), in
+	// arrival order, from the one dispatcher goroutine, just before the
+	// session routes it to the handler's listener interfaces
+	// (LogListener, ToolsChangedListener, …).
 	OnNotification func(ctx context.Context, n *jsonrpc.Request)
+	// OnRestored, when set, is called on the dispatcher goroutine (in
+	// order with the notifications) after a legacy re-negotiation (an
+	// expired HTTP session initialized again, a respawned server) once the
+	// engine re-sent the tracked resource subscriptions (see
+	// [Session.TrackSubscription]): updates may have been missed.
+	OnRestored func(ctx context.Context)
 	// Replay decides whether a request lost with its connection, response
 	// stream or session may be re-sent once automatically. nil means yes.
 	Replay func(method string, params json.RawMessage) bool
+	// Tap, when set, sees every JSON-RPC message the session sends (sent
+	// true) or receives, on every connection it makes (negotiation and
+	// reconnections included), at its single write and read points. It is
+	// called synchronously on the writing or reading goroutine, possibly
+	// concurrently; it must not block, modify m or keep it. A message that
+	// fails to be written is still reported.
+	Tap func(sent bool, m jsonrpc.Message)
 	// ExtraCapabilities may amend the advertised capabilities (e.g. add
 	// extensions) before they are frozen. It is called once per era.
 	ExtraCapabilities func(*protocol.ClientCapabilities)
@@ -291,27 +311,57 @@ type Session struct {
 	// for loopDone first).
 	wg sync.WaitGroup
 
-	neg          atomic.Pointer[negState] // published by the loop (and by Connect's driver through it)
-	cur          atomic.Pointer[connRef]  // current connection, published by the loop
-	state        atomic.Uint32            // mirror of loop.st for State()
-	fail         atomic.Pointer[error]    // terminal error, published by the loop
-	calls        sync.Pool                // of *call; see getCall
-	hintVerified atomic.Bool              // an era hint was confirmed (or re-probed); set by callers
-	// reconn is the channel Reconnected returns: closed and replaced by
-	// the loop (its only writer) at each completed re-negotiation; gen
-	// counts completed negotiations (see Generation).
-	reconn atomic.Pointer[chan struct{}]
-	gen    atomic.Uint64
+	// pub is the loop's published state (see view): written only by the
+	// loop (and by newSession before it starts), read by anyone.
+	pub   atomic.Pointer[view]
+	calls sync.Pool // of *call; see getCall
+	// hintVerified: an era hint was confirmed (or re-probed). It is not
+	// loop state: callers set it when a request answers for the hint.
+	hintVerified atomic.Bool
+
+	// hintFailed: the era hint failed and Connect negotiated from scratch
+	// (see HintFailed); written once by Connect before it returns.
+	hintFailed bool
+
+	subscribed subscribedSet // legacy resources/subscribe bookkeeping; guarded by its mutex
 
 	lp      loopState    // owned by the loop goroutine
 	pending pendingTable // requests awaiting a response; guarded by its mutex
 }
 
+// view is what the loop publishes of its state for the goroutines that
+// read it without a round trip: the accessors (State, Era, Err, …), the
+// negotiation driver (the current connection) and callers (the current
+// negotiation). The loop builds a new view at every change and stores it
+// in Session.pub (see publish); a stored view is never modified. It is the
+// session's one mirror of loop state, the documented exception to habit
+// 15 (shared/STYLE.md).
+type view struct {
+	st     State
+	ref    *connRef      // the current connection
+	neg    *negState     // the latest negotiation; nil before the first
+	err    error         // the terminal error, once Done is closed
+	gen    uint64        // completed negotiations (see Generation)
+	reconn chan struct{} // closed at the next completed re-negotiation (see Reconnected)
+}
+
+// publish stores a copy of the current view changed by f. It runs on the
+// loop, the only writer.
+func (s *Session) publish(f func(v *view)) {
+	v := *s.pub.Load()
+	f(&v)
+	s.pub.Store(&v)
+}
+
 // connRef is one installed connection.
 type connRef struct {
-	conn transport.Conn
-	gen  uint64
-	kind string
+	conn  transport.Conn
+	gen   uint64
+	kind  string
+	class transport.Class // the probe classifier's class (seed 003)
+	// lost is set by the reader when the connection ended (its reader
+	// exited), before the loop hears of it.
+	lost atomic.Bool
 }
 
 // Connect opens a connection with t and negotiates the protocol era
@@ -331,7 +381,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s := &Session{
 		cfg:        cfg,
 		t:          t,
-		set:        handler.Detect(cfg.Handler),
+		set:        cfg.Handler,
 		log:        cfg.Logger,
 		events:     make(chan event, 64),
 		dispatchCh: make(chan dispatchItem),
@@ -354,10 +404,10 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	}
 	mo := cfg.CapabilityOptions
 	mo.Era = negotiation.EraModern
-	s.modernCaps = negotiation.ClientCapabilities(cfg.Handler, mo)
+	s.modernCaps = negotiation.CapabilitiesOf(cfg.Handler, mo)
 	lo := cfg.CapabilityOptions
 	lo.Era = negotiation.EraLegacy
-	s.legacyCaps = negotiation.ClientCapabilities(cfg.Handler, lo)
+	s.legacyCaps = negotiation.CapabilitiesOf(cfg.Handler, lo)
 	if cfg.ExtraCapabilities != nil {
 		cfg.ExtraCapabilities(&s.modernCaps)
 		cfg.ExtraCapabilities(&s.legacyCaps)
@@ -369,8 +419,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s.dispatchCtx = context.WithValue(s.lifeCtx, dispatcherKey{}, true)
 	s.lp.init()
 	s.pending.init()
-	reconn := make(chan struct{})
-	s.reconn.Store(&reconn)
+	s.pub.Store(&view{reconn: make(chan struct{})})
 	return s
 }
 
@@ -400,13 +449,13 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 //
 // The channel is not closed by Close or by a failure: watch [Session.Done]
 // as well.
-func (s *Session) Reconnected() <-chan struct{} { return *s.reconn.Load() }
+func (s *Session) Reconnected() <-chan struct{} { return s.pub.Load().reconn }
 
 // Generation counts the negotiations the session completed: 1 once
 // Connect returned, plus one for each re-negotiation (see
 // [Session.Reconnected]). Two equal values mean the same server-side state
 // (the same legacy session, the same process).
-func (s *Session) Generation() uint64 { return s.gen.Load() }
+func (s *Session) Generation() uint64 { return s.pub.Load().gen }
 
 // Done returns a channel closed when the session can no longer serve
 // calls: after Close, or after an unrecoverable failure (see [Session.Err]).
@@ -415,17 +464,14 @@ func (s *Session) Done() <-chan struct{} { return s.doneCh }
 // Err returns the error that ended the session, [ErrClosed] after Close,
 // or nil while it is usable.
 func (s *Session) Err() error {
-	if p := s.fail.Load(); p != nil {
-		return *p
-	}
-	return nil
+	return s.pub.Load().err
 }
 
 // State returns the current state of the session's state machine.
-func (s *Session) State() State { return State(s.state.Load()) }
+func (s *Session) State() State { return s.pub.Load().st }
 
 func (s *Session) negState() *negState {
-	if n := s.neg.Load(); n != nil {
+	if n := s.pub.Load().neg; n != nil {
 		return n
 	}
 	return &negState{}
@@ -438,7 +484,7 @@ func (s *Session) Era() negotiation.Era { return s.negState().era }
 func (s *Session) ProtocolVersion() string { return s.negState().version }
 
 // Discover returns the server/discover result (modern); nil in the legacy
-// era or when the era came from a hint.
+// era, or when the era came from a hint without [Config.DiscoverHint].
 func (s *Session) Discover() *negotiation.DiscoverResult { return s.negState().discover }
 
 // InitializeResult returns the initialize result (legacy); nil in the
@@ -473,7 +519,7 @@ func (s *Session) Trace() []TraceStep {
 // "http", "websocket", "sse", "memory"), as reported by
 // [transport.Kinder]; "memory" when the connection does not say.
 func (s *Session) TransportKind() string {
-	if r := s.cur.Load(); r != nil {
+	if r := s.pub.Load().ref; r != nil {
 		return r.kind
 	}
 	return ""

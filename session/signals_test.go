@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
@@ -53,7 +54,7 @@ func TestOnInputRound(t *testing.T) {
 				tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
 					return json.RawMessage(tt.results[min(i, len(tt.results)-1)])
 				}))
-				s, err := connect(t, tr, Config{Handler: tt.hs.build()})
+				s, err := connect(t, tr, Config{Handler: handler.Detect(tt.hs.build())})
 				if err != nil {
 					t.Fatal(err)
 				}

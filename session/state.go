@@ -85,8 +85,8 @@ func (s *Session) setState(next State) {
 	}
 	s.log.Debug("session state", "from", cur, "to", next)
 	s.lp.st = next
-	s.state.Store(uint32(next))
+	s.publish(func(v *view) { v.st = next })
 	// Open the pending table to direct registrations in a ready state
 	// (with the current connection and negotiation), shut it otherwise.
-	s.pending.setOpen(next.ready(), s.lp.ref, s.neg.Load())
+	s.pending.setOpen(next.ready(), s.lp.ref, s.pub.Load().neg)
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -175,7 +176,7 @@ func (inv *invocation) hostOptions(h any) *host.Options {
 			if l != nil {
 				o.Stderr = inv.std.err
 				o.HTTPClient = &http.Client{Transport: &httpLogger{base: http.DefaultTransport, log: l}}
-				o.ClientOptions = append(o.ClientOptions, client.WithWireLog(l))
+				o.ClientOptions = append(o.ClientOptions, client.WithWireLog(l, slog.LevelDebug))
 			}
 			return o
 		},

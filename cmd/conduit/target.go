@@ -157,7 +157,7 @@ func (inv *invocation) dial(ctx context.Context, h any) (*conn, error) {
 	if l := inv.logger(); l != nil {
 		opts = append(opts,
 			client.WithLogger(l),
-			client.WithWireLog(l),
+			client.WithWireLog(l, slog.LevelDebug),
 			client.WithHTTPClient(&http.Client{Transport: &httpLogger{base: http.DefaultTransport, log: l}}))
 	}
 	if h != nil {

@@ -16,12 +16,14 @@ import (
 
 // Why rows do not apply to some transports.
 const (
-	naHTTPOnly = "an HTTP-status/HTTP-body row: stream transports (stdio, WebSocket) have no status line or content type"
-	naStdioWS  = "a stream row: on HTTP the same outcome is another row (timeout: the retry row; other JSON-RPC error: the 2xx row)"
-	naNoise    = "stdout noise is a stream-framing matter; on HTTP non-JSON bodies are the 400/404/405 rows"
-	naExit     = "on HTTP there is no process to exit; a dropped connection is the network-error (retry) row"
-	naSession  = "session expiry is a legacy Streamable HTTP concept: stream transports and the modern era have no session"
-	naStream   = "per-request response streams exist only on Streamable HTTP; on stream transports a broken stream is the exit row"
+	naHTTPOnly  = "an HTTP-status/HTTP-body row: stream transports (stdio, WebSocket) have no status line or content type"
+	naStdioWS   = "a stream row: on HTTP the same outcome is another row (other JSON-RPC error: the 2xx row)"
+	naStdioOnly = "seed 003: only the stdio child process reads a probe timeout as legacy; elsewhere it is the retry row"
+	naWSOnly    = "a dropped stream connection: on stdio it is the exit row, on HTTP each POST is its own connection"
+	naNoise     = "stdout noise is a stream-framing matter; on HTTP non-JSON bodies are the 400/404/405 rows"
+	naExit      = "on HTTP there is no process to exit; a dropped connection is the network-error (retry) row"
+	naSession   = "session expiry is a legacy Streamable HTTP concept: stream transports and the modern era have no session"
+	naStream    = "per-request response streams exist only on Streamable HTTP; on stream transports a broken stream is the exit row"
 )
 
 // rows is the matrix: one entry per row of the seed-000 probe table and per
@@ -100,32 +102,42 @@ func rows() []row {
 	}
 	rs = append(rs,
 		row{
-			name:   "stream: timeout",
-			na:     stream,
+			// Seed 003: only the stdio child process reads a probe timeout
+			// as legacy; on WebSocket it is the retry row.
+			name:   "stdio: timeout",
+			na:     only(naStdioOnly, kindStdio),
 			short:  true,
 			server: faults(testserver.Fault{Kind: testserver.FaultSilent}),
 			expect: legacyEvidence(1),
 		},
 		row{
 			// stdio: the first process exits on the probe and writes the
-			// marker; the respawned one is initialized. WebSocket: the
-			// server closes the connection; the client reconnects.
-			name:   "stream: server exited during the probe (respawn, then initialize)",
-			na:     only(naExit, kindStdio, kindWS),
+			// marker; the respawned one is initialized.
+			name:   "stdio: server exited during the probe (respawn, then initialize)",
+			na:     only(naExit, kindStdio),
 			server: faults(testserver.Fault{Kind: testserver.FaultExit, Times: 1}),
 			expect: func(k string, m mode) want {
 				w := legacyEvidence(1)(k, m)
 				if m.p == client.Auto {
 					w.procs = 2
 					w.extra = func(ck *checker, procs []process) {
-						if k == kindStdio && (len(procs) != 2 || procs[0].Exit != "fault" || procs[1].Exit != "eof" ||
-							procs[0].PID == procs[1].PID || procs[1].Received[0].Method != mInitialize) {
+						if len(procs) != 2 || procs[0].Exit != "fault" || procs[1].Exit != "eof" ||
+							procs[0].PID == procs[1].PID || procs[1].Received[0].Method != mInitialize {
 							ck.errorf("processes = %+v, want one that exited on the probe, then one initialized", summary(procs))
 						}
 					}
 				}
 				return w
 			},
+		},
+		row{
+			// Seed 003: a WebSocket is HTTP-like, so a connection the server
+			// drops during the probe is the network-error row: retried on a
+			// new connection, never a legacy verdict.
+			name:   "WebSocket: server dropped the connection during the probe (retried, then modern)",
+			na:     only(naWSOnly, kindWS),
+			server: faults(testserver.Fault{Kind: testserver.FaultExit, Times: 1}),
+			expect: modernEvidence(2),
 		},
 	)
 
@@ -171,7 +183,16 @@ func rows() []row {
 	}
 	retry := func(name string, f testserver.Fault) {
 		f.Times = 2
-		rs = append(rs, row{name: "HTTP retry then success: " + name, na: httpOnly, short: f.Kind == testserver.FaultSilent, server: faults(f), expect: modernEvidence(3)})
+		na := httpOnly
+		if f.Kind == testserver.FaultSilent {
+			// Seed 003: the timeout row of HTTP is every non-stdio
+			// transport's.
+			na = only(naStdioOnly, kindHTTP, kindWS)
+			name = "HTTP and WebSocket retry then success: " + name
+		} else {
+			name = "HTTP retry then success: " + name
+		}
+		rs = append(rs, row{name: name, na: na, short: f.Kind == testserver.FaultSilent, server: faults(f), expect: modernEvidence(3)})
 	}
 	for _, st := range []int{408, 429, 500, 502, 503} {
 		f := testserver.Fault{Kind: testserver.FaultHTTPStatus, Status: st}
@@ -340,11 +361,18 @@ func rows() []row {
 				// initialize is an unknown method to a modern-only server.
 				// Over HTTP, Dial's HTTP+SSE fallback is then tried (an
 				// initialize refused with 400/404/405 and no modern body),
-				// and the modern-only server refuses its GET with 405.
+				// and the modern-only server refuses its GET with 405. The
+				// error names the request that failed first (issue 14): the
+				// first *transport.HTTPError it holds is the POST's 404; the
+				// fallback's GET 405 follows it in the chain.
 				if k == kindHTTP {
-					return want{err: both(anyNegotiationError(), asType("*transport.HTTPError 405 from the HTTP+SSE fallback", func(e *transport.HTTPError) bool {
-						return e.StatusCode == http.StatusMethodNotAllowed
-					})), methods: seq(mInitialize)}
+					first := asType("first *transport.HTTPError: the initialize POST's 404", func(e *transport.HTTPError) bool {
+						return e.StatusCode == http.StatusNotFound && e.Method == http.MethodPost
+					})
+					fallback := &errCheck{"a *transport.HTTPError 405 from the HTTP+SSE fallback's GET in the chain", func(err error) bool {
+						return hasHTTPError(err, http.MethodGet, http.StatusMethodNotAllowed)
+					}}
+					return want{err: both(anyNegotiationError(), both(first, fallback)), methods: seq(mInitialize)}
 				}
 				return want{err: both(anyNegotiationError(), isErr(jsonrpc.ErrMethodNotFound)), methods: seq(mInitialize)}
 			}
@@ -414,4 +442,23 @@ func summary(procs []process) string {
 		parts = append(parts, "pid "+strconv.Itoa(p.PID)+" exit "+p.Exit+": "+strings.Join(ms, ","))
 	}
 	return "[" + strings.Join(slices.Clip(parts), " | ") + "]"
+}
+
+// hasHTTPError reports whether err's tree holds an *transport.HTTPError
+// for method with status.
+func hasHTTPError(err error, method string, status int) bool {
+	if e, ok := err.(*transport.HTTPError); ok && e.Method == method && e.StatusCode == status {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return u.Unwrap() != nil && hasHTTPError(u.Unwrap(), method, status)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if hasHTTPError(e, method, status) {
+				return true
+			}
+		}
+	}
+	return false
 }

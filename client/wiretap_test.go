@@ -1,0 +1,81 @@
+package client_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/jsonrpc"
+)
+
+// lines collects what a logger writes, safe for concurrent writes.
+type lines struct {
+	mu  sync.Mutex
+	out []byte
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.out = append(l.out, p...)
+	l.mu.Unlock()
+	return len(p), nil
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.out)
+}
+
+// TestWireLogKeysAndLevel: the wire log logs at the level asked for (Info
+// here, which a default logger shows), and its attributes survive slog's
+// JSON handler: the direction and the message are not lost to slog's own
+// "msg" key.
+func TestWireLogKeysAndLevel(t *testing.T) {
+	for _, tr := range []string{tStdio, tHTTP} {
+		for _, era := range allEras {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				var buf lines
+				l := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithWireLog(l, slog.LevelInfo))
+				if _, err := f.c.ListTools(testCtx(t), ""); err != nil {
+					t.Fatal(err)
+				}
+				f.c.Close()
+				dirs := map[string]int{}
+				sc := bufio.NewScanner(strings.NewReader(buf.String()))
+				sc.Buffer(nil, 1<<20)
+				for sc.Scan() {
+					var rec struct {
+						Level, Msg, Dir, Message string
+					}
+					if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+						t.Fatalf("log line %q: %v", sc.Text(), err)
+					}
+					if _, err := jsonrpc.DecodeMessage([]byte(rec.Message)); err != nil || rec.Level != "INFO" || rec.Msg != "wire: "+rec.Dir {
+						t.Errorf("log record %s: want level INFO, msg \"wire: <dir>\", dir, and the JSON-RPC message (%v)", sc.Text(), err)
+					}
+					if strings.Contains(rec.Message, `"tools/list"`) || strings.Contains(rec.Message, `"tools":[`) {
+						dirs[rec.Dir]++
+					}
+				}
+				if dirs["send"] == 0 || dirs["recv"] == 0 {
+					t.Errorf("tools/list seen by direction %v, want both send and recv; log:\n%s", dirs, buf.String())
+				}
+			})
+		}
+	}
+	// Below the logger's level, nothing.
+	var buf lines
+	l := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	f := connect(t, tStdio, testserver.Options{}, client.WithWireLog(l, slog.LevelDebug))
+	f.c.Close()
+	if buf.String() != "" {
+		t.Errorf("debug wire log on an info logger wrote %q", buf.String())
+	}
+}
