@@ -250,7 +250,7 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 
 // Authorize handles a 401 or 403 response of the MCP server, given as the
 // transport's *transport.HTTPError; when it returns nil the caller should
-// retry the request. Its signature matches session.Config.Authorize.
+// retry the request. Its signature matches the connection engine's Authorize hook.
 //
 //   - 401: if a token obtained after the failed request is available (a
 //     token not yet handed out by Token or Header) it returns at once;

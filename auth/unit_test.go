@@ -328,7 +328,7 @@ func TestLoopback(t *testing.T) {
 }
 
 // The Client plugs into the transport (TokenSource, HeaderFunc, HTTP
-// client Transport) and into session.Config.Authorize.
+// client Transport) and into the connection engine's Authorize hook.
 var (
 	_                                                   = transport.StreamableHTTP{TokenSource: (*Client)(nil), HeaderFunc: (*Client)(nil).Header}
 	_ func(context.Context, *transport.HTTPError) error = (*Client)(nil).Authorize

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -24,15 +24,15 @@ import (
 // All methods are safe for concurrent use. [Client.Close] ends the
 // connection, every [Subscription] and every goroutine the client started.
 type Client struct {
-	sess      *session.Session // written once by Connect
-	cfg       config           // frozen at Connect
-	key       string           // server key for the caches
-	eraKey    string           // era cache key; "" for none
-	hinted    bool             // written once by connect: negotiated from an era cache record
-	verified  atomic.Bool      // a request succeeded (proves a hinted era)
-	doubted   atomic.Bool      // a request failed before any succeeded (casts doubt on a hinted era)
-	kind      string           // transport kind
-	listeners handler.Set      // the user's handler, detected once
+	sess      *engine.Session // written once by Connect
+	cfg       config          // frozen at Connect
+	key       string          // server key for the caches
+	eraKey    string          // era cache key; "" for none
+	hinted    bool            // written once by connect: negotiated from an era cache record
+	verified  atomic.Bool     // a request succeeded (proves a hinted era)
+	doubted   atomic.Bool     // a request failed before any succeeded (casts doubt on a hinted era)
+	kind      string          // transport kind
+	listeners handler.Set     // the user's handler, detected once
 
 	tools toolRegistry // per-connection tool metadata
 
@@ -56,9 +56,9 @@ var connSeq atomic.Int64
 // Connect negotiates with the server behind t and returns a ready Client.
 //
 // Errors: an [*Error] with Op "connect" whose Kind says what failed and
-// whose Err is the cause: a *session.NegotiationError (wrapping a
+// whose Err is the cause: a *engine.NegotiationError (wrapping a
 // *negotiation.Error, a *negotiation.UnsupportedProtocolVersionError, …),
-// a *session.AuthRequiredError, transport errors such as
+// a *engine.AuthRequiredError, transport errors such as
 // *transport.ExitError or *transport.HTTPError, or ctx.Err().
 func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
@@ -110,7 +110,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	hint, discExpires := c.eraHint()
 	hinted := hint.Era != negotiation.EraUnknown
 	scfg.EraHint, scfg.VersionHint, scfg.DiscoverHint = hint.Era, hint.Version, hint.disc
-	sess, err := session.Connect(ctx, t, scfg)
+	sess, err := engine.Connect(ctx, t, scfg)
 	if hinted && (err != nil && ctx.Err() == nil || sess != nil && sess.HintFailed()) {
 		// The engine verified the remembered verdict and found it wrong
 		// (it then probed): forget it.
@@ -214,17 +214,17 @@ func isClosing(ch <-chan struct{}) bool {
 	}
 }
 
-// sessionConfig translates the client options into a session.Config.
-func sessionConfig(cfg *config) (session.Config, error) {
+// sessionConfig translates the client options into a engine.Config.
+func sessionConfig(cfg *config) (engine.Config, error) {
 	set := detectHandler(cfg.handler)
 	if cfg.handler != nil && set == (handler.Set{}) {
 		// A handler that serves nothing: handler.Check says why (it looks
 		// again, on this failing path only).
 		if err := handler.Check(cfg.handler); err != nil {
-			return session.Config{}, err
+			return engine.Config{}, err
 		}
 	}
-	s := session.Config{
+	s := engine.Config{
 		Handler:           set,
 		ClientInfo:        cfg.clientInfo,
 		ProbeTimeout:      cfg.probeTimeout,
@@ -241,17 +241,17 @@ func sessionConfig(cfg *config) (session.Config, error) {
 	}
 	switch cfg.protocol {
 	case Auto:
-		s.Mode = session.ModeAuto
+		s.Mode = engine.ModeAuto
 	case Modern:
-		s.Mode = session.ModeModern
+		s.Mode = engine.ModeModern
 	case Legacy:
-		s.Mode = session.ModeLegacy
+		s.Mode = engine.ModeLegacy
 	default:
 		v := string(cfg.protocol)
 		if negotiation.EraOf(v) == negotiation.EraUnknown || !knownVersion(v) {
 			return s, fmt.Errorf("pinned protocol version %q is not one this SDK speaks: %w", v, ErrNoCommonVersion)
 		}
-		s.Mode = session.ModePinned
+		s.Mode = engine.ModePinned
 		s.PinVersion = v
 	}
 	if cfg.tasks {
@@ -359,7 +359,7 @@ func (c *Client) ServerCapabilities() protocol.ServerCapabilities {
 func (c *Client) ClientCapabilities() protocol.ClientCapabilities { return c.sess.ClientCapabilities() }
 
 // NegotiationTrace returns the steps of the negotiation, for diagnostics.
-func (c *Client) NegotiationTrace() []session.TraceStep { return c.sess.Trace() }
+func (c *Client) NegotiationTrace() []engine.TraceStep { return c.sess.Trace() }
 
 // TransportKind returns the kind of the transport in use ("stdio", "http",
 // "websocket", "sse" or "memory").
@@ -373,9 +373,9 @@ func (c *Client) isHTTP() bool { return c.kind == transport.KindHTTP }
 
 // call sends one request through the session, adding the remembered
 // modern log level.
-func (c *Client) call(ctx context.Context, method string, params any, opts *session.CallOptions) (json.RawMessage, error) {
+func (c *Client) call(ctx context.Context, method string, params any, opts *engine.CallOptions) (json.RawMessage, error) {
 	if opts == nil {
-		opts = &session.CallOptions{}
+		opts = &engine.CallOptions{}
 	}
 	if opts.LogLevel == "" && c.isModern() {
 		if l, _ := c.logLevel.Load().(protocol.LoggingLevel); l != "" {

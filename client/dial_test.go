@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/negotiation"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -93,9 +93,9 @@ func TestAuthRequired(t *testing.T) {
 	})
 	ctx := testCtx(t)
 	_, err := client.Dial(ctx, ts.URL)
-	var are *session.AuthRequiredError
+	var are *engine.AuthRequiredError
 	if !errors.As(err, &are) {
-		t.Fatalf("Dial without credentials = %v, want *session.AuthRequiredError", err)
+		t.Fatalf("Dial without credentials = %v, want *engine.AuthRequiredError", err)
 	}
 
 	// An Authorize hook that obtains the token makes the retry succeed.
@@ -128,7 +128,7 @@ func TestTimeouts(t *testing.T) {
 			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p))
 			ctx := testCtx(t)
 			_, err := f.c.CallTool(ctx, "slow", map[string]any{"steps": 1, "delayMs": 60_000}, client.WithTimeout(50*time.Millisecond))
-			if !errors.Is(err, session.ErrRequestTimeout) {
+			if !errors.Is(err, engine.ErrRequestTimeout) {
 				t.Errorf("CallTool past its timeout = %v, want ErrRequestTimeout", err)
 			}
 			// The connection still works.
@@ -180,7 +180,7 @@ func TestReplay(t *testing.T) {
 			if tt.wantErr != (err != nil) {
 				t.Fatalf("CallTool = %v, want error: %v", err, tt.wantErr)
 			}
-			if tt.wantErr && !errors.Is(err, session.ErrConnectionLost) {
+			if tt.wantErr && !errors.Is(err, engine.ErrConnectionLost) {
 				t.Errorf("CallTool error = %v, want ErrConnectionLost", err)
 			}
 			if n := count(f.srv, "tools/call"); n != tt.calls {

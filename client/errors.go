@@ -13,9 +13,9 @@ import (
 
 	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -29,7 +29,7 @@ import (
 // answered is a *jsonrpc.Error (matched by code, for example
 // errors.Is(err, jsonrpc.ErrInvalidParams)); the failures of the session,
 // negotiation and transport packages keep their types, so errors.As with
-// *session.NegotiationError, *transport.HTTPError, *transport.ExitError
+// *engine.NegotiationError, *transport.HTTPError, *transport.ExitError
 // and the others works through an *Error, and so do errors.Is with
 // context.Canceled and the sentinels of this package.
 type Error struct {
@@ -131,7 +131,7 @@ var (
 	// ErrClosed is matched by calls on a closed [Client] and by requests
 	// that failed because the connection closed. It is the session's
 	// sentinel, so it matches errors from every layer below.
-	ErrClosed = session.ErrClosed
+	ErrClosed = engine.ErrClosed
 	// ErrOutcomeUnknown is matched when a request was lost after it may
 	// have reached the server: the server may have executed the request,
 	// and the client did not send it again without consent. The
@@ -200,7 +200,7 @@ func onStdio(err error, stdio bool) error {
 	}
 	switch e.Kind {
 	case KindNetwork, KindNegotiation, KindClosed:
-		if errors.Is(e.Err, transport.ErrClosed) && !errors.Is(e.Err, session.ErrClosed) {
+		if errors.Is(e.Err, transport.ErrClosed) && !errors.Is(e.Err, engine.ErrClosed) {
 			e.Kind = KindProcess
 		}
 	}
@@ -254,16 +254,16 @@ func sessionKind(err error) Kind {
 		return KindInvalid
 	case errors.Is(err, ErrNotSupported):
 		return KindUnsupported
-	case isType[*session.InputError](err):
+	case isType[*engine.InputError](err):
 		return KindHandler
-	case isType[*session.ProtocolError](err), isType[*transport.MessageTooLargeError](err):
+	case isType[*engine.ProtocolError](err), isType[*transport.MessageTooLargeError](err):
 		return KindProtocol
-	case errors.Is(err, jsonrpc.ErrMissingRequiredClientCapability), errors.Is(err, session.ErrNotModern):
+	case errors.Is(err, jsonrpc.ErrMissingRequiredClientCapability), errors.Is(err, engine.ErrNotModern):
 		return KindUnsupported
-	case isType[*session.ConnectionLostError](err), errors.Is(err, transport.ErrStreamBroken),
+	case isType[*engine.ConnectionLostError](err), errors.Is(err, transport.ErrStreamBroken),
 		errors.Is(err, transport.ErrSessionExpired):
 		return KindNetwork
-	case isType[*session.NegotiationError](err):
+	case isType[*engine.NegotiationError](err):
 		// Including a JSON-RPC error answering the handshake: the server
 		// refused the era or version asked for.
 		return KindNegotiation
@@ -281,7 +281,7 @@ func isType[T error](err error) bool {
 }
 
 func isTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, session.ErrRequestTimeout) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, engine.ErrRequestTimeout) {
 		return true
 	}
 	ne, ok := errors.AsType[*transport.NetworkError](err)
@@ -314,7 +314,7 @@ func isNetwork(err error) bool {
 // isAuth reports a failure of authorization: an HTTP 401 or 403 nobody
 // resolved, or an error of an OAuth flow of the auth package.
 func isAuth(err error) bool {
-	if isType[*session.AuthRequiredError](err) {
+	if isType[*engine.AuthRequiredError](err) {
 		return true
 	}
 	if he, ok := errors.AsType[*transport.HTTPError](err); ok &&

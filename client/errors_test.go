@@ -13,11 +13,11 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -96,7 +96,7 @@ func connectErrCases() []errCase {
 				return err
 			},
 			also: func(err error) bool {
-				ne, ok := errors.AsType[*session.NegotiationError](err)
+				ne, ok := errors.AsType[*engine.NegotiationError](err)
 				return ok && len(ne.Trace) > 0 && !errors.Is(err, client.ErrNoCommonVersion)
 			}},
 		{name: "legacy client, modern server", op: "connect", kind: client.KindNegotiation,
@@ -140,7 +140,7 @@ func connectErrCases() []errCase {
 				return err
 			},
 			also: func(err error) bool {
-				ae, ok := errors.AsType[*session.AuthRequiredError](err)
+				ae, ok := errors.AsType[*engine.AuthRequiredError](err)
 				return ok && ae.Status == 401 && errors.Is(err, client.ErrAuthRequired)
 			}})
 	}
@@ -170,7 +170,7 @@ func callErrCases(name string, p client.Protocol) []errCase {
 			run: func(t *testing.T) error {
 				return call(t, tPipe, testserver.Options{}, "slow", map[string]any{"steps": 100, "delayMs": 100}, client.WithTimeout(20*time.Millisecond))
 			},
-			also: isAs[*session.RequestTimeoutError]},
+			also: isAs[*engine.RequestTimeoutError]},
 		{name: "canceled/" + name, op: "tools/call", kind: client.KindCanceled,
 			run: func(t *testing.T) error {
 				f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(p))
@@ -252,7 +252,7 @@ func modernOnlyErrCases() []errCase {
 				return err
 			},
 			also: func(err error) bool {
-				return isAs[*session.MissingCapabilityError](err) && errors.Is(err, jsonrpc.ErrMissingRequiredClientCapability)
+				return isAs[*engine.MissingCapabilityError](err) && errors.Is(err, jsonrpc.ErrMissingRequiredClientCapability)
 			}},
 		{name: "connection lost", op: "tools/call", kind: client.KindNetwork,
 			run: func(t *testing.T) error {
@@ -260,7 +260,7 @@ func modernOnlyErrCases() []errCase {
 				_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplay(false))
 				return err
 			},
-			also: isAs[*session.ConnectionLostError]},
+			also: isAs[*engine.ConnectionLostError]},
 		{name: "protocol", op: "tools/call", kind: client.KindProtocol,
 			run: func(t *testing.T) error {
 				f := connect(t, tPipe, testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultResult, Method: "tools/call",
@@ -268,7 +268,7 @@ func modernOnlyErrCases() []errCase {
 				_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"})
 				return err
 			},
-			also: isAs[*session.ProtocolError]},
+			also: isAs[*engine.ProtocolError]},
 		{name: "http status", op: "tools/call", kind: client.KindHTTP,
 			run: func(t *testing.T) error {
 				f := connect(t, tHTTP, testserver.Options{}, modern)
@@ -291,7 +291,7 @@ func modernOnlyErrCases() []errCase {
 				return err
 			},
 			also: func(err error) bool {
-				return isAs[*session.InputError](err) && strings.Contains(err.Error(), "no model")
+				return isAs[*engine.InputError](err) && strings.Contains(err.Error(), "no model")
 			}},
 		{name: "tasks/list not in this era", op: "tasks/list", kind: client.KindUnsupported,
 			run: func(t *testing.T) error {

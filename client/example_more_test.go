@@ -11,11 +11,11 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 )
 
 // exampleClient connects to a fresh in-process test server.
@@ -213,7 +213,7 @@ func ExampleError() {
 	// A modern-only client cannot talk to a legacy-only server.
 	_, err := client.Connect(context.Background(), t, client.WithProtocol(client.Modern))
 	var ce *client.Error
-	var ne *session.NegotiationError
+	var ne *engine.NegotiationError
 	fmt.Println(errors.As(err, &ce), ce.Op, ce.Kind)
 	fmt.Println(errors.As(err, &ne), len(ne.Trace) > 0)
 	// Output:

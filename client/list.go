@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"iter"
 
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 )
 
 // pageKey is the cache key of one page: "" for the first page, "c:" plus
@@ -39,7 +39,7 @@ func (c *Client) cachedCall(ctx context.Context, method, paramsKey string, param
 	// carried only requestState and ran no handler) is never cached: the
 	// session reports every round before sending its retry.
 	needed := false
-	opts := &session.CallOptions{OnInputRound: func(int) { needed = true }}
+	opts := &engine.CallOptions{OnInputRound: func(int) { needed = true }}
 	raw, err := c.call(ctx, method, params, opts)
 	if err != nil {
 		return nil, err

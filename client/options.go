@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/auth"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -122,7 +122,7 @@ type config struct {
 	probeTimeout      time.Duration
 	requestTimeout    time.Duration
 	maxRequestTimeout time.Duration
-	retry             session.RetryPolicy
+	retry             engine.RetryPolicy
 	logger            *slog.Logger
 	capOpts           CapabilityOptions
 	strict            bool
@@ -228,9 +228,9 @@ func WithMaxRequestTimeout(d time.Duration) Option {
 
 // WithRetry sets the backoff used when the server or network asks for a
 // retry (HTTP 408/429/5xx, network errors, probe timeouts on HTTP).
-// Default: the zero session.RetryPolicy, which selects the session's
+// Default: the zero engine.RetryPolicy, which selects the session's
 // default schedule.
-func WithRetry(p session.RetryPolicy) Option {
+func WithRetry(p engine.RetryPolicy) Option {
 	return optionFunc(func(c *config) { c.retry = p })
 }
 

@@ -12,10 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/route"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 )
 
 // SubscribeOptions says which change notifications a [Subscription]
@@ -386,7 +386,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 }
 
 // listen opens a listen stream and waits for its acknowledgement.
-func (c *Client) listen(ctx context.Context, opts SubscribeOptions) (*session.Stream, protocol.SubscriptionFilter, error) {
+func (c *Client) listen(ctx context.Context, opts SubscribeOptions) (*engine.Stream, protocol.SubscriptionFilter, error) {
 	stream, err := c.sess.Listen(ctx, &protocol.ListenParams{Notifications: opts.filter()})
 	if err != nil {
 		return nil, protocol.SubscriptionFilter{}, err
@@ -396,8 +396,8 @@ func (c *Client) listen(ctx context.Context, opts SubscribeOptions) (*session.St
 	select {
 	case <-timer.C:
 		stream.Close()
-		return nil, protocol.SubscriptionFilter{}, &session.ProtocolError{Method: protocol.MethodSubscriptionsListen,
-			Reason: "no acknowledgement within " + ackTimeout.String(), Err: session.ErrInvalidResponse}
+		return nil, protocol.SubscriptionFilter{}, &engine.ProtocolError{Method: protocol.MethodSubscriptionsListen,
+			Reason: "no acknowledgement within " + ackTimeout.String(), Err: engine.ErrInvalidResponse}
 	case n, ok := <-stream.Notifications():
 		if !ok {
 			err := stream.Err()
@@ -410,8 +410,8 @@ func (c *Client) listen(ctx context.Context, opts SubscribeOptions) (*session.St
 		var ack protocol.SubscriptionsAcknowledgedParams
 		if n.Method != protocol.NotificationSubscriptionsAcknowledged || json.Unmarshal(n.Params, &ack) != nil {
 			stream.Close()
-			return nil, protocol.SubscriptionFilter{}, &session.ProtocolError{Method: protocol.MethodSubscriptionsListen,
-				Reason: "first message is not a valid acknowledgement: " + n.Method, Err: session.ErrInvalidResponse}
+			return nil, protocol.SubscriptionFilter{}, &engine.ProtocolError{Method: protocol.MethodSubscriptionsListen,
+				Reason: "first message is not a valid acknowledgement: " + n.Method, Err: engine.ErrInvalidResponse}
 		}
 		return stream, ack.Notifications, nil
 	case <-ctx.Done():
@@ -422,7 +422,7 @@ func (c *Client) listen(ctx context.Context, opts SubscribeOptions) (*session.St
 
 // run pumps a modern subscription's stream until stop, re-listening when
 // the stream drops. It owns the stream.
-func (s *Subscription) run(stream *session.Stream) {
+func (s *Subscription) run(stream *engine.Stream) {
 	c := s.c
 	for {
 		err := s.pump(stream)
@@ -460,7 +460,7 @@ func (s *Subscription) isStopped() bool {
 
 // pump delivers the stream's notifications until it ends (returning its
 // error; nil for a graceful end by the server) or stop (nil).
-func (s *Subscription) pump(stream *session.Stream) error {
+func (s *Subscription) pump(stream *engine.Stream) error {
 	for {
 		select {
 		case n, ok := <-stream.Notifications():
@@ -500,7 +500,7 @@ func (s *Subscription) pump(stream *session.Stream) error {
 }
 
 // relisten re-opens the stream with exponential backoff and jitter.
-func (s *Subscription) relisten(ctx context.Context) (*session.Stream, error) {
+func (s *Subscription) relisten(ctx context.Context) (*engine.Stream, error) {
 	delay := relistenInitial
 	var last error
 	for range relistenAttempts {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 )
 
 // Task is a server-side task running a tool call: a task of the modern
@@ -384,7 +384,7 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[*Task, error] {
 
 // answerInputs serves a task's input requests with the (validated)
 // handler, one at a time. A request the handler cannot serve fails the
-// wait with an error matching session.ErrUnexpectedInputRequest.
+// wait with an error matching engine.ErrUnexpectedInputRequest.
 func (c *Client) answerInputs(ctx context.Context, reqs map[string]protocol.InputRequest) (protocol.InputResponses, error) {
 	h := handler.Detect(wrapHandler(c.cfg.handler))
 	out := protocol.InputResponses{}
@@ -403,7 +403,7 @@ func (c *Client) answerInputs(ctx context.Context, reqs map[string]protocol.Inpu
 			case p.Mode != protocol.ElicitModeURL && h.Elicitor != nil:
 				res, err = h.Elicitor.Elicit(ctx, p)
 			default:
-				err = fmt.Errorf("%w: %s (mode %q)", session.ErrUnexpectedInputRequest, r.Method, p.Mode)
+				err = fmt.Errorf("%w: %s (mode %q)", engine.ErrUnexpectedInputRequest, r.Method, p.Mode)
 			}
 		case protocol.MethodSamplingCreateMessage:
 			var p *protocol.CreateMessageParams
@@ -411,13 +411,13 @@ func (c *Client) answerInputs(ctx context.Context, reqs map[string]protocol.Inpu
 				break
 			}
 			if h.Sampler == nil {
-				err = fmt.Errorf("%w: %s", session.ErrUnexpectedInputRequest, r.Method)
+				err = fmt.Errorf("%w: %s", engine.ErrUnexpectedInputRequest, r.Method)
 				break
 			}
 			res, err = h.Sampler.CreateMessage(ctx, p)
 		case protocol.MethodRootsList:
 			if h.RootsLister == nil {
-				err = fmt.Errorf("%w: %s", session.ErrUnexpectedInputRequest, r.Method)
+				err = fmt.Errorf("%w: %s", engine.ErrUnexpectedInputRequest, r.Method)
 				break
 			}
 			var roots []protocol.Root
@@ -427,7 +427,7 @@ func (c *Client) answerInputs(ctx context.Context, reqs map[string]protocol.Inpu
 			}
 			res = &protocol.ListRootsResult{Roots: roots}
 		default:
-			err = fmt.Errorf("%w: %s", session.ErrUnexpectedInputRequest, r.Method)
+			err = fmt.Errorf("%w: %s", engine.ErrUnexpectedInputRequest, r.Method)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("answering task input %q: %w", key, err)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -227,8 +227,8 @@ func newCallConfig(opts []CallOption) callConfig {
 	return cc
 }
 
-func (cc *callConfig) sessionOptions() *session.CallOptions {
-	return &session.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay}
+func (cc *callConfig) sessionOptions() *engine.CallOptions {
+	return &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay}
 }
 
 // WithProgress receives the server's progress notifications for the call,

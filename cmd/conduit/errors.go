@@ -9,15 +9,15 @@ import (
 	"strings"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
 // This file is the only one that looks beneath package client: the
-// causes a *client.Error carries (*session.NegotiationError,
-// *session.MissingCapabilityError, the negotiation package's
+// causes a *client.Error carries (*engine.NegotiationError,
+// *engine.MissingCapabilityError, the negotiation package's
 // *UnsupportedProtocolVersionError, …) are declared in session and
 // negotiation, and errors.As needs their types to recover the details
 // (the negotiation trace of a failed probe, the capabilities a server
@@ -25,7 +25,7 @@ import (
 
 // traceStep is one step of a negotiation trace, as
 // (*client.Client).NegotiationTrace returns it.
-type traceStep = session.TraceStep
+type traceStep = engine.TraceStep
 
 // toolError reports a tool result with isError set (exit status 4).
 type toolError struct {
@@ -87,7 +87,7 @@ func errorJSON(ctx context.Context, err error) map[string]any {
 // failedTrace returns the negotiation trace carried by a failed Dial or
 // Connect, or nil.
 func failedTrace(err error) []traceStep {
-	var ne *session.NegotiationError
+	var ne *engine.NegotiationError
 	if errors.As(err, &ne) {
 		return ne.Trace
 	}
@@ -138,7 +138,7 @@ func errorHint(err error) string {
 // request needs (-32021 in the modern era; some legacy servers put the
 // same data on -32602), sorted.
 func requiredCapabilities(err error) []string {
-	var mce *session.MissingCapabilityError
+	var mce *engine.MissingCapabilityError
 	if errors.As(err, &mce) {
 		var names []string
 		if mce.Required.Sampling != nil {

@@ -16,11 +16,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -386,7 +386,7 @@ func runCase(ck *checker, r row, m mode, kind string) {
 	opts := []client.Option{
 		client.WithProtocol(m.p),
 		client.WithProbeTimeout(probe),
-		client.WithRetry(session.RetryPolicy{MaxAttempts: 4, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}),
+		client.WithRetry(engine.RetryPolicy{MaxAttempts: 4, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}),
 	}
 	var tokens transport.TokenSource
 	var token tokenBox

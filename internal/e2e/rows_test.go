@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -173,7 +173,7 @@ func rows() []row {
 					return w
 				}
 			} else {
-				authErr := asType("*session.AuthRequiredError naming the status and challenge", func(e *session.AuthRequiredError) bool {
+				authErr := asType("*engine.AuthRequiredError naming the status and challenge", func(e *engine.AuthRequiredError) bool {
 					return e.Status == st && e.Challenge == challenge
 				})
 				r.expect = probeError(1, authErr, authErr)
@@ -392,7 +392,7 @@ func modernErr(target *jsonrpc.Error) *errCheck {
 }
 
 func anyNegotiationError() *errCheck {
-	return asType[*session.NegotiationError]("*session.NegotiationError", nil)
+	return asType[*engine.NegotiationError]("*engine.NegotiationError", nil)
 }
 
 // legacyServer is what each mode gets from a legacy-only server.

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/interop/internal/foreign"
 	"github.com/conduitmcp/conduit/interop/internal/testenv"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
-	"github.com/conduitmcp/conduit/session"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -223,7 +223,7 @@ func runCell(t *testing.T, s serverCase, m mode, dial func(context.Context, ...c
 			return "UNEXPECTED " + got
 		}
 		if typed := typedCause(err); typed == nil {
-			t.Errorf("error %T %v: want a *session.NegotiationError caused by a *negotiation.Error, a *negotiation.UnsupportedProtocolVersionError or a -32022 *jsonrpc.Error", err, err)
+			t.Errorf("error %T %v: want a *engine.NegotiationError caused by a *negotiation.Error, a *negotiation.UnsupportedProtocolVersionError or a -32022 *jsonrpc.Error", err, err)
 			return "UNTYPED ERROR " + shorten(err.Error())
 		} else {
 			return fmt.Sprintf("typed error %T", typed)
@@ -329,9 +329,9 @@ func runCell(t *testing.T, s serverCase, m mode, dial func(context.Context, ...c
 }
 
 // typedCause returns the typed cause of a negotiation failure, or nil when
-// err is not a *session.NegotiationError with one.
+// err is not a *engine.NegotiationError with one.
 func typedCause(err error) error {
-	var se *session.NegotiationError
+	var se *engine.NegotiationError
 	if !errors.As(err, &se) {
 		return nil
 	}

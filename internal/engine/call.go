@@ -1,0 +1,631 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// callResult is what a waiting caller receives: from the loop, the
+// registration (when the call did not register directly) and then the
+// final response or error; from the reader, a response it resolved
+// directly.
+type callResult struct {
+	registered bool
+	resp       *jsonrpc.Response
+	err        error
+	// flushed, with resp, is closed by the dispatcher once the
+	// notifications queued before resp arrived have been delivered; nil
+	// when the call does not wait for them.
+	flushed chan struct{}
+}
+
+// call is one outgoing request attempt. The caller fills the first block
+// before registering it; the second block is filled at registration under
+// the pending table's mutex (by the caller itself, or by the loop before it
+// sends the registration on ch, which orders the accesses). Once
+// registered, the fields are read by others only under that mutex or after
+// they removed the call from the table.
+type call struct {
+	method     string
+	internal   bool // negotiation traffic: allowed before the session is ready
+	noCancel   bool // never send notifications/cancelled (initialize)
+	timed      bool // has a timeout to reset on progress: needs a progress token
+	flush      bool // its result waits for the notifications that came before it (Progress, LogLevel)
+	progress   func(protocol.ProgressParams)
+	progressed chan struct{}   // cap 1; signalled by the loop on progress (timeout reset); may be nil
+	stream     *Stream         // a listen request
+	ch         chan callResult // cap 2: the registration, then the final result
+
+	id    int64     // written at registration
+	token int64     // progress token; written at the first registration
+	ref   *connRef  // written at registration
+	neg   *negState // written at registration
+
+	// Owned by the caller. settled: the final result was received, so
+	// neither the table, the loop nor the reader holds a reference any
+	// more and the call may be pooled. req and
+	// buf are reused for every request the call sends: transports encode
+	// a message before Write returns and keep no reference to it.
+	settled bool
+	req     jsonrpc.Request
+	buf     []byte
+}
+
+func newCall(method string) *call {
+	return &call{method: method, ch: make(chan callResult, 2)}
+}
+
+// maxPooledBuffer bounds the params buffer a pooled call keeps.
+const maxPooledBuffer = 64 << 10
+
+// getCall returns a call from the session's pool (Session.calls recycles
+// the calls of Session.Call with their channels and params buffers, so
+// that a request costs no allocation of its own). The pool is per session
+// so that channels never cross a testing/synctest bubble.
+func (s *Session) getCall(method string) *call {
+	c, _ := s.calls.Get().(*call)
+	if c == nil {
+		c = &call{ch: make(chan callResult, 2)}
+	}
+	c.method = method
+	return c
+}
+
+// putCall recycles c. Only settled calls may be recycled: the loop and
+// the reader no longer refer to them.
+func (s *Session) putCall(c *call) {
+	ch, pr, buf := c.ch, c.progressed, c.buf
+	for len(ch) > 0 {
+		<-ch
+	}
+	if pr != nil {
+		select {
+		case <-pr:
+		default:
+		}
+	}
+	if cap(buf) > maxPooledBuffer {
+		buf = nil
+	}
+	*c = call{ch: ch, progressed: pr, buf: buf[:0]}
+	s.calls.Put(c)
+}
+
+// again returns a fresh call for re-sending c under a new id. A call that
+// was abandoned after a failed write may still receive a late result from
+// the loop or the reader on its channel, so it is never registered again (nor pooled).
+func (s *Session) again(c *call) *call {
+	n := s.getCall(c.method)
+	n.internal, n.noCancel, n.timed, n.flush = c.internal, c.noCancel, c.timed, c.flush
+	n.progress, n.progressed, n.token = c.progress, c.progressed, c.token
+	return n
+}
+
+// deliver hands r to the caller. The channel has room for the two sends a
+// registration can produce, so the loop and the reader never block here.
+func (c *call) deliver(r callResult) {
+	select {
+	case c.ch <- r:
+	default:
+	}
+}
+
+// Call sends a request and waits for its final result.
+//
+// Modern era: params (encoded once) get _meta protocolVersion,
+// clientCapabilities, clientInfo, and progressToken/logLevel when asked,
+// spliced in without re-encoding; resultType is checked; input_required is
+// driven through MRTR for tools/call, prompts/get and resources/read. The
+// returned JSON is the final complete result (resultType left in it).
+// Legacy era: a plain request; server requests are answered meanwhile.
+//
+// A request lost with its connection, response stream or legacy HTTP
+// session is re-sent once under a new id unless opts.NoReplay or
+// Config.Replay forbid it.
+//
+// Errors: a *jsonrpc.Error from the server; [*MissingCapabilityError] for
+// -32021; ctx.Err() when ctx ends; [*RequestTimeoutError];
+// [*ConnectionLostError]; [*ProtocolError]; [*InputError]; [ErrClosed]; or
+// the session's terminal error.
+func (s *Session) Call(ctx context.Context, method string, params any, opts *CallOptions) (json.RawMessage, error) {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return nil, fmt.Errorf("session: encoding %s params: %w", method, err)
+	}
+	if err := checkRaw(params, raw); err != nil {
+		return nil, fmt.Errorf("session: %s params: %w", method, err)
+	}
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	return s.call(ctx, method, raw, &o)
+}
+
+// callState is what one call remembers across its attempts (replays,
+// retries, re-authorizations, a re-probe, MRTR rounds). The call's
+// options are passed beside it, not kept in it: escape analysis is
+// field-insensitive, and keeping them here would move every caller's
+// CallOptions to the heap.
+type callState struct {
+	method   string
+	raw      json.RawMessage // the params the caller gave
+	cur      json.RawMessage // the params of the next attempt (MRTR rounds add to raw)
+	rounds   int             // MRTR rounds so far
+	auths    int             // Authorize calls so far
+	replayed bool
+	reprobed bool
+	pace     *pacer
+	retry    *retrier
+}
+
+// afterAttempt is what a call does after an attempt.
+type afterAttempt uint8
+
+const (
+	nextDone   afterAttempt = iota // return the result or the error
+	nextResend                     // send the request again under a new id (s.again)
+	nextRound                      // send the next MRTR round (cs.cur) on the same call
+)
+
+func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = s.cfg.RequestTimeout
+	}
+	c := s.getCall(method)
+	c.progress = o.Progress
+	c.flush = (o.Progress != nil || o.LogLevel != "") && !onDispatcher(ctx)
+	if timeout > 0 {
+		c.timed = true
+		if c.progressed == nil {
+			c.progressed = make(chan struct{}, 1)
+		}
+	}
+	defer func() {
+		if c.settled {
+			s.putCall(c)
+		}
+	}()
+	cs := &callState{method: method, raw: raw, cur: raw}
+	for {
+		var (
+			res  json.RawMessage
+			then afterAttempt
+		)
+		resp, err := s.attempt(ctx, c, cs.cur, o, timeout)
+		if err != nil {
+			then, err = s.failed(ctx, cs, o, c, err)
+		} else {
+			res, then, err = s.answered(ctx, cs, o, c, resp)
+		}
+		switch then {
+		case nextDone:
+			return res, err
+		case nextResend:
+			c = s.again(c)
+		}
+	}
+}
+
+// failed decides what a call does after an attempt failed with err: a
+// re-probe (an era hint contradicted), a re-authorization, a retry with
+// backoff (408, 429, 5xx), one replay after a lost connection, or the
+// error.
+func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *call, err error) (afterAttempt, error) {
+	method := cs.method
+	if !cs.reprobed && s.hintSuspect(c, nil, err) {
+		cs.reprobed = true
+		if changed, perr := s.reprobe(ctx, c); perr != nil {
+			return nextDone, perr
+		} else if changed {
+			return nextResend, nil
+		}
+		if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Response != nil && he.Response.Error != nil {
+			return nextDone, serverError(method, he.Response.Error)
+		}
+		return nextDone, err
+	}
+	if again, aerr := s.authorize(ctx, method, err, &cs.auths); aerr != nil {
+		return nextDone, aerr
+	} else if again {
+		// The server refused the credentials (expired token, scope
+		// step-up, a new authorization server) and did not take the
+		// request: re-send it with the new ones.
+		return nextResend, nil
+	}
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, cs.raw, o) {
+		// 408, 429, 5xx: the server did not take the request; retry with
+		// backoff (honouring Retry-After) within Config.Retry.
+		if cs.retry == nil {
+			cs.retry = newRetrier(s.cfg.Retry)
+		}
+		if wait, ok := cs.retry.next(he.RetryAfter); ok {
+			s.log.Info("retrying a request", "method", method, "status", he.StatusCode, "wait", wait)
+			if err := s.sleep(ctx, wait); err != nil {
+				return nextDone, err
+			}
+			return nextResend, nil
+		}
+	}
+	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, cs.raw, o) {
+		cs.replayed = true
+		s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
+		return nextResend, nil
+	}
+	return nextDone, err
+}
+
+// answered reads the server's answer to an attempt: a JSON-RPC error (or
+// a re-probe when it contradicts an era hint), a legacy result, or a
+// modern result by its resultType (complete, task, input_required).
+func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c *call, resp *jsonrpc.Response) (json.RawMessage, afterAttempt, error) {
+	method := cs.method
+	n := c.neg
+	if resp.Error != nil {
+		if !cs.reprobed && s.hintSuspect(c, resp.Error, nil) {
+			cs.reprobed = true
+			if changed, perr := s.reprobe(ctx, c); perr != nil {
+				return nil, nextDone, perr
+			} else if changed {
+				return nil, nextResend, nil
+			}
+		}
+		return nil, nextDone, serverError(method, resp.Error)
+	}
+	if n.era != negotiation.EraModern {
+		return resp.Result, nextDone, nil
+	}
+	if n.hinted {
+		s.hintVerified.Store(true)
+	}
+	rt, err := resultType(resp.Result)
+	if err != nil {
+		return nil, nextDone, &ProtocolError{Method: method, Reason: err.Error(), Err: ErrInvalidResponse}
+	}
+	switch rt {
+	case "", protocol.ResultTypeComplete:
+		return resp.Result, nextDone, nil
+	case protocol.ResultTypeTask:
+		if o.AcceptTask && method == protocol.MethodToolsCall || method == protocol.MethodTasksGet {
+			// tasks/get: the extension's text says "complete", two of its
+			// examples say "task"; both are accepted (OPEN-QUESTIONS 38).
+			return resp.Result, nextDone, nil
+		}
+		return nil, nextDone, &ProtocolError{Method: method, Reason: `resultType "task" was not accepted for this request`, Err: ErrInvalidResponse}
+	case protocol.ResultTypeInputRequired:
+		if err := s.nextRound(ctx, cs, o, resp.Result); err != nil {
+			return nil, nextDone, err
+		}
+		return nil, nextRound, nil
+	}
+	return nil, nextDone, &ProtocolError{Method: method, Reason: fmt.Sprintf("unknown resultType %q", rt), Err: ErrInvalidResponse}
+}
+
+// nextRound fulfils one MRTR round (spec 2026-07-28: multi-round-trip
+// requests) and sets the params of the retry in cs.cur.
+func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, result json.RawMessage) error {
+	method := cs.method
+	if !mrtrMethod(method) {
+		return &ProtocolError{Method: method, Reason: "input_required is not allowed for this method", Err: ErrInvalidResponse}
+	}
+	cs.rounds++
+	if cs.rounds > s.cfg.MaxInputRounds {
+		return &ProtocolError{Method: method, Reason: fmt.Sprintf("more than %d rounds", s.cfg.MaxInputRounds), Err: ErrTooManyInputRounds}
+	}
+	next, stateOnly, err := s.inputRound(ctx, method, cs.raw, result)
+	if err != nil {
+		return err
+	}
+	if stateOnly {
+		if cs.pace == nil {
+			cs.pace = newPacer()
+		}
+		if err := cs.pace.wait(ctx, s.closing); err != nil {
+			return err
+		}
+	}
+	if o.OnInputRound != nil {
+		o.OnInputRound(cs.rounds)
+	}
+	cs.cur = next
+	return nil
+}
+
+// authorize handles an HTTP 401 or 403 answer to a request: it calls
+// Config.Authorize (on the caller's goroutine, so unrelated calls go on)
+// and reports that the request should be re-sent, at most
+// maxCallAuthAttempts times per request (*auths counts). Without
+// Authorize, or when the attempts are used up, the error is an
+// [*AuthRequiredError]. Other errors are left alone (false, nil).
+func (s *Session) authorize(ctx context.Context, method string, err error, auths *int) (bool, error) {
+	he, ok := errors.AsType[*transport.HTTPError](err)
+	if !ok || !authStatus(he.StatusCode) {
+		return false, nil
+	}
+	if s.cfg.Authorize == nil || *auths >= maxCallAuthAttempts {
+		return false, authError(he.StatusCode, he)
+	}
+	*auths++
+	s.log.Info("authorizing again", "method", method, "status", he.StatusCode, "attempt", *auths)
+	if aerr := s.cfg.Authorize(ctx, he); aerr != nil {
+		return false, fmt.Errorf("session: authorizing %s: %w", method, errors.Join(aerr, authError(he.StatusCode, he)))
+	}
+	return true, nil
+}
+
+func authStatus(code int) bool {
+	return code == http.StatusUnauthorized || code == http.StatusForbidden
+}
+
+// serverError turns a server's error response into the error Call returns.
+func serverError(method string, e *jsonrpc.Error) error {
+	if e.Code == jsonrpc.CodeMissingRequiredClientCapability {
+		var data struct {
+			Required protocol.ClientCapabilities `json:"requiredCapabilities"`
+		}
+		_ = json.Unmarshal(e.Data, &data) // malformed data: no detail
+		return &MissingCapabilityError{Method: method, Required: data.Required, Err: e}
+	}
+	return e
+}
+
+func mrtrMethod(method string) bool {
+	switch method {
+	case protocol.MethodToolsCall, protocol.MethodPromptsGet, protocol.MethodResourcesRead:
+		return true
+	}
+	return false
+}
+
+// answeredTooLarge reports whether the request was lost because its
+// answer was over the transport's size limit. The server then did run it,
+// and re-sending would run it again only to meet the same limit, so such a
+// request is never replayed.
+func answeredTooLarge(err error) bool {
+	_, ok := errors.AsType[*transport.MessageTooLargeError](err)
+	return ok
+}
+
+func (s *Session) mayReplay(method string, params json.RawMessage, o *CallOptions) bool {
+	if o.NoReplay {
+		return false
+	}
+	if s.cfg.Replay != nil {
+		return s.cfg.Replay(method, params)
+	}
+	return true
+}
+
+// attempt registers c, writes one request with params and waits for its
+// response.
+func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, o *CallOptions, timeout time.Duration) (*jsonrpc.Response, error) {
+	c.settled = false
+	werr, err := s.send(ctx, c, &sendSpec{params: params, level: o.LogLevel, headers: o.Headers, wait: timeout})
+	if err != nil {
+		return nil, err
+	}
+	if werr != nil {
+		if ctx.Err() != nil {
+			return nil, werr
+		}
+		return s.writeFailed(c, werr)
+	}
+	r, err := s.await(ctx, c, timeout, s.cfg.MaxRequestTimeout, true)
+	if err != nil {
+		return nil, err
+	}
+	c.settled = true
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.flushed != nil {
+		// Deliver the progress and log notifications that came before
+		// the response first. The result wins over a ctx that ends
+		// meanwhile; the dispatcher stops on Close.
+		select {
+		case <-r.flushed:
+		case <-ctx.Done():
+		case <-s.closing:
+		}
+	}
+	return r.resp, nil
+}
+
+// buildRequest encodes c's request with params: in the modern era with the
+// spliced _meta, in the legacy era with _meta.progressToken only when a
+// token is in use.
+func (s *Session) buildRequest(c *call, params json.RawMessage, level protocol.LoggingLevel) (*jsonrpc.Request, error) {
+	body := params
+	var err error
+	switch {
+	case c.neg.era == negotiation.EraModern:
+		body, err = spliceMeta(c.buf[:0], params, c.neg.prefix, c.token, level)
+	case c.token != 0:
+		body, err = spliceMeta(c.buf[:0], params, nil, c.token, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: encoding %s params: %w", c.method, err)
+	}
+	if len(body) > 0 && (len(params) == 0 || &body[0] != &params[0]) {
+		c.buf = body
+	}
+	c.req = jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: c.method, Params: body}
+	return &c.req, nil
+}
+
+// writeFailed classifies a failed Write.
+func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !he.SessionExpired && !authStatus(he.StatusCode) &&
+		he.Response != nil && he.Response.Error != nil && !s.hintSuspect(c, nil, err) {
+		// An HTTP error status with a JSON-RPC error body (a modern
+		// server's 400 for -32021/-32022, 404 for -32601): the server's
+		// answer.
+		return he.Response, nil
+	}
+	switch {
+	case errors.Is(err, transport.ErrSessionExpired):
+		// Legacy HTTP 404 with a session id: re-initialize, then replay.
+		s.postHeal(c.ref, err, false)
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	case errors.Is(err, transport.ErrStreamBroken):
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	case errors.Is(err, transport.ErrClosed):
+		s.postHeal(c.ref, err, false)
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	}
+	if _, ok := errors.AsType[*transport.NetworkError](err); ok && !perRequest(c.ref.kind) {
+		// A stream connection (WebSocket) that broke under the write.
+		s.postHeal(c.ref, err, false)
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	}
+	return nil, err
+}
+
+// await waits for c's next result. timeout (reset on progress) and max
+// bound the wait when positive. On ctx end or timeout the call is
+// abandoned; written says whether the server must be told.
+func (s *Session) await(ctx context.Context, c *call, timeout, max time.Duration, written bool) (callResult, error) {
+	var tC, mC <-chan time.Time
+	var t *time.Timer
+	if timeout > 0 {
+		t = time.NewTimer(timeout)
+		defer t.Stop()
+		tC = t.C
+	}
+	if max > 0 {
+		m := time.NewTimer(max)
+		defer m.Stop()
+		mC = m.C
+	}
+	var progressed chan struct{}
+	if written {
+		progressed = c.progressed
+	}
+	for {
+		select {
+		case r := <-c.ch:
+			return r, nil
+		case <-progressed:
+			if t != nil {
+				t.Reset(timeout)
+			}
+		case <-tC:
+			s.post(event{kind: evAbandon, call: c, cancel: written, reason: "timeout"})
+			return callResult{}, &RequestTimeoutError{Method: c.method, Timeout: timeout}
+		case <-mC:
+			s.post(event{kind: evAbandon, call: c, cancel: written, reason: "timeout"})
+			return callResult{}, &RequestTimeoutError{Method: c.method, Timeout: max, Absolute: true}
+		case <-ctx.Done():
+			// A result that is ready wins over the context (habit 22).
+			select {
+			case r := <-c.ch:
+				if !r.registered {
+					return r, nil
+				}
+			default:
+			}
+			s.post(event{kind: evAbandon, call: c, cancel: written, reason: context.Cause(ctx).Error()})
+			return callResult{}, ctx.Err()
+		case <-s.loopDone:
+			select {
+			case r := <-c.ch:
+				return r, nil
+			default:
+			}
+			return callResult{}, ErrClosed
+		}
+	}
+}
+
+// cancelRemote tells the server that request id on ref is abandoned. It
+// runs on the loop and never blocks: on modern HTTP it closes the response
+// stream (which is the cancellation there); elsewhere a tracked goroutine
+// sends notifications/cancelled, bounded by CancelNotifyTimeout, and a
+// connection that can abandon the request's response stream (legacy
+// Streamable HTTP) is told to, so that it stops reading and resuming it.
+func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
+	if ref == nil {
+		return
+	}
+	sc, canStream := ref.conn.(transport.StreamCanceler)
+	n := s.pub.Load().neg
+	if n != nil && n.era == negotiation.EraModern && canStream && ref.kind == transport.KindHTTP {
+		sc.CancelStream(jsonrpc.Int64ID(id))
+		return
+	}
+	if canStream {
+		sc.CancelStream(jsonrpc.Int64ID(id))
+	}
+	if s.lifeCtx.Err() != nil {
+		return
+	}
+	params, _ := json.Marshal(struct {
+		RequestID int64  `json:"requestId"`
+		Reason    string `json:"reason,omitempty"`
+	}{id, reason})
+	note := &jsonrpc.Request{Method: protocol.NotificationCancelled, Params: params}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(s.lifeCtx, CancelNotifyTimeout)
+		defer cancel()
+		if err := s.write(ctx, ref, note); err != nil {
+			s.log.Debug("sending notifications/cancelled", "id", id, "err", err)
+		}
+	}()
+}
+
+// Notify sends a notification on the current connection. In the modern
+// era params are sent as given (notifications have no required _meta).
+//
+// A notification answered HTTP 401 or 403 calls Config.Authorize and is
+// sent again, as a request is (at most 2 Authorize calls); without
+// Authorize, or when it did not help, the error is an
+// [*AuthRequiredError].
+func (s *Session) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return fmt.Errorf("session: encoding %s params: %w", method, err)
+	}
+	auths := 0
+	for {
+		select {
+		case <-s.doneCh:
+			return s.Err()
+		default:
+		}
+		ref := s.pub.Load().ref
+		if ref == nil {
+			return ErrClosed
+		}
+		err := s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: raw})
+		if err == nil {
+			return nil
+		}
+		retry, aerr := s.authorize(ctx, method, err, &auths)
+		if aerr != nil {
+			return aerr
+		}
+		if !retry {
+			return err
+		}
+	}
+}
+
+// perRequest reports whether a network error on a connection of this kind
+// concerns one request only (Streamable HTTP and HTTP+SSE POSTs), rather
+// than the whole connection (stdio, WebSocket, memory). This is not the
+// probe classifier's class (see probeClass).
+func perRequest(kind string) bool {
+	return kind == transport.KindHTTP || kind == transport.KindSSE
+}

@@ -1,0 +1,585 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+func TestSpliceMeta(t *testing.T) {
+	prefix := []byte(`"p":1`)
+	tests := []struct {
+		name   string
+		params string
+		token  int64
+		level  protocol.LoggingLevel
+		want   string
+		err    error
+	}{
+		{"nil", "", 0, "", `{"_meta":{"p":1}}`, nil},
+		{"null", "null", 0, "", `{"_meta":{"p":1}}`, nil},
+		{"empty", `{}`, 0, "", `{"_meta":{"p":1}}`, nil},
+		{"empty-spaced", `{ }`, 0, "", `{"_meta":{"p":1} }`, nil},
+		{"object", `{"name":"x","arguments":{"_meta":1}}`, 0, "", `{"_meta":{"p":1},"name":"x","arguments":{"_meta":1}}`, nil},
+		{"token-level", `{"a":1}`, 7, "info", `{"_meta":{"p":1,"progressToken":7,"io.modelcontextprotocol/logLevel":"info"},"a":1}`, nil},
+		{"merge", `{"a":"_meta","_meta":{"mine":true},"b":2}`, 3, "", `{"a":"_meta","_meta":{"p":1,"progressToken":3,"mine":true},"b":2}`, nil},
+		{"merge-empty", `{"_meta":{}}`, 0, "", `{"_meta":{"p":1}}`, nil},
+		{"escaped-string", `{"s":"a\"_meta\\","_meta":{"x":[1,{"y":"}"}]}}`, 0, "", `{"s":"a\"_meta\\","_meta":{"p":1,"x":[1,{"y":"}"}]}}`, nil},
+		{"array", `[1]`, 0, "", "", errParamsNotObject},
+		{"meta-not-object", `{"_meta":3}`, 0, "", "", errMetaNotObject},
+		{"malformed", `{"_meta":`, 0, "", "", errMalformedJSON},
+		{"malformed-key", `{"a" 1, "_meta":{}}`, 0, "", "", errMalformedJSON},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := spliceMeta(nil, []byte(tt.params), prefix, tt.token, tt.level)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("spliceMeta(%s) error = %v, want %v", tt.params, err, tt.err)
+			}
+			if err != nil {
+				return
+			}
+			if string(got) != tt.want {
+				t.Errorf("spliceMeta(%s) = %s, want %s", tt.params, got, tt.want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("spliceMeta(%s) = %s is not valid JSON", tt.params, got)
+			}
+		})
+	}
+}
+
+func TestResultType(t *testing.T) {
+	tests := []struct {
+		in, want string
+		bad      bool
+	}{
+		{`{}`, "complete", false}, // absent reads as complete (protocol.ResultTypeOf)
+		{`{"content":[{"resultType":"x"}]}`, "complete", false},
+		{`{"resultType":"complete"}`, "complete", false},
+		{`{"a":1,"resultType":"input_required"}`, "input_required", false},
+		{`{"resultType":"weird"}`, "weird", false},
+		{`{"resultType":3}`, "", true},
+		{`{"resultType":null}`, "", true},
+		{`{"resultType":""}`, "", true},
+		{`[]`, "", true},
+	}
+	for _, tt := range tests {
+		got, err := resultType([]byte(tt.in))
+		if got != tt.want || (err != nil) != tt.bad {
+			t.Errorf("resultType(%s) = %q, %v; want %q, bad %v", tt.in, got, err, tt.want, tt.bad)
+		}
+	}
+}
+
+// TestModernRequestMeta: every modern request carries _meta with the
+// negotiated version, capabilities and client info, plus progressToken and
+// logLevel when asked; the params are otherwise untouched.
+func TestModernRequestMeta(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(modernServer)
+		h := handlerSet{elicit: acceptAll}.build()
+		s, err := connect(t, tr, Config{Handler: handler.Detect(h)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var progress []float64
+		res, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "add", "arguments": map[string]int{"a": 1}},
+			&CallOptions{LogLevel: protocol.LevelInfo, Progress: func(p protocol.ProgressParams) { progress = append(progress, p.Progress) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Echo struct {
+				Name      string                     `json:"name"`
+				Arguments map[string]int             `json:"arguments"`
+				Meta      map[string]json.RawMessage `json:"_meta"`
+			} `json:"echo"`
+		}
+		if err := json.Unmarshal(res, &got); err != nil {
+			t.Fatalf("decoding %s: %v", res, err)
+		}
+		m := got.Echo.Meta
+		if got.Echo.Name != "add" || got.Echo.Arguments["a"] != 1 {
+			t.Errorf("params = %s", res)
+		}
+		want := map[string]string{
+			protocol.MetaProtocolVersion:    `"2026-07-28"`,
+			protocol.MetaClientCapabilities: `{"elicitation":{"form":{}}}`,
+			protocol.MetaClientInfo:         `{"name":"conduit","version":"` + Version + `"}`,
+			protocol.MetaLogLevel:           `"info"`,
+		}
+		for k, v := range want {
+			if string(m[k]) != v {
+				t.Errorf("_meta[%s] = %s, want %s", k, m[k], v)
+			}
+		}
+		if len(m[protocol.MetaProgressToken]) == 0 {
+			t.Errorf("no progressToken in %s", res)
+		}
+	})
+}
+
+func TestModernResultTypes(t *testing.T) {
+	results := map[string]string{
+		"missing":  `{"tools":[]}`,
+		"complete": `{"resultType":"complete","tools":[]}`,
+		"unknown":  `{"resultType":"bogus"}`,
+		"task":     `{"resultType":"task","taskId":"t1"}`,
+		"input":    `{"resultType":"input_required","requestState":"s"}`,
+	}
+	tests := []struct {
+		name, result, method string
+		opts                 *CallOptions
+		wantErr              error
+	}{
+		{"missing-is-complete", "missing", "tools/list", nil, nil},
+		{"complete", "complete", "tools/list", nil, nil},
+		{"unknown", "unknown", "tools/list", nil, ErrInvalidResponse},
+		{"task-not-accepted", "task", "tools/call", nil, ErrInvalidResponse},
+		{"task-accepted", "task", "tools/call", &CallOptions{AcceptTask: true}, nil},
+		{"task-wrong-method", "task", "prompts/get", &CallOptions{AcceptTask: true}, ErrInvalidResponse},
+		{"input-not-allowed", "input", "tools/list", nil, ErrInvalidResponse},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+					if r.Method == protocol.MethodDiscover {
+						modernServer(p, r)
+						return
+					}
+					p.reply(r, json.RawMessage(results[tt.result]))
+				}))
+				s, err := connect(t, tr, Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := s.Call(t.Context(), tt.method, map[string]string{"name": "x"}, tt.opts)
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("Call error = %v, want %v", err, tt.wantErr)
+				}
+				if err == nil && string(res) != results[tt.result] {
+					t.Errorf("result = %s, want %s", res, results[tt.result])
+				}
+				if err != nil {
+					if _, ok := errors.AsType[*ProtocolError](err); !ok {
+						t.Errorf("error %T is not a *ProtocolError", err)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestLegacyCallIsPlain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(legacyServer)
+		s, err := connect(t, tr, Config{Mode: ModeLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Call(t.Context(), "tools/call", json.RawMessage(`{"name":"x"}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(res) != `{"echo":{"name":"x"}}` {
+			t.Errorf("result = %s (legacy requests carry no _meta)", res)
+		}
+	})
+}
+
+func TestServerErrorReturned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			switch r.Method {
+			case protocol.MethodDiscover:
+				modernServer(p, r)
+			case "tools/call":
+				p.replyErr(r, jsonrpc.CodeMissingRequiredClientCapability, "need", map[string]any{
+					"requiredCapabilities": map[string]any{"sampling": map[string]any{}, "extensions": map[string]any{protocol.ExtensionTasks: map[string]any{}}}})
+			default:
+				p.replyErr(r, jsonrpc.CodeInvalidParams, "unknown tool", nil)
+			}
+		}))
+		s, err := connect(t, tr, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Call(t.Context(), "prompts/get", nil, nil)
+		if !errors.Is(err, jsonrpc.ErrInvalidParams) {
+			t.Errorf("Call error = %v, want -32602", err)
+		}
+		_, err = s.Call(t.Context(), "tools/call", nil, nil)
+		mc, ok := errors.AsType[*MissingCapabilityError](err)
+		if !ok || !errors.Is(err, jsonrpc.ErrMissingRequiredClientCapability) {
+			t.Fatalf("Call error = %v, want *MissingCapabilityError", err)
+		}
+		if mc.Required.Sampling == nil || mc.Required.Extensions[protocol.ExtensionTasks] == nil {
+			t.Errorf("Required = %+v", mc.Required)
+		}
+		if got := len(tr.peer(0).requests("tools/call")); got != 1 {
+			t.Errorf("tools/call sent %d times, want 1 (no retry)", got)
+		}
+	})
+}
+
+// TestConcurrentCalls multiplexes many concurrent calls on one connection;
+// every caller gets its own answer.
+func TestConcurrentCalls(t *testing.T) {
+	for _, mode := range []Mode{ModeAuto, ModeLegacy} {
+		t.Run(mode.String(), func(t *testing.T) {
+			tr := newScripted(func(p *peer, m jsonrpc.Message) {
+				if mode == ModeLegacy {
+					legacyServer(p, m)
+				} else {
+					modernServer(p, m)
+				}
+			})
+			s, err := Connect(t.Context(), tr, Config{Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			const n = 1000
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			for i := range n {
+				wg.Go(func() {
+					res, err := s.Call(t.Context(), "tools/call", map[string]int{"i": i}, nil)
+					if err != nil {
+						errs <- err
+						return
+					}
+					var got struct {
+						Echo struct {
+							I int `json:"i"`
+						} `json:"echo"`
+					}
+					if err := json.Unmarshal(res, &got); err != nil || got.Echo.I != i {
+						errs <- fmt.Errorf("call %d got %s (%v)", i, res, err)
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			ids := map[jsonrpc.ID]bool{}
+			for _, r := range tr.peer(0).requests("tools/call") {
+				if ids[r.ID] {
+					t.Fatalf("id %v reused", r.ID)
+				}
+				ids[r.ID] = true
+			}
+		})
+	}
+}
+
+// TestCancelSendsNotification: a cancelled call returns ctx.Err() at once
+// and the server gets notifications/cancelled for it; a late response is
+// dropped.
+func TestCancelSendsNotification(t *testing.T) {
+	for _, mode := range []Mode{ModeAuto, ModeLegacy} {
+		t.Run(mode.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var held *jsonrpc.Request
+				tr := newScripted(func(p *peer, m jsonrpc.Message) {
+					if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/call" {
+						held = r // never answered until cancelled
+						return
+					}
+					if r, ok := m.(*jsonrpc.Request); ok && r.Method == protocol.NotificationCancelled && held != nil {
+						p.reply(held, map[string]any{"late": true})
+						return
+					}
+					if mode == ModeLegacy {
+						legacyServer(p, m)
+					} else {
+						modernServer(p, m)
+					}
+				})
+				s, err := connect(t, tr, Config{Mode: mode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				errc := make(chan error, 1)
+				go func() {
+					_, err := s.Call(ctx, "tools/call", nil, nil)
+					errc <- err
+				}()
+				synctest.Wait()
+				cancel()
+				if err := <-errc; !errors.Is(err, context.Canceled) {
+					t.Fatalf("Call error = %v, want context.Canceled", err)
+				}
+				synctest.Wait()
+				var cancelled []json.RawMessage
+				for _, m := range tr.peer(0).messages() {
+					if r, ok := m.(*jsonrpc.Request); ok && r.Method == protocol.NotificationCancelled {
+						cancelled = append(cancelled, r.Params)
+					}
+				}
+				if len(cancelled) != 1 {
+					t.Fatalf("notifications/cancelled sent %d times, want 1", len(cancelled))
+				}
+				var cp struct {
+					RequestID jsonrpc.ID `json:"requestId"`
+				}
+				json.Unmarshal(cancelled[0], &cp)
+				if cp.RequestID != held.ID {
+					t.Errorf("cancelled requestId = %v, want %v", cp.RequestID, held.ID)
+				}
+				// The session still works after the late response was dropped.
+				if _, err := s.Call(t.Context(), "tools/list", nil, nil); err != nil {
+					t.Errorf("later Call: %v", err)
+				}
+			})
+		})
+	}
+}
+
+// TestTimeouts: the request timeout resets on progress; the absolute
+// maximum does not; without progress the timeout fires.
+func TestTimeouts(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       Config
+		opts      *CallOptions
+		progress  int // progress notifications, one every 600ms, then the answer
+		wantErr   error
+		wantAbs   bool
+		wantCalls int // progress callbacks
+	}{
+		{name: "progress-resets", cfg: Config{RequestTimeout: time.Second}, progress: 5},
+		{name: "callback-order", cfg: Config{RequestTimeout: time.Second}, progress: 3, opts: &CallOptions{Progress: func(protocol.ProgressParams) {}}, wantCalls: 3},
+		{name: "no-progress-times-out", cfg: Config{RequestTimeout: time.Second}, progress: -1, wantErr: ErrRequestTimeout},
+		{name: "call-timeout-overrides", cfg: Config{RequestTimeout: time.Hour}, opts: &CallOptions{Timeout: time.Second}, progress: -1, wantErr: ErrRequestTimeout},
+		{name: "absolute-max", cfg: Config{RequestTimeout: time.Second, MaxRequestTimeout: 2 * time.Second}, progress: 5, wantErr: ErrRequestTimeout, wantAbs: true},
+		{name: "legacy-progress-resets", cfg: Config{Mode: ModeLegacy, RequestTimeout: time.Second}, progress: 3,
+			opts: &CallOptions{Progress: func(protocol.ProgressParams) {}}, wantCalls: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+					if r.Method != "tools/call" {
+						if tt.cfg.Mode == ModeLegacy {
+							legacyServer(p, r)
+						} else {
+							modernServer(p, r)
+						}
+						return
+					}
+					tok := metaOf(t, r.Params)[protocol.MetaProgressToken]
+					if len(tok) == 0 {
+						t.Errorf("no progressToken in %s", r.Params)
+					}
+					p.goFn(func() {
+						if tt.progress < 0 {
+							return
+						}
+						for i := range tt.progress {
+							time.Sleep(600 * time.Millisecond)
+							p.notify(protocol.NotificationProgress, map[string]any{"progressToken": tok, "progress": i + 1})
+						}
+						time.Sleep(600 * time.Millisecond)
+						p.reply(r, map[string]any{"resultType": "complete"})
+					})
+				}))
+				s, err := connect(t, tr, tt.cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var mu sync.Mutex
+				var got []float64
+				opts := tt.opts
+				if opts != nil && opts.Progress != nil {
+					opts.Progress = func(p protocol.ProgressParams) {
+						mu.Lock()
+						got = append(got, p.Progress)
+						mu.Unlock()
+					}
+				}
+				_, err = s.Call(t.Context(), "tools/call", nil, opts)
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("Call error = %v, want %v", err, tt.wantErr)
+				}
+				if te, ok := errors.AsType[*RequestTimeoutError](err); ok && te.Absolute != tt.wantAbs {
+					t.Errorf("Absolute = %v, want %v", te.Absolute, tt.wantAbs)
+				}
+				synctest.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(got) != tt.wantCalls {
+					t.Errorf("progress callbacks = %v, want %d", got, tt.wantCalls)
+				}
+				for i, v := range got {
+					if v != float64(i+1) {
+						t.Errorf("progress out of order: %v", got)
+						break
+					}
+				}
+				s.Close()
+			})
+		})
+	}
+}
+
+// TestCloseRetiresPending: calls in flight get ErrClosed; later calls too.
+func TestCloseRetiresPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == protocol.MethodDiscover {
+				modernServer(p, r)
+			}
+		}))
+		s, err := connect(t, tr, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errc := make(chan error, 3)
+		for range 3 {
+			go func() {
+				_, err := s.Call(context.Background(), "tools/call", nil, nil)
+				errc <- err
+			}()
+		}
+		synctest.Wait()
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		for range 3 {
+			if err := <-errc; !errors.Is(err, ErrClosed) {
+				t.Errorf("pending Call error = %v, want ErrClosed", err)
+			}
+		}
+		if _, err := s.Call(t.Context(), "tools/list", nil, nil); !errors.Is(err, ErrClosed) {
+			t.Errorf("Call after Close = %v, want ErrClosed", err)
+		}
+		select {
+		case <-s.Done():
+		default:
+			t.Error("Done not closed after Close")
+		}
+		if s.State() != StateClosed || !errors.Is(s.Err(), ErrClosed) {
+			t.Errorf("State, Err = %v, %v", s.State(), s.Err())
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	})
+}
+
+func TestNotificationsInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == "tools/call" {
+				for i := range 20 {
+					p.notify("notifications/message", map[string]any{"level": "info", "data": i})
+				}
+			}
+			legacyServer(p, r)
+		}))
+		var mu sync.Mutex
+		var got []string
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
+			mu.Lock()
+			got = append(got, string(n.Params))
+			mu.Unlock()
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		var want []string
+		for i := range 20 {
+			want = append(want, fmt.Sprintf(`{"data":%d,"level":"info"}`, i))
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("notifications (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestNotificationOverflowDropsOldest: a stuck OnNotification never blocks
+// responses; the queue keeps the newest MaxQueuedNotifications.
+func TestNotificationOverflowDropsOldest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const extra = 10
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == "tools/call" {
+				for i := range MaxQueuedNotifications + extra + 1 {
+					p.notify("notifications/message", map[string]any{"data": i})
+				}
+			}
+			legacyServer(p, r)
+		}))
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var got []int
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
+			var p struct{ Data int }
+			json.Unmarshal(n.Params, &p)
+			if p.Data == 0 {
+				<-release // the first notification blocks the dispatcher
+			}
+			mu.Lock()
+			got = append(got, p.Data)
+			mu.Unlock()
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
+			t.Fatalf("Call with a stuck notification handler: %v", err)
+		}
+		synctest.Wait()
+		close(release)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != MaxQueuedNotifications+1 || got[0] != 0 || got[1] != extra+1 || got[len(got)-1] != MaxQueuedNotifications+extra {
+			t.Errorf("delivered %d notifications, first %v, last %v", len(got), got[:2], got[len(got)-1])
+		}
+	})
+}
+
+func TestNotify(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(legacyServer)
+		s, err := connect(t, tr, Config{Mode: ModeLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Notify(t.Context(), "notifications/roots/list_changed", nil); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		ms := tr.peer(0).methods()
+		if ms[len(ms)-1] != "notifications/roots/list_changed" {
+			t.Errorf("methods = %v", ms)
+		}
+	})
+}
+
+var _ = negotiation.EraModern

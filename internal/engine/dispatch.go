@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/conduitmcp/conduit/internal/route"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// dispatchItem is one unit of work for the dispatcher goroutine: a
+// notification for Config.OnNotification (or the handler's listeners), or
+// a progress callback.
+type dispatchItem struct {
+	req      *jsonrpc.Request
+	progress func(protocol.ProgressParams)
+	pp       protocol.ProgressParams
+	barrier  chan struct{} // closed by the dispatcher when it reaches this item
+	restored bool          // the legacy subscriptions were restored (Config.OnRestored)
+}
+
+// dispatcherKey marks the context the dispatcher hands to notification
+// user code, so that a call made from there does not wait for the
+// dispatcher (see flushed).
+type dispatcherKey struct{}
+
+// onDispatcher reports whether ctx is (derived from) the context the
+// dispatcher gives notification listeners.
+func onDispatcher(ctx context.Context) bool { return ctx.Value(dispatcherKey{}) != nil }
+
+// notification handles a server notification on the loop: cancellations
+// and progress are bookkeeping done here; listen-stream notifications go to
+// their stream; everything else is queued for the dispatcher.
+func (s *Session) notification(n *jsonrpc.Request) {
+	lp := &s.lp
+	switch route.Of(n.Method) {
+	case route.Cancelled:
+		var p struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+		}
+		if err := json.Unmarshal(n.Params, &p); err != nil || !p.RequestID.IsValid() {
+			s.log.Debug("ignoring malformed notifications/cancelled", "params", string(n.Params))
+			return
+		}
+		if id, ok := p.RequestID.Int64(); ok {
+			if st := lp.streams[id]; st != nil {
+				// The server tore a listen down: a graceful end.
+				s.unpend(st.c)
+				st.end(nil)
+				return
+			}
+		}
+		if cancel, ok := lp.serving[p.RequestID]; ok {
+			cancel()
+			// Entry removed when the handler goroutine reports back.
+		}
+		return
+	case route.Progress:
+		var pp protocol.ProgressParams
+		if err := json.Unmarshal(n.Params, &pp); err == nil {
+			if tok, err := strconv.ParseInt(string(pp.ProgressToken), 10, 64); err == nil {
+				fn, ok, issued := s.pending.progress(tok)
+				if ok {
+					if fn != nil {
+						s.enqueue(dispatchItem{progress: fn, pp: pp})
+					}
+					return
+				}
+				if issued {
+					// Progress for a request of ours that has finished
+					// (its response may overtake it: the reader delivers
+					// plain responses itself). Nobody is listening.
+					s.log.Debug("dropping progress for a finished request", "progressToken", tok)
+					return
+				}
+			}
+		}
+	}
+	if id, ok := subscriptionID(n.Params); ok {
+		if sid, isInt := id.Int64(); isInt {
+			if st := lp.streams[sid]; st != nil {
+				s.streamNotify(st, n)
+				return
+			}
+		}
+		s.log.Debug("dropping notification for an unknown subscription", "subscriptionId", id, "method", n.Method)
+		return
+	}
+	s.enqueue(dispatchItem{req: n})
+}
+
+var subscriptionKey = []byte(`"` + protocol.MetaSubscriptionID + `"`)
+
+// subscriptionID returns _meta["io.modelcontextprotocol/subscriptionId"]
+// of a notification's params.
+func subscriptionID(params json.RawMessage) (jsonrpc.ID, bool) {
+	if !bytes.Contains(params, subscriptionKey) {
+		return jsonrpc.ID{}, false
+	}
+	var p struct {
+		Meta struct {
+			Sub jsonrpc.ID `json:"io.modelcontextprotocol/subscriptionId"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || !p.Meta.Sub.IsValid() {
+		return jsonrpc.ID{}, false
+	}
+	return p.Meta.Sub, true
+}
+
+// enqueue adds it to the dispatcher queue. When the queue is full the
+// oldest entry is dropped and counted: the reader and the loop never wait
+// for user code.
+func (s *Session) enqueue(it dispatchItem) {
+	lp := &s.lp
+	if len(lp.queue) >= MaxQueuedNotifications && it.barrier == nil {
+		// Drop the oldest notification; barriers are never dropped (a
+		// caller waits for each, and there is at most one per call in
+		// flight, so they are bounded by the calls).
+		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored }); i >= 0 {
+			lp.queue = slices.Delete(lp.queue, i, i+1)
+			lp.dropped++
+			s.log.Warn("notification queue full; dropped the oldest notification", "dropped", lp.dropped)
+		}
+	}
+	lp.queue = append(lp.queue, it)
+}
+
+// flushed returns a channel the dispatcher closes once it has delivered
+// every notification and progress callback queued so far. It runs on the
+// loop.
+func (s *Session) flushed() chan struct{} {
+	ch := make(chan struct{})
+	s.enqueue(dispatchItem{barrier: ch})
+	return ch
+}
+
+// dispatcher delivers queued notifications and progress callbacks in
+// arrival order. It is the only goroutine that runs notification user code.
+func (s *Session) dispatcher() {
+	defer s.wg.Done()
+	for {
+		select {
+		case it := <-s.dispatchCh:
+			s.deliverItem(it)
+		case <-s.closing:
+			return
+		}
+	}
+}
+
+func (s *Session) deliverItem(it dispatchItem) {
+	if it.barrier != nil {
+		close(it.barrier)
+		return
+	}
+	if it.progress != nil {
+		it.progress(it.pp)
+		return
+	}
+	if it.restored {
+		if s.cfg.OnRestored != nil {
+			s.cfg.OnRestored(s.dispatchCtx)
+		}
+		return
+	}
+	n := it.req
+	if s.cfg.OnNotification != nil {
+		s.cfg.OnNotification(s.dispatchCtx, n)
+	}
+	h := &s.set
+	ctx := s.dispatchCtx
+	switch route.Of(n.Method) {
+	case route.LogMessage:
+		if h.LogListener != nil {
+			var p protocol.LoggingMessageParams
+			if json.Unmarshal(n.Params, &p) == nil {
+				h.LogListener.OnLog(ctx, &p)
+			}
+		}
+	case route.ToolsChanged:
+		if h.ToolsChanged != nil {
+			h.ToolsChanged.OnToolsChanged(ctx)
+		}
+	case route.PromptsChanged:
+		if h.PromptsChanged != nil {
+			h.PromptsChanged.OnPromptsChanged(ctx)
+		}
+	case route.ResourcesChanged:
+		if h.ResourcesChanged != nil {
+			h.ResourcesChanged.OnResourcesChanged(ctx)
+		}
+	case route.ResourceUpdated:
+		if h.ResourceUpdated != nil {
+			var p protocol.ResourceUpdatedParams
+			if json.Unmarshal(n.Params, &p) == nil {
+				h.ResourceUpdated.OnResourceUpdated(ctx, p.URI)
+			}
+		}
+	}
+}

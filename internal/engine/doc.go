@@ -1,0 +1,164 @@
+// Package engine is the per-connection engine of the Conduit MCP client: it
+// negotiates the protocol era over a [transport.Conn], multiplexes
+// concurrent requests on it, drives multi-round-trip requests (MRTR),
+// answers legacy server requests, routes notifications and listen
+// streams, and heals lost connections.
+//
+// [Connect] opens a connection and negotiates according to [Config.Mode]:
+//
+//   - [ModeAuto] sends server/discover (bounded by [Config.ProbeTimeout])
+//     and follows the verdict of [negotiation.ClassifyProbe]: modern,
+//     corrective re-probe (exactly once), legacy initialize on the same
+//     connection, respawn then initialize, authorize then re-probe, or
+//     retry with backoff (never a downgrade).
+//   - [ModeModern] probes and refuses every legacy fallback.
+//   - [ModeLegacy] sends initialize at once.
+//   - [ModePinned] uses exactly [Config.PinVersion].
+//
+// The probe's outcome is read by the transport class ([transport.ClassOf],
+// seed 003): on the stdio child process a probe timeout means a legacy
+// server; on anything else (Streamable HTTP, WebSocket, in-memory) it is
+// retried with backoff ([Config.Retry]), never a downgrade, and so is a
+// connection dropped during the probe (on a new connection). JSON-RPC
+// errors are legacy evidence on every transport. A
+// transport that cannot connect at all fails Connect with its own error.
+// After a modern verdict the era is pinned: later legacy evidence is an
+// error, never a silent downgrade.
+//
+// The outcome is observable through [Session.Era],
+// [Session.ProtocolVersion], [Session.Discover], [Session.InitializeResult]
+// and [Session.Trace].
+//
+// # Recovery
+//
+// A session heals itself: when a stdio process exits (or any stream
+// connection drops) after negotiation, the transport is connected again
+// (the process respawned) and the pinned era re-negotiated; when a legacy
+// HTTP session expires (404), it is initialized again. A request lost
+// with its connection, with a broken modern response stream, or with an
+// expired session is re-sent once under a new id, unless
+// [CallOptions.NoReplay] or [Config.Replay] forbid it; then it fails with
+// a [*ConnectionLostError]. Listen streams end with that error and must be
+// re-opened. Requests answered HTTP 408, 429 or 5xx are retried within
+// [Config.Retry]. Each completed re-negotiation closes the channel
+// [Session.Reconnected] returned and bumps [Session.Generation]. After a
+// legacy re-negotiation the engine itself restores the resource
+// subscriptions tracked with [Session.TrackSubscription] and then calls
+// [Config.OnRestored]. An era hint ([Config.EraHint]) that fails the
+// negotiation is verified by the engine: it probes once on a new
+// connection ([Session.HintFailed] then reports it).
+//
+// # The engine
+//
+// One loop goroutine owns each connection's state (loop.go): the state
+// machine (state.go, every change through setState), the current
+// connection, the calls waiting for a ready state, the listen streams, the
+// legacy server requests in flight and the notification queue. Readers,
+// callers and the negotiation driver post events to it; it blocks in one
+// select and never on I/O or user code. It publishes one immutable view
+// of its state for other goroutines (Session.pub, the one atomic mirror).
+// The negotiation driver (driver.go, initialize.go) runs steps that return
+// the step to run next — probe, initialize, modern, reconnect — sequenced
+// by driver.run alone; what an outcome means is decided by package
+// negotiation. Every outgoing request takes one send path (send.go:
+// register, write, then await), whose first step lets a plain call
+// register directly in the lock-guarded pending table when the session
+// is ready. The message tap ([Config.Tap]) sits at the single read point
+// (the reader) and the single write point (Session.write). Incoming server
+// requests and notifications are dispatched by the routes of package
+// internal/route, the one table of the methods the client routes.
+//
+// # Authorization
+//
+// An HTTP 401 or 403, to the probe, to initialize or to any later request
+// (an expired token, a 403 insufficient_scope step-up, a moved
+// authorization server), calls [Config.Authorize] with the challenge on
+// the refused request's goroutine and then repeats that exchange: a few
+// times for negotiation, at most twice per request or notification
+// ([Session.Notify]). Without Authorize, or
+// when it does not help, the error is an [*AuthRequiredError].
+//
+// After the legacy handshake on a transport with a background stream for
+// server messages (the legacy HTTP GET stream, [transport.StreamReadyWaiter])
+// the session waits up to [StreamReadyTimeout] for that stream to open
+// before it reports ready, because a server may send a request on it at
+// once and drop it if the stream is not open yet.
+//
+// # Concurrency
+//
+// One goroutine per session (the loop) owns the session state: the state
+// machine, the current connection, calls held while not ready, legacy
+// server requests in flight, listen streams and the notification queue.
+// Callers, the transport reader and the negotiation driver talk to it by
+// message; it blocks in exactly one select and never runs user code or
+// blocking I/O. Writes happen on the caller's goroutine.
+//
+// The one exception is the pending-call table (request ids, the calls
+// awaiting a response, progress tokens): a small struct with its own
+// mutex, held only for map updates and non-blocking sends, so that a call
+// costs no round trip through the loop. While the session is ready a
+// caller registers its request there itself and writes it; the reader
+// delivers a response to a plain call straight to the waiting caller. The
+// loop stays in charge: it opens the table to direct registration only in
+// a ready state, on the current connection, and shuts it (under the same
+// mutex) when it leaves that state, when the connection is lost (also shut
+// by the reader at a terminal read error and by a caller that reports a
+// lost connection, so that a replay waits for the heal) and at Close,
+// where it retires every pending call. Everything else still goes through
+// the loop: calls made while not ready, negotiation requests, listen
+// streams, and responses to calls whose result must follow their progress
+// and log notifications ([CallOptions.Progress], [CallOptions.LogLevel]);
+// so do all notifications and server requests. A response to a request
+// that is no longer pending (abandoned, timed out, retired) is dropped, as
+// is progress for one of ours that has finished. User code runs on:
+//
+//   - one dispatcher goroutine, for notifications and progress callbacks,
+//     in arrival order; a call made with [CallOptions.Progress] or
+//     [CallOptions.LogLevel] returns only after the dispatcher delivered
+//     everything that arrived before its response (bounded by the call's
+//     context);
+//   - one tracked goroutine per legacy server request (ping, sampling,
+//     elicitation, roots), with a context cancelled by the server's
+//     notifications/cancelled or by Close;
+//   - the caller's own errgroup, for MRTR input requests.
+//
+// All methods of [*Session] and [*Stream] are safe for concurrent use.
+//
+// # Backpressure
+//
+// The notification queue holds [MaxQueuedNotifications] entries; when a
+// slow [Config.OnNotification] lets it fill up, the oldest entry is dropped
+// and the number of drops is logged. The reader never blocks on user code.
+// A listen [Stream] buffers [StreamBuffer] notifications; a consumer that
+// falls further behind ends the stream with [ErrStreamOverflow] (the
+// subscription is cancelled on the server; re-listen to recover), so that
+// no change notification is ever lost silently. At most
+// [MaxConcurrentServerRequests] legacy server requests are served at once
+// (the excess is dropped and logged), and an MRTR round may carry at most
+// [MaxInputRequests] input requests.
+//
+// # Cancellation
+//
+// A call whose context ends returns ctx.Err() at once. The server is told
+// off the caller's path, from a tracked goroutine bounded by
+// [CancelNotifyTimeout]: notifications/cancelled on stdio, memory,
+// WebSocket and legacy HTTP, where the request's response stream is also
+// abandoned ([transport.StreamCanceler]) so that it is no longer read or
+// resumed; closing the response stream on modern HTTP. Timeouts
+// ([Config.RequestTimeout], [CallOptions.Timeout]) reset on progress and are
+// capped by [Config.MaxRequestTimeout].
+//
+// # Errors
+//
+// Server errors are [*jsonrpc.Error] (match with errors.Is against the
+// jsonrpc sentinels). Session failures are [ErrClosed], [ErrNotModern],
+// [ErrStreamOverflow], [ErrCloseTimeout], [*ConnectionLostError]
+// ([ErrConnectionLost]), [*RequestTimeoutError] ([ErrRequestTimeout]),
+// [*ProtocolError] ([ErrInvalidResponse], [ErrUnexpectedInputRequest],
+// [ErrTooManyInputRounds]), [*MissingCapabilityError], [*InputError],
+// [*AuthRequiredError] and [*NegotiationError] (which wraps
+// [*negotiation.Error], [*negotiation.UnsupportedProtocolVersionError],
+// an [*AuthRequiredError] or a transport error). Transport errors
+// ([*transport.HTTPError], [*transport.NetworkError]) pass through. Use
+// errors.Is and errors.As.
+package engine

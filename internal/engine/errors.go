@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// ErrClosed is returned by calls on a closed session and by calls that were
+// pending when [Session.Close] ran.
+var ErrClosed = errors.New("session: closed")
+
+// ErrNotModern is returned by operations that exist only in the modern
+// era, such as [Session.Listen], on a legacy session.
+var ErrNotModern = errors.New("session: operation needs the modern era")
+
+// ErrStreamOverflow ends a listen [Stream] whose consumer fell more than
+// [StreamBuffer] notifications behind.
+var ErrStreamOverflow = errors.New("session: listen stream overflowed")
+
+// Sentinels matched by [*ProtocolError] (errors.Is).
+var (
+	// ErrInvalidResponse: the server's result breaks the protocol (an
+	// unknown resultType, input_required on a method that does not allow
+	// it, a malformed InputRequiredResult).
+	ErrInvalidResponse = errors.New("session: invalid response")
+	// ErrUnexpectedInputRequest: an MRTR input request for a method the
+	// client does not serve or a capability it did not declare.
+	ErrUnexpectedInputRequest = errors.New("session: unexpected input request")
+	// ErrTooManyInputRounds: MRTR did not finish within
+	// [Config.MaxInputRounds] rounds.
+	ErrTooManyInputRounds = errors.New("session: too many input rounds")
+)
+
+// ErrRequestTimeout is matched by [*RequestTimeoutError].
+var ErrRequestTimeout = errors.New("session: request timed out")
+
+// ErrConnectionLost is matched by [*ConnectionLostError].
+var ErrConnectionLost = errors.New("session: connection lost")
+
+// ProtocolError reports a server message that breaks the protocol. Err is
+// one of the sentinels [ErrInvalidResponse], [ErrUnexpectedInputRequest],
+// [ErrTooManyInputRounds].
+type ProtocolError struct {
+	// Method is the request the message answered.
+	Method string
+	// Reason says what was wrong.
+	Reason string
+	// Err is the sentinel (and detail).
+	Err error
+}
+
+// Error implements the error interface.
+func (e *ProtocolError) Error() string {
+	s := "session: protocol error"
+	if e.Method != "" {
+		s += " in " + e.Method
+	}
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns e.Err.
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// RequestTimeoutError reports a request that got no response within its
+// timeout (reset on progress) or its absolute maximum.
+type RequestTimeoutError struct {
+	// Method is the request's method.
+	Method string
+	// Timeout is the limit that elapsed.
+	Timeout time.Duration
+	// Absolute is true when [Config.MaxRequestTimeout] elapsed.
+	Absolute bool
+}
+
+// Error implements the error interface.
+func (e *RequestTimeoutError) Error() string {
+	kind := "timeout"
+	if e.Absolute {
+		kind = "maximum request time"
+	}
+	return fmt.Sprintf("session: %s: no response within the %s of %v", e.Method, kind, e.Timeout)
+}
+
+// Is matches [ErrRequestTimeout].
+func (e *RequestTimeoutError) Is(target error) bool { return target == ErrRequestTimeout }
+
+// ConnectionLostError reports a request that was in flight when its
+// connection (or its response stream, or its legacy HTTP session) was lost
+// and that was not, or could not be, re-sent.
+type ConnectionLostError struct {
+	// Method is the request's method ("" when not tied to one).
+	Method string
+	// Err is the transport's error (a *transport.ExitError,
+	// *transport.StreamError, an error matching transport.ErrSessionExpired…).
+	Err error
+}
+
+// Error implements the error interface.
+func (e *ConnectionLostError) Error() string {
+	s := "session: connection lost"
+	if e.Method != "" {
+		s += " during " + e.Method
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns e.Err.
+func (e *ConnectionLostError) Unwrap() error { return e.Err }
+
+// Is matches [ErrConnectionLost].
+func (e *ConnectionLostError) Is(target error) bool { return target == ErrConnectionLost }
+
+// MissingCapabilityError reports a modern server's -32021: the request
+// needs client capabilities this client did not declare.
+type MissingCapabilityError struct {
+	// Method is the request's method.
+	Method string
+	// Required is data.requiredCapabilities from the error.
+	Required protocol.ClientCapabilities
+	// Err is the server's error; errors.Is(err,
+	// jsonrpc.ErrMissingRequiredClientCapability) holds.
+	Err *jsonrpc.Error
+}
+
+// Error implements the error interface.
+func (e *MissingCapabilityError) Error() string {
+	var names []string
+	r := e.Required
+	if r.Sampling != nil {
+		names = append(names, "sampling")
+	}
+	if r.Elicitation != nil {
+		names = append(names, "elicitation")
+	}
+	if r.Roots != nil {
+		names = append(names, "roots")
+	}
+	for k := range r.Extensions {
+		names = append(names, "extension "+k)
+	}
+	for k := range r.Experimental {
+		names = append(names, "experimental "+k)
+	}
+	return fmt.Sprintf("session: %s needs client capabilities [%s]: %v", e.Method, strings.Join(names, ", "), e.Err)
+}
+
+// Unwrap returns the server's error.
+func (e *MissingCapabilityError) Unwrap() error { return e.Err }
+
+// InputError reports an MRTR input request whose handler failed; the
+// request was abandoned without a retry (OPEN-QUESTIONS C18).
+type InputError struct {
+	// Method is the original request's method.
+	Method string
+	// Key is the inputRequests key.
+	Key string
+	// InputMethod is the input request's method, e.g. sampling/createMessage.
+	InputMethod string
+	// Err is the handler's error.
+	Err error
+}
+
+// Error implements the error interface.
+func (e *InputError) Error() string {
+	return fmt.Sprintf("session: %s: input request %q (%s) failed: %v", e.Method, e.Key, e.InputMethod, e.Err)
+}
+
+// Unwrap returns the handler's error.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// AuthRequiredError reports an HTTP 401 or 403, during negotiation or on a
+// request, when [Config.Authorize] is nil or did not help within its
+// bounded attempts.
+type AuthRequiredError struct {
+	// Status is 401 or 403.
+	Status int
+	// Challenge is the WWW-Authenticate header.
+	Challenge string
+	// Err is the HTTP answer.
+	Err *transport.HTTPError
+}
+
+// Error implements the error interface.
+func (e *AuthRequiredError) Error() string {
+	s := fmt.Sprintf("session: authorization required (HTTP %d)", e.Status)
+	if e.Challenge != "" {
+		s += ": " + e.Challenge
+	}
+	return s
+}
+
+// Unwrap returns the HTTP error.
+func (e *AuthRequiredError) Unwrap() error {
+	if e.Err == nil {
+		return nil
+	}
+	return e.Err
+}
+
+// NegotiationError reports a failed negotiation. Err is the cause: a
+// [*negotiation.Error], a [*negotiation.UnsupportedProtocolVersionError],
+// an [*AuthRequiredError], a transport error, a *jsonrpc.Error, or the
+// context's error.
+type NegotiationError struct {
+	// Mode is the configured mode.
+	Mode Mode
+	// Trace is every step taken.
+	Trace []TraceStep
+	// Err is the cause.
+	Err error
+}
+
+// Error implements the error interface.
+func (e *NegotiationError) Error() string {
+	return "session: negotiating protocol (" + e.Mode.String() + "): " + e.Err.Error()
+}
+
+// Unwrap returns e.Err.
+func (e *NegotiationError) Unwrap() error { return e.Err }
+
+// fallbackError is a negotiation whose HTTP+SSE fallback failed too. It
+// names, and unwraps first to, the request that failed first (the
+// Streamable HTTP initialize POST), so that errors.As finds that
+// request's *transport.HTTPError; the fallback's failure follows.
+type fallbackError struct {
+	first, fallback error
+}
+
+func (e *fallbackError) Error() string {
+	return e.first.Error() + " (the HTTP+SSE fallback failed too: " + e.fallback.Error() + ")"
+}
+
+func (e *fallbackError) Unwrap() []error { return []error{e.first, e.fallback} }

@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(stdioServerEnv); mode != "" {
+		// The test binary re-run as a stdio MCP server (stdio_test.go).
+		os.Exit(runStdioServer(mode))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// peer is a tiny scripted MCP server speaking newline-delimited JSON on the
+// server end of a transport.Pipe. handle runs on the peer's read
+// goroutine for every message the client sends; it must not block for
+// long (spawn with p.goFn for delayed answers).
+type peer struct {
+	rw     io.ReadWriteCloser
+	br     *bufio.Reader
+	wlock  chan struct{}
+	handle func(p *peer, m jsonrpc.Message)
+
+	mu   sync.Mutex
+	got  []jsonrpc.Message
+	wg   sync.WaitGroup
+	done chan struct{}
+}
+
+func startPeer(rw io.ReadWriteCloser, handle func(p *peer, m jsonrpc.Message)) *peer {
+	p := &peer{rw: rw, br: bufio.NewReader(rw), wlock: make(chan struct{}, 1), handle: handle, done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (p *peer) run() {
+	defer close(p.done)
+	defer p.wg.Wait()
+	defer p.rw.Close()
+	for {
+		line, err := p.br.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		m, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			continue
+		}
+		p.mu.Lock()
+		p.got = append(p.got, m)
+		p.mu.Unlock()
+		if p.handle != nil {
+			p.handle(p, m)
+		}
+	}
+}
+
+// goFn runs f on a goroutine joined when the peer ends.
+func (p *peer) goFn(f func()) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
+}
+
+func (p *peer) send(m jsonrpc.Message) {
+	b, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		panic(err)
+	}
+	b = append(b, '\n')
+	p.wlock <- struct{}{}
+	p.rw.Write(b)
+	<-p.wlock
+}
+
+func (p *peer) reply(req *jsonrpc.Request, result any) {
+	resp, err := jsonrpc.NewResponse(req.ID, result)
+	if err != nil {
+		panic(err)
+	}
+	p.send(resp)
+}
+
+func (p *peer) replyErr(req *jsonrpc.Request, code int64, msg string, data any) {
+	e := jsonrpc.NewError(code, msg)
+	if data != nil {
+		e = e.WithData(data)
+	}
+	p.send(jsonrpc.NewErrorResponse(req.ID, e))
+}
+
+func (p *peer) notify(method string, params any) {
+	n, err := jsonrpc.NewNotification(method, params)
+	if err != nil {
+		panic(err)
+	}
+	p.send(n)
+}
+
+// kill closes the server end, as a process that exits.
+func (p *peer) kill() { p.rw.Close() }
+
+// messages returns what the client sent so far.
+func (p *peer) messages() []jsonrpc.Message {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]jsonrpc.Message(nil), p.got...)
+}
+
+// methods returns the methods of the requests and notifications the client
+// sent so far, in order.
+func (p *peer) methods() []string {
+	var out []string
+	for _, m := range p.messages() {
+		if r, ok := m.(*jsonrpc.Request); ok {
+			out = append(out, r.Method)
+		}
+	}
+	return out
+}
+
+// requests returns the client requests (not notifications) with method.
+func (p *peer) requests(method string) []*jsonrpc.Request {
+	var out []*jsonrpc.Request
+	for _, m := range p.messages() {
+		if r, ok := m.(*jsonrpc.Request); ok && r.Method == method && !r.IsNotification() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// scripted is a transport whose every Connect makes a fresh in-memory
+// pipe with a new peer: handlers[i] serves the i-th connection (the last
+// one repeats). kind, when set, overrides the connection's Kind.
+type scripted struct {
+	handlers []func(p *peer, m jsonrpc.Message)
+	kind     string
+	netErr   bool
+
+	mu    sync.Mutex
+	peers []*peer
+}
+
+func newScripted(handlers ...func(p *peer, m jsonrpc.Message)) *scripted {
+	return &scripted{handlers: handlers}
+}
+
+type kindConn struct {
+	transport.Conn
+	kind   string
+	netErr bool // report read errors as *transport.NetworkError, as the WebSocket transport does
+}
+
+func (c kindConn) Kind() string { return c.kind }
+
+func (c kindConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Conn.Read(ctx)
+	if err != nil && c.netErr {
+		err = &transport.NetworkError{Op: "read", URL: "ws://fake", Err: err}
+	}
+	return m, err
+}
+
+func (s *scripted) Connect(ctx context.Context) (transport.Conn, error) {
+	pipe, server := transport.NewPipe()
+	conn, err := pipe.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	h := s.handlers[min(len(s.peers), len(s.handlers)-1)]
+	p := startPeer(server, h)
+	s.peers = append(s.peers, p)
+	s.mu.Unlock()
+	if s.kind != "" {
+		return kindConn{conn, s.kind, s.netErr}, nil
+	}
+	return conn, nil
+}
+
+func (s *scripted) peer(i int) *peer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= len(s.peers) {
+		return nil
+	}
+	return s.peers[i]
+}
+
+// wait waits until every peer has ended (the client closed its end).
+func (s *scripted) wait() {
+	s.mu.Lock()
+	peers := append([]*peer(nil), s.peers...)
+	s.mu.Unlock()
+	for _, p := range peers {
+		<-p.done
+	}
+}
+
+func (s *scripted) connects() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.peers)
+}
+
+// discoverResult is a valid DiscoverResult for 2026-07-28.
+var discoverResult = map[string]any{
+	"resultType":        "complete",
+	"supportedVersions": []string{protocol.Version20260728},
+	"capabilities":      map[string]any{"tools": map[string]any{}},
+	"instructions":      "be nice",
+	"ttlMs":             1000,
+	"cacheScope":        "public",
+	"_meta":             map[string]any{protocol.MetaServerInfo: map[string]any{"name": "fake", "version": "1"}},
+}
+
+func initResult(version string) map[string]any {
+	return map[string]any{
+		"protocolVersion": version,
+		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
+		"serverInfo":      map[string]any{"name": "legacy-fake", "version": "2"},
+		"instructions":    "legacy instructions",
+	}
+}
+
+// server behaviours, composable.
+
+// modernServer answers server/discover and echoes every other request's
+// params as its result (with resultType complete).
+func modernServer(p *peer, m jsonrpc.Message) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || req.IsNotification() {
+		return
+	}
+	switch req.Method {
+	case protocol.MethodDiscover:
+		p.reply(req, discoverResult)
+	case protocol.MethodInitialize:
+		p.replyErr(req, jsonrpc.CodeUnsupportedProtocolVersion, "modern only", map[string]any{"supported": []string{protocol.Version20260728}})
+	default:
+		p.reply(req, echoResult(req.Params, true))
+	}
+}
+
+// legacyServer answers discover with -32601 and initialize with the
+// requested version.
+func legacyServer(p *peer, m jsonrpc.Message) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || req.IsNotification() {
+		return
+	}
+	switch req.Method {
+	case protocol.MethodDiscover:
+		p.replyErr(req, jsonrpc.CodeMethodNotFound, "method not found", nil)
+	case protocol.MethodInitialize:
+		var ip protocol.InitializeParams
+		json.Unmarshal(req.Params, &ip)
+		p.reply(req, initResult(ip.ProtocolVersion))
+	default:
+		p.reply(req, echoResult(req.Params, false))
+	}
+}
+
+func echoResult(params json.RawMessage, modern bool) json.RawMessage {
+	if len(params) == 0 {
+		params = json.RawMessage("null")
+	}
+	if modern {
+		return json.RawMessage(`{"resultType":"complete","echo":` + string(params) + `}`)
+	}
+	return json.RawMessage(`{"echo":` + string(params) + `}`)
+}
+
+// metaOf decodes params._meta of a client request.
+func metaOf(t testing.TB, params json.RawMessage) map[string]json.RawMessage {
+	t.Helper()
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		t.Fatalf("decoding params %s: %v", params, err)
+	}
+	return p.Meta
+}

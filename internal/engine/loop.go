@@ -1,0 +1,530 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// loopState is every field the loop goroutine owns. Nothing else touches
+// it (habit 15); other goroutines post events. The pending-call table is
+// not here: it is Session.pending, a mutex-guarded struct that callers and
+// the reader use directly (see pendingTable).
+type loopState struct {
+	st      State                             // the state machine; owned by loop
+	ref     *connRef                          // current connection; owned by loop
+	waiting []*call                           // user calls held while not ready; owned by loop
+	serving map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
+	streams map[int64]*Stream                 // listen streams by listen request id; owned by loop
+	queue   []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
+	dropped int                               // notifications dropped on overflow; owned by loop
+	err     error                             // terminal error; owned by loop
+	done    bool                              // doneCh closed; owned by loop
+	healing bool                              // a healer is running; owned by loop
+}
+
+func (lp *loopState) init() {
+	lp.serving = make(map[jsonrpc.ID]context.CancelFunc)
+	lp.streams = make(map[int64]*Stream)
+}
+
+// eventKind is the closed set of messages the loop accepts.
+type eventKind uint8
+
+const (
+	evRegister eventKind = iota + 1 // call: register (or hold) a request
+	evAbandon                       // call: the caller gave up; cancel: tell the server
+	evRead                          // ref, msg: a message from the reader
+	evReadErr                       // ref, err: a read error
+	evServed                        // id: a legacy server request finished
+	evHeal                          // ref, err: a caller saw the connection or session lost; reprobe: the era hint failed
+	evEnter                         // st: the negotiation driver enters a state (probing, initializing)
+	evInstall                       // conn: the driver connected; make conn the current connection
+	evReady                         // neg, st: the negotiation finished; pin the era and release the waiting calls
+	evFail                          // err: the re-negotiation failed; the session fails
+	evRestored                      // the legacy subscriptions were re-sent; tell the dispatcher
+)
+
+// event is one message to the loop. It is passed by value so that posting
+// does not allocate.
+type event struct {
+	kind    eventKind
+	call    *call
+	ref     *connRef
+	msg     jsonrpc.Message
+	err     error
+	id      jsonrpc.ID
+	st      State
+	neg     *negState
+	conn    transport.Conn
+	done    chan struct{} // closed by the loop once it handled the event (see ask)
+	cancel  bool
+	reprobe bool
+	reason  string
+}
+
+// post sends ev to the loop; after the loop ended it is dropped.
+func (s *Session) post(ev event) bool {
+	select {
+	case s.events <- ev:
+		return true
+	case <-s.loopDone:
+		return false
+	}
+}
+
+// postHeal tells the loop that a caller saw ref lost (or, with reprobe,
+// the era hint contradicted). The pending table is shut for ref first, so
+// that the caller's replay, and every call after it, goes through the
+// loop, behind this event, instead of registering on the lost connection.
+func (s *Session) postHeal(ref *connRef, err error, reprobe bool) {
+	s.pending.shut(ref)
+	s.post(event{kind: evHeal, ref: ref, err: err, reprobe: reprobe})
+}
+
+// ask posts ev and waits until the loop has handled it. It returns
+// ErrClosed if the loop has ended first.
+func (s *Session) ask(ev event) error {
+	ev.done = make(chan struct{})
+	if !s.post(ev) {
+		return ErrClosed
+	}
+	select {
+	case <-ev.done:
+		return nil
+	case <-s.loopDone:
+		select {
+		case <-ev.done:
+			return nil
+		default:
+			return ErrClosed
+		}
+	}
+}
+
+// loop is the session's owner goroutine. It blocks in exactly one select:
+// events from callers, the reader and the negotiation driver; the
+// dispatcher taking the next queued notification; Close.
+func (s *Session) loop() {
+	defer close(s.loopDone)
+	lp := &s.lp
+	for {
+		var out chan dispatchItem
+		var head dispatchItem
+		if len(lp.queue) > 0 {
+			out, head = s.dispatchCh, lp.queue[0]
+		}
+		select {
+		case ev := <-s.events:
+			s.handle(ev)
+		case out <- head:
+			lp.queue[0] = dispatchItem{}
+			lp.queue = lp.queue[1:]
+			if len(lp.queue) == 0 {
+				lp.queue = lp.queue[:0:0]
+			}
+		case <-s.closing:
+			s.shutdownLoop()
+			return
+		}
+	}
+}
+
+func (s *Session) handle(ev event) {
+	lp := &s.lp
+	switch ev.kind {
+	case evRegister:
+		c := ev.call
+		switch {
+		case lp.st == StateFailed || lp.st == StateClosed:
+			c.deliver(callResult{err: s.terminalErr()})
+		case (c.internal && lp.ref != nil) || lp.st.ready():
+			s.register(c)
+		default:
+			lp.waiting = append(lp.waiting, c)
+		}
+	case evAbandon:
+		s.abandonOnLoop(ev.call, ev.cancel, ev.reason)
+	case evRead:
+		s.route(ev.ref, ev.msg)
+	case evReadErr:
+		s.readErr(ev.ref, ev.err)
+	case evServed:
+		if cancel, ok := lp.serving[ev.id]; ok {
+			cancel()
+			delete(lp.serving, ev.id)
+		}
+	case evHeal:
+		if ev.ref == lp.ref {
+			s.startHeal(ev.ref, ev.err, ev.reprobe)
+		}
+	case evEnter:
+		s.setState(ev.st)
+	case evInstall:
+		s.install(ev.conn)
+	case evReady:
+		s.becomeReady(ev.neg, ev.st)
+	case evFail:
+		s.failSession(ev.err)
+	case evRestored:
+		s.enqueue(dispatchItem{restored: true})
+	default:
+		panic("session: unknown loop event")
+	}
+	if ev.done != nil {
+		close(ev.done)
+	}
+}
+
+// register gives c an id on the current connection and tracks it. It
+// runs on the loop, for the calls that do not register directly (see
+// pendingTable.tryRegister).
+func (s *Session) register(c *call) {
+	lp := &s.lp
+	s.pending.register(c, lp.ref, s.pub.Load().neg)
+	if c.stream != nil {
+		c.stream.id = c.id
+		lp.streams[c.id] = c.stream
+	}
+	c.deliver(callResult{registered: true})
+}
+
+// forget removes c, already out of the pending table, from the loop's own
+// bookkeeping (listen streams). It runs on the loop.
+func (s *Session) forget(c *call) {
+	if c.stream != nil {
+		delete(s.lp.streams, c.id)
+	}
+}
+
+// unpend removes c from the pending table and the loop's bookkeeping and
+// reports whether it was pending. It runs on the loop.
+func (s *Session) unpend(c *call) bool {
+	if !s.pending.remove(c) {
+		return false
+	}
+	s.forget(c)
+	return true
+}
+
+func (s *Session) abandonOnLoop(c *call, cancel bool, reason string) {
+	lp := &s.lp
+	if s.unpend(c) {
+		if c.stream != nil {
+			c.stream.end(nil)
+		}
+		if cancel && !c.noCancel {
+			s.cancelRemote(c.ref, c.id, reason)
+		}
+		return
+	}
+	for i, w := range lp.waiting {
+		if w == c {
+			lp.waiting = append(lp.waiting[:i], lp.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// route handles one message read from ref. Responses to plain calls do
+// not come here: the reader resolves them (pendingTable.resolveDirect).
+func (s *Session) route(ref *connRef, m jsonrpc.Message) {
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		c := s.pending.resolve(m)
+		if c == nil {
+			s.log.Debug("dropping response to an unknown or abandoned request", "id", m.ID)
+			return
+		}
+		s.forget(c)
+		if c.stream != nil {
+			// The server ended a listen: gracefully with a result, or
+			// with an error.
+			c.stream.end(m.Err())
+			return
+		}
+		r := callResult{resp: m}
+		if c.flush {
+			r.flushed = s.flushed()
+		}
+		c.deliver(r)
+	case *jsonrpc.Request:
+		if m.IsNotification() {
+			s.notification(m)
+			return
+		}
+		s.serverRequest(ref, m)
+	}
+}
+
+// readErr handles a read error from ref's reader.
+func (s *Session) readErr(ref *connRef, err error) {
+	lp := &s.lp
+	if cl, ok := errors.AsType[*ConnectionLostError](err); ok && cl.Method == "" {
+		// The reader gave up after too many bad reads in a row (see
+		// reader): the connection is lost even though each error alone
+		// would not end it, and the reader has exited.
+		s.connLost(ref, err)
+		if ref == lp.ref && lp.st.ready() {
+			s.startHeal(ref, err, false)
+		}
+		return
+	}
+	if se, ok := errors.AsType[*transport.StreamError](err); ok {
+		// One response stream broke; the connection goes on.
+		n, isInt := se.ID.Int64()
+		if c := s.pending.takeOn(n, ref); isInt && c != nil {
+			s.forget(c)
+			if c.stream != nil {
+				c.stream.end(&ConnectionLostError{Method: c.method, Err: err})
+				return
+			}
+			c.deliver(callResult{err: &ConnectionLostError{Method: c.method, Err: err}})
+		}
+		return
+	}
+	if errors.Is(err, jsonrpc.ErrParse) || errors.Is(err, jsonrpc.ErrInvalidRequest) {
+		s.log.Warn("dropping malformed message from server", "err", err)
+		s.failMalformed(ref, err)
+		return
+	}
+	// The connection ended: fail what was in flight on it.
+	s.connLost(ref, err)
+	if ref == lp.ref && lp.st.ready() {
+		s.startHeal(ref, err, false)
+	}
+}
+
+// failMalformed fails, at once, the request in flight on ref that a
+// malformed answer was meant for, when the transport recovered its id
+// ([jsonrpc.DecodeError.ID]): the caller gets a typed protocol error
+// instead of waiting for its timeout.
+func (s *Session) failMalformed(ref *connRef, err error) {
+	de, ok := errors.AsType[*jsonrpc.DecodeError](err)
+	if !ok || !de.ID.IsValid() {
+		return
+	}
+	n, isInt := de.ID.Int64()
+	if !isInt {
+		return
+	}
+	c := s.pending.takeOn(n, ref)
+	if c == nil {
+		return
+	}
+	s.forget(c)
+	perr := &ProtocolError{Method: c.method, Reason: "malformed response: " + de.Reason, Err: ErrInvalidResponse}
+	if c.stream != nil {
+		c.stream.end(perr)
+		return
+	}
+	c.deliver(callResult{err: perr})
+}
+
+// connLost fails every request in flight on ref.
+func (s *Session) connLost(ref *connRef, err error) {
+	lp := &s.lp
+	for _, c := range s.pending.take(ref) {
+		s.forget(c)
+		lost := &ConnectionLostError{Method: c.method, Err: err}
+		if c.stream != nil {
+			c.stream.end(lost)
+			continue
+		}
+		c.deliver(callResult{err: lost})
+	}
+	if ref == lp.ref {
+		for id, cancel := range lp.serving {
+			cancel()
+			delete(lp.serving, id)
+		}
+	}
+}
+
+// install makes conn the current connection and starts its reader. It
+// runs on the loop.
+func (s *Session) install(conn transport.Conn) *connRef {
+	var gen uint64
+	if lp := &s.lp; lp.ref != nil {
+		gen = lp.ref.gen
+	}
+	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn), class: transport.ClassOf(conn)}
+	s.pending.shut(s.lp.ref) // reopened by the next ready state, on ref
+	s.lp.ref = ref
+	s.publish(func(v *view) { v.ref = ref })
+	s.wg.Add(1)
+	go s.reader(ref)
+	return ref
+}
+
+func kindOf(conn transport.Conn) string {
+	if k, ok := conn.(transport.Kinder); ok {
+		return k.Kind()
+	}
+	return transport.KindMemory
+}
+
+// write is the session's single write point: every message it sends
+// (requests of every kind, notifications, answers to server requests)
+// passes the message tap ([Config.Tap]) here, then goes to ref's
+// connection. The reader is the single read point.
+func (s *Session) write(ctx context.Context, ref *connRef, m jsonrpc.Message) error {
+	if s.cfg.Tap != nil {
+		s.cfg.Tap(true, m)
+	}
+	return ref.conn.Write(ctx, m)
+}
+
+// maxBadReads bounds consecutive non-terminal read errors before the
+// connection is treated as broken.
+const maxBadReads = 100
+
+// reader reads ref's connection until it ends and hands every message to
+// the loop, except a response to a plain call, which it delivers to the
+// waiting caller itself (pendingTable.resolveDirect; a non-blocking send).
+// It never runs user code and never blocks on anything but Read and the
+// loop (which never blocks on it).
+func (s *Session) reader(ref *connRef) {
+	defer s.wg.Done()
+	bad := 0
+	for {
+		m, err := ref.conn.Read(s.lifeCtx)
+		if err == nil && m != nil && s.cfg.Tap != nil {
+			s.cfg.Tap(false, m)
+		}
+		if resp, ok := m.(*jsonrpc.Response); ok && err == nil {
+			if c := s.pending.resolveDirect(resp); c != nil {
+				bad = 0
+				c.deliver(callResult{resp: resp})
+				continue
+			}
+		}
+		ev := event{kind: evRead, ref: ref, msg: m}
+		terminal := false
+		if err != nil {
+			ev = event{kind: evReadErr, ref: ref, err: err}
+			_, stream := errors.AsType[*transport.StreamError](err)
+			malformed := errors.Is(err, jsonrpc.ErrParse) || errors.Is(err, jsonrpc.ErrInvalidRequest)
+			if stream || malformed {
+				bad++
+			}
+			terminal = !(stream || malformed) || bad > maxBadReads || s.lifeCtx.Err() != nil
+			if terminal && (stream || malformed) {
+				ev.err = &ConnectionLostError{Err: err}
+			}
+		} else {
+			bad = 0
+		}
+		if terminal {
+			// The connection is gone: new calls wait for the loop (and
+			// the heal) instead of registering on it.
+			ref.lost.Store(true)
+			s.pending.shut(ref)
+		}
+		select {
+		case s.events <- ev:
+		case <-s.closing:
+			return
+		}
+		if terminal {
+			return
+		}
+	}
+}
+
+// terminalErr is the error calls get once the session failed or closed.
+func (s *Session) terminalErr() error {
+	if s.lp.err != nil {
+		return s.lp.err
+	}
+	return ErrClosed
+}
+
+// failSession makes the session unusable with err. It runs on the loop.
+func (s *Session) failSession(err error) {
+	lp := &s.lp
+	if lp.st == StateFailed || lp.st == StateClosed {
+		return
+	}
+	s.setState(StateFailed)
+	lp.err = err
+	s.retireAll(err)
+	s.markDone(err)
+}
+
+// retireAll fails every pending and waiting call and ends every stream.
+func (s *Session) retireAll(err error) {
+	lp := &s.lp
+	for _, c := range s.pending.take(nil) {
+		s.forget(c)
+		if c.stream != nil {
+			c.stream.end(err)
+			continue
+		}
+		c.deliver(callResult{err: err})
+	}
+	for _, c := range lp.waiting {
+		c.deliver(callResult{err: err})
+	}
+	lp.waiting = nil
+	for id, cancel := range lp.serving {
+		cancel()
+		delete(lp.serving, id)
+	}
+}
+
+func (s *Session) markDone(err error) {
+	lp := &s.lp
+	if lp.done {
+		return
+	}
+	lp.done = true
+	s.publish(func(v *view) { v.err = err })
+	close(s.doneCh)
+}
+
+// becomeReady moves to the negotiated era's state and releases the calls
+// that waited. It runs on the loop.
+//
+// After a heal (a re-negotiation) it bumps the generation and closes the
+// channel Reconnected returned, replacing it first.
+func (s *Session) becomeReady(n *negState, next State) {
+	lp := &s.lp
+	s.publish(func(v *view) { v.neg = n })
+	s.setState(next)
+	healed := lp.healing
+	lp.healing = false
+	waiting := lp.waiting
+	lp.waiting = nil
+	for _, c := range waiting {
+		s.register(c)
+	}
+	var old chan struct{}
+	s.publish(func(v *view) {
+		v.gen++
+		if healed {
+			old, v.reconn = v.reconn, make(chan struct{})
+		}
+	})
+	if old != nil {
+		close(old)
+	}
+	if healed && n.era == negotiation.EraLegacy {
+		// The server holds none of the old session's subscriptions.
+		s.wg.Add(1)
+		go s.restore()
+	}
+}
+
+// shutdownLoop runs on the loop when Close was called.
+func (s *Session) shutdownLoop() {
+	lp := &s.lp
+	if lp.st != StateClosed {
+		s.setState(StateClosed)
+	}
+	s.retireAll(ErrClosed)
+	s.markDone(ErrClosed)
+}

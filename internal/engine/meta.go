@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/conduitmcp/conduit/internal/jsonscan"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+var (
+	errParamsNotObject = errors.New("params must be a JSON object")
+	errMetaNotObject   = errors.New("params._meta must be a JSON object")
+	errMalformedJSON   = errors.New("malformed JSON object")
+)
+
+// marshalParams encodes params once; json.RawMessage and []byte pass
+// through untouched. It is jsonrpc's, the module's one.
+var marshalParams = jsonrpc.MarshalParams
+
+// checkRaw validates params given as raw JSON (json.Marshal output needs
+// no check): it must be valid JSON, since it is sent as it is.
+func checkRaw(params any, raw []byte) error {
+	switch params.(type) {
+	case json.RawMessage, []byte:
+		if len(raw) > 0 && !json.Valid(raw) {
+			return errMalformedJSON
+		}
+	}
+	return nil
+}
+
+// buildPrefix pre-encodes the constant members of a modern request's
+// _meta: protocol version, client capabilities and client info. It is done
+// once per negotiated connection and spliced into every request.
+func buildPrefix(version string, caps protocol.ClientCapabilities, info protocol.Implementation) ([]byte, error) {
+	capsJSON, err := json.Marshal(caps)
+	if err != nil {
+		return nil, err
+	}
+	infoJSON, err := json.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	vJSON, _ := json.Marshal(version)
+	b := make([]byte, 0, 128+len(capsJSON)+len(infoJSON))
+	b = append(b, `"`+protocol.MetaProtocolVersion+`":`...)
+	b = append(b, vJSON...)
+	b = append(b, `,"`+protocol.MetaClientCapabilities+`":`...)
+	b = append(b, capsJSON...)
+	b = append(b, `,"`+protocol.MetaClientInfo+`":`...)
+	b = append(b, infoJSON...)
+	return b, nil
+}
+
+var metaKey = []byte(`"_meta"`)
+
+// spliceMeta returns params with the _meta members prefix (pre-encoded),
+// progressToken (when token != 0) and logLevel (when level != "") added,
+// without decoding or re-encoding params: a missing _meta is inserted after
+// the opening brace; an existing _meta object gets the members inserted
+// after its own opening brace (keys the caller put there come after ours).
+// nil params become {"_meta":{…}}. The result is appended to dst[:0].
+func spliceMeta(dst, params []byte, prefix []byte, token int64, level protocol.LoggingLevel) ([]byte, error) {
+	p := bytes.TrimSpace(params)
+	out := dst[:0]
+	members := func(b []byte) []byte {
+		b = append(b, prefix...)
+		if token != 0 {
+			if len(prefix) > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `"progressToken":`...)
+			b = strconv.AppendInt(b, token, 10)
+		}
+		if level != "" {
+			if len(prefix) > 0 || token != 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `"`+protocol.MetaLogLevel+`":`...)
+			b = strconv.AppendQuote(b, string(level))
+		}
+		return b
+	}
+	if len(p) == 0 || string(p) == "null" {
+		out = append(out, `{"_meta":{`...)
+		out = members(out)
+		return append(out, "}}"...), nil
+	}
+	if p[0] != '{' {
+		return nil, errParamsNotObject
+	}
+	if bytes.Contains(p, metaKey) {
+		vs, ve, found, err := topLevelMember(p, "_meta")
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			v := p[vs:ve]
+			if v[0] != '{' {
+				return nil, errMetaNotObject
+			}
+			out = append(out, p[:vs+1]...)
+			out = members(out)
+			if j := jsonscan.SkipSpace(p, vs+1); p[j] != '}' && (len(prefix) > 0 || token != 0 || level != "") {
+				out = append(out, ',')
+			}
+			return append(out, p[vs+1:]...), nil
+		}
+	}
+	out = append(out, `{"_meta":{`...)
+	out = members(out)
+	out = append(out, '}')
+	if j := jsonscan.SkipSpace(p, 1); j < len(p) && p[j] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, p[1:]...), nil
+}
+
+// prependMembers returns the object obj with the raw members inserted
+// first: {members,…obj's members}.
+func prependMembers(obj []byte, members []byte) []byte {
+	p := bytes.TrimSpace(obj)
+	if len(p) == 0 || string(p) == "null" {
+		p = []byte("{}")
+	}
+	out := make([]byte, 0, len(p)+len(members)+2)
+	out = append(out, '{')
+	out = append(out, members...)
+	if j := jsonscan.SkipSpace(p, 1); j < len(p) && p[j] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, p[1:]...)
+}
+
+// resultType reads a modern result's resultType with the module's one
+// reader, [protocol.ResultTypeOf]: absent reads as "complete"; null, ""
+// and non-strings fail, as does a result that is not an object.
+func resultType(raw []byte) (string, error) { return protocol.ResultTypeOf(raw) }
+
+// topLevelMember finds the member key of the JSON object obj (compared in
+// its raw, escaped form) and returns the bounds of its value.
+func topLevelMember(obj []byte, key string) (start, end int, found bool, err error) {
+	if i := jsonscan.SkipSpace(obj, 0); i >= len(obj) || obj[i] != '{' {
+		return 0, 0, false, errParamsNotObject
+	}
+	v, found, err := jsonscan.Member(obj, key)
+	if err != nil {
+		return 0, 0, false, errMalformedJSON
+	}
+	return v.Start, v.End, found, nil
+}

@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// start runs the loop and the dispatcher, makes the first connection and
+// negotiates. It runs on Connect's goroutine.
+func (s *Session) start(ctx context.Context) error {
+	s.wg.Add(1)
+	go s.dispatcher()
+	go s.loop()
+	conn, err := s.t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.ask(event{kind: evInstall, conn: conn}); err != nil {
+		conn.Close()
+		return err
+	}
+	d := &driver{s: s, t: s.t}
+	first, err := d.initial()
+	if err == nil {
+		err = d.run(ctx, first)
+	}
+	if err != nil && s.hinted() && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+		err = d.unhinted(ctx, err)
+	}
+	if err != nil {
+		return &NegotiationError{Mode: s.cfg.Mode, Trace: d.trace, Err: err}
+	}
+	return nil
+}
+
+// hinted reports whether Connect started from an era hint.
+func (s *Session) hinted() bool {
+	return s.cfg.Mode == ModeAuto && s.cfg.EraHint != negotiation.EraUnknown
+}
+
+// unhinted verifies an era hint that failed the negotiation with cause:
+// the remembered verdict may be what failed, so the session negotiates
+// from scratch once, probing on a new connection of the configured
+// transport. HintFailed reports it afterwards.
+func (d *driver) unhinted(ctx context.Context, cause error) error {
+	s := d.s
+	s.hintFailed = true
+	s.log.Debug("era hint failed; probing", "err", cause)
+	d.step(TraceStep{Step: "hint", Sent: "none", Outcome: "era hint failed: " + errText(cause), Verdict: "re-probe"})
+	d.fellBack, d.initAuths = nil, 0
+	if err := d.switchTransport(ctx, s.t); err != nil {
+		return err
+	}
+	return d.run(ctx, probeStep(negotiation.Versions(), true))
+}
+
+// HintFailed reports whether the era hint of [Config.EraHint] failed the
+// negotiation, so that the session negotiated from scratch instead (an
+// era cache should forget the hint). It is set before Connect returns.
+func (s *Session) HintFailed() bool { return s.hintFailed }
+
+// startHeal begins reconnecting after ref was lost (or, with reprobe,
+// re-probing after an era hint proved wrong). It runs on the loop; new
+// user calls wait until the healer is done.
+func (s *Session) startHeal(ref *connRef, cause error, reprobe bool) {
+	lp := &s.lp
+	if lp.healing || !lp.st.ready() {
+		return
+	}
+	if s.pending.healed() > maxConsecutiveHeals {
+		s.failSession(&ConnectionLostError{Err: cause})
+		return
+	}
+	lp.healing = true
+	s.setState(StateReconnecting)
+	prev := s.pub.Load().neg
+	s.wg.Add(1)
+	go s.heal(prev, cause, reprobe)
+}
+
+// heal reconnects and re-negotiates in the pinned era (or re-probes).
+func (s *Session) heal(prev *negState, cause error, reprobe bool) {
+	defer s.wg.Done()
+	ctx, cancel := context.WithTimeout(s.lifeCtx, HealTimeout)
+	defer cancel()
+	d := &driver{s: s, t: prev.transport, trace: slices.Clone(prev.trace)}
+	var err error
+	if reprobe {
+		d.step(TraceStep{Step: "hint", Sent: "none", Outcome: "era hint contradicted: " + errText(cause), Verdict: "re-probe"})
+		err = d.run(ctx, probeStep(negotiation.Versions(), true))
+	} else {
+		d.step(TraceStep{Step: "reconnect", Sent: "none", Outcome: "connection lost: " + errText(cause), Verdict: "reconnect"})
+		// Re-negotiate in the pinned era, on a new connection.
+		next := initStep(prev.version, true, false)
+		if prev.era == negotiation.EraModern {
+			next = probeStep([]string{prev.version}, false)
+		}
+		if err = d.reconnect(ctx); err == nil {
+			err = d.run(ctx, next)
+		}
+	}
+	if err != nil {
+		s.log.Warn("session could not be restored", "err", err)
+		lost := &ConnectionLostError{Err: &NegotiationError{Mode: s.cfg.Mode, Trace: d.trace, Err: err}}
+		s.ask(event{kind: evFail, err: lost})
+	}
+}
+
+// sleep waits d, or until ctx ends or the session closes.
+func (s *Session) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.closing:
+		return ErrClosed
+	}
+}
+
+// retrier paces retries of transient failures with exponential backoff.
+type retrier struct {
+	b          *backoff.ExponentialBackOff
+	attempts   int
+	max        int
+	maxElapsed time.Duration
+	start      time.Time
+}
+
+func newRetrier(p RetryPolicy) *retrier {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 200 * time.Millisecond
+	if p.InitialInterval > 0 {
+		b.InitialInterval = p.InitialInterval
+	}
+	b.MaxInterval = 5 * time.Second
+	if p.MaxInterval > 0 {
+		b.MaxInterval = p.MaxInterval
+	}
+	r := &retrier{b: b, max: 5, maxElapsed: 30 * time.Second, start: time.Now()}
+	if p.MaxAttempts != 0 {
+		r.max = p.MaxAttempts
+	}
+	if p.MaxElapsed > 0 {
+		r.maxElapsed = p.MaxElapsed
+	}
+	return r
+}
+
+// next returns the wait before the next attempt (at least retryAfter), or
+// false when the attempts or the elapsed time are used up.
+func (r *retrier) next(retryAfter time.Duration) (time.Duration, bool) {
+	r.attempts++
+	if r.max < 0 || r.attempts >= r.max {
+		return 0, false
+	}
+	d := r.b.NextBackOff()
+	if d == backoff.Stop {
+		return 0, false
+	}
+	if retryAfter > d {
+		d = retryAfter
+	}
+	if time.Since(r.start)+d > r.maxElapsed {
+		return 0, false
+	}
+	return d, true
+}
+
+// pacer paces MRTR rounds that carried only requestState (load shedding).
+type pacer struct{ b *backoff.ExponentialBackOff }
+
+func newPacer() *pacer {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 100 * time.Millisecond
+	b.MaxInterval = 5 * time.Second
+	return &pacer{b: b}
+}
+
+func (p *pacer) wait(ctx context.Context, closing <-chan struct{}) error {
+	t := time.NewTimer(p.b.NextBackOff())
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-closing:
+		return ErrClosed
+	}
+}
+
+// hintSuspect reports whether a failure of c contradicts an unverified
+// modern era hint. The evidence follows the probe classifier's legacy rows
+// (seed table): a -32601 answer at any status, or an HTTP 400/404/405
+// whose body is not a modern JSON-RPC error (no body, a non-JSON body, or
+// a legacy server's error such as -32000 "No valid session ID").
+//
+// c.neg is read only once the answer proves that the loop registered c
+// (an RPC error, or an HTTP error from the Write that followed the
+// registration): after the caller gave up early (a cancelled context) the
+// loop may still be registering c.
+func (s *Session) hintSuspect(c *call, rpcErr *jsonrpc.Error, err error) bool {
+	if s.hintVerified.Load() {
+		return false
+	}
+	suspect := false
+	switch {
+	case rpcErr != nil:
+		suspect = rpcErr.Code == jsonrpc.CodeMethodNotFound
+	default:
+		he, ok := errors.AsType[*transport.HTTPError](err)
+		if !ok {
+			return false
+		}
+		var code int64
+		hasBody := he.Response != nil && he.Response.Error != nil
+		if hasBody {
+			code = he.Response.Error.Code
+		}
+		switch {
+		case hasBody && code == jsonrpc.CodeMethodNotFound:
+			suspect = true
+		case he.StatusCode == 400 || he.StatusCode == 404 || he.StatusCode == 405:
+			suspect = !hasBody || !negotiation.IsModernError(code)
+		}
+	}
+	if !suspect {
+		return false
+	}
+	n := c.neg
+	return n != nil && n.hinted && n.era == negotiation.EraModern
+}
+
+// reprobe re-probes after an era hint failed and waits for the outcome. It
+// reports whether the era changed (the request should then be re-sent).
+func (s *Session) reprobe(ctx context.Context, c *call) (bool, error) {
+	s.hintVerified.Store(true) // at most one re-probe
+	s.postHeal(c.ref, errors.New("request answered like a legacy server"), true)
+	w := newCall("")
+	if !s.post(event{kind: evRegister, call: w}) {
+		return false, ErrClosed
+	}
+	r, err := s.await(ctx, w, 0, 0, false)
+	if err != nil {
+		return false, err
+	}
+	s.post(event{kind: evAbandon, call: w})
+	if r.err != nil {
+		return false, r.err
+	}
+	return w.neg.era != negotiation.EraModern, nil
+}

@@ -1,0 +1,576 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// connectTest connects over tr with cfg inside a synctest bubble and
+// returns the session (closed by cleanup) or the error.
+func connect(t *testing.T, tr transport.Transport, cfg Config) (*Session, error) {
+	t.Helper()
+	s, err := Connect(t.Context(), tr, cfg)
+	t.Cleanup(func() {
+		if s != nil {
+			s.Close()
+		}
+		if sc, ok := tr.(*scripted); ok {
+			sc.wait()
+		}
+	})
+	return s, err
+}
+
+// reqHandler adapts a request-only handler.
+func reqHandler(f func(p *peer, req *jsonrpc.Request)) func(p *peer, m jsonrpc.Message) {
+	return func(p *peer, m jsonrpc.Message) {
+		if r, ok := m.(*jsonrpc.Request); ok && !r.IsNotification() {
+			f(p, r)
+		}
+	}
+}
+
+func TestNegotiationVerdicts(t *testing.T) {
+	unsupported := func(versions ...string) map[string]any {
+		return map[string]any{"supported": versions, "requested": protocol.Version20260728}
+	}
+	tests := []struct {
+		name    string
+		cfg     Config
+		kind    string
+		netErr  bool
+		servers []func(p *peer, m jsonrpc.Message)
+		// want
+		era       negotiation.Era
+		version   string
+		methods   [][]string // per connection: methods the client sent
+		errAs     func(error) bool
+		errString string
+	}{
+		{
+			name:    "auto/modern",
+			servers: []func(*peer, jsonrpc.Message){modernServer},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"server/discover"}},
+		},
+		{
+			name: "auto/corrective-then-modern",
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+				if len(p.requests(protocol.MethodDiscover)) == 1 {
+					p.replyErr(r, jsonrpc.CodeUnsupportedProtocolVersion, "bad version", unsupported(protocol.Version20260728))
+					return
+				}
+				modernServer(p, r)
+			})},
+			era: negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"server/discover", "server/discover"}},
+		},
+		{
+			name: "auto/corrective-twice-is-an-error",
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+				p.replyErr(r, jsonrpc.CodeUnsupportedProtocolVersion, "bad version", unsupported(protocol.Version20260728, "2099-01-01"))
+			})},
+			methods: [][]string{{"server/discover", "server/discover"}},
+			errAs: func(err error) bool {
+				_, ok := errors.AsType[*negotiation.UnsupportedProtocolVersionError](err)
+				return ok && errors.Is(err, jsonrpc.ErrUnsupportedProtocolVersion)
+			},
+		},
+		{
+			name:    "auto/legacy-method-not-found",
+			servers: []func(*peer, jsonrpc.Message){legacyServer},
+			era:     negotiation.EraLegacy, version: protocol.Version20251125,
+			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
+		},
+		{
+			name:    "auto/legacy-invalid-params",
+			servers: []func(*peer, jsonrpc.Message){refusing(protocol.MethodDiscover, jsonrpc.CodeInvalidParams, "expected initialize", legacyServer)},
+			era:     negotiation.EraLegacy, version: protocol.Version20251125,
+			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
+		},
+		{
+			name: "auto/legacy-timeout",
+			kind: transport.KindStdio,
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+				if r.Method == protocol.MethodDiscover {
+					return // never answers
+				}
+				legacyServer(p, r)
+			})},
+			era: negotiation.EraLegacy, version: protocol.Version20251125,
+			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
+		},
+		{
+			name: "auto/legacy-version-named-by-32022",
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+				if r.Method == protocol.MethodDiscover {
+					p.replyErr(r, jsonrpc.CodeUnsupportedProtocolVersion, "bad version", unsupported(protocol.Version20250618))
+					return
+				}
+				legacyServer(p, r)
+			})},
+			era: negotiation.EraLegacy, version: protocol.Version20250618,
+			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
+		},
+		{
+			name: "auto/reconnect-after-exit",
+			kind: transport.KindStdio,
+			servers: []func(*peer, jsonrpc.Message){
+				reqHandler(func(p *peer, r *jsonrpc.Request) { p.kill() }),
+				legacyServer,
+			},
+			era: negotiation.EraLegacy, version: protocol.Version20251125,
+			methods: [][]string{{"server/discover"}, {"initialize", "notifications/initialized"}},
+		},
+		{
+			// Seed 003: a WebSocket is HTTP-like; a dropped connection is
+			// the network-error row (retried on a new connection), never
+			// the stdio exit row.
+			name: "auto/websocket-drop-during-probe-is-retried",
+			kind: transport.KindWebSocket, netErr: true,
+			servers: []func(*peer, jsonrpc.Message){
+				reqHandler(func(p *peer, r *jsonrpc.Request) { p.kill() }),
+				legacyServer,
+			},
+			era: negotiation.EraLegacy, version: protocol.Version20251125,
+			methods: [][]string{{"server/discover"}, {"server/discover", "initialize", "notifications/initialized"}},
+		},
+		{
+			name: "modern/websocket-drop-during-probe",
+			cfg:  Config{Mode: ModeModern},
+			kind: transport.KindWebSocket, netErr: true,
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) { p.kill() })},
+			methods: [][]string{{"server/discover"}, {"server/discover"}, {"server/discover"}, {"server/discover"}, {"server/discover"}},
+			errAs: func(err error) bool {
+				e, ok := errors.AsType[*negotiation.Error](err)
+				return ok && e.Kind == negotiation.KindTransport && e.Reason == "retries exhausted (network)"
+			},
+		},
+		{
+			// Seed 003: a probe timeout on WebSocket is retried (typed),
+			// never a legacy verdict.
+			name:    "auto/websocket-timeout-is-retried",
+			kind:    transport.KindWebSocket,
+			servers: []func(*peer, jsonrpc.Message){silentFirstProbe(modernServer)},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"server/discover", "server/discover"}},
+		},
+		{
+			name:    "auto/memory-timeout-is-retried",
+			servers: []func(*peer, jsonrpc.Message){silentFirstProbe(modernServer)},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"server/discover", "server/discover"}},
+		},
+		{
+			name: "auto/websocket-timeout-forever-is-a-typed-error",
+			kind: transport.KindWebSocket,
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+				if r.Method != protocol.MethodDiscover {
+					legacyServer(p, r)
+				}
+			})},
+			methods: [][]string{{"server/discover", "server/discover", "server/discover", "server/discover", "server/discover"}},
+			errAs: func(err error) bool {
+				e, ok := errors.AsType[*negotiation.Error](err)
+				return ok && e.Kind == negotiation.KindTransport && e.Reason == "retries exhausted (timeout)"
+			},
+		},
+		{
+			// JSON-RPC errors stay legacy evidence on every transport.
+			name:    "auto/websocket-method-not-found-is-legacy",
+			kind:    transport.KindWebSocket,
+			servers: []func(*peer, jsonrpc.Message){legacyServer},
+			era:     negotiation.EraLegacy, version: protocol.Version20251125,
+			methods: [][]string{{"server/discover", "initialize", "notifications/initialized"}},
+		},
+		{
+			name: "auto/missing-capability-is-an-error",
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+				p.replyErr(r, jsonrpc.CodeMissingRequiredClientCapability, "need sampling", map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}}})
+			})},
+			methods: [][]string{{"server/discover"}},
+			errAs: func(err error) bool {
+				e, ok := errors.AsType[*negotiation.Error](err)
+				return ok && e.Kind == negotiation.KindProtocol
+			},
+		},
+		{
+			name:    "modern/refuses-legacy",
+			cfg:     Config{Mode: ModeModern},
+			servers: []func(*peer, jsonrpc.Message){legacyServer},
+			methods: [][]string{{"server/discover"}},
+			errAs: func(err error) bool {
+				e, ok := errors.AsType[*negotiation.Error](err)
+				return ok && e.Kind == negotiation.KindNegotiation
+			},
+		},
+		{
+			name:    "modern/timeout-is-an-error",
+			cfg:     Config{Mode: ModeModern},
+			kind:    transport.KindStdio,
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {})},
+			methods: [][]string{{"server/discover"}},
+			errAs: func(err error) bool {
+				e, ok := errors.AsType[*negotiation.Error](err)
+				return ok && e.Kind == negotiation.KindNegotiation
+			},
+		},
+		{
+			name:    "modern/ok",
+			cfg:     Config{Mode: ModeModern},
+			servers: []func(*peer, jsonrpc.Message){modernServer},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"server/discover"}},
+		},
+		{
+			name:    "legacy/initialize-at-once",
+			cfg:     Config{Mode: ModeLegacy},
+			servers: []func(*peer, jsonrpc.Message){legacyServer},
+			era:     negotiation.EraLegacy, version: protocol.Version20251125,
+			methods: [][]string{{"initialize", "notifications/initialized"}},
+		},
+		{
+			name:    "pinned/modern",
+			cfg:     Config{Mode: ModePinned, PinVersion: protocol.Version20260728},
+			servers: []func(*peer, jsonrpc.Message){modernServer},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"server/discover"}},
+		},
+		{
+			name:    "pinned/modern-no-fallback",
+			cfg:     Config{Mode: ModePinned, PinVersion: protocol.Version20260728},
+			servers: []func(*peer, jsonrpc.Message){legacyServer},
+			methods: [][]string{{"server/discover"}},
+			errAs: func(err error) bool {
+				e, ok := errors.AsType[*negotiation.Error](err)
+				return ok && e.Kind == negotiation.KindNegotiation
+			},
+		},
+		{
+			name:    "pinned/legacy-exact",
+			cfg:     Config{Mode: ModePinned, PinVersion: protocol.Version20250618},
+			servers: []func(*peer, jsonrpc.Message){legacyServer},
+			era:     negotiation.EraLegacy, version: protocol.Version20250618,
+			methods: [][]string{{"initialize", "notifications/initialized"}},
+		},
+		{
+			name: "pinned/legacy-other-answer",
+			cfg:  Config{Mode: ModePinned, PinVersion: protocol.Version20250618},
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+				p.reply(r, initResult(protocol.Version20251125))
+			})},
+			methods: [][]string{{"initialize"}},
+			errAs: func(err error) bool {
+				e, ok := errors.AsType[*negotiation.Error](err)
+				return ok && e.Kind == negotiation.KindNoCommonVersion
+			},
+		},
+		{
+			name: "legacy/unknown-version-answer",
+			cfg:  Config{Mode: ModeLegacy},
+			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+				p.reply(r, initResult(protocol.Version20241105))
+			})},
+			methods: [][]string{{"initialize"}},
+			errAs: func(err error) bool {
+				_, ok := errors.AsType[*negotiation.UnsupportedProtocolVersionError](err)
+				return ok
+			},
+		},
+		{
+			name:    "hint/modern-skips-probe",
+			cfg:     Config{EraHint: negotiation.EraModern, VersionHint: protocol.Version20260728},
+			servers: []func(*peer, jsonrpc.Message){modernServer},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{nil},
+		},
+		{
+			name:    "hint/legacy-skips-probe",
+			cfg:     Config{EraHint: negotiation.EraLegacy, VersionHint: protocol.Version20250618},
+			servers: []func(*peer, jsonrpc.Message){legacyServer},
+			era:     negotiation.EraLegacy, version: protocol.Version20250618,
+			methods: [][]string{{"initialize", "notifications/initialized"}},
+		},
+		{
+			// The engine verifies a hint that fails the negotiation: it
+			// probes once, on a new connection.
+			name:    "hint/legacy-failed-initialize-probes-afresh",
+			cfg:     Config{EraHint: negotiation.EraLegacy},
+			servers: []func(*peer, jsonrpc.Message){refusing(protocol.MethodInitialize, jsonrpc.CodeMethodNotFound, "initialize is not supported", modernServer)},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"initialize"}, {"server/discover"}},
+		},
+		{
+			name:    "hint/legacy-wrong-reprobes",
+			cfg:     Config{EraHint: negotiation.EraLegacy},
+			servers: []func(*peer, jsonrpc.Message){modernServer},
+			era:     negotiation.EraModern, version: protocol.Version20260728,
+			methods: [][]string{{"initialize", "server/discover"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newScripted(tt.servers...)
+				tr.kind, tr.netErr = tt.kind, tt.netErr
+				s, err := connect(t, tr, tt.cfg)
+				if tt.errAs != nil {
+					if err == nil {
+						t.Fatalf("Connect succeeded (era %v), want an error", s.Era())
+					}
+					if _, ok := errors.AsType[*NegotiationError](err); !ok {
+						t.Errorf("Connect error %T %v is not a *NegotiationError", err, err)
+					}
+					if !tt.errAs(err) {
+						t.Errorf("Connect error = %v (%T), not the expected type", err, errors.Unwrap(err))
+					}
+				} else {
+					if err != nil {
+						t.Fatalf("Connect: %v", err)
+					}
+					if s.Era() != tt.era || s.ProtocolVersion() != tt.version {
+						t.Errorf("era, version = %v %q, want %v %q", s.Era(), s.ProtocolVersion(), tt.era, tt.version)
+					}
+					if len(s.Trace()) == 0 {
+						t.Errorf("Trace() is empty")
+					}
+				}
+				synctest.Wait()
+				var got [][]string
+				for i := 0; i < tr.connects(); i++ {
+					got = append(got, tr.peer(i).methods())
+				}
+				if diff := cmp.Diff(tt.methods, got); diff != "" {
+					t.Errorf("methods sent per connection (-want +got):\n%s\ntrace: %+v", diff, traceOf(s, err))
+				}
+			})
+		})
+	}
+}
+
+func traceOf(s *Session, err error) []TraceStep {
+	if s != nil {
+		return s.Trace()
+	}
+	if ne, ok := errors.AsType[*NegotiationError](err); ok {
+		return ne.Trace
+	}
+	return nil
+}
+
+func TestNegotiationObservable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(modernServer)
+		s, err := connect(t, tr, Config{ClientInfo: protocol.Implementation{Name: "test", Version: "9"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Discover() == nil || s.InitializeResult() != nil {
+			t.Errorf("Discover, InitializeResult = %v, %v; want set, nil", s.Discover(), s.InitializeResult())
+		}
+		if got := s.ServerInfo(); got == nil || got.Name != "fake" {
+			t.Errorf("ServerInfo() = %+v, want fake", got)
+		}
+		if s.Instructions() != "be nice" || s.ServerCapabilities().Tools == nil {
+			t.Errorf("Instructions, capabilities = %q, %+v", s.Instructions(), s.ServerCapabilities())
+		}
+		want := []TraceStep{{Step: "probe", Sent: "server/discover 2026-07-28", Outcome: "result", Verdict: "modern"}}
+		if diff := cmp.Diff(want, s.Trace()); diff != "" {
+			t.Errorf("Trace() (-want +got):\n%s", diff)
+		}
+		if s.State() != StateModern || s.TransportKind() != transport.KindMemory {
+			t.Errorf("State, TransportKind = %v, %q", s.State(), s.TransportKind())
+		}
+		// The probe carried the modern _meta.
+		probe := tr.peer(0).requests(protocol.MethodDiscover)[0]
+		meta := metaOf(t, probe.Params)
+		if string(meta[protocol.MetaProtocolVersion]) != `"2026-07-28"` || string(meta[protocol.MetaClientCapabilities]) != `{}` ||
+			string(meta[protocol.MetaClientInfo]) != `{"name":"test","version":"9"}` {
+			t.Errorf("probe _meta = %s", probe.Params)
+		}
+	})
+}
+
+func TestLegacyObservable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(legacyServer)
+		s, err := connect(t, tr, Config{Mode: ModeLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Discover() != nil || s.InitializeResult() == nil || s.ServerInfo().Name != "legacy-fake" || s.Instructions() != "legacy instructions" {
+			t.Errorf("observable = %v %v %v %q", s.Discover(), s.InitializeResult(), s.ServerInfo(), s.Instructions())
+		}
+		init := tr.peer(0).requests(protocol.MethodInitialize)[0]
+		var ip protocol.InitializeParams
+		if err := json.Unmarshal(init.Params, &ip); err != nil {
+			t.Fatal(err)
+		}
+		if ip.ProtocolVersion != protocol.Version20251125 || ip.ClientInfo.Name != "conduit" {
+			t.Errorf("initialize params = %+v", ip)
+		}
+	})
+}
+
+// TestModernHintWrongReprobes: an era-cache hint said modern, but the
+// server is legacy: the first call's -32601 triggers one re-probe, the
+// session initializes, and the call is re-sent in the legacy era.
+func TestModernHintWrongReprobes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(legacyServer)
+		// legacyServer echoes unknown methods; make tools/list -32601 when modern.
+		tr.handlers = []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == protocol.MethodToolsList && len(p.requests(protocol.MethodInitialize)) == 0 {
+				p.replyErr(r, jsonrpc.CodeMethodNotFound, "no", nil)
+				return
+			}
+			legacyServer(p, r)
+		})}
+		s, err := connect(t, tr, Config{EraHint: negotiation.EraModern})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
+		if err != nil {
+			t.Fatalf("Call: %v", err)
+		}
+		if s.Era() != negotiation.EraLegacy {
+			t.Errorf("era = %v, want legacy", s.Era())
+		}
+		if string(res) != `{"echo":null}` {
+			t.Errorf("result = %s", res)
+		}
+		want := []string{"tools/list", "server/discover", "initialize", "notifications/initialized", "tools/list"}
+		if diff := cmp.Diff(want, tr.peer(0).methods()); diff != "" {
+			t.Errorf("methods (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestModernHintConfirmed: a -32601 from a real modern server re-probes
+// once, stays modern and returns the server's error without re-sending.
+func TestModernHintConfirmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == protocol.MethodToolsList {
+				p.replyErr(r, jsonrpc.CodeMethodNotFound, "no tools", nil)
+				return
+			}
+			modernServer(p, r)
+		}))
+		s, err := connect(t, tr, Config{EraHint: negotiation.EraModern})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			_, err = s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
+			if !errors.Is(err, jsonrpc.ErrMethodNotFound) {
+				t.Fatalf("Call error = %v, want -32601", err)
+			}
+		}
+		want := []string{"tools/list", "server/discover", "tools/list"}
+		if diff := cmp.Diff(want, tr.peer(0).methods()); diff != "" {
+			t.Errorf("methods (-want +got):\n%s", diff)
+		}
+		if s.Era() != negotiation.EraModern || s.Discover() == nil {
+			t.Errorf("era = %v, discover %v", s.Era(), s.Discover())
+		}
+	})
+}
+
+func TestProbeTimeoutHonoursConfig(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method != protocol.MethodDiscover {
+				legacyServer(p, r)
+			}
+		}))
+		tr.kind = transport.KindStdio
+		start := time.Now()
+		s, err := connect(t, tr, Config{ProbeTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != time.Second {
+			t.Errorf("negotiation took %v of fake time, want the probe timeout 1s", got)
+		}
+		synctest.Wait()
+		if !slices.Equal(tr.peer(0).methods(), []string{"server/discover", "initialize", "notifications/initialized"}) {
+			t.Errorf("methods = %v", tr.peer(0).methods())
+		}
+		_ = s
+	})
+}
+
+func TestConnectContextCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {}))
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		_, err := Connect(ctx, tr, Config{Mode: ModeLegacy})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Connect error = %v, want DeadlineExceeded", err)
+		}
+	})
+}
+
+// silentFirstProbe leaves the first server/discover unanswered and serves
+// everything else with h.
+func silentFirstProbe(h func(p *peer, m jsonrpc.Message)) func(p *peer, m jsonrpc.Message) {
+	return func(p *peer, m jsonrpc.Message) {
+		if r, ok := m.(*jsonrpc.Request); ok && r.Method == protocol.MethodDiscover && len(p.requests(protocol.MethodDiscover)) == 1 {
+			return
+		}
+		h(p, m)
+	}
+}
+
+// refusing answers method with the JSON-RPC error code and serves
+// everything else with next.
+func refusing(method string, code int64, msg string, next func(p *peer, m jsonrpc.Message)) func(p *peer, m jsonrpc.Message) {
+	return reqHandler(func(p *peer, r *jsonrpc.Request) {
+		if r.Method == method {
+			p.replyErr(r, code, msg, nil)
+			return
+		}
+		next(p, r)
+	})
+}
+
+// TestHintFailedReported: a hint that fails the negotiation is reported
+// (HintFailed, a "hint" step in the trace) after the engine's fresh probe;
+// a hint that holds is not.
+func TestHintFailedReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(refusing(protocol.MethodInitialize, jsonrpc.CodeMethodNotFound, "no initialize here", modernServer))
+		s, err := connect(t, tr, Config{EraHint: negotiation.EraLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.HintFailed() || s.Era() != negotiation.EraModern {
+			t.Errorf("HintFailed, Era = %v, %v; want true, modern", s.HintFailed(), s.Era())
+		}
+		if !slices.ContainsFunc(s.Trace(), func(st TraceStep) bool { return st.Step == "hint" && st.Verdict == "re-probe" }) {
+			t.Errorf("trace %+v has no re-probe step for the failed hint", s.Trace())
+		}
+		ok, err := connect(t, newScripted(legacyServer), Config{EraHint: negotiation.EraLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok.HintFailed() {
+			t.Error("HintFailed after a hint that held")
+		}
+	})
+}

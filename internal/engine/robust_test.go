@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// TestPeerNoise: malformed or unexpected traffic from the server is
+// dropped without disturbing the session: responses to unknown ids (string
+// and integer), malformed progress and cancellation params, progress for
+// unknown tokens, tagged notifications for unknown subscriptions, requests
+// from a modern server, and non-JSON lines.
+func TestPeerNoise(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == "tools/call" {
+				p.send(&jsonrpc.Response{ID: jsonrpc.StringID("1"), Result: json.RawMessage(`{}`)})
+				p.send(&jsonrpc.Response{ID: jsonrpc.Int64ID(999999), Result: json.RawMessage(`{}`)})
+				p.send(&jsonrpc.Request{Method: protocol.NotificationProgress, Params: json.RawMessage(`{"progressToken":{"x":1},"progress":"a"}`)})
+				p.send(&jsonrpc.Request{Method: protocol.NotificationProgress, Params: json.RawMessage(`{"progressToken":424242,"progress":1}`)})
+				p.send(&jsonrpc.Request{Method: protocol.NotificationCancelled, Params: json.RawMessage(`{"requestId":null}`)})
+				p.send(&jsonrpc.Request{Method: protocol.NotificationCancelled, Params: json.RawMessage(`[1]`)})
+				p.send(&jsonrpc.Request{Method: protocol.NotificationToolsListChanged, Params: json.RawMessage(`{"_meta":{"io.modelcontextprotocol/subscriptionId":77}}`)})
+				p.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: protocol.MethodRootsList})
+				p.wlock <- struct{}{}
+				p.rw.Write([]byte("this is not json\n{\"jsonrpc\":\"1.0\"}\n"))
+				<-p.wlock
+			}
+			modernServer(p, r)
+		}))
+		var got []string
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build()), OnNotification: func(_ context.Context, n *jsonrpc.Request) {
+			got = append(got, n.Method)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
+				t.Fatalf("Call: %v", err)
+			}
+		}
+		synctest.Wait()
+		// Progress the session cannot attribute (malformed, or an unknown
+		// token) goes to OnNotification: two per call. Nothing else does.
+		progress := 0
+		for _, m := range got {
+			if m == protocol.NotificationProgress {
+				progress++
+			}
+		}
+		if progress != 4 || len(got) != 4 {
+			t.Errorf("OnNotification got %v, want 4 progress notifications", got)
+		}
+		for _, m := range tr.peer(0).messages() {
+			if _, ok := m.(*jsonrpc.Response); ok {
+				t.Errorf("the client answered a modern server's request: %+v", m)
+			}
+		}
+	})
+}
+
+type listeners struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *listeners) add(s string) {
+	l.mu.Lock()
+	l.got = append(l.got, s)
+	l.mu.Unlock()
+}
+func (l *listeners) OnLog(_ context.Context, p *protocol.LoggingMessageParams) {
+	l.add("log " + string(p.Level))
+}
+func (l *listeners) OnToolsChanged(context.Context)     { l.add("tools") }
+func (l *listeners) OnPromptsChanged(context.Context)   { l.add("prompts") }
+func (l *listeners) OnResourcesChanged(context.Context) { l.add("resources") }
+func (l *listeners) OnResourceUpdated(_ context.Context, uri string) {
+	l.add("updated " + uri)
+}
+
+// TestHandlerListeners: without OnNotification, notifications reach the
+// handler's listener interfaces, in order.
+func TestHandlerListeners(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == "tools/call" {
+				p.notify(protocol.NotificationMessage, map[string]any{"level": "warning", "data": "x"})
+				p.notify(protocol.NotificationToolsListChanged, nil)
+				p.notify(protocol.NotificationPromptsListChanged, nil)
+				p.notify(protocol.NotificationResourcesListChanged, nil)
+				p.notify(protocol.NotificationResourcesUpdated, map[string]any{"uri": "file:///a"})
+				p.notify("notifications/unknown", nil)
+			}
+			legacyServer(p, r)
+		}))
+		l := &listeners{}
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(l)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		want := []string{"log warning", "tools", "prompts", "resources", "updated file:///a"}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if diff := cmp.Diff(want, l.got); diff != "" {
+			t.Errorf("listener calls (-want +got):\n%s", diff)
+		}
+		if caps := s.ClientCapabilities(); caps.Sampling != nil || caps.Roots != nil || caps.Elicitation != nil {
+			t.Errorf("ClientCapabilities() = %+v, want none for listeners only", caps)
+		}
+	})
+}
+
+// TestServerRequestFlood: a legacy server sending more concurrent requests
+// than MaxConcurrentServerRequests gets the excess dropped; the client's
+// goroutines stay bounded.
+func TestServerRequestFlood(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		started := 0
+		h := handlerSet{roots: func(ctx context.Context) ([]protocol.Root, error) {
+			mu.Lock()
+			started++
+			mu.Unlock()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+		tr := newScripted(legacyServer)
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range MaxConcurrentServerRequests + 10 {
+			tr.peer(0).send(&jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i + 1)), Method: protocol.MethodRootsList})
+		}
+		synctest.Wait()
+		mu.Lock()
+		if started != MaxConcurrentServerRequests {
+			t.Errorf("handlers started = %d, want %d", started, MaxConcurrentServerRequests)
+		}
+		mu.Unlock()
+		s.Close()
+	})
+}
+
+func TestMRTRTooManyInputRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b strings.Builder
+		b.WriteString(`{"resultType":"input_required","inputRequests":{`)
+		for i := range MaxInputRequests + 1 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"k%d":{"method":"roots/list"}`, i)
+		}
+		b.WriteString(`}}`)
+		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any { return json.RawMessage(b.String()) }))
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil); !errors.Is(err, ErrInvalidResponse) {
+			t.Errorf("Call error = %v, want ErrInvalidResponse", err)
+		}
+	})
+}

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// sendSpec says how one request is sent.
+type sendSpec struct {
+	params  json.RawMessage
+	level   protocol.LoggingLevel // modern _meta logLevel
+	headers http.Header           // extra HTTP headers of this request
+	// wait bounds waiting for the loop to register the request (a
+	// reconnection in progress); 0: only ctx.
+	wait time.Duration
+	// verbatim sends params as they are (negotiation requests, which
+	// build their own _meta); otherwise buildRequest adds the negotiated
+	// era's envelope.
+	verbatim bool
+}
+
+// send is the first half of the session's one send path (register →
+// write → await), taken by every outgoing request: user calls,
+// negotiation requests, listen streams. It registers c — directly in the
+// lock-guarded pending table when the session is ready and c is a plain
+// call (the fast path: no round trip through the loop), otherwise through
+// the loop, which holds c until it may be sent (negotiation traffic is
+// registered on the current connection at once) or fails it — then builds
+// and writes the request. The caller then awaits the answer (s.await) or,
+// for listen, the stream.
+//
+// err is a failure before the write (the session closed or failed, a
+// request that cannot be encoded, ctx); writeErr is the connection's
+// failure to write (ctx.Err() when ctx ended meanwhile). Either way c is
+// no longer pending.
+func (s *Session) send(ctx context.Context, c *call, sp *sendSpec) (writeErr, err error) {
+	if !s.pending.tryRegister(c) {
+		if !s.post(event{kind: evRegister, call: c}) {
+			return nil, ErrClosed
+		}
+		r, err := s.await(ctx, c, sp.wait, 0, false)
+		if err != nil {
+			return nil, err
+		}
+		if r.err != nil {
+			c.settled = true
+			return nil, r.err
+		}
+	}
+	var req *jsonrpc.Request
+	if sp.verbatim {
+		req = &jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: c.method, Params: sp.params}
+	} else if req, err = s.buildRequest(c, sp.params, sp.level); err != nil {
+		s.post(event{kind: evAbandon, call: c})
+		return nil, err
+	}
+	wctx := ctx
+	if len(sp.headers) > 0 {
+		wctx = transport.WithRequestHeaders(ctx, sp.headers)
+	}
+	if err := s.write(wctx, c.ref, req); err != nil {
+		s.post(event{kind: evAbandon, call: c})
+		if ctx.Err() != nil {
+			return ctx.Err(), nil
+		}
+		return err, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,261 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// handlerSet builds a handler value implementing exactly the interfaces
+// whose function is set, linked through Unwrap as handler.Detect expects.
+type handlerSet struct {
+	elicit    func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error)
+	elicitURL func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error)
+	sample    func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error)
+	roots     func(ctx context.Context) ([]protocol.Root, error)
+}
+
+type hElicit struct {
+	f    func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error)
+	next any
+}
+
+func (h hElicit) Elicit(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+	return h.f(ctx, p)
+}
+func (h hElicit) Unwrap() any { return h.next }
+
+type hURL struct {
+	f    func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error)
+	next any
+}
+
+func (h hURL) ElicitURL(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+	return h.f(ctx, p)
+}
+func (h hURL) Unwrap() any { return h.next }
+
+type hSample struct {
+	f    func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error)
+	next any
+}
+
+func (h hSample) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+	return h.f(ctx, p)
+}
+func (h hSample) Unwrap() any { return h.next }
+
+type hRoots struct {
+	f    func(ctx context.Context) ([]protocol.Root, error)
+	next any
+}
+
+func (h hRoots) ListRoots(ctx context.Context) ([]protocol.Root, error) { return h.f(ctx) }
+func (h hRoots) Unwrap() any                                            { return h.next }
+
+func (hs handlerSet) build() any {
+	var h any
+	if hs.elicit != nil {
+		h = hElicit{hs.elicit, h}
+	}
+	if hs.elicitURL != nil {
+		h = hURL{hs.elicitURL, h}
+	}
+	if hs.sample != nil {
+		h = hSample{hs.sample, h}
+	}
+	if hs.roots != nil {
+		h = hRoots{hs.roots, h}
+	}
+	return h
+}
+
+func acceptAll(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+	return &protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"ok": true}}, nil
+}
+
+func sampleOK(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: json.RawMessage(`{"type":"text","text":"hi"}`), Model: "m"}, nil
+}
+
+func rootsOK(ctx context.Context) ([]protocol.Root, error) {
+	return []protocol.Root{{URI: "file:///r", Name: "r"}}, nil
+}
+
+// TestLegacyServerRequests: legacy server requests are answered through the
+// handler; what the handler does not implement gets -32601.
+func TestLegacyServerRequests(t *testing.T) {
+	tests := []struct {
+		name    string
+		h       handlerSet
+		method  string
+		params  any
+		want    string // result JSON, or
+		wantErr int64  // error code
+	}{
+		{name: "ping", method: "ping", want: `{}`},
+		{name: "roots", h: handlerSet{roots: rootsOK}, method: "roots/list", want: `{"roots":[{"uri":"file:///r","name":"r"}]}`},
+		{name: "roots-missing", method: "roots/list", wantErr: jsonrpc.CodeMethodNotFound},
+		{name: "sampling", h: handlerSet{sample: sampleOK}, method: "sampling/createMessage",
+			params: map[string]any{"messages": []any{}, "maxTokens": 10},
+			want:   `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`},
+		{name: "sampling-tools-undeclared", h: handlerSet{sample: sampleOK}, method: "sampling/createMessage",
+			params:  map[string]any{"messages": []any{}, "maxTokens": 10, "tools": []any{map[string]any{"name": "t", "inputSchema": map[string]any{"type": "object"}}}},
+			wantErr: jsonrpc.CodeInvalidParams},
+		{name: "sampling-missing", method: "sampling/createMessage", wantErr: jsonrpc.CodeMethodNotFound},
+		{name: "elicit-form-no-mode", h: handlerSet{elicit: acceptAll}, method: "elicitation/create",
+			params: map[string]any{"message": "m", "requestedSchema": map[string]any{"type": "object"}},
+			want:   `{"action":"accept","content":{"ok":true}}`},
+		{name: "elicit-url", h: handlerSet{elicitURL: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+			return &protocol.ElicitResult{Action: p.URL}, nil
+		}}, method: "elicitation/create", params: map[string]any{"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"},
+			want: `{"action":"https://x"}`},
+		{name: "elicit-url-undeclared", h: handlerSet{elicit: acceptAll}, method: "elicitation/create",
+			params: map[string]any{"mode": "url", "message": "m", "url": "https://x"}, wantErr: jsonrpc.CodeInvalidParams},
+		{name: "elicit-missing", method: "elicitation/create", params: map[string]any{"message": "m"}, wantErr: jsonrpc.CodeMethodNotFound},
+		{name: "handler-error", h: handlerSet{roots: func(ctx context.Context) ([]protocol.Root, error) {
+			return nil, jsonrpc.NewError(-1, "user rejected")
+		}}, method: "roots/list", wantErr: -1},
+		{name: "unknown", method: "tasks/list", wantErr: jsonrpc.CodeMethodNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				got := make(chan *jsonrpc.Response, 1)
+				tr := newScripted(func(p *peer, m jsonrpc.Message) {
+					if r, ok := m.(*jsonrpc.Response); ok {
+						got <- r
+						return
+					}
+					r := m.(*jsonrpc.Request)
+					if r.Method == "tools/call" {
+						// Ask the client while the call is pending.
+						req, _ := jsonrpc.NewRequest(jsonrpc.StringID("srv-1"), tt.method, tt.params)
+						p.send(req)
+						p.goFn(func() { answerWithClientReply(p, r, <-got) })
+						return
+					}
+					legacyServer(p, m)
+				})
+				s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(tt.h.build())})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := s.Call(t.Context(), "tools/call", nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var answer struct {
+					Result json.RawMessage `json:"result"`
+					Code   int64           `json:"code"`
+				}
+				if err := json.Unmarshal(res, &answer); err != nil {
+					t.Fatal(err)
+				}
+				if tt.wantErr != 0 {
+					if answer.Code != tt.wantErr {
+						t.Errorf("error code = %d (result %s), want %d", answer.Code, answer.Result, tt.wantErr)
+					}
+					return
+				}
+				if string(answer.Result) != tt.want {
+					t.Errorf("result = %s, want %s", answer.Result, tt.want)
+				}
+			})
+		})
+	}
+}
+
+// answerWithClientReply answers the pending call with what the client
+// answered to the server request srv-1.
+func answerWithClientReply(p *peer, call *jsonrpc.Request, r *jsonrpc.Response) {
+	out := map[string]any{"result": r.Result}
+	if r.Error != nil {
+		out = map[string]any{"code": r.Error.Code}
+	}
+	if r.ID != jsonrpc.StringID("srv-1") {
+		out = map[string]any{"code": 12345}
+	}
+	p.reply(call, out)
+}
+
+// TestServerCancelsRequest: notifications/cancelled from the server cancels
+// the handler's context and no answer is sent.
+func TestServerCancelsRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{})
+		var handlerErr error
+		h := handlerSet{elicit: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+			close(started)
+			<-ctx.Done()
+			handlerErr = ctx.Err()
+			return nil, ctx.Err()
+		}}
+		tr := newScripted(legacyServer)
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := tr.peer(0)
+		req, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(5), "elicitation/create", map[string]any{"message": "m"})
+		p.send(req)
+		<-started
+		p.notify(protocol.NotificationCancelled, map[string]any{"requestId": 5})
+		synctest.Wait()
+		if !errors.Is(handlerErr, context.Canceled) {
+			t.Errorf("handler ctx error = %v, want Canceled", handlerErr)
+		}
+		for _, m := range p.messages() {
+			if _, ok := m.(*jsonrpc.Response); ok {
+				t.Errorf("a cancelled server request was answered: %+v", m)
+			}
+		}
+		_ = s
+	})
+}
+
+// TestCloseCancelsHandlers: Close cancels running handler contexts and
+// joins their goroutines.
+func TestCloseCancelsHandlers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var errs []error
+		started := make(chan struct{}, 2)
+		h := handlerSet{sample: func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			mu.Lock()
+			errs = append(errs, ctx.Err())
+			mu.Unlock()
+			return nil, ctx.Err()
+		}}
+		tr := newScripted(legacyServer)
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			req, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(int64(i+1)), "sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 1})
+			tr.peer(0).send(req)
+		}
+		<-started
+		<-started
+		s.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if diff := cmp.Diff([]error{context.Canceled, context.Canceled}, errs, cmpErrors); diff != "" {
+			t.Errorf("handler errors after Close (-want +got):\n%s", diff)
+		}
+	})
+}
+
+var cmpErrors = cmp.Comparer(func(a, b error) bool { return errors.Is(a, b) || errors.Is(b, a) })
