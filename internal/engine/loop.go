@@ -512,6 +512,7 @@ func (s *Session) becomeReady(n *negState, next State) {
 	if old != nil {
 		close(old)
 	}
+	s.emit(Event{Kind: EventEraPinned, Version: n.version})
 	if healed && n.era == negotiation.EraLegacy {
 		// The server holds none of the old session's subscriptions.
 		s.wg.Add(1)

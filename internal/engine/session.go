@@ -204,6 +204,10 @@ type Config struct {
 	// ExtraCapabilities may amend the advertised capabilities (e.g. add
 	// extensions) before they are frozen. It is called once per era.
 	ExtraCapabilities func(*protocol.ClientCapabilities)
+	// OnEvent, when set, is told what happens to the connection (see
+	// [EventKind]), synchronously on the goroutine where it happened; it
+	// must be quick and must not call back into the session.
+	OnEvent func(Event)
 }
 
 // CallOptions tune one request. A nil *CallOptions is the zero value.

@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+)
+
+// EventKind says what happened to a connection.
+type EventKind uint8
+
+// The events a host cares about. Each is reported through
+// [Config.OnEvent].
+const (
+	// EventEraPinned: negotiation finished; Version is the pinned version.
+	EventEraPinned EventKind = iota + 1
+	// EventRetried: a transient failure (HTTP 408/429/5xx, a network
+	// error, a probe timeout on HTTP) is being retried; Err is the cause.
+	EventRetried
+	// EventReinitialized: a legacy session was initialized again (an
+	// expired HTTP session, a re-negotiation after a lost connection).
+	EventReinitialized
+	// EventRespawned: the stdio server process was started again.
+	EventRespawned
+	// EventRelistened: a dropped subscriptions/listen stream was opened
+	// again.
+	EventRelistened
+	// EventReplayed: a request lost with its connection, stream or
+	// session was sent again under a new id; Method and ID name the new
+	// request, Err the loss.
+	EventReplayed
+	// EventReplayRefused: such a request was not sent again, because the
+	// replay policy forbids it; the caller got an outcome-unknown error.
+	EventReplayRefused
+	// EventInputRound: a modern input_required round was answered (MRTR);
+	// Method names the request.
+	EventInputRound
+	// EventDropped: messages were dropped or coalesced under load; Count
+	// says how many, Method which notification or request.
+	EventDropped
+)
+
+var eventNames = [...]string{
+	EventEraPinned:     "era-pinned",
+	EventRetried:       "retried",
+	EventReinitialized: "reinitialized",
+	EventRespawned:     "respawned",
+	EventRelistened:    "relistened",
+	EventReplayed:      "replayed",
+	EventReplayRefused: "replay-refused",
+	EventInputRound:    "input-round",
+	EventDropped:       "dropped",
+}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && eventNames[k] != "" {
+		return eventNames[k]
+	}
+	return "unknown"
+}
+
+// Event is one thing that happened to a connection.
+type Event struct {
+	Kind    EventKind
+	Time    time.Time
+	Version string     // the protocol version in force, when known
+	Method  string     // the request or notification concerned, if any
+	ID      jsonrpc.ID // the request concerned, if any
+	Count   int        // EventDropped: how many
+	Err     error      // the cause, if any
+}
+
+// emit reports ev through Config.OnEvent. It runs the hook synchronously:
+// the hook must be quick and must not call back into the session.
+func (s *Session) emit(ev Event) {
+	if s.cfg.OnEvent == nil {
+		return
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	s.cfg.OnEvent(ev)
+}
