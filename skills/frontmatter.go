@@ -53,11 +53,44 @@ func parseFrontmatter(skill string, b []byte) (map[string]any, error) {
 	if _, isMap := v.(map[string]any); !isMap {
 		return nil, &FrontmatterError{Skill: skill}
 	}
+	budget := maxFrontmatterValues
+	if !within(v, &budget) {
+		return nil, &FrontmatterError{Skill: skill, Err: fmt.Errorf("more than %d values (aliases expand to too much)", maxFrontmatterValues)}
+	}
 	m, err := jsonValue(v)
 	if err != nil {
 		return nil, &FrontmatterError{Skill: skill, Err: fmt.Errorf("a value has no JSON form: %v", err)}
 	}
 	return m, nil
+}
+
+// maxFrontmatterValues bounds the values of a parsed frontmatter, counted
+// with aliases expanded, so that a small file cannot expand to a huge
+// value (YAML aliases are shared when parsed, copied when rendered).
+const maxFrontmatterValues = 100_000
+
+// within reports whether v has no more values than *budget allows,
+// spending the budget as it walks.
+func within(v any, budget *int) bool {
+	*budget--
+	if *budget < 0 {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if !within(e, budget) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if !within(e, budget) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // jsonValue renders v as JSON and decodes it back as an object.
