@@ -65,7 +65,6 @@ func run(args []string) int {
 	httpAddr := fs.String("http", "", "serve HTTP on this loopback address (e.g. 127.0.0.1:0) instead of stdio")
 	sse := fs.Bool("sse", false, "answer every HTTP request with an event stream")
 	conformance := fs.Bool("conformance", false, "add the MCP conformance suite's fixtures (test_simple_text, …)")
-	skillsOn := fs.Bool("skills", false, "serve the skills extension with its good and bad fixtures")
 	record := fs.String("record", "", "stdio: append what this process received to this file (one JSON line) when it stops serving")
 	var faults, banner multiFlag
 	fs.Var(&faults, "fault", "a fault, see testserver.ParseFault (repeatable)")
@@ -80,7 +79,7 @@ func run(args []string) int {
 	}
 	opts := testserver.Options{
 		Era: e, PageSize: *pageSize, TTL: *ttl, CacheScope: *scope, MaxMessageSize: *maxMsg, Banner: banner,
-		SSEResponses: *sse, Conformance: *conformance, Skills: *skillsOn,
+		SSEResponses: *sse, Conformance: *conformance,
 	}
 	if *versions != "" {
 		opts.ModernVersions = strings.Split(*versions, ",")
