@@ -3,7 +3,6 @@ package skills
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 
@@ -196,12 +195,4 @@ func (h *Host) ReadDirectory(ctx context.Context, uri string) ([]protocol.Resour
 		cursor = page.NextCursor
 	}
 	return nil, protocolError(MethodDirectoryRead, "the server sent more than %d pages", maxPages)
-}
-
-// isVerification reports whether err is a verification failure of a
-// skill's content (as opposed to a transport or server error).
-func isVerification(err error) bool {
-	var v *VerifyError
-	var f *FrontmatterError
-	return errors.As(err, &v) || errors.As(err, &f)
 }

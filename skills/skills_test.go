@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,7 @@ func TestListAndGet(t *testing.T) {
 			t.Fatalf("Declared() = %+v, %v; want directoryRead, true", set, ok)
 		}
 		got := listAll(t, f.h)
-		if keys := sortedKeys(got); !slices.Equal(keys, listedSkills) {
+		if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, listedSkills) {
 			t.Fatalf("listed %v\nwant %v", keys, listedSkills)
 		}
 		e := got[gitWorkflow]
