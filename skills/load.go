@@ -59,6 +59,17 @@ func (h *Host) Load(ctx context.Context, e *Entry) (*Skill, error) {
 	return s, nil
 }
 
+// LoadURI loads the skill whose SKILL.md is at uri, listed or not: it
+// gets the skill's entry ([Host.Get]) and loads it ([Host.Load]). Errors
+// are theirs.
+func (h *Host) LoadURI(ctx context.Context, uri string) (*Skill, error) {
+	e, err := h.Get(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	return h.Load(ctx, e)
+}
+
 // Entry returns the held entry.
 func (s *Skill) Entry() *Entry { return s.entry }
 

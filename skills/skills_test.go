@@ -282,6 +282,71 @@ func TestNotDeclared(t *testing.T) {
 	}
 }
 
+// TestLoadURI loads a skill no listing shows, by its URI alone.
+func TestLoadURI(t *testing.T) {
+	matrix(t, func(t *testing.T, f *fixture) {
+		s, err := f.h.LoadURI(testCtx(t), hidden)
+		if err != nil || s.Body() != "Found by URI.\n" {
+			t.Fatalf("LoadURI(hidden) = %v, %v", s, err)
+		}
+		if f.srv != nil {
+			if got := methods(f.srv); !slices.Equal(got, []string{"skills/get", "resources/read"}) {
+				t.Errorf("requests: %v", got)
+			}
+		}
+	})
+}
+
+func TestBrokenAnswers(t *testing.T) {
+	wrongSkill := json.RawMessage(`{"resultType":"complete","skill":{"uri":"skill://other/SKILL.md","frontmatter":{"name":"other","description":"d"},"resources":[]},"ttlMs":0,"cacheScope":"private"}`)
+	noSkill := json.RawMessage(`{"resultType":"complete","ttlMs":0,"cacheScope":"private"}`)
+	noResources := json.RawMessage(`{"resultType":"complete"}`)
+	cases := []struct {
+		name  string
+		fault testserver.Fault
+		run   func(h *skills.Host) error
+	}{
+		{"get answers another skill", testserver.Fault{Kind: testserver.FaultResult, Method: skills.MethodGet, Result: wrongSkill},
+			func(h *skills.Host) error { _, err := h.Get(testCtx(t), gitWorkflow); return err }},
+		{"get answers no skill", testserver.Fault{Kind: testserver.FaultResult, Method: skills.MethodGet, Result: noSkill},
+			func(h *skills.Host) error { _, err := h.Get(testCtx(t), gitWorkflow); return err }},
+		{"directory read repeats its cursor", testserver.Fault{Kind: testserver.FaultRepeatCursor, Method: skills.MethodDirectoryRead},
+			func(h *skills.Host) error { _, err := h.ReadDirectory(testCtx(t), "skill://git-workflow"); return err }},
+		{"directory read has no resources", testserver.Fault{Kind: testserver.FaultResult, Method: skills.MethodDirectoryRead, Result: noResources},
+			func(h *skills.Host) error { _, err := h.ReadDirectory(testCtx(t), "skill://git-workflow"); return err }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := connect(t, tPipe, client.Modern, testserver.Options{Skills: true, Faults: []testserver.Fault{tc.fault}})
+			err := tc.run(f.h)
+			var ce *client.Error
+			if !errors.As(err, &ce) || ce.Kind != client.KindProtocol || ce.Op != tc.fault.Method {
+				t.Fatalf("err = %v; want a protocol error of %s", err, tc.fault.Method)
+			}
+		})
+	}
+}
+
+// TestLoadWithoutContent checks that a read answered without usable
+// content fails the load with a content VerifyError.
+func TestLoadWithoutContent(t *testing.T) {
+	for name, res := range map[string]string{
+		"no contents":         `{"resultType":"complete","contents":[],"ttlMs":0,"cacheScope":"private"}`,
+		"blob not base64":     `{"resultType":"complete","contents":[{"uri":"skill://git-workflow/SKILL.md","blob":"%%%"}],"ttlMs":0,"cacheScope":"private"}`,
+		"another file's text": `{"resultType":"complete","contents":[{"uri":"skill://git-workflow/other.md","text":"x"}],"ttlMs":0,"cacheScope":"private"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := connect(t, tPipe, client.Modern, testserver.Options{Skills: true,
+				Faults: []testserver.Fault{{Kind: testserver.FaultResult, Method: "resources/read", Result: json.RawMessage(res)}}})
+			_, err := f.h.LoadURI(testCtx(t), gitWorkflow)
+			var ve *skills.VerifyError
+			if !errors.As(err, &ve) || ve.URI != gitWorkflow || (ve.Check != skills.CheckContent && ve.Check != skills.CheckSize) {
+				t.Fatalf("LoadURI = %v; want a content or size VerifyError", err)
+			}
+		})
+	}
+}
+
 func TestListBrokenServer(t *testing.T) {
 	cases := []struct {
 		name  string
