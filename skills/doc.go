@@ -8,8 +8,8 @@
 // A [Host] wraps a connection. [Host.List] and [Host.Get] return
 // [Entry] values: a skill's SKILL.md URI, its frontmatter and the complete
 // list of its files with their SHA-256 digests and sizes. [Host.Load]
-// loads a skill from its entry, and [Skill.ReadFile] reads its other files
-// on demand.
+// loads a skill from its entry ([Host.LoadURI] from its URI alone), and
+// [Skill.ReadFile] reads its other files on demand.
 //
 // What the extension asks of a host, this package does:
 //
