@@ -110,7 +110,7 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalJSON encodes the entry as the extension's Skill object.
-func (e *Entry) MarshalJSON() ([]byte, error) {
+func (e Entry) MarshalJSON() ([]byte, error) {
 	var res any = e.Files
 	if e.Dynamic {
 		res = "dynamic"

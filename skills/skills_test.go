@@ -386,7 +386,12 @@ func TestLoadRefusesInvalidEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(good)
+	raw, _ := json.Marshal([]skills.Entry{*good})
+	var back []skills.Entry
+	if err := json.Unmarshal(raw, &back); err != nil || len(back) != 1 || back[0].Validate() != nil || len(back[0].Files) != 5 {
+		t.Fatalf("entry round trip: %s, %v", raw, err)
+	}
+	raw, _ = json.Marshal(good)
 	mutate := func(fn func(m map[string]any)) *skills.Entry {
 		var m map[string]any
 		_ = json.Unmarshal(raw, &m)
