@@ -3,6 +3,7 @@ package transport_test
 import (
 	"errors"
 	"io"
+	"net/http"
 	"sync"
 	"testing"
 
@@ -52,5 +53,42 @@ func TestPipeBatch(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("read %v; want %v", got, want)
 		}
+	}
+}
+
+// TestHTTPJSONBodyBatch: a Streamable HTTP answer whose JSON body is a
+// batch (2025-03-26) is read as its messages, in order; a batch without
+// the response to the request ends the request with a *StreamError.
+func TestHTTPJSONBodyBatch(t *testing.T) {
+	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+		req := httpReadRequest(t, r)
+		if req == nil {
+			return
+		}
+		note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"b"}}`
+		if req.Method == "lost" {
+			httpWriteJSON(w, 200, "["+note+"]")
+			return
+		}
+		httpWriteJSON(w, 200, "["+note+","+httpResult(req.ID, `{"ok":true}`)+"]")
+	})
+	c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true})
+	c.(transport.ProtocolVersionSetter).SetProtocolVersion("2025-03-26")
+	if err := c.Write(httpCtx(t), httpRequest(t, 7, "tools/list", nil)); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if n, ok := httpMustRead(t, c).(*jsonrpc.Request); !ok || n.Method != "notifications/message" {
+		t.Fatalf("first message = %+v; want the notification", n)
+	}
+	if r := httpMustResponse(t, c, 7); string(r.Result) != `{"ok":true}` {
+		t.Errorf("result = %s", r.Result)
+	}
+	if err := c.Write(httpCtx(t), httpRequest(t, 8, "lost", nil)); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	httpMustRead(t, c) // the notification
+	_, err := c.Read(httpCtx(t))
+	if se, ok := errors.AsType[*transport.StreamError](err); !ok || se.ID != jsonrpc.Int64ID(8) {
+		t.Errorf("Read = %v; want the *StreamError of request 8", err)
 	}
 }
