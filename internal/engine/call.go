@@ -148,6 +148,14 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 	if opts != nil {
 		o = *opts
 	}
+	if len(o.Meta) > 0 {
+		if raw, err = MergeMeta(raw, o.Meta); err != nil {
+			return nil, fmt.Errorf("session: %s params: %w", method, err)
+		}
+	}
+	if s.cfg.Middleware != nil {
+		return s.callThrough(ctx, method, raw, &o)
+	}
 	return s.call(ctx, method, raw, &o)
 }
 
@@ -203,6 +211,9 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			then afterAttempt
 		)
 		resp, err := s.attempt(ctx, c, cs.cur, o, timeout)
+		if o.sent != nil && c.id != 0 {
+			*o.sent = jsonrpc.Int64ID(c.id)
+		}
 		if err != nil {
 			then, err = s.failed(ctx, cs, o, c, err)
 		} else {
@@ -573,13 +584,15 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 		RequestID int64  `json:"requestId"`
 		Reason    string `json:"reason,omitempty"`
 	}{id, reason})
-	note := &jsonrpc.Request{Method: protocol.NotificationCancelled, Params: params}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.lifeCtx, CancelNotifyTimeout)
 		defer cancel()
-		if err := s.write(ctx, ref, note); err != nil {
+		err := s.noteThrough(ctx, protocol.NotificationCancelled, params, false, func(ctx context.Context, method string, params json.RawMessage) error {
+			return s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: params})
+		})
+		if err != nil {
 			s.log.Debug("sending notifications/cancelled", "id", id, "err", err)
 		}
 	}()
@@ -597,6 +610,11 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return fmt.Errorf("session: encoding %s params: %w", method, err)
 	}
+	return s.noteThrough(ctx, method, raw, false, s.notify)
+}
+
+// notify writes one notification, authorizing again on 401/403.
+func (s *Session) notify(ctx context.Context, method string, raw json.RawMessage) error {
 	auths := 0
 	for {
 		select {
