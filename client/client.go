@@ -103,6 +103,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 		c.kind = k.Kind()
 	}
 	scfg.Tap = sessionTap(cfg.messageLog)
+	scfg.Middleware = chainMiddleware(cfg.middleware, serverAddress(t, cfg.endpoint))
 	scfg.Fallback = fallback
 	scfg.OnNotification = c.onNotification
 	scfg.OnRestored = c.onRestored

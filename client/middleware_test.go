@@ -1,0 +1,303 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// seen is what a recording middleware saw of one message.
+type seen struct {
+	name                string // the middleware
+	method              string
+	dir                 client.Direction
+	note, neg           bool
+	idBefore, idAfter   jsonrpc.ID
+	version, kind, addr string
+	result              string
+	err                 error
+}
+
+// recorder is a middleware that records what passes, in order.
+type recorder struct {
+	mu     sync.Mutex
+	trace  []string // "name>method" on entry, "name<method" on exit
+	events []seen
+}
+
+func (r *recorder) mw(name string) client.Middleware {
+	return func(next client.Invoker) client.Invoker {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			r.mu.Lock()
+			r.trace = append(r.trace, name+">"+req.Method)
+			r.mu.Unlock()
+			before := req.ID
+			raw, err := next(ctx, req)
+			r.mu.Lock()
+			r.trace = append(r.trace, name+"<"+req.Method)
+			r.events = append(r.events, seen{name: name, method: req.Method, dir: req.Direction, note: req.Notification,
+				neg: req.Negotiation, idBefore: before, idAfter: req.ID, version: req.ProtocolVersion, kind: req.Transport,
+				addr: req.ServerAddress, result: string(raw), err: err})
+			r.mu.Unlock()
+			return raw, err
+		}
+	}
+}
+
+// find returns the first event of middleware name for method and dir.
+func (r *recorder) find(t *testing.T, name, method string, dir client.Direction) seen {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		for _, e := range r.events {
+			if e.name == name && e.method == method && e.dir == dir {
+				r.mu.Unlock()
+				return e
+			}
+		}
+		r.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t.Fatalf("middleware %s never saw %s %s; trace %v", name, dir, method, r.trace)
+	return seen{}
+}
+
+// rewriter changes the echo tool's text and adds a _meta entry.
+func rewriter(next client.Invoker) client.Invoker {
+	return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+		if req.Method == protocol.MethodToolsCall && req.Direction == client.Sent {
+			req.Params = json.RawMessage(strings.Replace(string(req.Params), `"text":"hi"`, `"text":"changed"`, 1))
+			if err := req.SetMeta("com.example/mark", "from-middleware"); err != nil {
+				return nil, err
+			}
+		}
+		return next(ctx, req)
+	}
+}
+
+var mwHandler = handler.Funcs{
+	CreateMessage: func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+		return protocol.TextMessageResult("m", "Paris"), nil
+	},
+	ListRoots: func(context.Context) ([]protocol.Root, error) {
+		return []protocol.Root{{URI: "file:///work", Name: "work"}}, nil
+	},
+	OnLog: func(context.Context, *protocol.LoggingMessageParams) {},
+}
+
+// TestMiddlewareEverywhere runs two recording middlewares and a rewriting
+// one in both eras on every transport: the composition order, params a
+// middleware changed reaching the server, results and errors observed,
+// the request id visible after next, negotiation, outgoing and incoming
+// notifications, and the server's requests (sampling, roots: legacy
+// server requests, modern MRTR input requests).
+func TestMiddlewareEverywhere(t *testing.T) {
+	for _, era := range allEras {
+		for _, tr := range allTransports {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				rec := &recorder{}
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithHandler(mwHandler),
+					client.WithMiddleware(rec.mw("outer"), rec.mw("inner")), client.WithMiddleware(rewriter))
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				checkMiddlewareCalls(ctx, t, f, rec, era.name, tr)
+				checkMiddlewareIncoming(ctx, t, f, rec, era.name)
+			})
+		}
+	}
+}
+
+func checkMiddlewareCalls(ctx context.Context, t *testing.T, f *fixture, rec *recorder, era, tr string) {
+	t.Helper()
+	if era == "modern" {
+		if e := rec.find(t, "outer", protocol.MethodDiscover, client.Sent); !e.neg || e.err != nil || !e.idAfter.IsValid() {
+			t.Errorf("server/discover through the middleware: %+v, want a negotiation request with an id", e)
+		}
+	} else {
+		if e := rec.find(t, "outer", protocol.MethodInitialize, client.Sent); !e.neg || e.err != nil || !strings.Contains(e.result, "protocolVersion") {
+			t.Errorf("initialize through the middleware: %+v", e)
+		}
+		if e := rec.find(t, "inner", protocol.NotificationInitialized, client.Sent); !e.neg || !e.note {
+			t.Errorf("notifications/initialized through the middleware: %+v", e)
+		}
+	}
+	res, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "hi"})
+	if err != nil {
+		t.Fatalf("CallTool(echo): %v", err)
+	}
+	if res.Text() != "changed" {
+		t.Errorf("echo answered %q: the params the middleware changed did not reach the server", res.Text())
+	}
+	rec.mu.Lock()
+	i := slices.Index(rec.trace, "outer>"+protocol.MethodToolsCall)
+	order := slices.Clone(rec.trace[i:min(i+4, len(rec.trace))])
+	rec.mu.Unlock()
+	want := []string{"outer>tools/call", "inner>tools/call", "inner<tools/call", "outer<tools/call"}
+	if !slices.Equal(order, want) {
+		t.Errorf("composition %v, want %v (the first middleware outermost)", order, want)
+	}
+	e := rec.find(t, "outer", protocol.MethodToolsCall, client.Sent)
+	if e.idBefore.IsValid() || !e.idAfter.IsValid() {
+		t.Errorf("tools/call id before next %v, after %v: want none, then the id the engine assigned", e.idBefore, e.idAfter)
+	}
+	if !strings.Contains(e.result, "changed") || e.version != f.c.ProtocolVersion() || e.kind != f.c.TransportKind() {
+		t.Errorf("tools/call as the middleware saw it: %+v (version %s, transport %s)", e, f.c.ProtocolVersion(), f.c.TransportKind())
+	}
+	if (tr == tHTTP || tr == tWS) != (e.addr != "") {
+		t.Errorf("server address %q on %s", e.addr, tr)
+	}
+	if f.srv != nil {
+		got := waitReceived(t, f.srv, protocol.MethodToolsCall)
+		checkMeta(t, got.Params, "com.example/mark", `"from-middleware"`, era == "modern")
+	}
+	_, err = f.c.CallTool(ctx, "rpc_error", map[string]any{"code": -32050})
+	if e := rec.find(t, "outer", protocol.MethodToolsCall, client.Sent); e.err != nil {
+		t.Fatalf("first tools/call observed error %v", e.err)
+	}
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != -32050 {
+		t.Fatalf("CallTool(rpc_error) = %v, want the server's -32050", err)
+	}
+	rec.mu.Lock()
+	last := rec.events[len(rec.events)-1]
+	rec.mu.Unlock()
+	if last.method != protocol.MethodToolsCall || !errors.As(last.err, &je) || je.Code != -32050 {
+		t.Errorf("the outer middleware observed %+v, want the -32050 error", last)
+	}
+	if err := f.c.Notify(ctx, "notifications/vendor/hello", map[string]any{"n": 1}); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	if e := rec.find(t, "inner", "notifications/vendor/hello", client.Sent); !e.note || e.err != nil {
+		t.Errorf("outgoing notification through the middleware: %+v", e)
+	}
+}
+
+func checkMiddlewareIncoming(ctx context.Context, t *testing.T, f *fixture, rec *recorder, era string) {
+	t.Helper()
+	for _, tc := range []struct{ tool, method string }{
+		{"sample", protocol.MethodSamplingCreateMessage},
+		{"roots", protocol.MethodRootsList},
+	} {
+		if _, err := f.c.CallTool(ctx, tc.tool, map[string]any{}); err != nil {
+			t.Fatalf("CallTool(%s): %v", tc.tool, err)
+		}
+		e := rec.find(t, "outer", tc.method, client.Received)
+		if e.err != nil || e.note || !e.idAfter.IsValid() || e.result == "" {
+			t.Errorf("incoming %s through the middleware: %+v", tc.method, e)
+		}
+		if _, isString := e.idAfter.Int64(); era == "modern" && isString {
+			t.Errorf("MRTR input request id %v, want its key as a string id", e.idAfter)
+		}
+	}
+	if err := f.c.SetLogLevel(ctx, protocol.LevelDebug); err != nil {
+		t.Fatalf("SetLogLevel: %v", err)
+	}
+	if _, err := f.c.CallTool(ctx, "log", map[string]any{"message": "m"}); err != nil {
+		t.Fatalf("CallTool(log): %v", err)
+	}
+	if e := rec.find(t, "inner", protocol.NotificationMessage, client.Received); !e.note || e.err != nil {
+		t.Errorf("incoming notification through the middleware: %+v", e)
+	}
+}
+
+// checkMeta asserts that params._meta[key] is want and, in the modern
+// era, that the envelope is still there.
+func checkMeta(t *testing.T, params json.RawMessage, key, want string, modern bool) {
+	t.Helper()
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		t.Fatalf("params %s: %v", params, err)
+	}
+	if string(p.Meta[key]) != want {
+		t.Errorf("the server received _meta %s = %s, want %s (params %s)", key, p.Meta[key], want, params)
+	}
+	if _, ok := p.Meta[protocol.MetaProtocolVersion]; ok != modern {
+		t.Errorf("the server received _meta %s: protocol version present %v, want %v", params, ok, modern)
+	}
+}
+
+// TestCallMetaAndHeaders sends per-call _meta entries on CallTool, Call
+// and GetPrompt in both eras, and per-call HTTP headers on Streamable
+// HTTP, and checks what the server received.
+func TestCallMetaAndHeaders(t *testing.T) {
+	for _, era := range allEras {
+		for _, tr := range []string{tPipe, tHTTP, tWS} {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p))
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				modern := era.name == "modern"
+				meta := client.WithCallMeta(map[string]any{"com.example/tenant": "acme"})
+				hdr := client.WithCallHeaders(map[string][]string{"X-Tenant": {"acme"}})
+				if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}, meta, hdr); err != nil {
+					t.Fatalf("CallTool: %v", err)
+				}
+				got := waitReceived(t, f.srv, protocol.MethodToolsCall)
+				checkMeta(t, got.Params, "com.example/tenant", `"acme"`, modern)
+				if h := got.Headers.Get("X-Tenant"); (tr == tHTTP) != (h == "acme") {
+					t.Errorf("X-Tenant header %q on %s", h, tr)
+				}
+				if err := f.c.Call(ctx, "vendor/x", map[string]any{"_meta": map[string]any{"own": 1}}, nil, meta); !errors.Is(err, jsonrpc.ErrMethodNotFound) {
+					t.Fatalf("Call(vendor/x) = %v", err)
+				}
+				got = waitReceived(t, f.srv, "vendor/x")
+				checkMeta(t, got.Params, "com.example/tenant", `"acme"`, modern)
+				checkMeta(t, got.Params, "own", `1`, modern)
+				if _, err := f.c.GetPrompt(ctx, "greet", map[string]string{"name": "a"}, meta); err != nil {
+					t.Fatalf("GetPrompt: %v", err)
+				}
+				checkMeta(t, waitReceived(t, f.srv, protocol.MethodPromptsGet).Params, "com.example/tenant", `"acme"`, modern)
+			})
+		}
+	}
+}
+
+// TestCallMetaRefusesReservedKeys: the protocol's own _meta keys and HTTP
+// headers cannot be set per call, nor by a middleware.
+func TestCallMetaRefusesReservedKeys(t *testing.T) {
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern))
+	ctx := context.Background()
+	var ce *client.Error
+	for _, opt := range []client.CallOption{
+		client.WithCallMeta(map[string]any{protocol.MetaProtocolVersion: "1999-01-01"}),
+		client.WithCallMeta(map[string]any{protocol.MetaClientCapabilities: map[string]any{}}),
+		client.WithCallHeaders(map[string][]string{"Mcp-Session-Id": {"x"}}),
+	} {
+		_, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}, opt)
+		if !errors.As(err, &ce) || ce.Kind != client.KindInvalid {
+			t.Errorf("CallTool with a reserved key = %v, want an *Error of kind invalid", err)
+		}
+	}
+	req := &client.Request{Params: json.RawMessage(`{}`)}
+	if err := req.SetMeta(protocol.MetaClientInfo, "x"); err == nil {
+		t.Error("SetMeta(clientInfo) succeeded, want a refusal")
+	}
+	if err := req.SetMeta("k", 1); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := req.Meta("k"); !ok || string(v) != "1" {
+		t.Errorf("Meta(k) = %s, %v after SetMeta", v, ok)
+	}
+	if err := req.SetMeta("k", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := req.Meta("k"); ok {
+		t.Error("SetMeta(k, nil) left the entry")
+	}
+}
