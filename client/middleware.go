@@ -49,6 +49,16 @@ type Request struct {
 	SessionID       string
 	Transport       string
 	ServerAddress   string
+	// OnAttempt, when a middleware sets it on an outgoing request before
+	// calling next, is called on the caller's goroutine before each
+	// further attempt sent for this request: why is "replay" (the request
+	// was lost with its connection, stream or session), "retry" (HTTP
+	// 408, 429, 5xx), "reauthorize" (HTTP 401/403), "reprobe" (a
+	// remembered era proved wrong) or "input-round" (a modern MRTR round);
+	// prev is the id of the attempt before. The MRTR input requests
+	// themselves pass through the middleware as Received requests, with the
+	// context the call's next was given.
+	OnAttempt func(why string, prev jsonrpc.ID)
 
 	em   *engine.Message
 	next engine.Invoker
@@ -136,7 +146,7 @@ func chainMiddleware(mws []Middleware, addr string) func(context.Context, *engin
 		if em == nil {
 			return nil, fmt.Errorf("client: a middleware passed a Request it did not get")
 		}
-		em.Method, em.Params = r.Method, r.Params
+		em.Method, em.Params, em.OnAttempt = r.Method, r.Params, r.OnAttempt
 		raw, err := r.next(ctx, em)
 		r.ID = em.ID
 		return raw, err

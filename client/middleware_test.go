@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -299,5 +300,47 @@ func TestCallMetaRefusesReservedKeys(t *testing.T) {
 	}
 	if _, ok := req.Meta("k"); ok {
 		t.Error("SetMeta(k, nil) left the entry")
+	}
+}
+
+// TestMiddlewareSeesAttempts: a middleware that sets OnAttempt hears of a
+// retry (HTTP 503) and of an MRTR round, with the previous attempt's id.
+func TestMiddlewareSeesAttempts(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	mw := func(next client.Invoker) client.Invoker {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			if req.Method == protocol.MethodToolsCall {
+				req.OnAttempt = func(why string, prev jsonrpc.ID) {
+					mu.Lock()
+					defer mu.Unlock()
+					got = append(got, fmt.Sprintf("%s after %v", why, prev))
+				}
+			}
+			raw, err := next(ctx, req)
+			mu.Lock()
+			got = append(got, fmt.Sprintf("done %s %v", req.Method, req.ID))
+			mu.Unlock()
+			return raw, err
+		}
+	}
+	so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultHTTPStatus, Status: 503, Method: protocol.MethodToolsCall, Times: 1}}}
+	f := connect(t, tHTTP, so, client.WithProtocol(client.Modern), client.WithHandler(mwHandler), client.WithMiddleware(mw))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatalf("CallTool(echo): %v", err)
+	}
+	if _, err := f.c.CallTool(ctx, "sample", map[string]any{}); err != nil {
+		t.Fatalf("CallTool(sample): %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		"done server/discover 1", "retry after 2", "done tools/call 3",
+		`done sampling/createMessage "model"`, "input-round after 4", "done tools/call 5",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("attempts %q, want %q", got, want)
 	}
 }

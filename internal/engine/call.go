@@ -172,6 +172,7 @@ type callState struct {
 	auths    int             // Authorize calls so far
 	replayed bool
 	reprobed bool
+	why      string // why the next attempt is sent (Message.OnAttempt)
 	pace     *pacer
 	retry    *retrier
 }
@@ -219,6 +220,13 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 		} else {
 			res, then, err = s.answered(ctx, cs, o, c, resp)
 		}
+		if then != nextDone && o.onAttempt != nil {
+			why := cs.why
+			if then == nextRound {
+				why = "input-round"
+			}
+			o.onAttempt(why, jsonrpc.Int64ID(c.id))
+		}
 		switch then {
 		case nextDone:
 			return res, err
@@ -239,6 +247,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		if changed, perr := s.reprobe(ctx, c); perr != nil {
 			return nextDone, perr
 		} else if changed {
+			cs.why = "reprobe"
 			return nextResend, nil
 		}
 		if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Response != nil && he.Response.Error != nil {
@@ -252,6 +261,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		// The server refused the credentials (expired token, scope
 		// step-up, a new authorization server) and did not take the
 		// request: re-send it with the new ones.
+		cs.why = "reauthorize"
 		return nextResend, nil
 	}
 	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, cs.raw, o) {
@@ -265,12 +275,14 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 			if err := s.sleep(ctx, wait); err != nil {
 				return nextDone, err
 			}
+			cs.why = "retry"
 			return nextResend, nil
 		}
 	}
 	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, cs.raw, o) {
 		cs.replayed = true
 		s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
+		cs.why = "replay"
 		return nextResend, nil
 	}
 	return nextDone, err
@@ -288,6 +300,7 @@ func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c
 			if changed, perr := s.reprobe(ctx, c); perr != nil {
 				return nil, nextDone, perr
 			} else if changed {
+				cs.why = "reprobe"
 				return nil, nextResend, nil
 			}
 		}

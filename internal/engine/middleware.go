@@ -36,6 +36,13 @@ type Message struct {
 	Version   string
 	SessionID string
 	Transport string
+	// OnAttempt, when a middleware sets it on an outgoing request before
+	// next, is called on the caller's goroutine before each further
+	// attempt the engine sends for it: why is "replay" (lost with its
+	// connection, stream or session), "retry" (HTTP 408/429/5xx),
+	// "reauthorize" (401/403), "reprobe" (an era hint proved wrong) or
+	// "input-round" (an MRTR round); prev is the id of the attempt before.
+	OnAttempt func(why string, prev jsonrpc.ID)
 }
 
 // Invoker sends or serves one message; it returns the result of a request
@@ -75,7 +82,7 @@ func (s *Session) callThrough(ctx context.Context, method string, raw json.RawMe
 			return nil, fmt.Errorf("session: %s params from a middleware: %w", m.Method, err)
 		}
 		oc := *o
-		oc.sent = &m.ID
+		oc.sent, oc.onAttempt = &m.ID, m.OnAttempt
 		return s.call(ctx, m.Method, m.Params, &oc)
 	})
 }

@@ -264,7 +264,8 @@ type CallOptions struct {
 	// [ErrReservedMeta].
 	Meta map[string]json.RawMessage
 
-	sent *jsonrpc.ID // set to the request's id after each attempt (callThrough)
+	sent      *jsonrpc.ID                       // set to the request's id after each attempt (callThrough)
+	onAttempt func(why string, prev jsonrpc.ID) // Message.OnAttempt (callThrough)
 }
 
 // TraceStep is one negotiation step.
