@@ -200,7 +200,7 @@ func checkMiddlewareIncoming(ctx context.Context, t *testing.T, f *fixture, rec 
 		if e.err != nil || e.note || !e.idAfter.IsValid() || e.result == "" {
 			t.Errorf("incoming %s through the middleware: %+v", tc.method, e)
 		}
-		if _, isString := e.idAfter.Int64(); era == "modern" && isString {
+		if _, isInt := e.idAfter.Int64(); era == "modern" && isInt {
 			t.Errorf("MRTR input request id %v, want its key as a string id", e.idAfter)
 		}
 	}
