@@ -74,7 +74,7 @@ func (tel *telemetry) span(t *testing.T, name string) sdktrace.ReadOnlySpan {
 func attrsOf(kvs []attribute.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
