@@ -82,9 +82,11 @@ type Middleware func(next Invoker) Invoker
 // (Request.Negotiation), the server's requests before the handler serves
 // them (legacy sampling, elicitation, roots and ping; modern MRTR input
 // requests) and the server's notifications before the listeners see them
-// (on the dispatcher goroutine, progress included). The
-// subscriptions/listen request and the notifications of its stream pass
-// only [WithMessageLog]. The first middleware given is the outermost; a
+// (on the dispatcher goroutine, progress included; those of a modern
+// subscriptions/listen stream on the [Subscription]'s goroutine, before it
+// makes them events). The subscriptions/listen request itself, a stream
+// that lasts as long as its subscription, passes only [WithMessageLog].
+// The first middleware given is the outermost; a
 // later WithMiddleware adds to the earlier ones. Default: none.
 //
 // A middleware runs on the caller's goroutine (the handler's for incoming
@@ -184,4 +186,23 @@ func serverAddress(t transport.Transport, endpoint string) string {
 		return t.URL
 	}
 	return ""
+}
+
+// streamNote passes a notification of a subscriptions/listen stream
+// through the middleware (on the subscription's goroutine); deliver
+// handles what the middleware passed on.
+func (c *Client) streamNote(ctx context.Context, n *jsonrpc.Request, deliver func(*jsonrpc.Request)) {
+	if c.mw == nil {
+		deliver(n)
+		return
+	}
+	m := &engine.Message{Method: n.Method, Params: n.Params, Incoming: true, Notification: true,
+		Version: c.sess.ProtocolVersion(), Transport: c.kind}
+	_, err := c.mw(ctx, m, func(_ context.Context, m *engine.Message) (json.RawMessage, error) {
+		deliver(&jsonrpc.Request{Method: m.Method, Params: m.Params})
+		return nil, nil
+	})
+	if err != nil {
+		c.cfg.logger.Debug("conduit: a middleware refused a notification", "method", n.Method, "err", err)
+	}
 }

@@ -344,3 +344,34 @@ func TestMiddlewareSeesAttempts(t *testing.T) {
 		t.Errorf("attempts %q, want %q", got, want)
 	}
 }
+
+// TestMiddlewareSeesChangeNotifications: list_changed notifications pass
+// through the middleware in both eras: legacy ones on the dispatcher,
+// modern ones from the subscriptions/listen stream.
+func TestMiddlewareSeesChangeNotifications(t *testing.T) {
+	for _, era := range allEras {
+		for _, tr := range []string{tPipe, tHTTP} {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				rec := &recorder{}
+				changed := make(chan struct{}, 8)
+				h := handler.Funcs{OnToolsChanged: func(context.Context) { changed <- struct{}{} }}
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithHandler(h), client.WithMiddleware(rec.mw("only")))
+				if era.name == "modern" {
+					deadline := time.Now().Add(5 * time.Second)
+					for f.srv.Listens() == 0 && time.Now().Before(deadline) {
+						time.Sleep(5 * time.Millisecond)
+					}
+				}
+				f.srv.NotifyToolsChanged()
+				select {
+				case <-changed:
+				case <-time.After(5 * time.Second):
+					t.Fatal("the listener never heard of the change")
+				}
+				if e := rec.find(t, "only", protocol.NotificationToolsListChanged, client.Received); !e.note || e.err != nil {
+					t.Errorf("list_changed through the middleware: %+v", e)
+				}
+			})
+		}
+	}
+}

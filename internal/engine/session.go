@@ -217,7 +217,8 @@ type Config struct {
 	// serves them) and incoming notifications (on the dispatcher goroutine,
 	// before Config.OnNotification and the listeners; progress too). The
 	// subscriptions/listen request and the notifications of its stream do
-	// not pass through it. It must call next at most once per attempt it
+	// not pass through it (package client wraps the stream's notifications
+	// itself). It must call next at most once per attempt it
 	// wants and return next's error as it is or wrapped.
 	Middleware func(ctx context.Context, m *Message, next Invoker) (json.RawMessage, error)
 }
