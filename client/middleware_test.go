@@ -97,6 +97,9 @@ var mwHandler = handler.Funcs{
 	ListRoots: func(context.Context) ([]protocol.Root, error) {
 		return []protocol.Root{{URI: "file:///work", Name: "work"}}, nil
 	},
+	Elicit: func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+		return &protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"name": "Ada"}}, nil
+	},
 	OnLog: func(context.Context, *protocol.LoggingMessageParams) {},
 }
 
@@ -192,6 +195,7 @@ func checkMiddlewareIncoming(ctx context.Context, t *testing.T, f *fixture, rec 
 	for _, tc := range []struct{ tool, method string }{
 		{"sample", protocol.MethodSamplingCreateMessage},
 		{"roots", protocol.MethodRootsList},
+		{"ask_user", protocol.MethodElicitationCreate},
 	} {
 		if _, err := f.c.CallTool(ctx, tc.tool, map[string]any{}); err != nil {
 			t.Fatalf("CallTool(%s): %v", tc.tool, err)
