@@ -287,3 +287,27 @@ func TestExtractsServerTraceContext(t *testing.T) {
 	}
 	wantAttrs(t, s, map[string]string{"mcp.method.name": "roots/list", "jsonrpc.request.id": "r1", "network.transport": "pipe"})
 }
+
+// TestRetryIsASpanEvent: a tools/call answered HTTP 503 once is retried;
+// the retry is an event of the call's span, which ends well.
+func TestRetryIsASpanEvent(t *testing.T) {
+	tel := newTelemetry(t)
+	srv := conduittest.NewServer(t, conduittest.WithFaults(conduittest.Fault("http-status:status=503").On("tools/call").Times(1)))
+	c, err := client.Dial(t.Context(), srv.URL(), client.WithProtocol(client.Modern),
+		client.WithMiddleware(otelconduit.Middleware(tel.options()...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	s := tel.span(t, "tools/call echo")
+	evs := s.Events()
+	if len(evs) != 1 || evs[0].Name != "retry" || attrsOf(evs[0].Attributes)["jsonrpc.request.id"] == "" {
+		t.Errorf("tools/call echo events %v, want one retry naming the attempt's id", evs)
+	}
+	if s.Status().Code == codes.Error {
+		t.Errorf("status %v after a successful retry", s.Status())
+	}
+}
