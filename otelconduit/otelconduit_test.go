@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -148,7 +149,9 @@ func TestSpansMetricsAndMeta(t *testing.T) {
 
 func checkCalls(t *testing.T, tel *telemetry, srv *conduittest.Server, c *client.Client, kind string) {
 	t.Helper()
-	ctx, parent := tel.tp.Tracer("test").Start(t.Context(), "agent step")
+	member, _ := baggage.NewMember("tenant", "acme")
+	bag, _ := baggage.New(member)
+	ctx, parent := tel.tp.Tracer("test").Start(baggage.ContextWithBaggage(t.Context(), bag), "agent step")
 	if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "hi"}); err != nil {
 		t.Fatalf("CallTool(echo): %v", err)
 	}
@@ -160,6 +163,9 @@ func checkCalls(t *testing.T, tel *telemetry, srv *conduittest.Server, c *client
 	}
 	if _, err := c.CallTool(ctx, "sample", map[string]any{}); err != nil {
 		t.Fatalf("CallTool(sample): %v", err)
+	}
+	if err := c.Notify(ctx, "notifications/vendor/note", map[string]any{"n": 1}); err != nil {
+		t.Fatalf("Notify: %v", err)
 	}
 	parent.End()
 
@@ -188,6 +194,24 @@ func checkCalls(t *testing.T, tel *telemetry, srv *conduittest.Server, c *client
 	sc := echo.SpanContext()
 	if want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"; tp != want {
 		t.Errorf("the server received traceparent %q, want %q (params %s)", tp, want, msg.Params)
+	}
+
+	if got := attrsOf(echo.Attributes())["mcp.session.id"]; (kind == "http" && c.Era().String() == "legacy") != (got != "") {
+		t.Errorf("mcp.session.id %q on %s in the %s era", got, kind, c.Era())
+	}
+	var bg string
+	_ = json.Unmarshal(msg.Meta("baggage"), &bg)
+	if bg != "tenant=acme" {
+		t.Errorf("the server received baggage %q, want tenant=acme", bg)
+	}
+	note, err := srv.WaitReceived(t.Context(), "notifications/vendor/note")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := tel.span(t, "notifications/vendor/note")
+	_ = json.Unmarshal(note.Meta("traceparent"), &tp)
+	if ns.SpanKind() != trace.SpanKindClient || !strings.Contains(tp, ns.SpanContext().SpanID().String()) {
+		t.Errorf("notification span kind %v, the server received traceparent %q (span %s)", ns.SpanKind(), tp, ns.SpanContext().SpanID())
 	}
 
 	fail := tel.span(t, "tools/call fail")
