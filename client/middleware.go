@@ -30,8 +30,10 @@ type Request struct {
 	// Notification: no answer is expected (the result is nil).
 	Notification bool
 	// Negotiation marks server/discover, initialize and
-	// notifications/initialized: they pass through the middleware too,
-	// before the era is known (ProtocolVersion is "" then).
+	// notifications/initialized, at connect time and when the client
+	// negotiates again (a respawned server, an expired legacy session):
+	// they pass through the middleware too. ProtocolVersion is "" during
+	// the first negotiation, the previous one's during a later one.
 	Negotiation bool
 	// ID is the JSON-RPC id. For an outgoing request the engine assigns it
 	// when it sends the request, so it is set once next returns (after
