@@ -379,3 +379,47 @@ func TestMiddlewareSeesChangeNotifications(t *testing.T) {
 		}
 	}
 }
+
+// TestMiddlewareSeesReinitialization: an expired legacy HTTP session is
+// initialized again and the call replayed; the middleware sees the new
+// initialize (a negotiation request) inside the call, and the replay.
+func TestMiddlewareSeesReinitialization(t *testing.T) {
+	rec := &recorder{}
+	var whys []string
+	var mu sync.Mutex
+	replays := func(next client.Invoker) client.Invoker {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			req.OnAttempt = func(why string, _ jsonrpc.ID) {
+				mu.Lock()
+				whys = append(whys, req.Method+" "+why)
+				mu.Unlock()
+			}
+			return next(ctx, req)
+		}
+	}
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Legacy), client.WithMiddleware(rec.mw("rec"), replays))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "a"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range f.srv.Sessions() {
+		f.srv.ExpireSession(id)
+	}
+	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "b"}); err != nil {
+		t.Fatalf("CallTool after the session expired: %v", err)
+	}
+	rec.mu.Lock()
+	inits := 0
+	for _, e := range rec.events {
+		if e.method == protocol.MethodInitialize && e.neg && e.err == nil {
+			inits++
+		}
+	}
+	rec.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if inits != 2 || !slices.Contains(whys, "tools/call replay") {
+		t.Errorf("initialize seen %d times, attempts %q; want 2 and a tools/call replay", inits, whys)
+	}
+}
