@@ -39,7 +39,7 @@ func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request) {
 func (s *Session) serveRequest(ctx context.Context, ref *connRef, req *jsonrpc.Request) {
 	defer s.wg.Done()
 	defer s.post(event{kind: evServed, id: req.ID})
-	result, err := s.invokeLegacy(ctx, req)
+	result, err := s.serveThrough(ctx, req.ID, req.Method, req.Params, s.legacyCaps)
 	if ctx.Err() != nil {
 		return
 	}
@@ -92,6 +92,9 @@ func (s *Session) invoke(ctx context.Context, method string, params json.RawMess
 		}
 		return marshalResult(res)
 	case route.ServeElicitation:
+		if err := s.lacksElicitation(); err != nil {
+			return nil, err
+		}
 		if (h.Elicitor == nil && h.URLElicitor == nil) || caps.Elicitation == nil {
 			return nil, jsonrpc.ErrMethodNotFound.WithMessage("elicitation is not supported")
 		}

@@ -1,12 +1,9 @@
 package engine
 
 import (
-	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 
-	"github.com/conduitmcp/conduit/internal/route"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
@@ -49,13 +46,14 @@ func (s *Session) legacyVersionError(version, requested, kind string) *negotiati
 	return e
 }
 
-// invokeLegacy is invoke for a legacy server request, refusing what the
-// negotiated version does not have (elicitation before 2025-06-18) as a
-// server of that version expects: method not found.
-func (s *Session) invokeLegacy(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
+// lacksElicitation returns the error that refuses an elicitation/create
+// at a negotiated version without elicitation (before 2025-06-18), as a
+// server of that version expects: method not found. It returns nil at
+// every other version.
+func (s *Session) lacksElicitation() error {
 	v := s.ProtocolVersion()
-	if route.Incoming(req.Method) == route.ServeElicitation && !negotiation.FeaturesOf(v).Elicitation {
-		return nil, jsonrpc.ErrMethodNotFound.WithMessage(protocol.MethodElicitationCreate + " is not part of protocol version " + v)
+	if negotiation.FeaturesOf(v).Elicitation {
+		return nil
 	}
-	return s.invoke(ctx, req.Method, req.Params, s.legacyCaps)
+	return jsonrpc.ErrMethodNotFound.WithMessage(protocol.MethodElicitationCreate + " is not part of protocol version " + v)
 }
