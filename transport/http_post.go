@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -199,6 +200,13 @@ func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCa
 	if reqCtx.Err() != nil {
 		return ctx.Err()
 	}
+	if err == nil && jsonrpc.IsBatch(data) {
+		if c.enqueueBatch(data, id) {
+			return nil
+		}
+		c.enqueue(inbound{err: &StreamError{ID: id, Err: errors.New("the batch in the body holds no response to the request")}})
+		return nil
+	}
 	var msg jsonrpc.Message
 	if err == nil && (id.IsValid() || len(bytes.TrimSpace(data)) > 0) {
 		msg, err = jsonrpc.DecodeMessage(data)
@@ -264,6 +272,9 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 		res.events++
 		if ev.LastID != "" {
 			res.lastID = ev.LastID
+		}
+		if isBatchEvent(ev) {
+			return c.deliverBatch(ctx, ev.Data, want, &res.got)
 		}
 		msg, broken := decodeEventAnswer(ev)
 		switch {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -128,13 +127,13 @@ func (d *driver) initial() (step, error) {
 			return step{kind: stepModern, version: v, disc: cfg.DiscoverHint, hinted: true}, nil
 		case negotiation.EraLegacy:
 			v := cfg.VersionHint
-			if !slices.Contains(negotiation.LegacyVersions(), v) {
+			if !d.s.speaksLegacy(v) {
 				v = protocol.LatestLegacyVersion
 			}
 			d.step(TraceStep{Step: "hint", Sent: "none", Outcome: "era cache: legacy " + v, Verdict: "legacy"})
 			return initStep(v, false, true), nil
 		}
-		return probeStep(negotiation.Versions(), true), nil
+		return probeStep(d.s.versions(), true), nil
 	case ModeModern:
 		return probeStep(negotiation.ModernVersions(), false), nil
 	case ModeLegacy:
@@ -144,6 +143,9 @@ func (d *driver) initial() (step, error) {
 		case negotiation.EraModern:
 			return probeStep([]string{cfg.PinVersion}, false), nil
 		case negotiation.EraLegacy:
+			if !d.s.speaksLegacy(cfg.PinVersion) && negotiation.IsOlder(cfg.PinVersion) {
+				return step{}, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "pinned version " + strconv.Quote(cfg.PinVersion) + " is an older version spoken only with " + OlderVersionsOption}
+			}
 			return initStep(cfg.PinVersion, true, false), nil
 		}
 		return step{}, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "pinned version " + strconv.Quote(cfg.PinVersion) + " is not a protocol version"}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -44,7 +43,7 @@ func (d *driver) initialize(ctx context.Context, st step) (step, error) {
 		if negotiation.IsModernError(resp.Error.Code) && st.mayReprobe {
 			tr.Verdict = "re-probe"
 			d.step(tr)
-			return probeStep(negotiation.Versions(), true), nil
+			return probeStep(s.versions(), true), nil
 		}
 		tr.Verdict, tr.Err = "error", resp.Error.Error()
 		d.step(tr)
@@ -117,11 +116,15 @@ func (d *driver) initResult(st step, tr *TraceStep, resp *jsonrpc.Response) (*pr
 		return nil, &negotiation.Error{Kind: negotiation.KindProtocol, Reason: "invalid initialize result", Err: err}
 	}
 	tr.Outcome = "result " + res.ProtocolVersion
-	if !slices.Contains(negotiation.LegacyVersions(), res.ProtocolVersion) || (st.exact && res.ProtocolVersion != st.version) {
-		upv := &negotiation.UnsupportedProtocolVersionError{Supported: []string{res.ProtocolVersion}, Requested: st.version}
-		tr.Verdict, tr.Err = "error", upv.Error()
+	e := d.s.legacyVersionError(res.ProtocolVersion, st.version, d.s.pub.Load().ref.kind)
+	if e == nil && st.exact && res.ProtocolVersion != st.version {
+		e = &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "initialize answered with version " + strconv.Quote(res.ProtocolVersion),
+			Err: &negotiation.UnsupportedProtocolVersionError{Supported: []string{res.ProtocolVersion}, Requested: st.version}}
+	}
+	if e != nil {
+		tr.Verdict, tr.Err = "error", e.Err.Error()
 		d.step(*tr)
-		return nil, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "initialize answered with version " + strconv.Quote(res.ProtocolVersion), Err: upv}
+		return nil, e
 	}
 	tr.Verdict = "legacy"
 	d.step(*tr)

@@ -59,7 +59,7 @@ func (d *driver) unhinted(ctx context.Context, cause error) error {
 	if err := d.switchTransport(ctx, s.t); err != nil {
 		return err
 	}
-	return d.run(ctx, probeStep(negotiation.Versions(), true))
+	return d.run(ctx, probeStep(s.versions(), true))
 }
 
 // HintFailed reports whether the era hint of [Config.EraHint] failed the
@@ -95,7 +95,7 @@ func (s *Session) heal(prev *negState, cause error, reprobe bool) {
 	var err error
 	if reprobe {
 		d.step(TraceStep{Step: "hint", Sent: "none", Outcome: "era hint contradicted: " + errText(cause), Verdict: "re-probe"})
-		err = d.run(ctx, probeStep(negotiation.Versions(), true))
+		err = d.run(ctx, probeStep(s.versions(), true))
 	} else {
 		d.step(TraceStep{Step: "reconnect", Sent: "none", Outcome: "connection lost: " + errText(cause), Verdict: "reconnect"})
 		// Re-negotiate in the pinned era, on a new connection.

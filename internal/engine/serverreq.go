@@ -92,6 +92,9 @@ func (s *Session) invoke(ctx context.Context, method string, params json.RawMess
 		}
 		return marshalResult(res)
 	case route.ServeElicitation:
+		if err := s.lacksElicitation(); err != nil {
+			return nil, err
+		}
 		if (h.Elicitor == nil && h.URLElicitor == nil) || caps.Elicitation == nil {
 			return nil, jsonrpc.ErrMethodNotFound.WithMessage("elicitation is not supported")
 		}

@@ -161,6 +161,12 @@ type Config struct {
 	// package single-flights the token refresh). nil makes a 401/403 an
 	// [*AuthRequiredError].
 	Authorize func(ctx context.Context, challenge *transport.HTTPError) error
+	// OlderVersions widens the versions the session speaks with
+	// [negotiation.OlderVersions] (2025-03-26, 2024-11-05). Without it an
+	// initialize answered with one of them fails with a
+	// [*negotiation.Error] of kind KindNoCommonVersion that names
+	// [OlderVersionsOption].
+	OlderVersions bool
 	// Fallback is an optional HTTP+SSE transport tried when initialize is
 	// answered 400, 404 or 405 without a modern body.
 	Fallback transport.Transport
