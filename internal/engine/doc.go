@@ -127,14 +127,19 @@
 // # Backpressure
 //
 // The notification queue holds [MaxQueuedNotifications] entries; when a
-// slow [Config.OnNotification] lets it fill up, the oldest entry is dropped
-// and the number of drops is logged. The reader never blocks on user code.
+// slow [Config.OnNotification] lets it fill up, a notification equal to
+// one still queued (list_changed of one kind, resources/updated of one
+// URI) is coalesced with it, and otherwise the oldest entry is dropped.
+// Nothing is lost silently: every drop is counted, logged and reported
+// as [EventDropped] with its Count (overload.go). The reader never blocks
+// on user code.
 // A listen [Stream] buffers [StreamBuffer] notifications; a consumer that
 // falls further behind ends the stream with [ErrStreamOverflow] (the
 // subscription is cancelled on the server; re-listen to recover), so that
 // no change notification is ever lost silently. At most
 // [MaxConcurrentServerRequests] legacy server requests are served at once
-// (the excess is dropped and logged), and an MRTR round may carry at most
+// (the excess is answered with a JSON-RPC error, "client busy", by one
+// short-lived writer goroutine), and an MRTR round may carry at most
 // [MaxInputRequests] input requests.
 //
 // # Cancellation

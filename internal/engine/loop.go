@@ -20,7 +20,7 @@ type loopState struct {
 	serving map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
 	streams map[int64]*Stream                 // listen streams by listen request id; owned by loop
 	queue   []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
-	dropped int                               // notifications dropped on overflow; owned by loop
+	ol      overload                          // overload bookkeeping (overload.go); owned by loop
 	err     error                             // terminal error; owned by loop
 	done    bool                              // doneCh closed; owned by loop
 	healing bool                              // a healer is running; owned by loop
@@ -46,6 +46,7 @@ const (
 	evReady                         // neg, st: the negotiation finished; pin the era and release the waiting calls
 	evFail                          // err: the re-negotiation failed; the session fails
 	evRestored                      // the legacy subscriptions were re-sent; tell the dispatcher
+	evRejected                      // the rejecter wrote its batch of refusals (overload.go)
 )
 
 // event is one message to the loop. It is passed by value so that posting
@@ -121,6 +122,8 @@ func (s *Session) loop() {
 		case ev := <-s.events:
 			s.handle(ev)
 		case out <- head:
+			lp.ol.unqueued(&lp.queue[0])
+			s.reportDrops()
 			lp.queue[0] = dispatchItem{}
 			lp.queue = lp.queue[1:]
 			if len(lp.queue) == 0 {
@@ -171,6 +174,9 @@ func (s *Session) handle(ev event) {
 		s.failSession(ev.err)
 	case evRestored:
 		s.enqueue(dispatchItem{restored: true})
+	case evRejected:
+		s.lp.ol.rejecting = false
+		s.startRejecter()
 	default:
 		panic("session: unknown loop event")
 	}
@@ -527,5 +533,6 @@ func (s *Session) shutdownLoop() {
 		s.setState(StateClosed)
 	}
 	s.retireAll(ErrClosed)
+	s.reportDrops()
 	s.markDone(ErrClosed)
 }

@@ -44,9 +44,9 @@ const (
 	// documentation for the overflow policy.
 	StreamBuffer = 256
 	// MaxConcurrentServerRequests bounds the legacy server requests served
-	// at once; requests beyond it are dropped (unanswered) with a logged
-	// warning, so that a flooding server cannot grow the client's
-	// goroutines without bound.
+	// at once; requests beyond it are answered with a JSON-RPC error
+	// (-32603, "client busy"), so that a flooding server cannot grow the
+	// client's goroutines without bound and never waits for an answer.
 	MaxConcurrentServerRequests = 256
 	// MaxInputRequests bounds the inputRequests of one MRTR round; a
 	// result with more is an invalid response.
