@@ -54,13 +54,16 @@
 // machine (state.go, every change through setState), the current
 // connection, the calls waiting for a ready state, the listen streams, the
 // legacy server requests in flight and the notification queue. Readers,
-// callers and the negotiation driver post events to it; it blocks in one
-// select and never on I/O or user code. It publishes one immutable view
-// of its state for other goroutines (Session.pub, the one atomic mirror).
-// The negotiation driver (driver.go, initialize.go) runs steps that return
-// the step to run next — probe, initialize, modern, reconnect — sequenced
-// by driver.run alone; what an outcome means is decided by package
-// negotiation. Every outgoing request takes one send path (send.go:
+// callers and short-lived I/O goroutines post events to it; it blocks in
+// one select and never on I/O or user code. It publishes one immutable
+// view of its state for other goroutines (Session.pub, the one atomic
+// mirror). The loop also sequences every negotiation, Connect's and each
+// heal's (driver.go, initialize.go): each step's I/O — a probe, initialize,
+// notifications/initialized, a (re)connect or respawn, the Authorize hook,
+// a backoff wait — runs on a short-lived goroutine that posts its outcome
+// back (evStep); on the loop, package negotiation says what the outcome
+// means and the next step starts. Durable listen streams are re-opened the
+// same way, paced (relisten.go). Every outgoing request takes one send path (send.go:
 // register, write, then await), whose first step lets a plain call
 // register directly in the lock-guarded pending table when the session
 // is ready. The message tap ([Config.Tap]) sits at the single read point
@@ -89,8 +92,8 @@
 // One goroutine per session (the loop) owns the session state: the state
 // machine, the current connection, calls held while not ready, legacy
 // server requests in flight, listen streams and the notification queue.
-// Callers, the transport reader and the negotiation driver talk to it by
-// message; it blocks in exactly one select and never runs user code or
+// Callers, the transport reader and the negotiation steps' I/O talk to
+// it by message; it blocks in exactly one select and never runs user code or
 // blocking I/O. Writes happen on the caller's goroutine.
 //
 // The one exception is the pending-call table (request ids, the calls

@@ -25,7 +25,7 @@ type loopState struct {
 	ol      overload                          // overload bookkeeping (overload.go); owned by loop
 	err     error                             // terminal error; owned by loop
 	done    bool                              // doneCh closed; owned by loop
-	healing bool                              // a healer is running; owned by loop
+	healing bool                              // a heal's negotiation is running; owned by loop
 }
 
 func (lp *loopState) init() {
@@ -44,10 +44,8 @@ const (
 	evReadErr                             // ref, err: a read error
 	evServed                              // id: a legacy server request finished
 	evHeal                                // ref, err: a caller saw the connection or session lost; reprobe: the era hint failed
-	evEnter                               // st: the negotiation driver enters a state (probing, initializing)
-	evInstall                             // conn: the driver connected; make conn the current connection
-	evReady                               // neg, st: the negotiation finished; pin the era and release the waiting calls
-	evFail                                // err: the re-negotiation failed; the session fails
+	evInstall                             // conn: Connect connected; make conn the current connection
+	evStep                                // step: a negotiation step's I/O is done; run what follows (driver.go)
 	evRestored                            // the legacy subscriptions were re-sent; tell the dispatcher
 	evRejected                            // the rejecter wrote its batch of refusals (overload.go)
 	evRelisten                            // stream: the re-listen backoff elapsed (relisten.go)
@@ -61,12 +59,11 @@ type event struct {
 	kind    eventKind
 	call    *call
 	stream  *Stream
+	step    func() // evStep: runs on the loop
 	ref     *connRef
 	msg     jsonrpc.Message
 	err     error
 	id      jsonrpc.ID
-	st      State
-	neg     *negState
 	conn    transport.Conn
 	done    chan struct{} // closed by the loop once it handled the event (see ask)
 	cancel  bool
@@ -114,7 +111,7 @@ func (s *Session) ask(ev event) error {
 }
 
 // loop is the session's owner goroutine. It blocks in exactly one select:
-// events from callers, the reader and the negotiation driver; the
+// events from callers, the reader and the negotiation steps' I/O; the
 // dispatcher taking the next queued notification; Close.
 func (s *Session) loop() {
 	defer close(s.loopDone)
@@ -178,14 +175,10 @@ func (s *Session) handle(ev event) {
 		if ev.ref == lp.ref {
 			s.startHeal(ev.ref, ev.err, ev.reprobe)
 		}
-	case evEnter:
-		s.setState(ev.st)
 	case evInstall:
 		s.install(ev.conn)
-	case evReady:
-		s.becomeReady(ev.neg, ev.st)
-	case evFail:
-		s.failSession(ev.err)
+	case evStep:
+		ev.step()
 	case evRestored:
 		s.enqueue(dispatchItem{restored: true})
 	case evRejected:

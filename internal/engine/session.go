@@ -310,7 +310,7 @@ type Session struct {
 	closeOnce  sync.Once
 	closeErr   error // written in closeOnce
 	// wg counts readers, the dispatcher, server-request handlers, cancel
-	// senders and healers. Add is called only before the loop starts or
+	// senders, negotiation steps' I/O, re-listens and the rejecter. Add is called only before the loop starts or
 	// on the loop, so every Add happens before Close's Wait (which waits
 	// for loopDone first).
 	wg sync.WaitGroup
@@ -334,9 +334,8 @@ type Session struct {
 }
 
 // view is what the loop publishes of its state for the goroutines that
-// read it without a round trip: the accessors (State, Era, Err, …), the
-// negotiation driver (the current connection) and callers (the current
-// negotiation). The loop builds a new view at every change and stores it
+// read it without a round trip: the accessors (State, Era, Err, …) and
+// callers (the current connection and negotiation). The loop builds a new view at every change and stores it
 // in Session.pub (see publish); a stored view is never modified. It is the
 // session's one mirror of loop state, the documented exception to habit
 // 15 (shared/STYLE.md).
