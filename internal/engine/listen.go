@@ -79,6 +79,9 @@ func (s *Session) closeStream(st *Stream) {
 	st.rl.closed = true
 	if c := st.c; c != nil {
 		s.abandonOnLoop(c, true, "listen closed")
+		// A re-listen still waiting for a ready state: release its
+		// sender (a no-op once registered: deliver never blocks).
+		c.deliver(callResult{err: ErrClosed})
 	}
 	st.end(nil)
 }
@@ -136,6 +139,12 @@ func (s *Session) streamNotify(st *Stream, n *jsonrpc.Request) {
 // object). It returns once the request is sent. It returns [ErrNotModern]
 // on a legacy session.
 func (s *Session) Listen(ctx context.Context, params any) (*Stream, error) {
+	return s.listenAuthorized(ctx, params, false)
+}
+
+// listenAuthorized opens a listen stream (durable: see ListenDurable),
+// authorizing as a call does.
+func (s *Session) listenAuthorized(ctx context.Context, params any, durable bool) (*Stream, error) {
 	if s.Era() != negotiation.EraModern {
 		return nil, ErrNotModern
 	}
@@ -144,7 +153,7 @@ func (s *Session) Listen(ctx context.Context, params any) (*Stream, error) {
 		return nil, err
 	}
 	for auths := 0; ; {
-		st, err := s.listenWith(ctx, raw, false)
+		st, err := s.listenWith(ctx, raw, durable)
 		if retry, aerr := s.authorize(ctx, protocol.MethodSubscriptionsListen, err, &auths); aerr != nil {
 			return nil, aerr
 		} else if !retry {

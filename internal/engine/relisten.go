@@ -55,15 +55,7 @@ type relisten struct {
 // gracefully, on Close, when the session ends, or after
 // relistenAttempts re-listens in a row that were not acknowledged.
 func (s *Session) ListenDurable(ctx context.Context, params any) (*Stream, error) {
-	raw, err := marshalParams(params)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.listenWith(ctx, raw, true)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+	return s.listenAuthorized(ctx, params, true)
 }
 
 // streamEnded handles the end of st's current listen with err: a durable

@@ -235,3 +235,42 @@ func TestListenBurstCoalesced(t *testing.T) {
 		}
 	})
 }
+
+// TestRelistenClosedWhileWaiting: Close during the backoff ends the
+// durable stream gracefully and no re-listen follows.
+func TestRelistenClosedWhileWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(ackThenFail))
+		s, err := connect(t, tr, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.ListenDurable(t.Context(), map[string]any{"notifications": map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // acknowledged, ended, re-listen scheduled
+		st.Close()
+		drain(st)
+		if st.Err() != nil {
+			t.Errorf("Err() = %v, want nil after Close", st.Err())
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := len(tr.peer(0).requests(protocol.MethodSubscriptionsListen)); n != 1 {
+			t.Errorf("%d listens, want 1 (no re-listen after Close)", n)
+		}
+	})
+}
+
+func TestListenDurableLegacy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := connect(t, newScripted(legacyServer), Config{Mode: ModeLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ListenDurable(t.Context(), nil); !errors.Is(err, ErrNotModern) {
+			t.Errorf("ListenDurable on legacy = %v, want ErrNotModern", err)
+		}
+	})
+}
