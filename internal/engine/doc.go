@@ -38,8 +38,9 @@
 // with its connection, with a broken modern response stream, or with an
 // expired session is re-sent once under a new id, unless
 // [CallOptions.NoReplay] or [Config.Replay] forbid it; then it fails with
-// a [*ConnectionLostError]. Listen streams end with that error and must be
-// re-opened. Requests answered HTTP 408, 429 or 5xx are retried within
+// a [*ConnectionLostError]. Listen streams end with that error, except a
+// durable one ([Session.ListenDurable]), which the engine opens again,
+// with backoff, reporting [EventRelistened]. Requests answered HTTP 408, 429 or 5xx are retried within
 // [Config.Retry]. Each completed re-negotiation closes the channel
 // [Session.Reconnected] returned and bumps [Session.Generation]. After a
 // legacy re-negotiation the engine itself restores the resource
@@ -136,10 +137,13 @@
 // Nothing is lost silently: every drop is counted, logged and reported
 // as [EventDropped] with its Count (overload.go). The reader never blocks
 // on user code.
-// A listen [Stream] buffers [StreamBuffer] notifications; a consumer that
-// falls further behind ends the stream with [ErrStreamOverflow] (the
-// subscription is cancelled on the server; re-listen to recover), so that
-// no change notification is ever lost silently. At most
+// A listen [Stream] buffers [StreamBuffer] notifications. Beyond that, a
+// change notification (list_changed, resources/updated) is held back and
+// an equal one already held absorbs it (counted as [EventDropped]); any
+// other notification, or more than 64 held, ends the stream with
+// [ErrStreamOverflow] (the subscription is cancelled on the server; a
+// durable stream listens again), so that no change notification is ever
+// lost silently. At most
 // [MaxConcurrentServerRequests] legacy server requests are served at once
 // (the excess is answered with a JSON-RPC error, "client busy", by one
 // short-lived writer goroutine), and an MRTR round may carry at most
