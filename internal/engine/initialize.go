@@ -145,8 +145,10 @@ func (d *driver) finishLegacy(ref *connRef, pvs transport.ProtocolVersionSetter,
 	}
 	d.spawn(func() (func(), func()) {
 		ctx := d.ctx
-		note := &jsonrpc.Request{Method: protocol.NotificationInitialized}
-		if err := s.write(ctx, ref, note); err != nil {
+		err := s.noteThrough(ctx, protocol.NotificationInitialized, nil, true, func(ctx context.Context, method string, params json.RawMessage) error {
+			return s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: params})
+		})
+		if err != nil {
 			return func() {
 				d.step(TraceStep{Step: "initialized", Sent: protocol.NotificationInitialized, Outcome: "error", Err: err.Error()})
 				d.fail(err)
