@@ -35,6 +35,20 @@ func (l *eventLog) count(k EventKind) (n, sum int) {
 	return n, sum
 }
 
+// listenDurable connects to tr and opens a durable listen stream.
+func listenDurable(t *testing.T, tr *scripted, cfg Config) *Stream {
+	t.Helper()
+	s, err := connect(t, tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.ListenDurable(t.Context(), map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // ackThenFail acknowledges every listen and then answers it with an
 // error at once: each stream is acknowledged and ends soon after.
 func ackThenFail(p *peer, r *jsonrpc.Request) {
@@ -55,14 +69,7 @@ func TestRelistenPaced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(reqHandler(ackThenFail))
 		evs := &eventLog{}
-		s, err := connect(t, tr, Config{OnEvent: evs.add})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := s.ListenDurable(t.Context(), map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := listenDurable(t, tr, Config{OnEvent: evs.add})
 		acks := 0
 		go func() {
 			for n := range st.Notifications() {
@@ -117,14 +124,7 @@ func TestRelistenStableResets(t *testing.T) {
 				p.replyErr(r, jsonrpc.CodeInternalError, "gone", nil)
 			})
 		}))
-		s, err := connect(t, tr, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := s.ListenDurable(t.Context(), map[string]any{"notifications": map[string]any{}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := listenDurable(t, tr, Config{})
 		go func() {
 			for range st.Notifications() {
 			}
@@ -164,14 +164,7 @@ func TestRelistenGivesUp(t *testing.T) {
 			}
 			p.replyErr(r, jsonrpc.CodeInvalidParams, "no", nil)
 		}))
-		s, err := connect(t, tr, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := s.ListenDurable(t.Context(), map[string]any{"notifications": map[string]any{}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := listenDurable(t, tr, Config{})
 		drain(st)
 		if !errors.Is(st.Err(), jsonrpc.ErrInvalidParams) {
 			t.Errorf("Err() = %v, want the listen's error", st.Err())
@@ -241,14 +234,7 @@ func TestListenBurstCoalesced(t *testing.T) {
 func TestRelistenClosedWhileWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(reqHandler(ackThenFail))
-		s, err := connect(t, tr, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := s.ListenDurable(t.Context(), map[string]any{"notifications": map[string]any{}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := listenDurable(t, tr, Config{})
 		synctest.Wait() // acknowledged, ended, re-listen scheduled
 		st.Close()
 		drain(st)
