@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -218,15 +217,14 @@ func commonHeaders(ctx context.Context, req *http.Request, static http.Header, t
 	return nil
 }
 
+// mediaType returns the media type of a Content-Type value, lower case,
+// without parameters. It is what mime.ParseMediaType returns, whether the
+// parameters parse or not (the media type is the lowered, trimmed text
+// before the first ';' either way), without the map of parameters that
+// ParseMediaType allocates for every response.
 func mediaType(ct string) string {
-	if ct == "" {
-		return ""
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
-	}
-	return mt
+	base, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(base))
 }
 
 // newHTTPError builds the error of a response that was not a success. It
