@@ -12,7 +12,7 @@ before = None
 if len(args) >= 2 and args[0] == '--before':
     before, args = sorted(glob.glob(args[1])), args[2:]
 files = sorted(args) or sys.exit("usage: results_table.py [--before 'old/round*.txt'] round0.txt round1.txt ...")
-pat = re.compile(r'^Benchmark(\w+)/([\w-]+)/([\w-]+?)-(stdio|http)-(legacy|modern)-\d+\s+\d+\s+(.*)$')
+pat = re.compile(r'^Benchmark(\w+)/([\w-]+)/([\w-]+?)-(stdio|http|ws)-(legacy|modern)-\d+\s+\d+\s+(.*)$')
 
 
 def load(files):
@@ -35,7 +35,7 @@ data = load(files)
 old = load(before) if before else None
 wls = ['Connect', 'SequentialCalls', 'ConcurrentCalls', 'LargeResult', 'ListTools500']
 cls = ['raw', 'conduit', 'go-sdk', 'mcp-go']
-servers, transports, eras = ['raw', 'go-sdk'], ['stdio', 'http'], ['legacy', 'modern']
+servers, transports, eras = ['raw', 'go-sdk'], ['stdio', 'http', 'ws'], ['legacy', 'modern']
 
 
 def med(d, key, cl, u):

@@ -42,6 +42,10 @@ const (
 	Stdio Transport = "stdio"
 	HTTP  Transport = "http" // Streamable HTTP
 	SSE   Transport = "sse"  // legacy HTTP+SSE (server-everything only)
+	// WebSocket is one JSON-RPC message per WebSocket text message
+	// (rawserver only); StartHTTP returns its http:// URL, which a
+	// WebSocket client dials as ws://.
+	WebSocket Transport = "ws"
 )
 
 // Options are the server flags shared by the Go and TS servers.
@@ -95,6 +99,9 @@ func StartHTTP(t testing.TB, k Kind, tr Transport, o Options) string {
 	case GoSDK, MCPGo, Raw:
 		argv = Command(t, k, o)
 		argv[2] = "http"
+		if tr == WebSocket {
+			argv[2] = "ws"
+		}
 		argv = append(argv, "-addr", "127.0.0.1:0")
 	case TS:
 		argv = Command(t, k, o)
@@ -114,6 +121,9 @@ func StartHTTP(t testing.TB, k Kind, tr Transport, o Options) string {
 	}
 	if tr == SSE && k != Everything {
 		t.Fatalf("foreign: only %s serves HTTP+SSE", Everything)
+	}
+	if tr == WebSocket && k != Raw {
+		t.Fatalf("foreign: only %s serves WebSocket", Raw)
 	}
 
 	cmd := exec.Command(argv[0], argv[1:]...)
