@@ -280,15 +280,14 @@ func mergeCapability(c, part *protocol.ServerCapabilities) {
 // readServerInfo reads an Implementation; nil unless it is an object with
 // string name and version that decodes as a whole.
 func readServerInfo(raw []byte) *protocol.Implementation {
-	var probe struct {
-		Name    *string `json:"name"`
-		Version *string `json:"version"`
-	}
-	if !isObject(raw) {
-		return nil
-	}
-	if json.Unmarshal(raw, &probe) != nil || probe.Name == nil || probe.Version == nil {
-		return nil
+	// name and version must be strings, as a decode into *string fields
+	// would find them (the last member whose key folds to the name); the
+	// scan also validates the object.
+	raw = bytes.TrimSpace(raw)
+	for _, field := range [...]string{"name", "version"} {
+		if v, err := jsonscan.LastMemberFold(raw, field); err != nil || v.Kind != jsonscan.KindString {
+			return nil
+		}
 	}
 	var impl protocol.Implementation
 	if json.Unmarshal(raw, &impl) != nil {
