@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -224,6 +225,15 @@ func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseF
 	defer cancel(nil)
 	defer c.forget(id, st)
 	res := c.consume(ctx, resp.Body, id)
+	if res.got && res.err == nil {
+		// The response is delivered and the server should end the stream
+		// now. Reading on to its end, boundedly, keeps the connection for
+		// the next request: closing a body that is not at its end tears
+		// the connection down, and every call would pay a new TCP (and
+		// TLS) connection.
+		c.forget(id, st)
+		drainStream(resp.Body, cancel)
+	}
 	resp.Body.Close()
 	if res.got || ctx.Err() != nil || !id.IsValid() {
 		if res.err != nil && ctx.Err() == nil {
@@ -289,4 +299,26 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 		return true
 	})
 	return res
+}
+
+// How long and how far a response stream is read on after its response,
+// for the server to end it (see drainStream).
+const (
+	streamDrainWait  = 100 * time.Millisecond
+	streamDrainLimit = 64 << 10
+)
+
+// errStreamDrained cancels a response stream that did not end within
+// streamDrainWait after its response.
+var errStreamDrained = errors.New("transport: response stream not ended after its response")
+
+// drainStream discards what is left of a response stream whose response
+// was delivered, until the server ends it, for at most streamDrainWait and
+// streamDrainLimit bytes; cancel (the request's) ends a stream that the
+// server keeps open. Nothing of it is delivered: the server should send
+// nothing after the response.
+func drainStream(body io.Reader, cancel context.CancelCauseFunc) {
+	t := time.AfterFunc(streamDrainWait, func() { cancel(errStreamDrained) })
+	defer t.Stop()
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, streamDrainLimit))
 }
