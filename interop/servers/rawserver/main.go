@@ -159,42 +159,47 @@ func (s *server) handle(line []byte) *response {
 		}
 		res.Result = m
 	case "tools/call":
-		var text string
-		switch params.Name {
-		case "echo":
-			text, _ = params.Arguments["text"].(string)
-		case "add":
-			a, _ := params.Arguments["a"].(float64)
-			b, _ := params.Arguments["b"].(float64)
-			text = fmt.Sprint(a + b)
-		case "hold":
-			res.Result = holdResult
-			return res
-		case "held":
-			res.Result = heldResult
-			return res
-		case "release":
-			res.Result = releaseResult
-			return res
-		case "big":
-			n, _ := params.Arguments["size"].(float64)
-			if n < 0 || n > 64<<20 {
-				res.Error = &rpcError{Code: -32602, Message: "size out of range"}
-				return res
-			}
-			text = strings.Repeat("x", int(n))
-		default:
-			if !strings.HasPrefix(params.Name, "filler-") {
-				res.Error = &rpcError{Code: -32602, Message: "unknown tool " + params.Name}
-				return res
-			}
-			text, _ = params.Arguments["text"].(string)
-		}
-		res.Result = complete(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+		s.callTool(params.Name, params.Arguments, res, complete)
 	default:
 		res.Error = &rpcError{Code: -32601, Message: "method not found: " + req.Method}
 	}
 	return res
+}
+
+// callTool answers tools/call of tool name with args into res.
+func (s *server) callTool(name string, args map[string]any, res *response, complete func(map[string]any) map[string]any) {
+	var text string
+	switch name {
+	case "echo":
+		text, _ = args["text"].(string)
+	case "add":
+		a, _ := args["a"].(float64)
+		b, _ := args["b"].(float64)
+		text = fmt.Sprint(a + b)
+	case "hold":
+		res.Result = holdResult
+		return
+	case "held":
+		res.Result = heldResult
+		return
+	case "release":
+		res.Result = releaseResult
+		return
+	case "big":
+		n, _ := args["size"].(float64)
+		if n < 0 || n > 64<<20 {
+			res.Error = &rpcError{Code: -32602, Message: "size out of range"}
+			return
+		}
+		text = strings.Repeat("x", int(n))
+	default:
+		if !strings.HasPrefix(name, "filler-") {
+			res.Error = &rpcError{Code: -32602, Message: "unknown tool " + name}
+			return
+		}
+		text, _ = args["text"].(string)
+	}
+	res.Result = complete(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
 }
 
 func contains(list []string, v string) bool {
