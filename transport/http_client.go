@@ -324,7 +324,7 @@ func requestError(ctx, reqCtx context.Context, op, endpoint string, err error) e
 
 func discardLogger(l *slog.Logger) *slog.Logger {
 	if l == nil {
-		return slog.New(slog.DiscardHandler)
+		return discardSlog // one for all connections: a logger is immutable
 	}
 	return l
 }
