@@ -222,6 +222,39 @@ func commonHeaders(ctx context.Context, req *http.Request, static http.Header, t
 // parameters parse or not (the media type is the lowered, trimmed text
 // before the first ';' either way), without the map of parameters that
 // ParseMediaType allocates for every response.
+// Canonical header keys, for reqHeaders.set (Header.Set canonicalizes
+// the key of every call, which allocates for MCP-Protocol-Version).
+var (
+	hdrContentType     = "Content-Type"
+	hdrAccept          = "Accept"
+	hdrProtocolVersion = http.CanonicalHeaderKey(protocol.HeaderProtocolVersion)
+	hdrSessionID       = http.CanonicalHeaderKey(protocol.HeaderSessionID)
+	hdrMethod          = http.CanonicalHeaderKey(protocol.HeaderMethod)
+	hdrName            = http.CanonicalHeaderKey(protocol.HeaderName)
+	hdrLastEventID     = http.CanonicalHeaderKey(protocol.HeaderLastEventID)
+)
+
+// reqHeaders sets the one-value headers of a request with values taken
+// from one array, so that setting n headers allocates once instead of n
+// times. Each value slice has capacity 1: a later Add (a HeaderFunc, say)
+// copies it instead of writing into the next one.
+type reqHeaders struct {
+	h    http.Header
+	vals []string
+}
+
+// headersOf returns the reqHeaders of req, with room for n values.
+func headersOf(req *http.Request, n int) reqHeaders {
+	return reqHeaders{h: req.Header, vals: make([]string, 0, n)}
+}
+
+// set sets the header of canonical key to v, as Header.Set does.
+func (r *reqHeaders) set(key, v string) {
+	r.vals = append(r.vals, v)
+	n := len(r.vals)
+	r.h[key] = r.vals[n-1 : n : n]
+}
+
 func mediaType(ct string) string {
 	base, _, _ := strings.Cut(ct, ";")
 	return strings.ToLower(strings.TrimSpace(base))

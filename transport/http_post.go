@@ -10,7 +10,6 @@ import (
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
-	"github.com/conduitmcp/conduit/protocol"
 )
 
 // One POST exchange per message, in both eras; what differs by era is
@@ -108,16 +107,17 @@ func (c *httpConn) newPOST(ctx context.Context, x *exchange, body []byte) (*http
 	if err != nil {
 		return nil, err
 	}
-	if err := c.prepare(ctx, req, x.version, x.sid); err != nil {
+	hs := headersOf(req, 6)
+	if err := c.prepare(ctx, req, &hs, x.version, x.sid); err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", mediaJSON)
-	req.Header.Set("Accept", acceptPOST)
+	hs.set(hdrContentType, mediaJSON)
+	hs.set(hdrAccept, acceptPOST)
 	if x.era == negotiation.EraModern && x.method != "" {
-		req.Header.Set(protocol.HeaderMethod, x.method)
+		hs.set(hdrMethod, x.method)
 		if x.st != nil {
 			if name, ok := nameHeader(x.method, x.params); ok {
-				req.Header.Set(protocol.HeaderName, name)
+				hs.set(hdrName, name)
 			}
 		}
 	}
@@ -127,16 +127,17 @@ func (c *httpConn) newPOST(ctx context.Context, x *exchange, body []byte) (*http
 	return applyHook(ctx, req, c.headerFunc)
 }
 
-// prepare sets the headers every request of the connection carries.
-func (c *httpConn) prepare(ctx context.Context, req *http.Request, version, sid string) error {
+// prepare sets the headers every request of the connection carries, the
+// protocol's through hs.
+func (c *httpConn) prepare(ctx context.Context, req *http.Request, hs *reqHeaders, version, sid string) error {
 	if err := commonHeaders(ctx, req, c.header, c.tokens); err != nil {
 		return err
 	}
 	if version != "" {
-		req.Header.Set(protocol.HeaderProtocolVersion, version)
+		hs.set(hdrProtocolVersion, version)
 	}
 	if sid != "" && negotiation.EraOf(version) != negotiation.EraModern {
-		req.Header.Set(protocol.HeaderSessionID, sid)
+		hs.set(hdrSessionID, sid)
 	}
 	return nil
 }
