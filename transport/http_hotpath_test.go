@@ -105,3 +105,42 @@ func TestHTTPStreamKeptOpenAfterResponse(t *testing.T) {
 		t.Errorf("3 calls whose streams stay open used %d TCP connections, want 3", n)
 	}
 }
+
+// TestHTTPHeaderFuncAddKeepsOtherHeaders checks that a HeaderFunc adding a
+// value to one protocol header leaves the others as they were (their
+// values share one array; each slice must be copied when it grows).
+func TestHTTPHeaderFuncAddKeepsOtherHeaders(t *testing.T) {
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	defer srv.Close()
+	hook := func(_ context.Context, req *http.Request) error {
+		req.Header.Add("Mcp-Protocol-Version", "extra")
+		req.Header.Add("Content-Type", "extra")
+		return nil
+	}
+	c, err := (&transport.StreamableHTTP{URL: srv.URL, HeaderFunc: hook}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+	if err := c.Write(context.Background(), httpRequest(t, 1, "tools/call", map[string]any{"name": "echo"})); err != nil {
+		t.Fatal(err)
+	}
+	h := <-got
+	for k, want := range map[string][]string{
+		"Mcp-Protocol-Version": {"2026-07-28", "extra"},
+		"Content-Type":         {"application/json", "extra"},
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Method":           {"tools/call"},
+		"Mcp-Name":             {"echo"},
+	} {
+		if fmt.Sprint(h[k]) != fmt.Sprint(want) {
+			t.Errorf("%s = %q, want %q", k, h[k], want)
+		}
+	}
+}
