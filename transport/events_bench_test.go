@@ -84,6 +84,9 @@ func bytesPerLargeEvent(t testing.TB, size int) uint64 {
 // copy of it: reading and decoding a 1 MiB event allocates the gathered
 // line (doubling, so under 4× the event) and nothing of its size more.
 func TestLargeEventNotCopied(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector allocates")
+	}
 	const size = 1 << 20
 	got := bytesPerLargeEvent(t, size)
 	t.Logf("a %d-byte event: %d bytes allocated (%.2f×)", size, got, float64(got)/size)
