@@ -178,6 +178,7 @@ var (
 	_ ProtocolVersionSetter = (*httpConn)(nil)
 	_ StreamCanceler        = (*httpConn)(nil)
 	_ StreamReadyWaiter     = (*httpConn)(nil)
+	_ StreamDeferrer        = (*httpConn)(nil)
 	_ Kinder                = (*httpConn)(nil)
 )
 
