@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/conduitmcp/conduit/protocol"
@@ -104,5 +107,28 @@ func TestBuildPrefixAllocs(t *testing.T) {
 	})
 	if n > 1 {
 		t.Errorf("buildPrefix allocates %v times, want 1", n)
+	}
+}
+
+// TestStepLogsOnlyAtDebug: a negotiation step costs no allocation when
+// the logger is not at Debug, and is still logged when it is.
+func TestStepLogsOnlyAtDebug(t *testing.T) {
+	st := TraceStep{Step: "probe", Sent: "server/discover", Outcome: "result", Verdict: "modern"}
+	d := &driver{s: &Session{log: slog.New(slog.DiscardHandler)}, ctx: t.Context()}
+	d.step(st)
+	if n := testing.AllocsPerRun(100, func() {
+		d.trace = d.trace[:0]
+		d.step(st)
+	}); n != 0 {
+		t.Errorf("step allocates %v times with logging off, want 0", n)
+	}
+	var buf bytes.Buffer
+	d = &driver{s: &Session{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}, ctx: t.Context()}
+	d.step(st)
+	if got := buf.String(); !strings.Contains(got, "negotiation step") || !strings.Contains(got, "sent=server/discover") {
+		t.Errorf("debug log = %q", got)
+	}
+	if len(d.trace) != 1 || d.trace[0] != st {
+		t.Errorf("trace = %+v", d.trace)
 	}
 }
