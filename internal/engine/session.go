@@ -415,7 +415,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 		t:          t,
 		set:        cfg.Handler,
 		log:        cfg.Logger,
-		events:     make(chan event, 64),
+		events:     make(chan event, eventBuffer),
 		dispatchCh: make(chan dispatchItem),
 		closing:    make(chan struct{}),
 		loopDone:   make(chan struct{}),
