@@ -233,6 +233,7 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		Retry:             cfg.retry,
 		Logger:            cfg.logger,
 		Authorize:         cfg.auth.Authorize,
+		MaxInputRounds:    cfg.maxInputRounds,
 		CapabilityOptions: negotiation.CapabilityOptions{
 			SamplingTools:    cfg.capOpts.SamplingTools,
 			SamplingContext:  cfg.capOpts.SamplingContext,
@@ -383,12 +384,13 @@ func (c *Client) call(ctx context.Context, method string, params any, opts *engi
 		}
 	}
 	raw, err := c.sess.Call(ctx, method, params, opts)
-	if err == nil {
+	if err == nil || isType[*engine.InputRequiredError](err) {
+		// A call stopped for input was answered too.
 		c.verified.Store(true)
 	} else if ctx.Err() == nil && !c.verified.Load() {
 		c.doubted.Store(true)
 	}
-	return raw, c.fail(method, err)
+	return raw, c.fail(method, inputRequired(err))
 }
 
 // decode unmarshals a result into v; a failure is an *Error of kind

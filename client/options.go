@@ -136,6 +136,7 @@ type config struct {
 	maxPages          int
 	eventBuffer       int
 	messageLog        func(Direction, jsonrpc.Message)
+	maxInputRounds    int              // MRTR round cap; 0 for the engine's default
 	now               func() time.Time // test seam; nil => time.Now
 }
 

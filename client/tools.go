@@ -215,6 +215,7 @@ type callConfig struct {
 	timeout  time.Duration
 	task     bool
 	noReplay bool
+	manual   bool // WithManualInput
 }
 
 func newCallConfig(opts []CallOption) callConfig {
@@ -228,7 +229,7 @@ func newCallConfig(opts []CallOption) callConfig {
 }
 
 func (cc *callConfig) sessionOptions() *engine.CallOptions {
-	return &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay}
+	return &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay, ManualInput: cc.manual}
 }
 
 // WithProgress receives the server's progress notifications for the call,

@@ -148,7 +148,7 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 	if opts != nil {
 		o = *opts
 	}
-	return s.call(ctx, method, raw, &o)
+	return s.call(ctx, &callState{method: method, raw: raw, cur: raw}, &o)
 }
 
 // callState is what one call remembers across its attempts (replays,
@@ -177,7 +177,10 @@ const (
 	nextRound                      // send the next MRTR round (cs.cur) on the same call
 )
 
-func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+// call drives cs to its end: replays, retries, re-authorizations, MRTR
+// rounds.
+func (s *Session) call(ctx context.Context, cs *callState, o *CallOptions) (json.RawMessage, error) {
+	method := cs.method
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = s.cfg.RequestTimeout
@@ -196,7 +199,6 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			s.putCall(c)
 		}
 	}()
-	cs := &callState{method: method, raw: raw, cur: raw}
 	for {
 		var (
 			res  json.RawMessage
@@ -322,11 +324,19 @@ func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, 
 	if cs.rounds > s.cfg.MaxInputRounds {
 		return &ProtocolError{Method: method, Reason: fmt.Sprintf("more than %d rounds", s.cfg.MaxInputRounds), Err: ErrTooManyInputRounds}
 	}
-	next, stateOnly, err := s.inputRound(ctx, method, cs.raw, result)
+	ir, err := s.parseInputRequired(method, result)
 	if err != nil {
 		return err
 	}
-	if stateOnly {
+	if o.ManualInput && len(ir.keys) > 0 {
+		return ir.pending(method, cs)
+	}
+	next, err := s.inputRound(ctx, method, cs.raw, ir)
+	if err != nil {
+		return err
+	}
+	if len(ir.keys) == 0 {
+		// A round with requestState alone (load shedding): paced.
 		if cs.pace == nil {
 			cs.pace = newPacer()
 		}

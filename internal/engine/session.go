@@ -247,6 +247,10 @@ type CallOptions struct {
 	// fail before their retry is sent (a handler error, too many rounds)
 	// do not call it.
 	OnInputRound func(round int)
+	// ManualInput makes a modern input_required round with input
+	// requests end the call with an [*InputRequiredError] instead of
+	// asking the handler; [Session.Resume] continues it with the answers.
+	ManualInput bool
 }
 
 // TraceStep is one negotiation step.

@@ -1,0 +1,151 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/conduitmcp/conduit/internal/engine"
+)
+
+// WithMaxInputRounds caps the modern multi-round-trip (MRTR) rounds of
+// one tools/call, prompts/get or resources/read: a call that needs more
+// fails with an [*Error] of kind [KindProtocol]. Zero or negative selects
+// the default, 10. Rounds continued by [Client.Resume] count from where
+// the stored call stopped.
+func WithMaxInputRounds(n int) Option {
+	return optionFunc(func(c *config) { c.maxInputRounds = max(n, 0) })
+}
+
+// WithManualInput(true) makes the call hand its pending input requests
+// back to the caller instead of asking the handler: in the modern era a
+// tools/call, prompts/get or resources/read whose server needs input
+// ends with an [*Error] wrapping an [*InputRequired] (errors.As finds it),
+// which the caller may store (it encodes as JSON) and later give, with
+// the answers, to [Client.Resume] on this or another client of the same
+// server, in this or another process. The capabilities advertised are
+// still those the handler declares: a handler that implements
+// handler.Elicitor, say, tells the server that elicitation may be asked,
+// and manual calls then answer it themselves.
+//
+// The legacy era cannot defer input: a legacy server's request
+// (sampling/createMessage, elicitation/create, roots/list) is answered on
+// the live connection while the call waits, so in that era the handler
+// answers it as usual and this option changes nothing; keep a legacy
+// call's answer late by blocking in the handler (bounded by the call's
+// context). Default: false.
+func WithManualInput(manual bool) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.manual = manual })
+}
+
+// InputRequired is the state of a modern call that stopped for input
+// (see [WithManualInput]). It holds everything the retry needs, so it may
+// be stored and resumed later, elsewhere: encoding/json round-trips it,
+// and RequestState is kept byte for byte (it is the server's, opaque).
+type InputRequired struct {
+	// Method is the method of the call (tools/call, prompts/get or
+	// resources/read) and Params the params the caller sent.
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+	// Requests are the server's input requests, by the server's keys.
+	// Answer each with the result its method defines:
+	// *protocol.ElicitResult, *protocol.CreateMessageResult or
+	// *protocol.ListRootsResult.
+	Requests map[string]InputRequest `json:"inputRequests"`
+	// RequestState is the server's requestState (a JSON string), nil when
+	// it sent none.
+	RequestState json.RawMessage `json:"requestState,omitempty"`
+	// Round is the number of input rounds so far, this one included.
+	Round int `json:"round"`
+}
+
+// InputRequest is one input request of an [InputRequired]: its method
+// (elicitation/create, sampling/createMessage or roots/list) and raw
+// params, as the server sent them.
+type InputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+func (e *InputRequired) Error() string {
+	return fmt.Sprintf("client: %s needs input (%d request(s), round %d)", e.Method, len(e.Requests), e.Round)
+}
+
+// inputRequired turns the engine's pending input into an *InputRequired;
+// other errors are returned as they are.
+func inputRequired(err error) error {
+	p, ok := errors.AsType[*engine.InputRequiredError](err)
+	if !ok {
+		return err
+	}
+	e := &InputRequired{Method: p.Method, Params: p.Params, RequestState: p.RequestState, Round: p.Round,
+		Requests: make(map[string]InputRequest, len(p.Requests))}
+	for k, r := range p.Requests {
+		e.Requests[k] = InputRequest{Method: r.Method, Params: r.Params}
+	}
+	return e
+}
+
+// Resume continues the call that stopped with p, sending answers (by the
+// keys of p.Requests; each value is marshalled, a json.RawMessage is sent
+// as it is; a key left out is one the server may ask again) and p's
+// requestState, and decodes the final result into result unless it is
+// nil (for example a *protocol.CallToolResult for tools/call). Give
+// [WithManualInput] again to have a later round that needs input stop
+// again with a new [*InputRequired]; without it the handler answers it.
+// Modern era only: elsewhere the error is of kind [KindUnsupported].
+func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[string]any, result any, opts ...CallOption) error {
+	op := "resume"
+	if p == nil {
+		return newError(op, KindInvalid, "no pending call to resume")
+	}
+	op = p.Method
+	raw := make(map[string]json.RawMessage, len(answers))
+	for k, a := range answers {
+		b, err := marshalJSON(a)
+		if err != nil {
+			return newError(op, KindInvalid, "encoding the answer to %s: %w", strconv.Quote(k), err)
+		}
+		raw[k] = b
+	}
+	ep := &engine.InputRequiredError{Method: p.Method, Params: p.Params, RequestState: p.RequestState, Round: p.Round,
+		Requests: make(map[string]engine.PendingRequest, len(p.Requests))}
+	for k, r := range p.Requests {
+		ep.Requests[k] = engine.PendingRequest{Method: r.Method, Params: r.Params}
+	}
+	cc := newCallConfig(opts)
+	res, err := c.sess.Resume(ctx, ep, raw, cc.sessionOptions())
+	if err != nil {
+		if errors.Is(err, engine.ErrNotModern) {
+			return &Error{Op: op, Kind: KindUnsupported, Err: errors.Join(err, ErrNotSupported)}
+		}
+		if errors.Is(err, engine.ErrInvalidResume) {
+			return &Error{Op: op, Kind: KindInvalid, Err: err}
+		}
+		return c.fail(op, inputRequired(err))
+	}
+	if result == nil {
+		return nil
+	}
+	return decode(op, res, result)
+}
+
+// marshalJSON encodes v; a json.RawMessage or []byte is taken as JSON
+// text and checked.
+func marshalJSON(v any) (json.RawMessage, error) {
+	switch b := v.(type) {
+	case json.RawMessage:
+		if !json.Valid(b) {
+			return nil, errors.New("not valid JSON")
+		}
+		return b, nil
+	case []byte:
+		if !json.Valid(b) {
+			return nil, errors.New("not valid JSON")
+		}
+		return b, nil
+	}
+	return json.Marshal(v)
+}
