@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/conduitmcp/conduit/internal/engine"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 // WithMaxInputRounds caps the modern multi-round-trip (MRTR) rounds of
@@ -53,7 +55,7 @@ type InputRequired struct {
 	// Answer each with the result its method defines:
 	// *protocol.ElicitResult, *protocol.CreateMessageResult or
 	// *protocol.ListRootsResult.
-	Requests map[string]InputRequest `json:"inputRequests"`
+	Requests map[string]protocol.InputRequest `json:"inputRequests"`
 	// RequestState is the server's requestState (a JSON string), nil when
 	// it sent none.
 	RequestState json.RawMessage `json:"requestState,omitempty"`
@@ -61,29 +63,49 @@ type InputRequired struct {
 	Round int `json:"round"`
 }
 
-// InputRequest is one input request of an [InputRequired]: its method
-// (elicitation/create, sampling/createMessage or roots/list) and raw
-// params, as the server sent them.
-type InputRequest struct {
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params,omitempty"`
-}
-
 func (e *InputRequired) Error() string {
 	return fmt.Sprintf("client: %s needs input (%d request(s), round %d)", e.Method, len(e.Requests), e.Round)
 }
 
-// inputRequired turns the engine's pending input into an *InputRequired;
-// other errors are returned as they are.
+// URLElicitationRequired is a 2025-11-25 server's
+// URLElicitationRequiredError (-32042): the call needs the user to visit
+// the URLs of Elicitations (mode "url", each with its elicitationId)
+// before it can succeed. A client whose handler implements
+// handler.URLElicitor never returns it for a first -32042: it shows the
+// URLs to the handler, waits for the server's
+// notifications/elicitation/complete (bounded by the call's context and
+// five minutes) and sends the request again once; it is returned when
+// there is no URLElicitor, when the user did not accept, when the
+// elicitations did not complete in time, or when the retry met -32042
+// again. It unwraps to the server's *jsonrpc.Error (errors.Is(err,
+// jsonrpc.ErrURLElicitationRequired)); the *Error around it is of kind
+// [KindServer].
+type URLElicitationRequired struct {
+	Elicitations []protocol.ElicitParams
+	Err          *jsonrpc.Error
+}
+
+func (e *URLElicitationRequired) Error() string {
+	return fmt.Sprintf("client: %d URL elicitation(s) required: %s", len(e.Elicitations), e.Err.Message)
+}
+
+func (e *URLElicitationRequired) Unwrap() error { return e.Err }
+
+// inputRequired turns the engine's pending input into an *InputRequired,
+// and its -32042 error into a *URLElicitationRequired; other errors are
+// returned as they are.
 func inputRequired(err error) error {
+	if ue, ok := errors.AsType[*engine.URLElicitationRequiredError](err); ok {
+		return &URLElicitationRequired{Elicitations: ue.Elicitations, Err: ue.Err}
+	}
 	p, ok := errors.AsType[*engine.InputRequiredError](err)
 	if !ok {
 		return err
 	}
 	e := &InputRequired{Method: p.Method, Params: p.Params, RequestState: p.RequestState, Round: p.Round,
-		Requests: make(map[string]InputRequest, len(p.Requests))}
+		Requests: make(map[string]protocol.InputRequest, len(p.Requests))}
 	for k, r := range p.Requests {
-		e.Requests[k] = InputRequest{Method: r.Method, Params: r.Params}
+		e.Requests[k] = protocol.InputRequest{Method: r.Method, Params: r.Params}
 	}
 	return e
 }

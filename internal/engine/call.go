@@ -164,8 +164,11 @@ type callState struct {
 	auths    int             // Authorize calls so far
 	replayed bool
 	reprobed bool
-	pace     *pacer
-	retry    *retrier
+	// urlElicited: the request was re-sent after its URL elicitations
+	// completed (-32042); a second -32042 is the caller's.
+	urlElicited bool
+	pace        *pacer
+	retry       *retrier
 }
 
 // afterAttempt is what a call does after an attempt.
@@ -281,6 +284,17 @@ func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c
 			} else if changed {
 				return nil, nextResend, nil
 			}
+		}
+		if resp.Error.Code == jsonrpc.CodeURLElicitationRequired && n.era != negotiation.EraModern {
+			// 2025-11-25 only (modern servers must not send it).
+			if cs.urlElicited {
+				return nil, nextDone, urlElicitationError(method, resp.Error)
+			}
+			if err := s.urlElicit(ctx, method, resp.Error); err != nil {
+				return nil, nextDone, err
+			}
+			cs.urlElicited = true
+			return nil, nextResend, nil
 		}
 		return nil, nextDone, serverError(method, resp.Error)
 	}

@@ -201,5 +201,7 @@ func (s *Session) deliverItem(it dispatchItem) {
 				h.ResourceUpdated.OnResourceUpdated(ctx, p.URI)
 			}
 		}
+	case route.ElicitationComplete:
+		s.elicitationComplete(ctx, n.Params)
 	}
 }

@@ -309,6 +309,7 @@ type Session struct {
 	events     chan event        // to the loop; buffered so posting is cheap
 	dispatchCh chan dispatchItem // loop → dispatcher, unbuffered
 	closing    chan struct{}     // closed by Close
+	urls       urlWaits          // -32042 calls waiting for elicitation/complete (urlelicit.go)
 	loopDone   chan struct{}     // closed when the loop returns
 	doneCh     chan struct{}     // closed by the loop when the session fails or closes
 	closeOnce  sync.Once
