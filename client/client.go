@@ -24,15 +24,16 @@ import (
 // All methods are safe for concurrent use. [Client.Close] ends the
 // connection, every [Subscription] and every goroutine the client started.
 type Client struct {
-	sess      *engine.Session // written once by Connect
-	cfg       config          // frozen at Connect
-	key       string          // server key for the caches
-	eraKey    string          // era cache key; "" for none
-	hinted    bool            // written once by connect: negotiated from an era cache record
-	verified  atomic.Bool     // a request succeeded (proves a hinted era)
-	doubted   atomic.Bool     // a request failed before any succeeded (casts doubt on a hinted era)
-	kind      string          // transport kind
-	listeners handler.Set     // the user's handler, detected once
+	sess       *engine.Session // written once by Connect
+	cfg        config          // frozen at Connect
+	key        string          // server key for the caches
+	eraKey     string          // era cache key; "" for none
+	hinted     bool            // written once by connect: negotiated from an era cache record
+	verified   atomic.Bool     // a request succeeded (proves a hinted era)
+	doubted    atomic.Bool     // a request failed before any succeeded (casts doubt on a hinted era)
+	kind       string          // transport kind
+	listeners  handler.Set     // the user's handler, detected once
+	rootsDirty chan struct{}   // cap 1: a change of cfg.roots to notify (roots.go)
 
 	tools toolRegistry // per-connection tool metadata
 
@@ -135,6 +136,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	}
 	c.rememberEra()
 	c.autoListen(ctx)
+	c.watchRoots()
 	return c, nil
 }
 
@@ -239,6 +241,12 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 			SamplingContext:  cfg.capOpts.SamplingContext,
 			RootsListChanged: cfg.capOpts.RootsListChanged,
 		},
+	}
+	if cfg.roots != nil {
+		// The client's own list answers roots requests and announces its
+		// changes (legacy).
+		s.Handler.RootsLister = cfg.roots
+		s.CapabilityOptions.RootsListChanged = true
 	}
 	switch cfg.protocol {
 	case Auto:

@@ -137,6 +137,7 @@ type config struct {
 	eventBuffer       int
 	messageLog        func(Direction, jsonrpc.Message)
 	maxInputRounds    int              // MRTR round cap; 0 for the engine's default
+	roots             *Roots           // WithRoots; nil for none
 	now               func() time.Time // test seam; nil => time.Now
 }
 
