@@ -240,6 +240,7 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 			SamplingTools:    cfg.capOpts.SamplingTools,
 			SamplingContext:  cfg.capOpts.SamplingContext,
 			RootsListChanged: cfg.capOpts.RootsListChanged,
+			TaskRequests:     cfg.capOpts.TaskRequests,
 		},
 	}
 	if cfg.roots != nil {

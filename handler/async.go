@@ -16,10 +16,10 @@ type ElicitationCompleteListener interface {
 	OnElicitationComplete(ctx context.Context, elicitationID string)
 }
 
-// TaskStatusListener receives task status notifications: the 2025-11-25
-// notifications/tasks/status of the server's tasks and of the tasks the
-// client runs for the server (task-augmented sampling and elicitation),
-// so that a status is seen when it changes, not only when polled.
+// TaskStatusListener receives the server's task status notifications
+// (the 2025-11-25 notifications/tasks/status; the tasks extension's
+// notifications/tasks, mapped to the same fields), so that a task's
+// status is seen when it changes, not only when polled.
 type TaskStatusListener interface {
 	// OnTaskStatus is called from the dispatcher goroutine, in order.
 	OnTaskStatus(ctx context.Context, task *protocol.Task)

@@ -203,5 +203,7 @@ func (s *Session) deliverItem(it dispatchItem) {
 		}
 	case route.ElicitationComplete:
 		s.elicitationComplete(ctx, n.Params)
+	case route.TaskStatus:
+		s.taskStatus(ctx, n)
 	}
 }

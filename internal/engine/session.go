@@ -310,6 +310,7 @@ type Session struct {
 	dispatchCh chan dispatchItem // loop → dispatcher, unbuffered
 	closing    chan struct{}     // closed by Close
 	urls       urlWaits          // -32042 calls waiting for elicitation/complete (urlelicit.go)
+	recv       taskReceiver      // tasks run for a legacy server (taskrecv.go)
 	loopDone   chan struct{}     // closed when the loop returns
 	doneCh     chan struct{}     // closed by the loop when the session fails or closes
 	closeOnce  sync.Once

@@ -21,6 +21,8 @@ func init() {
 			input: `{"type":"object","properties":{"rounds":{"type":"integer"}}}`, run: toolAskRounds},
 		{name: "url_required", description: "2025-11-25: answers -32042 (URL elicitation required) until the elicitation completed; complete=false never completes it.",
 			input: `{"type":"object","properties":{"complete":{"type":"boolean"}}}`, run: toolURLRequired},
+		{name: "task_input", description: "2025-11-25: sends a task-augmented sampling (kind sample) or elicitation (kind elicit) request and follows the client's task; cancel=true cancels it.",
+			input: `{"type":"object","properties":{"kind":{"type":"string"},"cancel":{"type":"boolean"}}}`, run: toolTaskInput},
 	}
 }
 
@@ -199,4 +201,141 @@ func (s *Server) Roots() ([]string, int) {
 	s.in.mu.Lock()
 	defer s.in.mu.Unlock()
 	return append([]string(nil), s.in.roots...), s.in.rootsSeen
+}
+
+// toolTaskInput (2025-11-25) sends a task-augmented sampling/createMessage
+// (kind "sample", the default) or elicitation/create (kind "elicit") to a
+// client that declared it may run them as tasks, then follows the task
+// as a requestor: tasks/list must list it, tasks/get is polled until the
+// task is terminal (or, with cancel=true, tasks/cancel ends it first),
+// and tasks/result gives the underlying result. The text reports the
+// final status and the result's content.
+func toolTaskInput(s *Server, c *call, args map[string]any) (map[string]any, *jsonrpc.Error) {
+	if c.modern || c.version != protocol.Version20251125 {
+		return nil, jsonrpc.ErrInvalidParams.WithMessage("task_input is a 2025-11-25 tool")
+	}
+	method, params := protocol.MethodSamplingCreateMessage, map[string]any{
+		"messages":  []any{map[string]any{"role": "user", "content": protocol.TextContent("Capital of France?")}},
+		"maxTokens": 50,
+	}
+	if argString(args, "kind", "sample") == "elicit" {
+		method, params = protocol.MethodElicitationCreate, askName(0).Params.(map[string]any)
+	}
+	if !clientTaskable(c.caps.Tasks, method) {
+		return nil, jsonrpc.ErrInvalidParams.WithMessage("the client did not declare tasks.requests for " + method)
+	}
+	params["task"] = map[string]any{"ttl": 60_000}
+	raw, err := c.ask(method, params)
+	if err != nil {
+		return nil, err
+	}
+	var created protocol.CreateTaskResult
+	if json.Unmarshal(raw, &created) != nil || created.Task.TaskID == "" || created.Task.Status != protocol.TaskWorking {
+		return nil, jsonrpc.ErrInternal.WithMessage("the client did not answer with a working task: " + string(raw))
+	}
+	id := created.Task.TaskID
+	if err := checkListed(c, id); err != nil {
+		return nil, err
+	}
+	if args["cancel"] == true {
+		raw, err := c.ask(protocol.MethodTasksCancel, map[string]any{"taskId": id})
+		if err != nil {
+			return nil, err
+		}
+		var t protocol.GetTaskResult
+		if json.Unmarshal(raw, &t) != nil || t.Status != protocol.TaskCancelled {
+			return nil, jsonrpc.ErrInternal.WithMessage("tasks/cancel did not cancel: " + string(raw))
+		}
+	}
+	status, err := pollClientTask(c, id)
+	if err != nil {
+		return nil, err
+	}
+	if status != protocol.TaskCompleted {
+		return textResult(string(status)), nil
+	}
+	res, err := c.ask(protocol.MethodTasksResult, map[string]any{"taskId": id})
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		Meta protocol.Meta `json:"_meta"`
+	}
+	var rel protocol.RelatedTaskMetadata
+	if json.Unmarshal(res, &m) != nil || !m.Meta.Lookup(protocol.MetaRelatedTask, &rel) || rel.TaskID != id {
+		return nil, jsonrpc.ErrInternal.WithMessage("tasks/result lacks the related-task _meta: " + string(res))
+	}
+	return textResult(string(status) + " " + string(res)), nil
+}
+
+// clientTaskable reports whether the client's tasks capability lists method.
+func clientTaskable(t *protocol.ClientTasksCapability, method string) bool {
+	if t == nil || t.Requests == nil {
+		return false
+	}
+	if method == protocol.MethodSamplingCreateMessage {
+		return t.Requests.Sampling != nil && t.Requests.Sampling.CreateMessage != nil
+	}
+	return t.Requests.Elicitation != nil && t.Requests.Elicitation.Create != nil
+}
+
+// checkListed asks tasks/list and requires id in it.
+func checkListed(c *call, id string) *jsonrpc.Error {
+	raw, err := c.ask(protocol.MethodTasksList, map[string]any{})
+	if err != nil {
+		return err
+	}
+	var lr protocol.ListTasksResult
+	if json.Unmarshal(raw, &lr) != nil {
+		return jsonrpc.ErrInternal.WithMessage("malformed tasks/list result")
+	}
+	for _, t := range lr.Tasks {
+		if t.TaskID == id {
+			return nil
+		}
+	}
+	return jsonrpc.ErrInternal.WithMessage("tasks/list does not list " + id)
+}
+
+// pollClientTask polls tasks/get until the task is terminal (bounded).
+func pollClientTask(c *call, id string) (protocol.TaskStatus, *jsonrpc.Error) {
+	for range 500 {
+		raw, err := c.ask(protocol.MethodTasksGet, map[string]any{"taskId": id})
+		if err != nil {
+			return "", err
+		}
+		var t protocol.GetTaskResult
+		if json.Unmarshal(raw, &t) != nil || t.TaskID != id {
+			return "", jsonrpc.ErrInternal.WithMessage("malformed tasks/get result: " + string(raw))
+		}
+		if t.Status.Terminal() {
+			return t.Status, nil
+		}
+		tm := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-tm.C:
+		case <-c.ctx.Done():
+			tm.Stop()
+			return "", jsonrpc.ErrRequestCancelled
+		}
+	}
+	return "", jsonrpc.ErrInternal.WithMessage("the client's task never finished")
+}
+
+// tellStatusLocked sends a legacy task's new status to its session
+// (notifications/tasks/status), off the caller's goroutine. s.mu must be
+// held.
+func (s *Server) tellStatusLocked(t *task) {
+	if t.modern || t.sess == nil {
+		return
+	}
+	if s.closed {
+		return
+	}
+	fields, ss := t.fieldsLocked(), t.sess
+	s.wg.Add(1) // goTracked would take s.mu again
+	go func() {
+		defer s.wg.Done()
+		ss.sendNotification(protocol.NotificationTasksStatus, fields)
+	}()
 }
