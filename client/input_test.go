@@ -46,7 +46,7 @@ func pendingOf(t *testing.T, err error, wantKey string, wantRound int) *client.I
 // client (a new connection, as another process would make), which again
 // stops at the second round and finishes with the answers of both.
 func TestManualInputAcrossClients(t *testing.T) {
-	for _, tr := range []string{tPipe, tHTTP} {
+	for _, tr := range []string{tPipe, tStdio, tHTTP} {
 		t.Run(tr, func(t *testing.T) {
 			f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Modern), client.WithHandler(refusingElicitor(t)))
 			ctx := testCtx(t)

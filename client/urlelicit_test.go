@@ -47,7 +47,7 @@ func (c *completions) await(t *testing.T) string {
 // the caller as a typed error carrying the URL, and the server's
 // elicitation/complete reaches the listener.
 func TestURLElicitationRequiredTyped(t *testing.T) {
-	for _, tr := range []string{tPipe, tHTTP} {
+	for _, tr := range []string{tPipe, tStdio, tHTTP} {
 		t.Run(tr, func(t *testing.T) {
 			done := newCompletions()
 			f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Pin(protocol.Version20251125)),
@@ -77,7 +77,7 @@ func TestURLElicitationRequiredTyped(t *testing.T) {
 // the handler; after the server's completion the call is sent again and
 // succeeds. A declined URL is the caller's typed error.
 func TestURLElicitationRequiredHandled(t *testing.T) {
-	for _, tr := range []string{tPipe, tHTTP} {
+	for _, tr := range []string{tPipe, tStdio, tHTTP} {
 		t.Run(tr, func(t *testing.T) {
 			var mu sync.Mutex
 			var urls []string

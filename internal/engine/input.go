@@ -46,7 +46,7 @@ func (e *InputRequiredError) Error() string {
 func (ir *inputRequired) pending(method string, cs *callState) error {
 	reqs := make(map[string]PendingRequest, len(ir.InputRequests))
 	for k, r := range ir.InputRequests {
-		reqs[k] = PendingRequest{Method: r.Method, Params: r.Params}
+		reqs[k] = PendingRequest(r)
 	}
 	return &InputRequiredError{Method: method, Params: cs.raw, Requests: reqs, RequestState: ir.RequestState, Round: cs.rounds}
 }
