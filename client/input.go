@@ -22,22 +22,30 @@ func WithMaxInputRounds(n int) Option {
 }
 
 // WithManualInput(true) makes the call hand its pending input requests
-// back to the caller instead of asking the handler: in the modern era a
-// tools/call, prompts/get or resources/read whose server needs input
-// ends with an [*Error] wrapping an [*InputRequired] (errors.As finds it),
-// which the caller may store (it encodes as JSON) and later give, with
-// the answers, to [Client.Resume] on this or another client of the same
-// server, in this or another process. The capabilities advertised are
-// still those the handler declares: a handler that implements
-// handler.Elicitor, say, tells the server that elicitation may be asked,
-// and manual calls then answer it themselves.
+// back to the caller instead of asking the handler: the call ends with an
+// [*Error] wrapping an [*InputRequired] (errors.As finds it), and
+// [Client.Resume] continues it with the answers. The capabilities
+// advertised are still those the handler declares: a handler that
+// implements handler.Elicitor, say, tells the server that elicitation may
+// be asked, and manual calls then answer it themselves.
 //
-// The legacy era cannot defer input: a legacy server's request
-// (sampling/createMessage, elicitation/create, roots/list) is answered on
-// the live connection while the call waits, so in that era the handler
-// answers it as usual and this option changes nothing; keep a legacy
-// call's answer late by blocking in the handler (bounded by the call's
-// context). Default: false.
+// Modern era (tools/call, prompts/get, resources/read): the
+// InputRequired holds everything the retry needs; store it (it encodes as
+// JSON, requestState byte for byte) and resume it later on this or
+// another client of the same server, in this or another process.
+//
+// Legacy era: a server asks with a request that must be answered on the
+// live connection, so nothing can be stored. While the manual call is in
+// flight, the server's sampling, elicitation and roots requests are held
+// and handed to its caller (to the oldest manual call in flight: over
+// stdio a request names no call), keyed by their JSON-RPC ids; the call
+// goes on in the background, and Resume, on the same client with that
+// same InputRequired, answers them (a key left out is answered with an
+// error) and waits for the call again. A held request gets an error
+// answer, and the call is cancelled, when Resume does not come within
+// five minutes or when the caller's context ends while it waits. An
+// InputRequired decoded from JSON is not live: resuming it in the legacy
+// era fails with kind [KindUnsupported]. Default: false.
 func WithManualInput(manual bool) CallOption {
 	return callOptionFunc(func(c *callConfig) { c.manual = manual })
 }
@@ -61,6 +69,8 @@ type InputRequired struct {
 	RequestState json.RawMessage `json:"requestState,omitempty"`
 	// Round is the number of input rounds so far, this one included.
 	Round int `json:"round"`
+
+	held *engine.InputRequiredError // legacy: the live call holding the requests
 }
 
 func (e *InputRequired) Error() string {
@@ -104,6 +114,9 @@ func inputRequired(err error) error {
 	}
 	e := &InputRequired{Method: p.Method, Params: p.Params, RequestState: p.RequestState, Round: p.Round,
 		Requests: make(map[string]protocol.InputRequest, len(p.Requests))}
+	if p.Live() {
+		e.held = p
+	}
 	for k, r := range p.Requests {
 		e.Requests[k] = protocol.InputRequest{Method: r.Method, Params: r.Params}
 	}
@@ -112,12 +125,14 @@ func inputRequired(err error) error {
 
 // Resume continues the call that stopped with p, sending answers (by the
 // keys of p.Requests; each value is marshalled, a json.RawMessage is sent
-// as it is; a key left out is one the server may ask again) and p's
-// requestState, and decodes the final result into result unless it is
-// nil (for example a *protocol.CallToolResult for tools/call). Give
-// [WithManualInput] again to have a later round that needs input stop
-// again with a new [*InputRequired]; without it the handler answers it.
-// Modern era only: elsewhere the error is of kind [KindUnsupported].
+// as it is) and decodes the final result into result unless it is nil
+// (for example a *protocol.CallToolResult for tools/call). In the modern
+// era p's requestState goes with the answers and a key left out is one
+// the server may ask again; in the legacy era the answers go to the held
+// server requests (see [WithManualInput]). Give [WithManualInput] again
+// to have a later modern round stop again with a new [*InputRequired];
+// without it the handler answers it (a legacy manual call keeps handing
+// back the requests of its server while it runs).
 func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[string]any, result any, opts ...CallOption) error {
 	op := "resume"
 	if p == nil {
@@ -132,10 +147,13 @@ func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[strin
 		}
 		raw[k] = b
 	}
-	ep := &engine.InputRequiredError{Method: p.Method, Params: p.Params, RequestState: p.RequestState, Round: p.Round,
-		Requests: make(map[string]engine.PendingRequest, len(p.Requests))}
-	for k, r := range p.Requests {
-		ep.Requests[k] = engine.PendingRequest{Method: r.Method, Params: r.Params}
+	ep := p.held
+	if ep == nil {
+		ep = &engine.InputRequiredError{Method: p.Method, Params: p.Params, RequestState: p.RequestState, Round: p.Round,
+			Requests: make(map[string]engine.PendingRequest, len(p.Requests))}
+		for k, r := range p.Requests {
+			ep.Requests[k] = engine.PendingRequest{Method: r.Method, Params: r.Params}
+		}
 	}
 	cc := newCallConfig(opts)
 	res, err := c.sess.Resume(ctx, ep, raw, cc.sessionOptions())

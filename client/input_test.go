@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
@@ -142,13 +143,91 @@ func TestManualInputRefused(t *testing.T) {
 		t.Error("Resume with a forged requestState succeeded")
 	}
 
-	lf := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Legacy), client.WithHandler(&testHandler{content: map[string]any{"name": "Lee"}}))
-	res, err := lf.c.CallTool(ctx, "ask_rounds", map[string]any{"rounds": 2}, client.WithManualInput(true))
-	if err != nil || res.Text() != "Lee;Lee;" {
-		t.Errorf("legacy manual CallTool = %v, %v; want the handler's answers", res, err)
-	}
+	// A stored (not live) state cannot be resumed in the legacy era.
+	lf := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Legacy), client.WithHandler(refusingElicitor(t)))
 	if err := lf.c.Resume(ctx, ir, map[string]any{"q0": nameAnswer("x")}, nil); !errors.Is(err, client.ErrNotSupported) {
 		t.Errorf("legacy Resume = %v, want ErrNotSupported", err)
+	}
+}
+
+// onlyKey returns the one key of ir.Requests, checking its method.
+func onlyKey(t *testing.T, err error) (*client.InputRequired, string) {
+	t.Helper()
+	var ir *client.InputRequired
+	if !errors.As(err, &ir) || len(ir.Requests) != 1 {
+		t.Fatalf("err = %v, want an *InputRequired with one request", err)
+	}
+	for k, r := range ir.Requests {
+		if r.Method != protocol.MethodElicitationCreate {
+			t.Fatalf("request %s is %s", k, r.Method)
+		}
+		return ir, k
+	}
+	return nil, ""
+}
+
+// TestManualInputLegacy: in the legacy era the server's requests are held
+// on the live connection and handed to the caller; Resume answers them
+// and waits for the call, which ends with the answers of both rounds. A
+// copy decoded from JSON is not live; a caller that gives up ends the
+// call.
+func TestManualInputLegacy(t *testing.T) {
+	for _, tr := range []string{tPipe, tStdio, tHTTP} {
+		t.Run(tr, func(t *testing.T) {
+			f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Legacy), client.WithHandler(refusingElicitor(t)))
+			ctx := testCtx(t)
+			_, err := f.c.CallTool(ctx, "ask_rounds", map[string]any{"rounds": 2}, client.WithManualInput(true))
+			ir, k := onlyKey(t, err)
+			b, _ := json.Marshal(ir)
+			var copied client.InputRequired
+			if err := json.Unmarshal(b, &copied); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.c.Resume(ctx, &copied, map[string]any{k: nameAnswer("x")}, nil); !errors.Is(err, client.ErrNotSupported) {
+				t.Errorf("Resume(decoded copy) = %v, want ErrNotSupported", err)
+			}
+			err = f.c.Resume(ctx, ir, map[string]any{k: nameAnswer("Ada")}, nil)
+			ir2, k2 := onlyKey(t, err)
+			if ir2.Round != 2 || k2 == k {
+				t.Errorf("second round = %+v (key %s, first %s)", ir2, k2, k)
+			}
+			var res protocol.CallToolResult
+			if err := f.c.Resume(ctx, ir2, map[string]any{k2: nameAnswer("Bob")}, &res); err != nil {
+				t.Fatalf("Resume = %v", err)
+			}
+			if got := res.Text(); got != "Ada;Bob;" {
+				t.Errorf("result = %q, want %q", got, "Ada;Bob;")
+			}
+
+			// A key left out is answered with an error: the server's tool fails.
+			_, err = f.c.CallTool(ctx, "ask_rounds", map[string]any{"rounds": 1}, client.WithManualInput(true))
+			ir3, _ := onlyKey(t, err)
+			if e, ok := errors.AsType[*client.Error](f.c.Resume(ctx, ir3, map[string]any{}, nil)); !ok || e.Kind != client.KindServer {
+				t.Errorf("Resume without the answer = %v, want the server's error", e)
+			}
+			// A caller that stops waiting ends the call in the background.
+			short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			_, err = f.c.CallTool(short, "slow", map[string]any{"steps": 1, "delayMs": 5000}, client.WithManualInput(true))
+			if e, ok := errors.AsType[*client.Error](err); !ok || e.Kind != client.KindTimeout {
+				t.Errorf("manual CallTool past its deadline = %v, want a timeout", err)
+			}
+			if tr == tPipe {
+				// The 5s tool ends long before it would finish. (Over
+				// legacy HTTP the server stays busy with its GET stream,
+				// so WaitIdle cannot tell; the same holds for a call
+				// without WithManualInput.)
+				idle, cancel := context.WithTimeout(ctx, 2*time.Second)
+				defer cancel()
+				if err := f.srv.WaitIdle(idle); err != nil {
+					t.Fatalf("the abandoned manual call was not cancelled: %v", err)
+				}
+			}
+			// The connection still works.
+			if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "ok"}); err != nil {
+				t.Errorf("CallTool after an abandoned manual call = %v", err)
+			}
+		})
 	}
 }
 

@@ -148,7 +148,11 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 	if opts != nil {
 		o = *opts
 	}
-	return s.call(ctx, &callState{method: method, raw: raw, cur: raw}, &o)
+	cs := &callState{method: method, raw: raw, cur: raw}
+	if o.ManualInput && s.Era() != negotiation.EraModern {
+		return s.manualLegacyCall(ctx, cs, &o)
+	}
+	return s.call(ctx, cs, &o)
 }
 
 // callState is what one call remembers across its attempts (replays,

@@ -32,11 +32,18 @@ type InputRequiredError struct {
 	Requests     map[string]PendingRequest `json:"inputRequests"`
 	RequestState json.RawMessage           `json:"requestState,omitempty"`
 	Round        int                       `json:"round"`
+
+	live *manualCall // legacy: the call in flight whose requests are held
 }
 
 // ErrInvalidResume is matched by the errors of [Session.Resume] for a
 // stored state or answers it cannot send.
 var ErrInvalidResume = errors.New("session: invalid state to resume")
+
+// Live reports a legacy call's held requests: they can be answered only
+// by Resume on the same session, with this very value (a copy decoded
+// from JSON is not live).
+func (e *InputRequiredError) Live() bool { return e.live != nil }
 
 func (e *InputRequiredError) Error() string {
 	return fmt.Sprintf("session: %s needs input (%d request(s), round %d)", e.Method, len(e.Requests), e.Round)
@@ -58,6 +65,9 @@ func (ir *inputRequired) pending(method string, cs *callState) error {
 // [*InputRequiredError] when opts.ManualInput is set, and is answered by
 // the handler otherwise. Modern era only ([ErrNotModern]).
 func (s *Session) Resume(ctx context.Context, p *InputRequiredError, answers map[string]json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
+	if p != nil && p.live != nil {
+		return s.resumeLegacy(ctx, p.live, answers)
+	}
 	if s.Era() != negotiation.EraModern {
 		return nil, ErrNotModern
 	}

@@ -311,6 +311,7 @@ type Session struct {
 	closing    chan struct{}     // closed by Close
 	urls       urlWaits          // -32042 calls waiting for elicitation/complete (urlelicit.go)
 	recv       taskReceiver      // tasks run for a legacy server (taskrecv.go)
+	held       heldCalls         // legacy manual calls holding server requests (heldinput.go)
 	loopDone   chan struct{}     // closed when the loop returns
 	doneCh     chan struct{}     // closed by the loop when the session fails or closes
 	closeOnce  sync.Once

@@ -53,6 +53,11 @@ type taskReceiver struct {
 // serveLegacy answers one legacy server request: tasks/* and
 // task-augmented requests here, the rest through invoke.
 func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
+	if !hasTask(req.Params) {
+		if res, err, held := s.holdForCaller(ctx, req); held {
+			return res, err
+		}
+	}
 	switch req.Method {
 	case protocol.MethodTasksGet, protocol.MethodTasksResult, protocol.MethodTasksList, protocol.MethodTasksCancel:
 		if t := s.legacyCaps.Tasks; t == nil {
@@ -68,6 +73,14 @@ func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (json.R
 		}
 	}
 	return s.invoke(ctx, req.Method, req.Params, s.legacyCaps)
+}
+
+// hasTask reports whether params carry a task augmentation.
+func hasTask(params json.RawMessage) bool {
+	var p struct {
+		Task json.RawMessage `json:"task"`
+	}
+	return len(params) > 0 && json.Unmarshal(params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
 }
 
 // taskable reports whether the legacy capabilities accept method as a task.
