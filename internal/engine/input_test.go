@@ -139,7 +139,7 @@ func TestTaskReceiverPeerErrors(t *testing.T) {
 					}
 				}
 				var created struct {
-					Task *struct{ TaskID, Status string }
+					Task  *struct{ TaskID, Status string }
 					Model string
 				}
 				last := got.Out[len(probes)-1]
