@@ -246,7 +246,7 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 	if cfg.roots != nil {
 		// The client's own list answers roots requests and announces its
 		// changes (legacy).
-		s.Handler.RootsLister = cfg.roots
+		s.Handler.RootsLister = rootsLister{cfg.roots}
 		s.CapabilityOptions.RootsListChanged = true
 	}
 	switch cfg.protocol {

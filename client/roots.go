@@ -17,20 +17,12 @@ import (
 // tells the server of each change with notifications/roots/list_changed
 // (the modern era has no such notification: the server asks when it
 // needs the roots). One Roots may serve many clients; its methods are
-// safe for concurrent use. The zero value is an empty list ready to use.
+// safe for concurrent use. The zero value is an empty list ready to use;
+// a Roots must not be copied after first use.
 type Roots struct {
 	mu      sync.Mutex
 	list    []protocol.Root
 	clients map[*Client]struct{}
-}
-
-// NewRoots returns a Roots holding roots (see [Roots.Add]).
-func NewRoots(roots ...protocol.Root) (*Roots, error) {
-	r := &Roots{}
-	if err := r.Add(roots...); err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // checkRoot refuses a root the protocol does not allow: roots are file://
@@ -49,13 +41,15 @@ func (r *Roots) List() []protocol.Root {
 	return slices.Clone(r.list)
 }
 
-// ListRoots serves roots/list (it makes Roots a handler.RootsLister).
-func (r *Roots) ListRoots(context.Context) ([]protocol.Root, error) {
-	l := r.List()
-	if l == nil {
-		l = []protocol.Root{}
+// rootsLister serves roots/list from a Roots.
+type rootsLister struct{ r *Roots }
+
+func (l rootsLister) ListRoots(context.Context) ([]protocol.Root, error) {
+	roots := l.r.List()
+	if roots == nil {
+		roots = []protocol.Root{}
 	}
-	return l, nil
+	return roots, nil
 }
 
 // Add appends roots; a root whose URI is already listed replaces it in

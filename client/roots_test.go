@@ -39,8 +39,8 @@ func TestManagedRoots(t *testing.T) {
 	for _, era := range allEras {
 		for _, tr := range []string{tPipe, tHTTP} {
 			t.Run(era.name+"/"+tr, func(t *testing.T) {
-				roots, err := client.NewRoots(root("a"))
-				if err != nil {
+				roots := &client.Roots{}
+				if err := roots.Add(root("a")); err != nil {
 					t.Fatal(err)
 				}
 				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithRoots(roots))
@@ -93,7 +93,7 @@ func TestRootsRefused(t *testing.T) {
 	for _, bad := range []func() error{
 		func() error { return r.Add(protocol.Root{URI: "https://example.com"}) },
 		func() error { return r.Replace(root("b"), protocol.Root{URI: "relative/path"}) },
-		func() error { _, err := client.NewRoots(protocol.Root{URI: ""}); return err },
+		func() error { return r.Add(root("c"), protocol.Root{URI: ""}) },
 	} {
 		if e, ok := errors.AsType[*client.Error](bad()); !ok || e.Kind != client.KindInvalid {
 			t.Errorf("err = %v, want an *Error of kind invalid", e)
