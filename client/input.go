@@ -156,6 +156,9 @@ func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[strin
 		}
 	}
 	cc := newCallConfig(opts)
+	if err := cc.optionError(op); err != nil {
+		return err
+	}
 	res, err := c.sess.Resume(ctx, ep, raw, cc.sessionOptions())
 	if err != nil {
 		if errors.Is(err, engine.ErrNotModern) {

@@ -145,6 +145,7 @@ type config struct {
 	maxPages          int
 	eventBuffer       int
 	messageLog        func(Direction, jsonrpc.Message)
+	middleware        []Middleware
 	maxInputRounds    int              // MRTR round cap; 0 for the engine's default
 	roots             *Roots           // WithRoots; nil for none
 	now               func() time.Time // test seam; nil => time.Now

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"iter"
 	"maps"
+	"net/http"
 	"sync"
 	"time"
 
@@ -215,7 +216,10 @@ type callConfig struct {
 	timeout  time.Duration
 	task     bool
 	noReplay bool
-	manual   bool // WithManualInput
+	meta     map[string]json.RawMessage // WithCallMeta, encoded
+	headers  http.Header                // WithCallHeaders
+	optErr   error                      // a call option that cannot apply
+	manual   bool                       // WithManualInput
 }
 
 func newCallConfig(opts []CallOption) callConfig {
@@ -229,7 +233,7 @@ func newCallConfig(opts []CallOption) callConfig {
 }
 
 func (cc *callConfig) sessionOptions() *engine.CallOptions {
-	return &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay, ManualInput: cc.manual}
+	return &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay, Meta: cc.meta, Headers: cc.headers, ManualInput: cc.manual}
 }
 
 // WithProgress receives the server's progress notifications for the call,
@@ -352,6 +356,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 // startTool sends tools/call and returns either the final result or the
 // task the server created.
 func (c *Client) startTool(ctx context.Context, name string, args any, cc *callConfig) (*protocol.CallToolResult, *Task, error) {
+	if err := cc.optionError(protocol.MethodToolsCall); err != nil {
+		return nil, nil, err
+	}
 	if err := c.require(protocol.MethodToolsCall, "tools", c.ServerCapabilities().Tools != nil); err != nil {
 		return nil, nil, err
 	}
@@ -378,13 +385,13 @@ func (c *Client) startTool(ctx context.Context, name string, args any, cc *callC
 	for attempt := 0; ; attempt++ {
 		if withHeaders {
 			info, _ := c.tools.lookup(name)
-			opts.Headers = nil
+			opts.Headers = cc.headers
 			if info != nil && len(info.headers) > 0 {
 				h, err := transport.ParamHeaders(info.headers, rawArgs)
 				if err != nil {
 					return nil, nil, err
 				}
-				opts.Headers = h
+				opts.Headers = mergeHeaders(cc.headers, h)
 			}
 		}
 		raw, err := c.call(ctx, protocol.MethodToolsCall, params, opts)

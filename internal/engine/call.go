@@ -148,11 +148,23 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 	if opts != nil {
 		o = *opts
 	}
-	cs := &callState{method: method, raw: raw, cur: raw}
-	if o.ManualInput && s.Era() != negotiation.EraModern {
-		return s.manualLegacyCall(ctx, cs, &o)
+	if len(o.Meta) > 0 {
+		if raw, err = MergeMeta(raw, o.Meta); err != nil {
+			return nil, fmt.Errorf("session: %s params: %w", method, err)
+		}
 	}
-	return s.call(ctx, cs, &o)
+	if o.ManualInput && s.Era() != negotiation.EraModern {
+		return s.manualLegacyCall(ctx, method, raw, &o)
+	}
+	return s.callOrThrough(ctx, method, raw, &o)
+}
+
+// callOrThrough is call, through Config.Middleware when there is one.
+func (s *Session) callOrThrough(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	if s.cfg.Middleware != nil {
+		return s.callThrough(ctx, method, raw, o)
+	}
+	return s.call(ctx, method, raw, o)
 }
 
 // callState is what one call remembers across its attempts (replays,
@@ -168,11 +180,12 @@ type callState struct {
 	auths    int             // Authorize calls so far
 	replayed bool
 	reprobed bool
+	why      string // why the next attempt is sent (Message.OnAttempt)
+	pace     *pacer
+	retry    *retrier
 	// urlElicited: the request was re-sent after its URL elicitations
 	// completed (-32042); a second -32042 is the caller's.
 	urlElicited bool
-	pace        *pacer
-	retry       *retrier
 }
 
 // afterAttempt is what a call does after an attempt.
@@ -184,10 +197,14 @@ const (
 	nextRound                      // send the next MRTR round (cs.cur) on the same call
 )
 
-// call drives cs to its end: replays, retries, re-authorizations, MRTR
-// rounds.
-func (s *Session) call(ctx context.Context, cs *callState, o *CallOptions) (json.RawMessage, error) {
-	method := cs.method
+// call sends a request and drives it to its end: replays, retries,
+// re-authorizations, MRTR rounds. o.resume, when set, is the state of a
+// call resumed after manual input (Session.Resume).
+func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	cs := o.resume
+	if cs == nil {
+		cs = &callState{method: method, raw: raw, cur: raw}
+	}
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = s.cfg.RequestTimeout
@@ -212,10 +229,20 @@ func (s *Session) call(ctx context.Context, cs *callState, o *CallOptions) (json
 			then afterAttempt
 		)
 		resp, err := s.attempt(ctx, c, cs.cur, o, timeout)
+		if o.sent != nil && c.id != 0 {
+			*o.sent = jsonrpc.Int64ID(c.id)
+		}
 		if err != nil {
 			then, err = s.failed(ctx, cs, o, c, err)
 		} else {
 			res, then, err = s.answered(ctx, cs, o, c, resp)
+		}
+		if then != nextDone && o.onAttempt != nil {
+			why := cs.why
+			if then == nextRound {
+				why = "input-round"
+			}
+			o.onAttempt(why, jsonrpc.Int64ID(c.id))
 		}
 		switch then {
 		case nextDone:
@@ -237,6 +264,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		if changed, perr := s.reprobe(ctx, c); perr != nil {
 			return nextDone, perr
 		} else if changed {
+			cs.why = "reprobe"
 			return nextResend, nil
 		}
 		if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Response != nil && he.Response.Error != nil {
@@ -250,6 +278,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		// The server refused the credentials (expired token, scope
 		// step-up, a new authorization server) and did not take the
 		// request: re-send it with the new ones.
+		cs.why = "reauthorize"
 		return nextResend, nil
 	}
 	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, cs.raw, o) {
@@ -263,12 +292,14 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 			if err := s.sleep(ctx, wait); err != nil {
 				return nextDone, err
 			}
+			cs.why = "retry"
 			return nextResend, nil
 		}
 	}
 	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, cs.raw, o) {
 		cs.replayed = true
 		s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
+		cs.why = "replay"
 		return nextResend, nil
 	}
 	return nextDone, err
@@ -286,6 +317,7 @@ func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c
 			if changed, perr := s.reprobe(ctx, c); perr != nil {
 				return nil, nextDone, perr
 			} else if changed {
+				cs.why = "reprobe"
 				return nil, nextResend, nil
 			}
 		}
@@ -601,13 +633,15 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 		RequestID int64  `json:"requestId"`
 		Reason    string `json:"reason,omitempty"`
 	}{id, reason})
-	note := &jsonrpc.Request{Method: protocol.NotificationCancelled, Params: params}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.lifeCtx, CancelNotifyTimeout)
 		defer cancel()
-		if err := s.write(ctx, ref, note); err != nil {
+		err := s.noteThrough(ctx, protocol.NotificationCancelled, params, false, func(ctx context.Context, method string, params json.RawMessage) error {
+			return s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: params})
+		})
+		if err != nil {
 			s.log.Debug("sending notifications/cancelled", "id", id, "err", err)
 		}
 	}()
@@ -625,6 +659,11 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return fmt.Errorf("session: encoding %s params: %w", method, err)
 	}
+	return s.noteThrough(ctx, method, raw, false, s.notify)
+}
+
+// notify writes one notification, authorizing again on 401/403.
+func (s *Session) notify(ctx context.Context, method string, raw json.RawMessage) error {
 	auths := 0
 	for {
 		select {

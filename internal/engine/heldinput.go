@@ -62,11 +62,11 @@ type heldCalls struct {
 }
 
 // manualLegacyCall runs a legacy call in manual mode (see above).
-func (s *Session) manualLegacyCall(ctx context.Context, cs *callState, o *CallOptions) (json.RawMessage, error) {
+func (s *Session) manualLegacyCall(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(s.lifeCtx, cancel)
 	m := &manualCall{held: make(chan *heldRequest, maxHeldPerCall), done: make(chan struct{}), cancel: cancel,
-		method: cs.method, params: cs.raw, waiting: map[string]*heldRequest{}}
+		method: method, params: raw, waiting: map[string]*heldRequest{}}
 	h := &s.held
 	h.mu.Lock()
 	h.calls = append(h.calls, m)
@@ -78,7 +78,7 @@ func (s *Session) manualLegacyCall(ctx context.Context, cs *callState, o *CallOp
 		defer s.wg.Done()
 		defer stop()
 		defer cancel()
-		m.res, m.err = s.call(bg, cs, &bo)
+		m.res, m.err = s.callOrThrough(bg, method, raw, &bo)
 		h.mu.Lock()
 		h.calls = slices.DeleteFunc(h.calls, func(x *manualCall) bool { return x == m })
 		h.mu.Unlock()

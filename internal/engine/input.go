@@ -103,6 +103,6 @@ func (s *Session) Resume(ctx context.Context, p *InputRequiredError, answers map
 	if opts != nil {
 		o = *opts
 	}
-	cs := &callState{method: p.Method, raw: raw, cur: retryParams(raw, keys, vals, p.RequestState), rounds: p.Round}
-	return s.call(ctx, cs, &o)
+	o.resume = &callState{method: p.Method, raw: raw, cur: retryParams(raw, keys, vals, p.RequestState), rounds: p.Round}
+	return s.callOrThrough(ctx, p.Method, raw, &o)
 }

@@ -208,6 +208,19 @@ type Config struct {
 	// [EventKind]), synchronously on the goroutine where it happened; it
 	// must be quick and must not call back into the session.
 	OnEvent func(Event)
+	// Middleware, when set, wraps every MCP message at the protocol level
+	// (not the wire's: Tap sees the JSON-RPC messages): user requests
+	// (Call, all their attempts together) and notifications (Notify,
+	// notifications/cancelled), the negotiation's requests and
+	// notifications/initialized (Message.Negotiation), incoming legacy
+	// server requests and modern MRTR input requests (before the handler
+	// serves them) and incoming notifications (on the dispatcher goroutine,
+	// before Config.OnNotification and the listeners; progress too). The
+	// subscriptions/listen request and the notifications of its stream do
+	// not pass through it (package client wraps the stream's notifications
+	// itself). It must call next at most once per attempt it
+	// wants and return next's error as it is or wrapped.
+	Middleware func(ctx context.Context, m *Message, next Invoker) (json.RawMessage, error)
 }
 
 // CallOptions tune one request. A nil *CallOptions is the zero value.
@@ -247,10 +260,20 @@ type CallOptions struct {
 	// fail before their retry is sent (a handler error, too many rounds)
 	// do not call it.
 	OnInputRound func(round int)
-	// ManualInput makes a modern input_required round with input
-	// requests end the call with an [*InputRequiredError] instead of
-	// asking the handler; [Session.Resume] continues it with the answers.
+	// Meta are extra params._meta entries of this request (encoded JSON
+	// values), in both eras; keys the engine owns fail with
+	// [ErrReservedMeta].
+	Meta map[string]json.RawMessage
+	// ManualInput makes the call hand the input it needs to the caller
+	// instead of the handler: a modern input_required round with input
+	// requests ends it with an [*InputRequiredError]; in the legacy era
+	// the server's input requests are held for the caller (heldinput.go).
+	// [Session.Resume] continues it with the answers.
 	ManualInput bool
+
+	sent      *jsonrpc.ID                       // set to the request's id after each attempt (callThrough)
+	onAttempt func(why string, prev jsonrpc.ID) // Message.OnAttempt (callThrough)
+	resume    *callState                        // the state a resumed call starts from (Session.Resume)
 }
 
 // TraceStep is one negotiation step.

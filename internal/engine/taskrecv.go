@@ -72,7 +72,7 @@ func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (json.R
 			return s.startRecvTask(req, p.Task)
 		}
 	}
-	return s.invoke(ctx, req.Method, req.Params, s.legacyCaps)
+	return s.serveThrough(ctx, req.ID, req.Method, req.Params, s.legacyCaps)
 }
 
 // hasTask reports whether params carry a task augmentation.
@@ -137,7 +137,7 @@ func (s *Session) startRecvTask(req *jsonrpc.Request, meta *protocol.TaskMetadat
 func (s *Session) runRecvTask(ctx context.Context, t *recvTask, req *jsonrpc.Request) {
 	defer s.wg.Done()
 	defer t.cancel()
-	res, err := s.invoke(ctx, req.Method, req.Params, s.legacyCaps)
+	res, err := s.serveThrough(ctx, req.ID, req.Method, req.Params, s.legacyCaps)
 	r := &s.recv
 	r.mu.Lock()
 	if t.task.Status.Terminal() { // cancelled meanwhile
