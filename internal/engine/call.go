@@ -397,6 +397,7 @@ func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, 
 	if o.OnInputRound != nil {
 		o.OnInputRound(cs.rounds)
 	}
+	s.emit(Event{Kind: EventInputRound, Version: s.ProtocolVersion(), Method: method, Count: cs.rounds})
 	cs.cur = next
 	return nil
 }

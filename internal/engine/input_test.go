@@ -150,3 +150,37 @@ func TestTaskReceiverPeerErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestInputRoundEvents: each MRTR round the handler answered is an
+// EventInputRound naming the request, with the round's number in Count.
+func TestInputRoundEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
+			if i < 2 {
+				return json.RawMessage(`{"resultType":"input_required","requestState":"s","inputRequests":{"r":{"method":"roots/list"}}}`)
+			}
+			return json.RawMessage(`{"resultType":"complete","content":[]}`)
+		}))
+		var mu sync.Mutex
+		var got []Event
+		cfg := Config{Handler: handler.Detect(handlerSet{roots: rootsOK}.build()), OnEvent: func(e Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if e.Kind == EventInputRound {
+				got = append(got, e)
+			}
+		}}
+		s, err := connect(t, tr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != 2 || got[0].Count != 1 || got[1].Count != 2 || got[0].Method != "tools/call" || got[0].Version == "" {
+			t.Errorf("input-round events = %+v", got)
+		}
+	})
+}
