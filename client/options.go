@@ -142,6 +142,7 @@ type config struct {
 	eraCache          EraCache
 	serverKey         string
 	tasks             bool
+	olderVersions     bool
 	maxPages          int
 	eventBuffer       int
 	messageLog        func(Direction, jsonrpc.Message)
