@@ -219,6 +219,7 @@ type callConfig struct {
 	meta     map[string]json.RawMessage // WithCallMeta, encoded
 	headers  http.Header                // WithCallHeaders
 	optErr   error                      // a call option that cannot apply
+	manual   bool                       // WithManualInput
 }
 
 func newCallConfig(opts []CallOption) callConfig {
@@ -232,7 +233,7 @@ func newCallConfig(opts []CallOption) callConfig {
 }
 
 func (cc *callConfig) sessionOptions() *engine.CallOptions {
-	return &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay, Meta: cc.meta, Headers: cc.headers}
+	return &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay, Meta: cc.meta, Headers: cc.headers, ManualInput: cc.manual}
 }
 
 // WithProgress receives the server's progress notifications for the call,
