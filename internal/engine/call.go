@@ -471,6 +471,7 @@ func (s *Session) mayReplay(method string, params json.RawMessage, o *CallOption
 // response.
 func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, o *CallOptions, timeout time.Duration) (*jsonrpc.Response, error) {
 	c.settled = false
+	s.streamBefore(ctx, c.method)
 	werr, err := s.send(ctx, c, &sendSpec{params: params, level: o.LogLevel, headers: o.Headers, wait: timeout})
 	if err != nil {
 		return nil, err

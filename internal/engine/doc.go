@@ -86,7 +86,13 @@
 // server messages (the legacy HTTP GET stream, [transport.StreamReadyWaiter])
 // the session waits up to [StreamReadyTimeout] for that stream to open
 // before it reports ready, because a server may send a request on it at
-// once and drop it if the stream is not open yet.
+// once and drop it if the stream is not open yet. The session opens that
+// stream ([transport.StreamDeferrer]) only when something can arrive on
+// it: the client declared sampling, elicitation, roots, tasks or
+// experimental capabilities, or the server declared logging, a
+// listChanged, resources.subscribe, tasks or experimental ones; otherwise
+// it opens it (and waits the same way) before the first
+// resources/subscribe or logging/setLevel. See stream.go.
 //
 // # Concurrency
 //

@@ -358,6 +358,9 @@ type Session struct {
 	// hintVerified: an era hint was confirmed (or re-probed). It is not
 	// loop state: callers set it when a request answers for the hint.
 	hintVerified atomic.Bool
+	// wantStream: a request asked for the legacy GET stream (see
+	// streamBefore); later handshakes open it at once.
+	wantStream atomic.Bool
 
 	// hintFailed: the era hint failed and Connect negotiated from scratch
 	// (see HintFailed); written once by Connect before it returns.
@@ -422,7 +425,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 		t:          t,
 		set:        cfg.Handler,
 		log:        cfg.Logger,
-		events:     make(chan event, 64),
+		events:     make(chan event, eventBuffer),
 		dispatchCh: make(chan dispatchItem),
 		closing:    make(chan struct{}),
 		loopDone:   make(chan struct{}),
