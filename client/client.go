@@ -225,14 +225,16 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		}
 	}
 	s := engine.Config{
-		Handler:           set,
-		ClientInfo:        cfg.clientInfo,
-		ProbeTimeout:      cfg.probeTimeout,
-		RequestTimeout:    cfg.requestTimeout,
-		MaxRequestTimeout: cfg.maxRequestTimeout,
-		Retry:             cfg.retry,
-		Logger:            cfg.logger,
-		Authorize:         cfg.auth.Authorize,
+		Handler:        set,
+		ClientInfo:     cfg.clientInfo,
+		ProbeTimeout:   cfg.probeTimeout,
+		RequestTimeout: cfg.timeout,
+		IdleTimeout:    cfg.idleTimeout,
+		Replay:         cfg.replay,
+		OnEvent:        connEventHook(cfg.onEvent),
+		Retry:          cfg.retry,
+		Logger:         cfg.logger,
+		Authorize:      cfg.auth.Authorize,
 		CapabilityOptions: negotiation.CapabilityOptions{
 			SamplingTools:    cfg.capOpts.SamplingTools,
 			SamplingContext:  cfg.capOpts.SamplingContext,
@@ -325,8 +327,20 @@ func (c *Client) Close() error {
 }
 
 // Done is closed when the connection has ended (Close, or a failure the
-// session could not heal).
+// session could not heal); [Client.Err] then says why.
 func (c *Client) Done() <-chan struct{} { return c.sess.Done() }
+
+// Err returns nil while the connection is usable; once [Client.Done] is
+// closed, an error matching [ErrClosed] after Close, or the [*Error] of
+// the failure the connection could not heal from (a server process that
+// keeps dying, a server that changed era, …).
+func (c *Client) Err() error {
+	err := c.sess.Err()
+	if err == nil {
+		return nil
+	}
+	return c.fail("connect", err)
+}
 
 // Era returns the negotiated era.
 func (c *Client) Era() negotiation.Era { return c.sess.Era() }

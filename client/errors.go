@@ -51,8 +51,9 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Is makes the error match the sentinel of its kind: [ErrClosed] for
 // [KindClosed], [ErrAuthRequired] for [KindAuth], [ErrNotSupported] for
-// [KindUnsupported], and [ErrNoCommonVersion] when client and server share
-// no protocol version.
+// [KindUnsupported], [ErrNoCommonVersion] when client and server share
+// no protocol version, and [ErrOutcomeUnknown] when a request the server
+// may have executed was lost and not sent again (see [ReplayPolicy]).
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrClosed:
@@ -63,6 +64,8 @@ func (e *Error) Is(target error) bool {
 		return e.Kind == KindUnsupported
 	case ErrNoCommonVersion:
 		return noCommonVersion(e.Err)
+	case ErrOutcomeUnknown:
+		return errors.Is(e.Err, engine.ErrOutcomeUnknown)
 	}
 	return false
 }

@@ -195,8 +195,8 @@ func testCapabilities(t *testing.T, era conduittest.Era, via string) {
 // valid, and that a bad fault fails New.
 func TestFaultsTable(t *testing.T) {
 	faults := conduittest.Faults()
-	if len(faults) != 20 {
-		t.Errorf("%d fault kinds, want 20", len(faults))
+	if len(faults) != 21 {
+		t.Errorf("%d fault kinds, want 21", len(faults))
 	}
 	seen := map[conduittest.Fault]bool{}
 	for _, f := range faults {
@@ -213,7 +213,7 @@ func TestFaultsTable(t *testing.T) {
 		conduittest.FaultDiscoverNoMutual, conduittest.FaultRPCError, conduittest.FaultUnsupportedVersion,
 		conduittest.FaultMissingCapability, conduittest.FaultHeaderMismatch, conduittest.FaultSilent,
 		conduittest.FaultLegacyVersion, conduittest.FaultRepeatCursor, conduittest.FaultOversized,
-		conduittest.FaultExit, conduittest.FaultNoise, conduittest.FaultHTTPStatus, conduittest.FaultReset,
+		conduittest.FaultExit, conduittest.FaultExitAfter, conduittest.FaultNoise, conduittest.FaultHTTPStatus, conduittest.FaultReset,
 		conduittest.FaultBreakStream, conduittest.FaultRespondSSE, conduittest.FaultRespondJSON,
 		conduittest.FaultExpireSession,
 	} {
@@ -302,7 +302,7 @@ func TestEveryFaultFires(t *testing.T) {
 			srv := conduittest.NewServer(t, conduittest.WithEra(era), conduittest.WithFaults(f.Times(1)))
 			ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Second)
 			defer cancel()
-			c, err := dial(t, srv, via, client.WithProbeTimeout(10*time.Second), client.WithRequestTimeout(time.Second))
+			c, err := dial(t, srv, via, client.WithProbeTimeout(10*time.Second), client.WithDefaultTimeouts(0, time.Second))
 			if err == nil {
 				defer c.Close()
 				for _, err := range c.Tools(ctx) {

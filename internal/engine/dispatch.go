@@ -21,6 +21,7 @@ type dispatchItem struct {
 	pp       protocol.ProgressParams
 	barrier  chan struct{} // closed by the dispatcher when it reaches this item
 	restored bool          // the legacy subscriptions were restored (Config.OnRestored)
+	event    *Event        // for Config.OnEvent
 }
 
 // dispatcherKey marks the context the dispatcher hands to notification
@@ -121,7 +122,7 @@ func (s *Session) enqueue(it dispatchItem) {
 		// Drop the oldest notification; barriers are never dropped (a
 		// caller waits for each, and there is at most one per call in
 		// flight, so they are bounded by the calls).
-		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored }); i >= 0 {
+		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored && q.event == nil }); i >= 0 {
 			lp.queue = slices.Delete(lp.queue, i, i+1)
 			lp.dropped++
 			s.log.Warn("notification queue full; dropped the oldest notification", "dropped", lp.dropped)
@@ -160,6 +161,10 @@ func (s *Session) deliverItem(it dispatchItem) {
 	}
 	if it.progress != nil {
 		it.progress(it.pp)
+		return
+	}
+	if it.event != nil {
+		s.cfg.OnEvent(*it.event)
 		return
 	}
 	if it.restored {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -70,8 +71,26 @@ type Event struct {
 	Err     error      // the cause, if any
 }
 
-// emit reports ev through Config.OnEvent. It runs the hook synchronously:
-// the hook must be quick and must not call back into the session.
+// MaxQueuedEvents bounds the events waiting for the dispatcher; beyond it
+// the oldest is dropped (and counted in the next EventDropped).
+const MaxQueuedEvents = 256
+
+// eventQueue holds the events emitted but not yet handed to the loop, in
+// emission order. Any goroutine may emit, the loop included: emitting
+// never blocks and never runs user code.
+type eventQueue struct {
+	mu      sync.Mutex
+	q       []Event // guarded by mu
+	dropped int     // guarded by mu; events dropped since the last report
+	kick    chan struct{}
+}
+
+// emit reports ev through Config.OnEvent. It may be called from any
+// goroutine (the loop, a caller, a healer) and never blocks: ev is
+// queued, the loop moves it to the dispatcher queue, and the dispatcher
+// calls the hook, in emission order and in order with the notifications
+// it delivers. The hook therefore never runs on the loop and may take its
+// time (notifications wait behind it) or call into the session.
 func (s *Session) emit(ev Event) {
 	if s.cfg.OnEvent == nil {
 		return
@@ -79,5 +98,37 @@ func (s *Session) emit(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	s.cfg.OnEvent(ev)
+	if ev.Version == "" {
+		if n := s.pub.Load().neg; n != nil {
+			ev.Version = n.version
+		}
+	}
+	e := &s.evq
+	e.mu.Lock()
+	if len(e.q) >= MaxQueuedEvents {
+		e.q = e.q[1:]
+		e.dropped++
+	}
+	e.q = append(e.q, ev)
+	e.mu.Unlock()
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// moveEvents hands the queued events to the dispatcher queue. It runs on
+// the loop when kicked.
+func (s *Session) moveEvents() {
+	e := &s.evq
+	e.mu.Lock()
+	q, dropped := e.q, e.dropped
+	e.q, e.dropped = nil, 0
+	e.mu.Unlock()
+	if dropped > 0 {
+		q = append([]Event{{Kind: EventDropped, Time: time.Now(), Method: "events", Count: dropped}}, q...)
+	}
+	for i := range q {
+		s.enqueue(dispatchItem{event: &q[i]})
+	}
 }

@@ -187,5 +187,8 @@ func (d *driver) switchTransport(ctx context.Context, t transport.Transport) err
 		conn.Close()
 		return err
 	}
+	if kindOf(conn) == transport.KindStdio {
+		s.emit(Event{Kind: EventRespawned})
+	}
 	return nil
 }

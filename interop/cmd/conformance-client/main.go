@@ -68,7 +68,7 @@ func (e scenarioEnv) dial(ctx context.Context, extra ...client.Option) (*client.
 		client.WithProtocol(p),
 		client.WithHandler(conformanceHandler{}),
 		client.WithClientInfo(protocol.Implementation{Name: "conduit-conformance-client", Version: "1.0.0"}),
-		client.WithRequestTimeout(30 * time.Second),
+		client.WithDefaultTimeouts(0, 30*time.Second),
 	}
 	if os.Getenv("CONFORMANCE_CLIENT_DEBUG") != "" {
 		opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
