@@ -55,11 +55,12 @@ var connSeq atomic.Int64
 
 // Connect negotiates with the server behind t and returns a ready Client.
 //
-// Errors: an [*Error] with Op "connect" whose Kind says what failed and
-// whose Err is the cause: a *engine.NegotiationError (wrapping a
-// *negotiation.Error, a *negotiation.UnsupportedProtocolVersionError, …),
-// a *engine.AuthRequiredError, transport errors such as
-// *transport.ExitError or *transport.HTTPError, or ctx.Err().
+// Errors: an [*Error] with Op "connect" whose Kind says what failed, whose
+// Err is the cause (a *negotiation.Error, a
+// *negotiation.UnsupportedProtocolVersionError, transport errors such as
+// *transport.ExitError or *transport.HTTPError, ctx.Err(), …; a refused
+// authorization matches [ErrAuthRequired]) and whose Trace lists the
+// negotiation steps taken.
 func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
 	key := cfg.serverKey
@@ -373,7 +374,7 @@ func (c *Client) ServerCapabilities() protocol.ServerCapabilities {
 func (c *Client) ClientCapabilities() protocol.ClientCapabilities { return c.sess.ClientCapabilities() }
 
 // NegotiationTrace returns the steps of the negotiation, for diagnostics.
-func (c *Client) NegotiationTrace() []engine.TraceStep { return c.sess.Trace() }
+func (c *Client) NegotiationTrace() []TraceStep { return traceOf(c.sess.Trace()) }
 
 // TransportKind returns the kind of the transport in use ("stdio", "http",
 // "websocket", "sse" or "memory").

@@ -227,10 +227,9 @@ func WithDefaultTimeouts(deadline, idle time.Duration) Option {
 
 // WithRetry sets the backoff used when the server or network asks for a
 // retry (HTTP 408/429/5xx, network errors, probe timeouts on HTTP).
-// Default: the zero engine.RetryPolicy, which selects the session's
-// default schedule.
-func WithRetry(p engine.RetryPolicy) Option {
-	return optionFunc(func(c *config) { c.retry = p })
+// Default: the zero [RetryPolicy], which selects the default schedule.
+func WithRetry(p RetryPolicy) Option {
+	return optionFunc(func(c *config) { c.retry = engine.RetryPolicy(p) })
 }
 
 // WithLogger sets the logger for diagnostics (dropped tools, overflowing

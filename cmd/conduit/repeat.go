@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/conduitmcp/conduit/client"
 )
 
 // repeatJSON is call --repeat's --json output.
@@ -33,7 +35,7 @@ func (e *repeatFailure) Error() string {
 
 // runRepeat calls the tool inv.repeat times on c, inv.concurrency at a
 // time, and prints the summary.
-func runRepeat(ctx context.Context, inv *invocation, c *conn, tool string, args any) error {
+func runRepeat(ctx context.Context, inv *invocation, c *conn, tool string, args any, opts ...client.CallOption) error {
 	n, conc := inv.repeat, min(inv.concurrency, inv.repeat)
 	traceBefore := len(c.NegotiationTrace())
 	var (
@@ -50,7 +52,7 @@ func runRepeat(ctx context.Context, inv *invocation, c *conn, tool string, args 
 			defer wg.Done()
 			for range jobs {
 				start := time.Now()
-				res, err := c.CallTool(ctx, tool, args)
+				res, err := c.CallTool(ctx, tool, args, opts...)
 				d := time.Since(start)
 				if err == nil && isToolFailure(res) {
 					err = &toolError{tool: tool, text: firstText(res.Content)}
