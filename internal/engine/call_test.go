@@ -545,7 +545,14 @@ func TestNotificationOverflowDropsOldest(t *testing.T) {
 		release := make(chan struct{})
 		var mu sync.Mutex
 		var got []int
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
+		dropped := 0
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnEvent: func(ev Event) {
+			if ev.Kind == EventDropped {
+				mu.Lock()
+				dropped += ev.Count
+				mu.Unlock()
+			}
+		}, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
 			var p struct{ Data int }
 			json.Unmarshal(n.Params, &p)
 			if p.Data == 0 {
@@ -568,6 +575,9 @@ func TestNotificationOverflowDropsOldest(t *testing.T) {
 		defer mu.Unlock()
 		if len(got) != MaxQueuedNotifications+1 || got[0] != 0 || got[1] != extra+1 || got[len(got)-1] != MaxQueuedNotifications+extra {
 			t.Errorf("delivered %d notifications, first %v, last %v", len(got), got[:2], got[len(got)-1])
+		}
+		if dropped != extra {
+			t.Errorf("EventDropped counted %d, want %d: every drop is reported", dropped, extra)
 		}
 	})
 }

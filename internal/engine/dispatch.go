@@ -125,10 +125,21 @@ func (s *Session) enqueue(it dispatchItem) {
 		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored && q.event == nil }); i >= 0 {
 			lp.queue = slices.Delete(lp.queue, i, i+1)
 			lp.dropped++
+			lp.unreported++
 			s.log.Warn("notification queue full; dropped the oldest notification", "dropped", lp.dropped)
 		}
 	}
 	lp.queue = append(lp.queue, it)
+}
+
+// reportDrops emits one EventDropped for the notifications dropped since
+// the last report. The loop calls it as the dispatcher takes an item, so
+// that a flood costs at most one event per delivered notification.
+func (s *Session) reportDrops() {
+	if n := s.lp.unreported; n > 0 {
+		s.lp.unreported = 0
+		s.emit(Event{Kind: EventDropped, Method: "notifications", Count: n})
+	}
 }
 
 // flushed returns a channel the dispatcher closes once it has delivered

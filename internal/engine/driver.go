@@ -293,6 +293,7 @@ func (d *driver) retryProbe(ctx context.Context, ps *probeState, ref *connRef, v
 		return &negotiation.Error{Kind: negotiation.KindTransport, Reason: "retries exhausted (" + v.Reason + ")", Status: v.Status, Err: cause}
 	}
 	d.step(TraceStep{Step: "retry", Sent: "wait " + wait.String(), Outcome: v.Reason, Verdict: "probe again"})
+	d.s.emit(Event{Kind: EventRetried, Method: protocol.MethodDiscover, Err: errors.New(v.Reason)})
 	if err := d.s.sleep(ctx, wait); err != nil {
 		return err
 	}

@@ -14,16 +14,17 @@ import (
 // not here: it is Session.pending, a mutex-guarded struct that callers and
 // the reader use directly (see pendingTable).
 type loopState struct {
-	st      State                             // the state machine; owned by loop
-	ref     *connRef                          // current connection; owned by loop
-	waiting []*call                           // user calls held while not ready; owned by loop
-	serving map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
-	streams map[int64]*Stream                 // listen streams by listen request id; owned by loop
-	queue   []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
-	dropped int                               // notifications dropped on overflow; owned by loop
-	err     error                             // terminal error; owned by loop
-	done    bool                              // doneCh closed; owned by loop
-	healing bool                              // a healer is running; owned by loop
+	st         State                             // the state machine; owned by loop
+	ref        *connRef                          // current connection; owned by loop
+	waiting    []*call                           // user calls held while not ready; owned by loop
+	serving    map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
+	streams    map[int64]*Stream                 // listen streams by listen request id; owned by loop
+	queue      []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
+	dropped    int                               // notifications dropped on overflow; owned by loop
+	unreported int                               // of them, not yet reported as EventDropped
+	err        error                             // terminal error; owned by loop
+	done       bool                              // doneCh closed; owned by loop
+	healing    bool                              // a healer is running; owned by loop
 }
 
 func (lp *loopState) init() {
@@ -125,6 +126,7 @@ func (s *Session) loop() {
 		case out <- head:
 			lp.queue[0] = dispatchItem{}
 			lp.queue = lp.queue[1:]
+			s.reportDrops()
 			if len(lp.queue) == 0 {
 				lp.queue = lp.queue[:0:0]
 			}
