@@ -115,6 +115,11 @@ func WithVersions(versions ...string) Option {
 // paginate with n items a page; the default is one page.
 func WithPageSize(n int) Option { return func(c *config) { c.o.PageSize = n } }
 
+// WithSkills serves the skills extension (io.modelcontextprotocol/skills,
+// declared with directoryRead) with good and bad skill fixtures: see
+// package skills, and the fixtures in internal/testserver/skills.go.
+func WithSkills() Option { return func(c *config) { c.o.Skills = true } }
+
 // WithSSEResponses answers every Streamable HTTP request with an event
 // stream instead of application/json.
 func WithSSEResponses() Option { return func(c *config) { c.o.SSEResponses = true } }

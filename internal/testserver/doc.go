@@ -43,6 +43,10 @@
 // [Options.PageSize]; cacheable modern results carry ttlMs and cacheScope
 // ([Options.TTL], [Options.CacheScope]). [Options.Conformance] adds the
 // fixtures of the MCP conformance suite (see conformance/run.sh).
+// [Options.Skills] serves the skills extension (skills.go): skills/list,
+// skills/get, resources/directory/read and the skills' files, with good
+// entries and bad ones (wrong digest, wrong size, differing frontmatter,
+// a tampered supporting file, a dynamic skill, an unlisted skill).
 //
 // Triggers: [Server.NotifyToolsChanged], [Server.NotifyPromptsChanged],
 // [Server.NotifyResourcesChanged], [Server.NotifyResourceUpdated],

@@ -28,6 +28,9 @@ func init() {
 		protocol.MethodResourcesRead:         (*Server).resourcesRead,
 		protocol.MethodCompletionComplete:    (*Server).complete,
 	}
+	for m, h := range skillMethods {
+		commonMethods[m] = h
+	}
 }
 
 const cursorPrefix = "page:"
@@ -185,6 +188,9 @@ func (s *Server) templatesList(c *call) (map[string]any, *jsonrpc.Error) {
 func (s *Server) resourcesRead(c *call) (map[string]any, *jsonrpc.Error) {
 	var uri string
 	c.param("uri", &uri)
+	if res, ok := s.skillRead(uri); ok {
+		return res, nil
+	}
 	for _, r := range resources {
 		if r.uri == uri {
 			return resourceResult(r), nil

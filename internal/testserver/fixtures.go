@@ -3,6 +3,7 @@ package testserver
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,7 +28,12 @@ var noArgs = `{"type":"object","properties":{}}`
 var fixtureTools []*toolDef
 
 func init() {
-	fixtureTools = []*toolDef{
+	fixtureTools = slices.Concat(contentFixtures(), inputFixtures(), otherFixtures())
+}
+
+// contentFixtures returns the tools that return each kind of content, log, fail and report progress.
+func contentFixtures() []*toolDef {
+	return []*toolDef{
 		{name: "test_simple_text", description: "Returns simple text.", input: noArgs, run: func(s *Server, c *call, args map[string]any) (map[string]any, *jsonrpc.Error) {
 			return textResult("This is a simple text response for testing."), nil
 		}},
@@ -56,6 +62,12 @@ func init() {
 			return res, nil
 		}},
 		{name: "test_tool_with_progress", description: "Reports progress 0, 50, 100.", input: noArgs, run: fixtureProgress},
+	}
+}
+
+// inputFixtures returns the tools that ask the client for input (sampling, elicitation, MRTR).
+func inputFixtures() []*toolDef {
+	return []*toolDef{
 		{name: "test_sampling", description: "Asks the client's model.", input: `{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}`, run: fixtureSampling},
 		{name: "test_elicitation", description: "Asks the user.", input: `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`, run: fixtureElicitation},
 		{name: "test_elicitation_sep1034_defaults", description: "Elicitation with defaults.", input: noArgs, run: fixtureElicitSchema(`{"type":"object","properties":{
@@ -96,6 +108,12 @@ func init() {
 			"client_roots": {Method: protocol.MethodRootsList, Params: map[string]any{}},
 		}, "all inputs received")},
 		{name: "test_input_required_result_multi_round", description: "MRTR over two rounds.", input: noArgs, run: fixtureMultiRound},
+	}
+}
+
+// otherFixtures returns the capability, streaming, logging, change-notification and schema tools.
+func otherFixtures() []*toolDef {
+	return []*toolDef{
 		{name: "test_missing_capability", description: "Needs the sampling capability (-32021 without it).", input: noArgs, run: func(s *Server, c *call, args map[string]any) (map[string]any, *jsonrpc.Error) {
 			if err := checkInputCaps(c, map[string]inputRequest{"x": {Method: protocol.MethodSamplingCreateMessage}}); err != nil {
 				return nil, err

@@ -139,6 +139,7 @@ func (s *Server) serverCapabilities(modern bool, version string) map[string]any 
 			"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
 		}
 	}
+	s.skillsCapability(caps)
 	return caps
 }
 

@@ -112,6 +112,9 @@ type Options struct {
 	// scenarios call by name (test_simple_text, test://static-text,
 	// test_simple_prompt, …) to the tool, prompt and resource lists.
 	Conformance bool
+	// Skills serves the skills extension (see skills.go) with good and
+	// bad skill fixtures, and declares it with directoryRead.
+	Skills bool
 	// AllowAnyHost turns off the DNS-rebinding protection of the HTTP
 	// handlers, which by default answer 403 to a request whose Host or
 	// Origin is not localhost, 127.0.0.1 or [::1].

@@ -109,45 +109,14 @@ type serveOpts struct {
 // events until the stream completes, the client goes away, the server
 // closes or another writer attaches.
 func (st *eventStream) serve(w http.ResponseWriter, r *http.Request, o serveOpts) {
-	st.mu.Lock()
-	if st.owner != nil {
-		close(st.owner)
-	}
-	mine := make(chan struct{})
-	st.owner = mine
-	cursor := o.from
-	if cursor <= 0 {
-		cursor = st.sent
-	}
-	st.mu.Unlock()
-	defer func() {
-		st.mu.Lock()
-		if st.owner == mine {
-			st.owner = nil
-		}
-		st.mu.Unlock()
-	}()
-	flusher, _ := w.(http.Flusher)
-	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	mine, cursor := st.attach(o.from)
+	defer st.detach(mine)
 	for k, vs := range o.header {
 		w.Header()[k] = vs
 	}
 	started := false
 	for {
-		st.mu.Lock()
-		var evs []sseEvent
-		for _, ev := range st.events {
-			if ev.seq >= cursor {
-				evs = append(evs, ev)
-			}
-		}
-		ch, fin, closed := st.changed, st.final, st.closed
-		st.mu.Unlock()
-
+		evs, ch, fin, closed := st.pending(cursor)
 		if !started {
 			if len(evs) == 0 && !closed && !o.flushEarly {
 				if !st.wait(r, ch, mine) {
@@ -155,64 +124,129 @@ func (st *eventStream) serve(w http.ResponseWriter, r *http.Request, o serveOpts
 				}
 				continue
 			}
-			if o.jsonOK && len(evs) == 1 && evs[0].final {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(statusOr(evs[0].status))
-				_, _ = w.Write(evs[0].data)
-				st.markSent(evs[0].seq + 1)
+			if !st.start(w, evs, o) {
 				return
 			}
-			status := http.StatusOK
-			if len(evs) > 0 && evs[0].final {
-				status = statusOr(evs[0].status)
-			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.WriteHeader(status)
 			started = true
-			if o.preamble != "" {
-				_, _ = w.Write([]byte(o.preamble))
-			}
-			if o.priming && st.id != "" {
-				fmt.Fprintf(w, "id: %s_0\nretry: %d\ndata: \n\n", st.id, st.s.opts.SSERetry.Milliseconds())
-			}
-			flush()
-			if o.breakAfter {
-				if !o.priming {
-					_, _ = w.Write([]byte(": stream breaks here\n\n"))
-					flush()
-				}
-				return
-			}
 		}
-		for _, ev := range evs {
-			var b strings.Builder
-			if st.id != "" {
-				fmt.Fprintf(&b, "id: %s_%d\n", st.id, ev.seq)
-			}
-			if st.eventName != "" {
-				fmt.Fprintf(&b, "event: %s\n", st.eventName)
-			}
-			b.WriteString("data: ")
-			b.Write(ev.data)
-			b.WriteString("\n\n")
-			if _, err := w.Write([]byte(b.String())); err != nil {
-				return
-			}
-			cursor = ev.seq + 1
-			st.markSent(cursor)
-			if ev.final {
-				flush()
-				return
-			}
+		next, done := st.writeEvents(w, evs, cursor)
+		cursor = next
+		if done {
+			return
 		}
-		flush()
+		flush(w)
 		if closed || fin && len(evs) == 0 && cursor >= st.seqEnd() {
 			return
 		}
 		if !st.wait(r, ch, mine) {
 			return
 		}
+	}
+}
+
+// attach makes the caller the stream's one writer (ending the previous
+// one's) and returns its ownership token and first sequence number.
+func (st *eventStream) attach(from int) (chan struct{}, int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.owner != nil {
+		close(st.owner)
+	}
+	mine := make(chan struct{})
+	st.owner = mine
+	if from <= 0 {
+		from = st.sent
+	}
+	return mine, from
+}
+
+// detach gives up ownership unless another writer took it.
+func (st *eventStream) detach(mine chan struct{}) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.owner == mine {
+		st.owner = nil
+	}
+}
+
+// pending returns the events from cursor on and the stream's state.
+func (st *eventStream) pending(cursor int) (evs []sseEvent, changed chan struct{}, fin, closed bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, ev := range st.events {
+		if ev.seq >= cursor {
+			evs = append(evs, ev)
+		}
+	}
+	return evs, st.changed, st.final, st.closed
+}
+
+// start writes the response's head: a plain JSON answer when that is all
+// there is (and allowed), else the event-stream headers, preamble and
+// priming event. It reports whether events should follow.
+func (st *eventStream) start(w http.ResponseWriter, evs []sseEvent, o serveOpts) bool {
+	if o.jsonOK && len(evs) == 1 && evs[0].final {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(statusOr(evs[0].status))
+		_, _ = w.Write(evs[0].data)
+		st.markSent(evs[0].seq + 1)
+		return false
+	}
+	status := http.StatusOK
+	if len(evs) > 0 && evs[0].final {
+		status = statusOr(evs[0].status)
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(status)
+	if o.preamble != "" {
+		_, _ = w.Write([]byte(o.preamble))
+	}
+	if o.priming && st.id != "" {
+		fmt.Fprintf(w, "id: %s_0\nretry: %d\ndata: \n\n", st.id, st.s.opts.SSERetry.Milliseconds())
+	}
+	flush(w)
+	if o.breakAfter {
+		if !o.priming {
+			_, _ = w.Write([]byte(": stream breaks here\n\n"))
+			flush(w)
+		}
+		return false
+	}
+	return true
+}
+
+// writeEvents writes evs and returns the next cursor; done is true when
+// the final event was written or the client went away.
+func (st *eventStream) writeEvents(w http.ResponseWriter, evs []sseEvent, cursor int) (next int, done bool) {
+	for _, ev := range evs {
+		var b strings.Builder
+		if st.id != "" {
+			fmt.Fprintf(&b, "id: %s_%d\n", st.id, ev.seq)
+		}
+		if st.eventName != "" {
+			fmt.Fprintf(&b, "event: %s\n", st.eventName)
+		}
+		b.WriteString("data: ")
+		b.Write(ev.data)
+		b.WriteString("\n\n")
+		if _, err := w.Write([]byte(b.String())); err != nil {
+			return cursor, true
+		}
+		cursor = ev.seq + 1
+		st.markSent(cursor)
+		if ev.final {
+			flush(w)
+			return cursor, true
+		}
+	}
+	return cursor, false
+}
+
+// flush sends what w buffered, when it can.
+func flush(w http.ResponseWriter) {
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
 	}
 }
 

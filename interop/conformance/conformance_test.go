@@ -188,12 +188,13 @@ func TestConformance(t *testing.T) {
 }
 
 // selected reports whether sc runs in suite s: of the extension
-// scenarios only the authorization extensions (auth/…) run, and only in
-// suites without a spec version; with a spec version only scenarios
-// applicable to it run.
+// scenarios only the authorization extensions (auth/…) and the skills
+// host scenarios (sep-2640-client-…) run, and only in suites without a
+// spec version; with a spec version only scenarios applicable to it run.
 func selected(s suite, sc scenario, patterns []string) bool {
 	if slices.Contains(sc.Tags, "extension") {
-		if !strings.HasPrefix(sc.Name, "auth/") || s.SpecVersion != "" {
+		ext := strings.HasPrefix(sc.Name, "auth/") || strings.HasPrefix(sc.Name, "sep-2640-client-")
+		if !ext || s.SpecVersion != "" {
 			return false
 		}
 	} else if s.SpecVersion != "" && !slices.Contains(sc.Tags, s.SpecVersion) {

@@ -6,7 +6,8 @@
 // is 0.2.0-alpha.12 likewise, and "alpha@2026-07-28" is the alpha run with
 // --spec-version 2026-07-28 over the scenarios applicable to that version.
 // Of the extension scenarios only the authorization extensions (auth/…)
-// run, in the suites without a spec version; the others (tasks, skills)
+// and the skills host scenarios (sep-2640-client-…) run, in the suites
+// without a spec version; the others (tasks, the skills server scenarios)
 // are not run.
 //
 // A scenario passes when the suite exits 0, at least one check succeeded

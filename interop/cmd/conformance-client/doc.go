@@ -18,6 +18,9 @@
 // private_key_jwt; the JWT bearer grant with a workload identity token;
 // or enterprise-managed authorization (token exchange at the identity
 // provider for an ID-JAG, then the JWT bearer grant).
+// The sep-2640-client-* scenarios run the skills host (package skills):
+// list the skills and, in the verify scenarios, load the first one, which
+// refuses the tampered SKILL.md (skills.go).
 // The process exits 0 when the flow succeeded and 1 otherwise, printing the
 // error on stderr. CONFORMANCE_CLIENT_DEBUG=1 logs the client's negotiation
 // on stderr.

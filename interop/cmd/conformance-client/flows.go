@@ -34,6 +34,10 @@ func flowFor(scenario string) flow {
 		return contextToolCalls
 	case "http-invalid-tool-headers":
 		return callEveryListedTool
+	case "sep-2640-client-no-prefetch":
+		return skillsFlow(false)
+	case "sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter":
+		return skillsFlow(true)
 	default:
 		return basic
 	}
