@@ -12,7 +12,7 @@ import (
 
 // benchClient connects a client to the test server over tr ("pipe" or
 // "http") and returns it with a function that stops everything.
-func benchClient(b *testing.B, tr string) (*client.Client, func()) {
+func benchClient(b *testing.B, tr string, opts ...client.Option) (*client.Client, func()) {
 	b.Helper()
 	ctx := context.Background()
 	srv := testserver.New(testserver.Options{})
@@ -40,7 +40,7 @@ func benchClient(b *testing.B, tr string) (*client.Client, func()) {
 			ts.Close()
 		}
 	}
-	c, err := client.Connect(ctx, t)
+	c, err := client.Connect(ctx, t, opts...)
 	if err != nil {
 		stop()
 		b.Fatal(err)

@@ -13,13 +13,17 @@ import (
 // every typed call: in the modern era it carries the _meta envelope
 // (protocol version, client capabilities and info) and, on Streamable
 // HTTP, the standard headers; timeouts, replay and healing apply as for
-// any request. A server error is a *jsonrpc.Error; every other failure is
+// any request; [WithCallMeta] and [WithCallHeaders] add per-call _meta
+// entries and HTTP headers, and [WithMiddleware] sees the call. A server error is a *jsonrpc.Error; every other failure is
 // an *Error whose Op is method.
 func (c *Client) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
 	if method == "" {
 		return &Error{Op: "call", Kind: KindInvalid, Err: fmt.Errorf("empty method name")}
 	}
 	cc := newCallConfig(opts)
+	if err := cc.optionError(method); err != nil {
+		return err
+	}
 	raw, err := c.call(ctx, method, params, cc.sessionOptions())
 	if err != nil {
 		return err

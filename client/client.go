@@ -24,15 +24,16 @@ import (
 // All methods are safe for concurrent use. [Client.Close] ends the
 // connection, every [Subscription] and every goroutine the client started.
 type Client struct {
-	sess      *engine.Session // written once by Connect
-	cfg       config          // frozen at Connect
-	key       string          // server key for the caches
-	eraKey    string          // era cache key; "" for none
-	hinted    bool            // written once by connect: negotiated from an era cache record
-	verified  atomic.Bool     // a request succeeded (proves a hinted era)
-	doubted   atomic.Bool     // a request failed before any succeeded (casts doubt on a hinted era)
-	kind      string          // transport kind
-	listeners handler.Set     // the user's handler, detected once
+	sess      *engine.Session                                                                 // written once by Connect
+	cfg       config                                                                          // frozen at Connect
+	key       string                                                                          // server key for the caches
+	eraKey    string                                                                          // era cache key; "" for none
+	hinted    bool                                                                            // written once by connect: negotiated from an era cache record
+	verified  atomic.Bool                                                                     // a request succeeded (proves a hinted era)
+	doubted   atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
+	kind      string                                                                          // transport kind
+	listeners handler.Set                                                                     // the user's handler, detected once
+	mw        func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
 
 	tools toolRegistry // per-connection tool metadata
 
@@ -104,6 +105,8 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 		c.kind = k.Kind()
 	}
 	scfg.Tap = sessionTap(cfg.messageLog)
+	scfg.Middleware = chainMiddleware(cfg.middleware, serverAddress(t, cfg.endpoint))
+	c.mw = scfg.Middleware
 	scfg.Fallback = fallback
 	scfg.OnNotification = c.onNotification
 	scfg.OnRestored = c.onRestored

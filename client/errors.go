@@ -258,7 +258,7 @@ func sessionKind(err error) Kind {
 	}
 	switch {
 	case isType[*ValidationError](err), errors.Is(err, ErrUnknownTool), errors.Is(err, ErrNoCommonVersion),
-		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface):
+		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface), errors.Is(err, engine.ErrReservedMeta):
 		return KindInvalid
 	case errors.Is(err, ErrNotSupported):
 		return KindUnsupported

@@ -138,6 +138,7 @@ type config struct {
 	maxPages     int
 	eventBuffer  int
 	messageLog   func(Direction, jsonrpc.Message)
+	middleware   []Middleware
 	now          func() time.Time // test seam; nil => time.Now
 }
 

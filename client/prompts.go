@@ -17,6 +17,9 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 		return nil, err
 	}
 	cc := newCallConfig(opts)
+	if err := cc.optionError(protocol.MethodPromptsGet); err != nil {
+		return nil, err
+	}
 	raw, err := c.call(ctx, protocol.MethodPromptsGet, &protocol.GetPromptParams{Name: name, Arguments: args}, cc.sessionOptions())
 	if err != nil {
 		return nil, err

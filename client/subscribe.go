@@ -471,30 +471,35 @@ func (s *Subscription) pump(stream *engine.Stream) error {
 				}
 				return err
 			}
-			if n.Method == protocol.NotificationSubscriptionsAcknowledged {
-				// A new acknowledgement mid-stream: the listen request was
-				// re-sent below us (the session replays requests lost with
-				// their connection). Changes may have been missed.
-				var ack protocol.SubscriptionsAcknowledgedParams
-				if json.Unmarshal(n.Params, &ack) == nil {
-					s.mu.Lock()
-					s.ack = s.want.intersect(ack.Notifications)
-					s.mu.Unlock()
-				}
-				s.send(Event{Kind: EventResync})
-				continue
-			}
-			s.c.invalidate(n.Method, n.Params)
-			if ev, ok := eventOf(n); ok {
-				s.mu.Lock()
-				want := s.want.wants(ev)
-				s.mu.Unlock()
-				if want {
-					s.send(ev)
-				}
-			}
+			s.c.streamNote(s.ctx, n, s.handle)
 		case <-s.stopCh:
 			return nil
+		}
+	}
+}
+
+// handle delivers one notification of the stream.
+func (s *Subscription) handle(n *jsonrpc.Request) {
+	if n.Method == protocol.NotificationSubscriptionsAcknowledged {
+		// A new acknowledgement mid-stream: the listen request was
+		// re-sent below us (the session replays requests lost with
+		// their connection). Changes may have been missed.
+		var ack protocol.SubscriptionsAcknowledgedParams
+		if json.Unmarshal(n.Params, &ack) == nil {
+			s.mu.Lock()
+			s.ack = s.want.intersect(ack.Notifications)
+			s.mu.Unlock()
+		}
+		s.send(Event{Kind: EventResync})
+		return
+	}
+	s.c.invalidate(n.Method, n.Params)
+	if ev, ok := eventOf(n); ok {
+		s.mu.Lock()
+		want := s.want.wants(ev)
+		s.mu.Unlock()
+		if want {
+			s.send(ev)
 		}
 	}
 }

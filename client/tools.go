@@ -7,6 +7,7 @@ import (
 	"errors"
 	"iter"
 	"maps"
+	"net/http"
 	"sync"
 	"time"
 
@@ -227,8 +228,11 @@ type callConfig struct {
 	timeout  time.Duration // the deadline; 0: the client's default
 	idle     time.Duration // the idle timeout; 0: the client's default
 	task     bool
-	replay   engine.ReplayPolicy // ReplayDefault: the client's
-	replayed *bool               // set when the result came from a replay
+	replay   engine.ReplayPolicy        // ReplayDefault: the client's
+	replayed *bool                      // set when the result came from a replay
+	meta     map[string]json.RawMessage // WithCallMeta, encoded
+	headers  http.Header                // WithCallHeaders
+	optErr   error                      // a call option that cannot apply
 }
 
 func newCallConfig(opts []CallOption) callConfig {
@@ -242,7 +246,8 @@ func newCallConfig(opts []CallOption) callConfig {
 }
 
 func (cc *callConfig) sessionOptions() *engine.CallOptions {
-	o := &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, IdleTimeout: cc.idle, Replay: cc.replay}
+	o := &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, IdleTimeout: cc.idle, Replay: cc.replay,
+		Meta: cc.meta, Headers: cc.headers}
 	if p := cc.replayed; p != nil {
 		*p = false
 		o.OnReplay = func() { *p = true }
@@ -380,6 +385,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 // startTool sends tools/call and returns either the final result or the
 // task the server created.
 func (c *Client) startTool(ctx context.Context, name string, args any, cc *callConfig) (*protocol.CallToolResult, *Task, error) {
+	if err := cc.optionError(protocol.MethodToolsCall); err != nil {
+		return nil, nil, err
+	}
 	if err := c.require(protocol.MethodToolsCall, "tools", c.ServerCapabilities().Tools != nil); err != nil {
 		return nil, nil, err
 	}
@@ -407,13 +415,13 @@ func (c *Client) startTool(ctx context.Context, name string, args any, cc *callC
 	for attempt := 0; ; attempt++ {
 		if withHeaders {
 			info, _ := c.tools.lookup(name)
-			opts.Headers = nil
+			opts.Headers = cc.headers
 			if info != nil && len(info.headers) > 0 {
 				h, err := transport.ParamHeaders(info.headers, rawArgs)
 				if err != nil {
 					return nil, nil, err
 				}
-				opts.Headers = h
+				opts.Headers = mergeHeaders(cc.headers, h)
 			}
 		}
 		raw, err := c.call(ctx, protocol.MethodToolsCall, params, opts)

@@ -149,6 +149,14 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 	if opts != nil {
 		o = *opts
 	}
+	if len(o.Meta) > 0 {
+		if raw, err = MergeMeta(raw, o.Meta); err != nil {
+			return nil, fmt.Errorf("session: %s params: %w", method, err)
+		}
+	}
+	if s.cfg.Middleware != nil {
+		return s.callThrough(ctx, method, raw, &o)
+	}
 	return s.call(ctx, method, raw, &o)
 }
 
@@ -165,6 +173,7 @@ type callState struct {
 	auths    int             // Authorize calls so far
 	replayed bool
 	reprobed bool
+	why      string // why the next attempt is sent (Message.OnAttempt)
 	pace     *pacer
 	retry    *retrier
 }
@@ -207,10 +216,20 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			then afterAttempt
 		)
 		resp, err := s.attempt(ctx, c, cs.cur, o, &tm)
+		if o.sent != nil && c.id != 0 {
+			*o.sent = jsonrpc.Int64ID(c.id)
+		}
 		if err != nil {
 			then, err = s.failed(ctx, cs, o, c, err)
 		} else {
 			res, then, err = s.answered(ctx, cs, o, c, resp)
+		}
+		if then != nextDone && o.onAttempt != nil {
+			why := cs.why
+			if then == nextRound {
+				why = "input-round"
+			}
+			o.onAttempt(why, jsonrpc.Int64ID(c.id))
 		}
 		switch then {
 		case nextDone:
@@ -257,6 +276,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		if changed, perr := s.reprobe(ctx, c); perr != nil {
 			return nextDone, perr
 		} else if changed {
+			cs.why = "reprobe"
 			return nextResend, nil
 		}
 		if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Response != nil && he.Response.Error != nil {
@@ -270,6 +290,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		// The server refused the credentials (expired token, scope
 		// step-up, a new authorization server) and did not take the
 		// request: re-send it with the new ones.
+		cs.why = "reauthorize"
 		return nextResend, nil
 	}
 	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayRetry(o) {
@@ -284,6 +305,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 			if err := s.sleep(ctx, wait); err != nil {
 				return nextDone, err
 			}
+			cs.why = "retry"
 			return nextResend, nil
 		}
 	}
@@ -293,6 +315,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 			return nextDone, rerr
 		}
 		cs.replayed = true
+		cs.why = "replay"
 		if o.OnReplay != nil {
 			o.OnReplay()
 		}
@@ -313,6 +336,7 @@ func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c
 			if changed, perr := s.reprobe(ctx, c); perr != nil {
 				return nil, nextDone, perr
 			} else if changed {
+				cs.why = "reprobe"
 				return nil, nextResend, nil
 			}
 		}
@@ -643,13 +667,15 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 		RequestID int64  `json:"requestId"`
 		Reason    string `json:"reason,omitempty"`
 	}{id, reason})
-	note := &jsonrpc.Request{Method: protocol.NotificationCancelled, Params: params}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.lifeCtx, CancelNotifyTimeout)
 		defer cancel()
-		if err := s.write(ctx, ref, note); err != nil {
+		err := s.noteThrough(ctx, protocol.NotificationCancelled, params, false, func(ctx context.Context, method string, params json.RawMessage) error {
+			return s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: params})
+		})
+		if err != nil {
 			s.log.Debug("sending notifications/cancelled", "id", id, "err", err)
 		}
 	}()
@@ -667,6 +693,11 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return fmt.Errorf("session: encoding %s params: %w", method, err)
 	}
+	return s.noteThrough(ctx, method, raw, false, s.notify)
+}
+
+// notify writes one notification, authorizing again on 401/403.
+func (s *Session) notify(ctx context.Context, method string, raw json.RawMessage) error {
 	auths := 0
 	for {
 		select {

@@ -67,7 +67,7 @@ func (s *Session) notification(n *jsonrpc.Request) {
 				fn, ok, issued := s.pending.progress(tok)
 				if ok {
 					if fn != nil {
-						s.enqueue(dispatchItem{progress: fn, pp: pp})
+						s.enqueue(dispatchItem{progress: fn, pp: pp, req: n})
 					}
 					return
 				}
@@ -171,7 +171,18 @@ func (s *Session) deliverItem(it dispatchItem) {
 		return
 	}
 	if it.progress != nil {
-		it.progress(it.pp)
+		if s.cfg.Middleware == nil || it.req == nil {
+			it.progress(it.pp)
+			return
+		}
+		s.noteIn(it.req, func(_ context.Context, n *jsonrpc.Request) {
+			pp := it.pp
+			if string(n.Params) != string(it.req.Params) {
+				// A middleware changed the params: deliver what it passed.
+				_ = json.Unmarshal(n.Params, &pp)
+			}
+			it.progress(pp)
+		})
 		return
 	}
 	if it.event != nil {
@@ -184,12 +195,16 @@ func (s *Session) deliverItem(it dispatchItem) {
 		}
 		return
 	}
-	n := it.req
+	s.noteIn(it.req, s.deliverNote)
+}
+
+// deliverNote hands a server notification to Config.OnNotification and
+// the handler's listeners, with ctx.
+func (s *Session) deliverNote(ctx context.Context, n *jsonrpc.Request) {
 	if s.cfg.OnNotification != nil {
-		s.cfg.OnNotification(s.dispatchCtx, n)
+		s.cfg.OnNotification(ctx, n)
 	}
 	h := &s.set
-	ctx := s.dispatchCtx
 	switch route.Of(n.Method) {
 	case route.LogMessage:
 		if h.LogListener != nil {

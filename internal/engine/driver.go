@@ -383,9 +383,47 @@ func (d *driver) probeOnce(ctx context.Context, version string) (negotiation.Out
 // current connection even before a ready state. It is never cancelled
 // on the wire: initialize must not be, and a timed-out probe is legacy
 // evidence, not something to cancel before initialize.
+//
+// With a middleware, the request passes through it (Message.Negotiation);
+// the negotiation reads the response and the error as they came.
 func (d *driver) rpc(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Response, error) {
+	if d.s.cfg.Middleware == nil {
+		return d.rpcOnce(ctx, method, params, nil)
+	}
+	var (
+		resp *jsonrpc.Response
+		rerr error
+	)
+	m := &Message{Method: method, Params: params, Negotiation: true}
+	_, err := d.s.through(ctx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
+		resp, rerr = d.rpcOnce(ctx, m.Method, m.Params, &m.ID)
+		switch {
+		case rerr != nil:
+			return nil, rerr
+		case resp.Error != nil:
+			return nil, resp.Error
+		}
+		return resp.Result, nil
+	})
+	switch {
+	case resp != nil:
+		return resp, nil
+	case rerr != nil:
+		return nil, rerr
+	case err == nil:
+		err = errors.New("a middleware answered a negotiation request without sending it")
+	}
+	return nil, err
+}
+
+// rpcOnce sends one negotiation request (see rpc); id, when not nil,
+// receives its id.
+func (d *driver) rpcOnce(ctx context.Context, method string, params json.RawMessage, id *jsonrpc.ID) (*jsonrpc.Response, error) {
 	s := d.s
 	c := newCall(method)
+	if id != nil {
+		defer func() { *id = jsonrpc.Int64ID(c.id) }()
+	}
 	c.internal, c.noCancel = true, true
 	werr, err := s.send(ctx, c, &sendSpec{params: params, verbatim: true})
 	if err == nil {

@@ -28,7 +28,7 @@ func dieOn(method string, next func(p *peer, m jsonrpc.Message)) func(p *peer, m
 
 // TestProcessDeathHeals: the server process dies with a request in flight;
 // the session respawns it, re-negotiates in the pinned era and re-sends
-// the request (unless NoReplay).
+// the request (when the replay policy allows it).
 func TestProcessDeathHeals(t *testing.T) {
 	tests := []struct {
 		name     string

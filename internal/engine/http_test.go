@@ -399,7 +399,7 @@ func TestHTTPBrokenStreamResends(t *testing.T) {
 	calls.Store(0)
 	_, err = s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "t"}, &CallOptions{Replay: ReplayNone})
 	if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, transport.ErrStreamBroken) {
-		t.Errorf("NoReplay Call error = %v, want a lost stream", err)
+		t.Errorf("ReplayNone Call error = %v, want a lost stream", err)
 	}
 }
 

@@ -135,8 +135,10 @@ func (d *driver) finishLegacy(ctx context.Context, ref *connRef, pvs transport.P
 	if pvs != nil {
 		pvs.SetProtocolVersion(res.ProtocolVersion)
 	}
-	note := &jsonrpc.Request{Method: protocol.NotificationInitialized}
-	if err := s.write(ctx, ref, note); err != nil {
+	err := s.noteThrough(ctx, protocol.NotificationInitialized, nil, true, func(ctx context.Context, method string, params json.RawMessage) error {
+		return s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: params})
+	})
+	if err != nil {
 		d.step(TraceStep{Step: "initialized", Sent: protocol.NotificationInitialized, Outcome: "error", Err: err.Error()})
 		return err
 	}

@@ -135,7 +135,7 @@ func (s *Session) fulfil(ctx context.Context, method string, keys []string, reqs
 	for i, k := range keys {
 		r := reqs[k]
 		g.Go(func() error {
-			raw, err := s.invoke(gctx, r.Method, r.Params, s.modernCaps)
+			raw, err := s.serveThrough(gctx, jsonrpc.StringID(k), r.Method, r.Params, s.modernCaps)
 			if err != nil {
 				if he, ok := errors.AsType[*handlerError](err); ok {
 					return &InputError{Method: method, Key: k, InputMethod: r.Method, Err: he.err}

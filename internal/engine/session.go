@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -212,6 +213,19 @@ type Config struct {
 	// the notifications): never on the loop. Events still queued when the
 	// session closes are not delivered.
 	OnEvent func(Event)
+	// Middleware, when set, wraps every MCP message at the protocol level
+	// (not the wire's: Tap sees the JSON-RPC messages): user requests
+	// (Call, all their attempts together) and notifications (Notify,
+	// notifications/cancelled), the negotiation's requests and
+	// notifications/initialized (Message.Negotiation), incoming legacy
+	// server requests and modern MRTR input requests (before the handler
+	// serves them) and incoming notifications (on the dispatcher goroutine,
+	// before Config.OnNotification and the listeners; progress too). The
+	// subscriptions/listen request and the notifications of its stream do
+	// not pass through it (package client wraps the stream's notifications
+	// itself). It must call next at most once per attempt it
+	// wants and return next's error as it is or wrapped.
+	Middleware func(ctx context.Context, m *Message, next Invoker) (json.RawMessage, error)
 }
 
 // CallOptions tune one request. A nil *CallOptions is the zero value.
@@ -261,6 +275,13 @@ type CallOptions struct {
 	// fail before their retry is sent (a handler error, too many rounds)
 	// do not call it.
 	OnInputRound func(round int)
+	// Meta are extra params._meta entries of this request (encoded JSON
+	// values), in both eras; keys the engine owns fail with
+	// [ErrReservedMeta].
+	Meta map[string]json.RawMessage
+
+	sent      *jsonrpc.ID                       // set to the request's id after each attempt (callThrough)
+	onAttempt func(why string, prev jsonrpc.ID) // Message.OnAttempt (callThrough)
 }
 
 // TraceStep is one negotiation step.

@@ -1,0 +1,425 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// seen is what a recording middleware saw of one message.
+type seen struct {
+	name                string // the middleware
+	method              string
+	dir                 client.Direction
+	note, neg           bool
+	idBefore, idAfter   jsonrpc.ID
+	version, kind, addr string
+	result              string
+	err                 error
+}
+
+// recorder is a middleware that records what passes, in order.
+type recorder struct {
+	mu     sync.Mutex
+	trace  []string // "name>method" on entry, "name<method" on exit
+	events []seen
+}
+
+func (r *recorder) mw(name string) client.Middleware {
+	return func(next client.Invoker) client.Invoker {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			r.mu.Lock()
+			r.trace = append(r.trace, name+">"+req.Method)
+			r.mu.Unlock()
+			before := req.ID
+			raw, err := next(ctx, req)
+			r.mu.Lock()
+			r.trace = append(r.trace, name+"<"+req.Method)
+			r.events = append(r.events, seen{name: name, method: req.Method, dir: req.Direction, note: req.Notification,
+				neg: req.Negotiation, idBefore: before, idAfter: req.ID, version: req.ProtocolVersion, kind: req.Transport,
+				addr: req.ServerAddress, result: string(raw), err: err})
+			r.mu.Unlock()
+			return raw, err
+		}
+	}
+}
+
+// find returns the first event of middleware name for method and dir.
+func (r *recorder) find(t *testing.T, name, method string, dir client.Direction) seen {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		for _, e := range r.events {
+			if e.name == name && e.method == method && e.dir == dir {
+				r.mu.Unlock()
+				return e
+			}
+		}
+		r.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t.Fatalf("middleware %s never saw %s %s; trace %v", name, dir, method, r.trace)
+	return seen{}
+}
+
+// rewriter changes the echo tool's text and adds a _meta entry.
+func rewriter(next client.Invoker) client.Invoker {
+	return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+		if req.Method == protocol.MethodToolsCall && req.Direction == client.Sent {
+			req.Params = json.RawMessage(strings.Replace(string(req.Params), `"text":"hi"`, `"text":"changed"`, 1))
+			if err := req.SetMeta("com.example/mark", "from-middleware"); err != nil {
+				return nil, err
+			}
+		}
+		return next(ctx, req)
+	}
+}
+
+var mwHandler = handler.Funcs{
+	CreateMessage: func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+		return protocol.TextMessageResult("m", "Paris"), nil
+	},
+	ListRoots: func(context.Context) ([]protocol.Root, error) {
+		return []protocol.Root{{URI: "file:///work", Name: "work"}}, nil
+	},
+	Elicit: func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+		return &protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"name": "Ada"}}, nil
+	},
+	OnLog: func(context.Context, *protocol.LoggingMessageParams) {},
+}
+
+// TestMiddlewareEverywhere runs two recording middlewares and a rewriting
+// one in both eras on every transport: the composition order, params a
+// middleware changed reaching the server, results and errors observed,
+// the request id visible after next, negotiation, outgoing and incoming
+// notifications, and the server's requests (sampling, roots: legacy
+// server requests, modern MRTR input requests).
+func TestMiddlewareEverywhere(t *testing.T) {
+	for _, era := range allEras {
+		for _, tr := range allTransports {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				rec := &recorder{}
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithHandler(mwHandler),
+					client.WithMiddleware(rec.mw("outer"), rec.mw("inner")), client.WithMiddleware(rewriter))
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				checkMiddlewareCalls(ctx, t, f, rec, era.name, tr)
+				checkMiddlewareIncoming(ctx, t, f, rec, era.name)
+			})
+		}
+	}
+}
+
+func checkMiddlewareCalls(ctx context.Context, t *testing.T, f *fixture, rec *recorder, era, tr string) {
+	t.Helper()
+	if era == "modern" {
+		if e := rec.find(t, "outer", protocol.MethodDiscover, client.Sent); !e.neg || e.err != nil || !e.idAfter.IsValid() {
+			t.Errorf("server/discover through the middleware: %+v, want a negotiation request with an id", e)
+		}
+	} else {
+		if e := rec.find(t, "outer", protocol.MethodInitialize, client.Sent); !e.neg || e.err != nil || !strings.Contains(e.result, "protocolVersion") {
+			t.Errorf("initialize through the middleware: %+v", e)
+		}
+		if e := rec.find(t, "inner", protocol.NotificationInitialized, client.Sent); !e.neg || !e.note {
+			t.Errorf("notifications/initialized through the middleware: %+v", e)
+		}
+	}
+	res, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "hi"})
+	if err != nil {
+		t.Fatalf("CallTool(echo): %v", err)
+	}
+	if res.Text() != "changed" {
+		t.Errorf("echo answered %q: the params the middleware changed did not reach the server", res.Text())
+	}
+	rec.mu.Lock()
+	i := slices.Index(rec.trace, "outer>"+protocol.MethodToolsCall)
+	order := slices.Clone(rec.trace[i:min(i+4, len(rec.trace))])
+	rec.mu.Unlock()
+	want := []string{"outer>tools/call", "inner>tools/call", "inner<tools/call", "outer<tools/call"}
+	if !slices.Equal(order, want) {
+		t.Errorf("composition %v, want %v (the first middleware outermost)", order, want)
+	}
+	e := rec.find(t, "outer", protocol.MethodToolsCall, client.Sent)
+	if e.idBefore.IsValid() || !e.idAfter.IsValid() {
+		t.Errorf("tools/call id before next %v, after %v: want none, then the id the engine assigned", e.idBefore, e.idAfter)
+	}
+	if !strings.Contains(e.result, "changed") || e.version != f.c.ProtocolVersion() || e.kind != f.c.TransportKind() {
+		t.Errorf("tools/call as the middleware saw it: %+v (version %s, transport %s)", e, f.c.ProtocolVersion(), f.c.TransportKind())
+	}
+	if (tr == tHTTP || tr == tWS) != (e.addr != "") {
+		t.Errorf("server address %q on %s", e.addr, tr)
+	}
+	if f.srv != nil {
+		got := waitReceived(t, f.srv, protocol.MethodToolsCall)
+		checkMeta(t, got.Params, "com.example/mark", `"from-middleware"`, era == "modern")
+	}
+	_, err = f.c.CallTool(ctx, "rpc_error", map[string]any{"code": -32050})
+	if e := rec.find(t, "outer", protocol.MethodToolsCall, client.Sent); e.err != nil {
+		t.Fatalf("first tools/call observed error %v", e.err)
+	}
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != -32050 {
+		t.Fatalf("CallTool(rpc_error) = %v, want the server's -32050", err)
+	}
+	rec.mu.Lock()
+	last := rec.events[len(rec.events)-1]
+	rec.mu.Unlock()
+	if last.method != protocol.MethodToolsCall || !errors.As(last.err, &je) || je.Code != -32050 {
+		t.Errorf("the outer middleware observed %+v, want the -32050 error", last)
+	}
+	if err := f.c.Notify(ctx, "notifications/vendor/hello", map[string]any{"n": 1}); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	if e := rec.find(t, "inner", "notifications/vendor/hello", client.Sent); !e.note || e.err != nil {
+		t.Errorf("outgoing notification through the middleware: %+v", e)
+	}
+}
+
+func checkMiddlewareIncoming(ctx context.Context, t *testing.T, f *fixture, rec *recorder, era string) {
+	t.Helper()
+	for _, tc := range []struct{ tool, method string }{
+		{"sample", protocol.MethodSamplingCreateMessage},
+		{"roots", protocol.MethodRootsList},
+		{"ask_user", protocol.MethodElicitationCreate},
+	} {
+		if _, err := f.c.CallTool(ctx, tc.tool, map[string]any{}); err != nil {
+			t.Fatalf("CallTool(%s): %v", tc.tool, err)
+		}
+		e := rec.find(t, "outer", tc.method, client.Received)
+		if e.err != nil || e.note || !e.idAfter.IsValid() || e.result == "" {
+			t.Errorf("incoming %s through the middleware: %+v", tc.method, e)
+		}
+		if _, isInt := e.idAfter.Int64(); era == "modern" && isInt {
+			t.Errorf("MRTR input request id %v, want its key as a string id", e.idAfter)
+		}
+	}
+	if err := f.c.SetLogLevel(ctx, protocol.LevelDebug); err != nil {
+		t.Fatalf("SetLogLevel: %v", err)
+	}
+	if _, err := f.c.CallTool(ctx, "log", map[string]any{"message": "m"}); err != nil {
+		t.Fatalf("CallTool(log): %v", err)
+	}
+	if e := rec.find(t, "inner", protocol.NotificationMessage, client.Received); !e.note || e.err != nil {
+		t.Errorf("incoming notification through the middleware: %+v", e)
+	}
+}
+
+// checkMeta asserts that params._meta[key] is want and, in the modern
+// era, that the envelope is still there.
+func checkMeta(t *testing.T, params json.RawMessage, key, want string, modern bool) {
+	t.Helper()
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		t.Fatalf("params %s: %v", params, err)
+	}
+	if string(p.Meta[key]) != want {
+		t.Errorf("the server received _meta %s = %s, want %s (params %s)", key, p.Meta[key], want, params)
+	}
+	if _, ok := p.Meta[protocol.MetaProtocolVersion]; ok != modern {
+		t.Errorf("the server received _meta %s: protocol version present %v, want %v", params, ok, modern)
+	}
+}
+
+// TestCallMetaAndHeaders sends per-call _meta entries on CallTool, Call
+// and GetPrompt in both eras, and per-call HTTP headers on Streamable
+// HTTP, and checks what the server received.
+func TestCallMetaAndHeaders(t *testing.T) {
+	for _, era := range allEras {
+		for _, tr := range []string{tPipe, tHTTP, tWS} {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p))
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				modern := era.name == "modern"
+				meta := client.WithCallMeta(map[string]any{"com.example/tenant": "acme"})
+				hdr := client.WithCallHeaders(map[string][]string{"X-Tenant": {"acme"}})
+				if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}, meta, hdr); err != nil {
+					t.Fatalf("CallTool: %v", err)
+				}
+				got := waitReceived(t, f.srv, protocol.MethodToolsCall)
+				checkMeta(t, got.Params, "com.example/tenant", `"acme"`, modern)
+				if h := got.Headers.Get("X-Tenant"); (tr == tHTTP) != (h == "acme") {
+					t.Errorf("X-Tenant header %q on %s", h, tr)
+				}
+				if err := f.c.Call(ctx, "vendor/x", map[string]any{"_meta": map[string]any{"own": 1}}, nil, meta); !errors.Is(err, jsonrpc.ErrMethodNotFound) {
+					t.Fatalf("Call(vendor/x) = %v", err)
+				}
+				got = waitReceived(t, f.srv, "vendor/x")
+				checkMeta(t, got.Params, "com.example/tenant", `"acme"`, modern)
+				checkMeta(t, got.Params, "own", `1`, modern)
+				if _, err := f.c.GetPrompt(ctx, "greet", map[string]string{"name": "a"}, meta); err != nil {
+					t.Fatalf("GetPrompt: %v", err)
+				}
+				checkMeta(t, waitReceived(t, f.srv, protocol.MethodPromptsGet).Params, "com.example/tenant", `"acme"`, modern)
+			})
+		}
+	}
+}
+
+// TestCallMetaRefusesReservedKeys: the protocol's own _meta keys and HTTP
+// headers cannot be set per call, nor by a middleware.
+func TestCallMetaRefusesReservedKeys(t *testing.T) {
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern))
+	ctx := context.Background()
+	var ce *client.Error
+	for _, opt := range []client.CallOption{
+		client.WithCallMeta(map[string]any{protocol.MetaProtocolVersion: "1999-01-01"}),
+		client.WithCallMeta(map[string]any{protocol.MetaClientCapabilities: map[string]any{}}),
+		client.WithCallHeaders(map[string][]string{"Mcp-Session-Id": {"x"}}),
+	} {
+		_, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}, opt)
+		if !errors.As(err, &ce) || ce.Kind != client.KindInvalid {
+			t.Errorf("CallTool with a reserved key = %v, want an *Error of kind invalid", err)
+		}
+	}
+	req := &client.Request{Params: json.RawMessage(`{}`)}
+	if err := req.SetMeta(protocol.MetaClientInfo, "x"); err == nil {
+		t.Error("SetMeta(clientInfo) succeeded, want a refusal")
+	}
+	if err := req.SetMeta("k", 1); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := req.Meta("k"); !ok || string(v) != "1" {
+		t.Errorf("Meta(k) = %s, %v after SetMeta", v, ok)
+	}
+	if err := req.SetMeta("k", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := req.Meta("k"); ok {
+		t.Error("SetMeta(k, nil) left the entry")
+	}
+}
+
+// TestMiddlewareSeesAttempts: a middleware that sets OnAttempt hears of a
+// retry (HTTP 503) and of an MRTR round, with the previous attempt's id.
+func TestMiddlewareSeesAttempts(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	mw := func(next client.Invoker) client.Invoker {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			if req.Method == protocol.MethodToolsCall {
+				req.OnAttempt = func(why string, prev jsonrpc.ID) {
+					mu.Lock()
+					defer mu.Unlock()
+					got = append(got, fmt.Sprintf("%s after %v", why, prev))
+				}
+			}
+			raw, err := next(ctx, req)
+			mu.Lock()
+			got = append(got, fmt.Sprintf("done %s %v", req.Method, req.ID))
+			mu.Unlock()
+			return raw, err
+		}
+	}
+	so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultHTTPStatus, Status: 503, Method: protocol.MethodToolsCall, Times: 1}}}
+	f := connect(t, tHTTP, so, client.WithProtocol(client.Modern), client.WithHandler(mwHandler), client.WithMiddleware(mw))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatalf("CallTool(echo): %v", err)
+	}
+	if _, err := f.c.CallTool(ctx, "sample", map[string]any{}); err != nil {
+		t.Fatalf("CallTool(sample): %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		"done server/discover 1", "retry after 2", "done tools/call 3",
+		`done sampling/createMessage "model"`, "input-round after 4", "done tools/call 5",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("attempts %q, want %q", got, want)
+	}
+}
+
+// TestMiddlewareSeesChangeNotifications: list_changed notifications pass
+// through the middleware in both eras: legacy ones on the dispatcher,
+// modern ones from the subscriptions/listen stream.
+func TestMiddlewareSeesChangeNotifications(t *testing.T) {
+	for _, era := range allEras {
+		for _, tr := range []string{tPipe, tHTTP} {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				rec := &recorder{}
+				changed := make(chan struct{}, 8)
+				h := handler.Funcs{OnToolsChanged: func(context.Context) { changed <- struct{}{} }}
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithHandler(h), client.WithMiddleware(rec.mw("only")))
+				if era.name == "modern" {
+					deadline := time.Now().Add(5 * time.Second)
+					for f.srv.Listens() == 0 && time.Now().Before(deadline) {
+						time.Sleep(5 * time.Millisecond)
+					}
+				}
+				f.srv.NotifyToolsChanged()
+				select {
+				case <-changed:
+				case <-time.After(5 * time.Second):
+					t.Fatal("the listener never heard of the change")
+				}
+				if e := rec.find(t, "only", protocol.NotificationToolsListChanged, client.Received); !e.note || e.err != nil {
+					t.Errorf("list_changed through the middleware: %+v", e)
+				}
+			})
+		}
+	}
+}
+
+// TestMiddlewareSeesReinitialization: an expired legacy HTTP session is
+// initialized again and the call replayed; the middleware sees the new
+// initialize (a negotiation request) inside the call, and the replay.
+func TestMiddlewareSeesReinitialization(t *testing.T) {
+	rec := &recorder{}
+	var whys []string
+	var mu sync.Mutex
+	replays := func(next client.Invoker) client.Invoker {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			req.OnAttempt = func(why string, _ jsonrpc.ID) {
+				mu.Lock()
+				whys = append(whys, req.Method+" "+why)
+				mu.Unlock()
+			}
+			return next(ctx, req)
+		}
+	}
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Legacy), client.WithMiddleware(rec.mw("rec"), replays))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "a"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range f.srv.Sessions() {
+		f.srv.ExpireSession(id)
+	}
+	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "b"}); err != nil {
+		t.Fatalf("CallTool after the session expired: %v", err)
+	}
+	rec.mu.Lock()
+	inits := 0
+	for _, e := range rec.events {
+		if e.method == protocol.MethodInitialize && e.neg && e.err == nil {
+			inits++
+		}
+	}
+	rec.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if inits != 2 || !slices.Contains(whys, "tools/call replay") {
+		t.Errorf("initialize seen %d times, attempts %q; want 2 and a tools/call replay", inits, whys)
+	}
+}

@@ -1,0 +1,236 @@
+package otelconduit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ErrorTypeTool is the error.type of a tools/call whose result has
+// isError, as the MCP conventions name it.
+const ErrorTypeTool = "tool_error"
+
+// propagated are the _meta keys the trace context travels in.
+var propagated = []string{"traceparent", "tracestate", "baggage"}
+
+type instr struct {
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+	opDur  mcpconv.ClientOperationDuration
+}
+
+// Middleware returns a client middleware that traces every MCP message
+// and records mcp.client.operation.duration (see the package
+// documentation). Give it first to [client.WithMiddleware] so that its
+// spans cover the other middlewares.
+func Middleware(opts ...Option) client.Middleware {
+	cfg := newConfig(opts)
+	in := &instr{
+		tracer: cfg.tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version), trace.WithSchemaURL(semconv.SchemaURL)),
+		prop:   cfg.prop,
+	}
+	meter := cfg.mp.Meter(ScopeName)
+	var err error
+	if in.opDur, err = mcpconv.NewClientOperationDuration(meter); err != nil {
+		otel.Handle(err)
+	}
+	return func(next client.Invoker) client.Invoker {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			if req.Direction == client.Received {
+				return in.incoming(ctx, req, next)
+			}
+			return in.outgoing(ctx, req, next)
+		}
+	}
+}
+
+func (in *instr) outgoing(ctx context.Context, req *client.Request, next client.Invoker) (json.RawMessage, error) {
+	start := time.Now()
+	target, attrs := describe(req)
+	ctx, span := in.tracer.Start(ctx, spanName(req.Method, target), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	defer span.End()
+	in.inject(ctx, req)
+	prev := req.OnAttempt
+	req.OnAttempt = func(why string, id jsonrpc.ID) {
+		span.AddEvent(why, trace.WithAttributes(semconv.JSONRPCRequestIDKey.String(idText(id))))
+		if prev != nil {
+			prev(why, id)
+		}
+	}
+	raw, err := next(ctx, req)
+	if req.ID.IsValid() {
+		span.SetAttributes(semconv.JSONRPCRequestIDKey.String(idText(req.ID)))
+	}
+	end := outcome(span, req.Method, raw, err)
+	in.opDur.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), mcpconv.MethodNameAttr(req.Method), append(attrs, end...)...)
+	return raw, err
+}
+
+func (in *instr) incoming(ctx context.Context, req *client.Request, next client.Invoker) (json.RawMessage, error) {
+	ctx = in.prop.Extract(ctx, metaCarrier(req))
+	target, attrs := describe(req)
+	ctx, span := in.tracer.Start(ctx, spanName(req.Method, target), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	defer span.End()
+	if req.ID.IsValid() {
+		span.SetAttributes(semconv.JSONRPCRequestIDKey.String(idText(req.ID)))
+	}
+	raw, err := next(ctx, req)
+	outcome(span, req.Method, raw, err)
+	return raw, err
+}
+
+// inject writes the trace context of ctx into req's params._meta.
+func (in *instr) inject(ctx context.Context, req *client.Request) {
+	carrier := propagation.MapCarrier{}
+	in.prop.Inject(ctx, carrier)
+	for _, k := range carrier.Keys() {
+		if err := req.SetMeta(k, carrier.Get(k)); err != nil {
+			otel.Handle(err)
+			return
+		}
+	}
+}
+
+// metaCarrier reads the propagated keys of req's params._meta.
+func metaCarrier(req *client.Request) propagation.MapCarrier {
+	carrier := propagation.MapCarrier{}
+	for _, k := range propagated {
+		raw, ok := req.Meta(k)
+		if !ok {
+			continue
+		}
+		var v string
+		if json.Unmarshal(raw, &v) == nil && v != "" {
+			carrier.Set(k, v)
+		}
+	}
+	return carrier
+}
+
+func spanName(method, target string) string {
+	if target == "" {
+		return method
+	}
+	return method + " " + target
+}
+
+// describe returns the span's target and the attributes known before the
+// message is sent or served.
+func describe(req *client.Request) (string, []attribute.KeyValue) {
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
+	if req.ProtocolVersion != "" {
+		attrs = append(attrs, semconv.McpProtocolVersion(req.ProtocolVersion))
+	}
+	if req.SessionID != "" {
+		attrs = append(attrs, semconv.McpSessionID(req.SessionID))
+	}
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if len(req.Params) > 0 {
+		_ = json.Unmarshal(req.Params, &p) // params that are not an object: no target
+	}
+	target := ""
+	switch req.Method {
+	case protocol.MethodToolsCall:
+		target = p.Name
+		attrs = append(attrs, semconv.GenAIToolName(p.Name), semconv.GenAIOperationNameExecuteTool)
+	case protocol.MethodPromptsGet:
+		target = p.Name
+		attrs = append(attrs, semconv.GenAIPromptName(p.Name))
+	}
+	if p.URI != "" {
+		attrs = append(attrs, semconv.McpResourceURI(p.URI))
+	}
+	return target, append(attrs, network(req)...)
+}
+
+// network returns network.transport, network.protocol.name and
+// server.address/port.
+func network(req *client.Request) []attribute.KeyValue {
+	var attrs []attribute.KeyValue
+	switch req.Transport {
+	case "stdio", "memory":
+		attrs = append(attrs, semconv.NetworkTransportPipe)
+	case "http", "sse":
+		attrs = append(attrs, semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http"))
+	case "websocket":
+		attrs = append(attrs, semconv.NetworkTransportTCP, semconv.NetworkProtocolName("websocket"))
+	}
+	if req.ServerAddress == "" {
+		return attrs
+	}
+	u, err := url.Parse(req.ServerAddress)
+	if err != nil || u.Hostname() == "" {
+		return attrs
+	}
+	attrs = append(attrs, semconv.ServerAddress(u.Hostname()))
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "https", "wss":
+			port = "443"
+		case "http", "ws":
+			port = "80"
+		}
+	}
+	if n, err := strconv.Atoi(port); err == nil {
+		attrs = append(attrs, semconv.ServerPort(n))
+	}
+	return attrs
+}
+
+// outcome sets the span's status from the result or the error and returns
+// the attributes the duration metric adds for it.
+func outcome(span trace.Span, method string, raw json.RawMessage, err error) []attribute.KeyValue {
+	if err != nil {
+		var attrs []attribute.KeyValue
+		if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+			code := strconv.FormatInt(je.Code, 10)
+			attrs = append(attrs, semconv.ErrorTypeKey.String(code), semconv.RPCResponseStatusCode(code))
+		} else if ce, ok := errors.AsType[*client.Error](err); ok {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(ce.Kind.String()))
+		} else {
+			attrs = append(attrs, semconv.ErrorType(err))
+		}
+		span.SetAttributes(attrs...)
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		return attrs
+	}
+	if method == protocol.MethodToolsCall && len(raw) > 0 {
+		var res protocol.CallToolResult
+		if json.Unmarshal(raw, &res) == nil && res.IsError != nil && *res.IsError {
+			attrs := []attribute.KeyValue{semconv.ErrorTypeKey.String(ErrorTypeTool)}
+			span.SetAttributes(attrs...)
+			span.SetStatus(codes.Error, res.Text())
+			return attrs
+		}
+	}
+	return nil
+}
+
+// idText is a JSON-RPC id as the jsonrpc.request.id attribute has it: the
+// number or the string, unquoted.
+func idText(id jsonrpc.ID) string {
+	if s, ok := id.Str(); ok {
+		return s
+	}
+	return id.String()
+}
