@@ -346,12 +346,6 @@ func (c *Client) Err() error {
 	return c.fail("connect", err)
 }
 
-// Era returns the negotiated era.
-func (c *Client) Era() negotiation.Era { return c.sess.Era() }
-
-// ProtocolVersion returns the negotiated protocol version.
-func (c *Client) ProtocolVersion() string { return c.sess.ProtocolVersion() }
-
 // ServerInfo returns the server's self-description, or nil when the server
 // sent none (modern servers may omit it).
 func (c *Client) ServerInfo() *protocol.Implementation { return c.sess.ServerInfo() }
@@ -373,15 +367,34 @@ func (c *Client) ServerCapabilities() protocol.ServerCapabilities {
 	return c.sess.ServerCapabilities()
 }
 
-// ClientCapabilities returns what this client advertises.
-func (c *Client) ClientCapabilities() protocol.ClientCapabilities { return c.sess.ClientCapabilities() }
+// Negotiation is what a connection negotiated, as [Client.Negotiated]
+// reports it.
+type Negotiation struct {
+	// Era is the negotiated era.
+	Era negotiation.Era
+	// Version is the negotiated protocol version.
+	Version string
+	// Transport is the kind of the transport in use ("stdio", "http",
+	// "websocket", "sse" or "memory").
+	Transport string
+	// ClientCapabilities is what this client advertises in the era.
+	ClientCapabilities protocol.ClientCapabilities
+	// Trace lists the negotiation steps taken so far (re-negotiations
+	// after a lost connection included), for diagnostics.
+	Trace []TraceStep
+}
 
-// NegotiationTrace returns the steps of the negotiation, for diagnostics.
-func (c *Client) NegotiationTrace() []TraceStep { return traceOf(c.sess.Trace()) }
-
-// TransportKind returns the kind of the transport in use ("stdio", "http",
-// "websocket", "sse" or "memory").
-func (c *Client) TransportKind() string { return c.kind }
+// Negotiated reports what the connection negotiated. It reflects the
+// latest re-negotiation; the Trace is a copy.
+func (c *Client) Negotiated() Negotiation {
+	return Negotiation{
+		Era:                c.sess.Era(),
+		Version:            c.sess.ProtocolVersion(),
+		Transport:          c.kind,
+		ClientCapabilities: c.sess.ClientCapabilities(),
+		Trace:              traceOf(c.sess.Trace()),
+	}
+}
 
 // isModern reports whether the modern era was negotiated.
 func (c *Client) isModern() bool { return c.sess.Era() == negotiation.EraModern }

@@ -31,8 +31,8 @@ func TestSSEFallback(t *testing.T) {
 		t.Fatalf("Dial: %v", err)
 	}
 	defer c.Close()
-	if c.Era() != negotiation.EraLegacy || c.TransportKind() != transport.KindSSE {
-		t.Errorf("Era, TransportKind = %v, %q; want legacy over sse", c.Era(), c.TransportKind())
+	if c.Negotiated().Era != negotiation.EraLegacy || c.Negotiated().Transport != transport.KindSSE {
+		t.Errorf("Era, TransportKind = %v, %q; want legacy over sse", c.Negotiated().Era, c.Negotiated().Transport)
 	}
 	res, err := c.CallTool(ctx, "echo", map[string]any{"text": "via sse"})
 	if err != nil || res.Text() != "via sse" {

@@ -43,8 +43,8 @@ func TestConnEventsAndErr(t *testing.T) {
 					mu.Unlock()
 					time.Sleep(5 * time.Millisecond)
 				}
-				if pinned.Version != f.c.ProtocolVersion() || pinned.Time.IsZero() {
-					t.Fatalf("era-pinned event %+v, want version %q", pinned, f.c.ProtocolVersion())
+				if pinned.Version != f.c.Negotiated().Version || pinned.Time.IsZero() {
+					t.Fatalf("era-pinned event %+v, want version %q", pinned, f.c.Negotiated().Version)
 				}
 				var buf bytes.Buffer
 				slog.New(slog.NewTextHandler(&buf, nil)).Info("mcp", "event", pinned)

@@ -8,7 +8,7 @@ import (
 )
 
 // TraceStep is one step of the era negotiation, for diagnostics (see
-// [Client.NegotiationTrace] and [Error.Trace]).
+// [Negotiation.Trace] and [Error.Trace]).
 type TraceStep struct {
 	// Step names the step: "connect", "probe", "initialize", "authorize",
 	// "retry", "reconnect", "fallback", "hint".

@@ -56,7 +56,7 @@ func probeTrace(t *testing.T, srv *conduittest.Server, via string, probeTimeout 
 		client.WithRetry(client.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond, MaxElapsed: time.Second}))
 	if err == nil {
 		defer c.Close()
-		return c.NegotiationTrace()
+		return c.Negotiated().Trace
 	}
 	var ce *client.Error
 	if errors.As(err, &ce) && ce.Trace != nil {

@@ -82,8 +82,8 @@ func TestTransportsAndEras(t *testing.T) {
 				if via == "sse" {
 					want = negotiation.EraLegacy
 				}
-				if c.Era() != want {
-					t.Errorf("era = %v, want %v", c.Era(), want)
+				if c.Negotiated().Era != want {
+					t.Errorf("era = %v, want %v", c.Negotiated().Era, want)
 				}
 				res, err := c.CallTool(testCtx(t), "echo", map[string]any{"text": "hi " + via})
 				if err != nil || res.Text() != "hi "+via {
@@ -263,7 +263,7 @@ func TestFaultsApply(t *testing.T) {
 func TestOptions(t *testing.T) {
 	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Legacy), conduittest.WithVersions("2025-06-18"), conduittest.WithPageSize(2))
 	c := connect(t, srv, "memory")
-	if v := c.ProtocolVersion(); v != "2025-06-18" {
+	if v := c.Negotiated().Version; v != "2025-06-18" {
 		t.Errorf("protocol version %s, want 2025-06-18", v)
 	}
 	n := 0

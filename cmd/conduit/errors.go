@@ -24,7 +24,7 @@ import (
 // wants, the versions it supports).
 
 // traceStep is one step of a negotiation trace, as
-// (*client.Client).NegotiationTrace returns it.
+// (*client.Client).Negotiated reports it.
 type traceStep = client.TraceStep
 
 // toolError reports a tool result with isError set (exit status 4).

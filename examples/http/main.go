@@ -61,8 +61,8 @@ func main() {
 	}
 	defer c.Close()
 
-	fmt.Printf("%s: era %s, protocol %s, transport %s\n", url, c.Era(), c.ProtocolVersion(), c.TransportKind())
-	for _, step := range c.NegotiationTrace() {
+	fmt.Printf("%s: era %s, protocol %s, transport %s\n", url, c.Negotiated().Era, c.Negotiated().Version, c.Negotiated().Transport)
+	for _, step := range c.Negotiated().Trace {
 		fmt.Printf("  negotiation: %s sent=%s outcome=%s verdict=%s %s\n", step.Step, step.Sent, step.Outcome, step.Verdict, step.Err)
 	}
 

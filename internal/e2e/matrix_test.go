@@ -406,7 +406,7 @@ func runCase(ck *checker, r row, m mode, kind string) {
 	c, err := e.connect(ctx, r.dial, r.maxMsg, tokens, opts...)
 	switch {
 	case w.err != nil && err == nil:
-		ck.errorf("Connect succeeded (era %v, version %q, trace %+v), want %s", c.Era(), c.ProtocolVersion(), c.NegotiationTrace(), w.err.desc)
+		ck.errorf("Connect succeeded (era %v, version %q, trace %+v), want %s", c.Negotiated().Era, c.Negotiated().Version, c.Negotiated().Trace, w.err.desc)
 	case w.err != nil && !w.err.ok(err):
 		ck.errorf("Connect error = %v (%T), want %s", err, err, w.err.desc)
 	case w.err == nil && err != nil:
@@ -414,8 +414,8 @@ func runCase(ck *checker, r row, m mode, kind string) {
 	}
 	if c != nil {
 		if w.err == nil {
-			if c.Era() != w.era || c.ProtocolVersion() != w.version {
-				ck.errorf("negotiated %v %q, want %v %q (trace %+v)", c.Era(), c.ProtocolVersion(), w.era, w.version, c.NegotiationTrace())
+			if c.Negotiated().Era != w.era || c.Negotiated().Version != w.version {
+				ck.errorf("negotiated %v %q, want %v %q (trace %+v)", c.Negotiated().Era, c.Negotiated().Version, w.era, w.version, c.Negotiated().Trace)
 			}
 			callEcho(ctx, ck, c, r.callCtx, w.callErr)
 		}

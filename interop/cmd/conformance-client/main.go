@@ -82,7 +82,7 @@ func (e scenarioEnv) dial(ctx context.Context, extra ...client.Option) (*client.
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", e.URL, err)
 	}
-	fmt.Fprintf(os.Stderr, "connected: era=%v version=%s\n", c.Era(), c.ProtocolVersion())
+	fmt.Fprintf(os.Stderr, "connected: era=%v version=%s\n", c.Negotiated().Era, c.Negotiated().Version)
 	return c, nil
 }
 
