@@ -136,7 +136,6 @@ type config struct {
 	serverKey    string
 	tasks        bool
 	maxPages     int
-	eventBuffer  int
 	messageLog   func(Direction, jsonrpc.Message)
 	middleware   []Middleware
 	now          func() time.Time // test seam; nil => time.Now
@@ -145,12 +144,12 @@ type config struct {
 // defaultMaxPages bounds a listing walk (tests lower it).
 const defaultMaxPages = 1000
 
-// defaultEventBuffer is a Subscription's buffer when [WithEventBuffer] is
-// not given.
+// defaultEventBuffer is a Subscription's buffer when
+// [SubscribeOptions.Buffer] is not set.
 const defaultEventBuffer = 64
 
 func newConfig(opts []Option) config {
-	c := config{maxPages: defaultMaxPages, eventBuffer: defaultEventBuffer}
+	c := config{maxPages: defaultMaxPages}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -293,15 +292,12 @@ func WithTasksExtension(advertise bool) Option {
 	return optionFunc(func(c *config) { c.tasks = advertise })
 }
 
-// WithEventBuffer sets how many events a [Subscription] buffers before it
-// drops the oldest. Zero or negative selects the default, 64.
-func WithEventBuffer(n int) Option {
-	return optionFunc(func(c *config) {
-		if n <= 0 {
-			n = defaultEventBuffer
-		}
-		c.eventBuffer = n
-	})
+// eventBuffer is a Subscription's buffer for SubscribeOptions.Buffer n.
+func eventBuffer(n int) int {
+	if n <= 0 {
+		return defaultEventBuffer
+	}
+	return n
 }
 
 // withClock is a test seam (see export_test.go).
