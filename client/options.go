@@ -136,6 +136,7 @@ type config struct {
 	serverKey    string
 	tasks        bool
 	maxPages     int
+	eventBuffer  int
 	messageLog   func(Direction, jsonrpc.Message)
 	middleware   []Middleware
 	now          func() time.Time // test seam; nil => time.Now
@@ -144,12 +145,12 @@ type config struct {
 // defaultMaxPages bounds a listing walk (tests lower it).
 const defaultMaxPages = 1000
 
-// defaultEventBuffer is a Subscription's buffer when
-// [SubscribeOptions.Buffer] is not set.
+// defaultEventBuffer is a Subscription's buffer when [WithEventBuffer] is
+// not given.
 const defaultEventBuffer = 64
 
 func newConfig(opts []Option) config {
-	c := config{maxPages: defaultMaxPages}
+	c := config{maxPages: defaultMaxPages, eventBuffer: defaultEventBuffer}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -292,12 +293,15 @@ func WithTasksExtension(advertise bool) Option {
 	return optionFunc(func(c *config) { c.tasks = advertise })
 }
 
-// eventBuffer is a Subscription's buffer for SubscribeOptions.Buffer n.
-func eventBuffer(n int) int {
-	if n <= 0 {
-		return defaultEventBuffer
-	}
-	return n
+// WithEventBuffer sets how many events a [Subscription] buffers before it
+// drops the oldest. Zero or negative selects the default, 64.
+func WithEventBuffer(n int) Option {
+	return optionFunc(func(c *config) {
+		if n <= 0 {
+			n = defaultEventBuffer
+		}
+		c.eventBuffer = n
+	})
 }
 
 // withClock is a test seam (see export_test.go).

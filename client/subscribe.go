@@ -30,10 +30,6 @@ type SubscribeOptions struct {
 	// (notifications/resources/updated; the URI of an update may be a
 	// sub-resource of a subscribed one).
 	Resources []string
-	// Buffer is how many events the Subscription buffers before it drops
-	// the oldest; zero or negative means 64. It is not part of what
-	// [Subscription.Acknowledged] reports.
-	Buffer int
 }
 
 func (o SubscribeOptions) filter() protocol.SubscriptionFilter {
@@ -117,7 +113,7 @@ const (
 //
 // # Overflow
 //
-// Events are buffered ([SubscribeOptions.Buffer], default 64). When the buffer is
+// Events are buffered ([WithEventBuffer], default 64). When the buffer is
 // full the oldest buffered event is dropped to make room (change
 // notifications are signals: the newest matters most), [Subscription.Dropped]
 // counts the drops, and an [EventResync] is queued so the consumer knows to
@@ -348,7 +344,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 		c:      c,
 		want:   opts,
 		legacy: !c.isModern(),
-		events: make(chan Event, eventBuffer(opts.Buffer)),
+		events: make(chan Event, c.cfg.eventBuffer),
 		stopCh: make(chan struct{}),
 		done:   make(chan struct{}),
 	}

@@ -55,13 +55,3 @@ func TestEventOfAndWants(t *testing.T) {
 		t.Error("unrequested event wanted")
 	}
 }
-
-// TestSubscribeBuffer: SubscribeOptions.Buffer sizes the events buffer;
-// zero or negative selects the default.
-func TestSubscribeBuffer(t *testing.T) {
-	for n, want := range map[int]int{0: defaultEventBuffer, -1: defaultEventBuffer, 5: 5} {
-		if got := eventBuffer(n); got != want {
-			t.Errorf("eventBuffer(%d) = %d, want %d", n, got, want)
-		}
-	}
-}
