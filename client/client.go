@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,6 +238,7 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		Retry:          cfg.retry,
 		Logger:         cfg.logger,
 		Authorize:      cfg.auth.Authorize,
+		OlderVersions:  cfg.olderVersions,
 		CapabilityOptions: negotiation.CapabilityOptions{
 			SamplingTools:    cfg.capOpts.SamplingTools,
 			SamplingContext:  cfg.capOpts.SamplingContext,
@@ -254,8 +254,8 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		s.Mode = engine.ModeLegacy
 	default:
 		v := string(cfg.protocol)
-		if negotiation.EraOf(v) == negotiation.EraUnknown || !knownVersion(v) {
-			return s, fmt.Errorf("pinned protocol version %q is not one this SDK speaks: %w", v, ErrNoCommonVersion)
+		if err := checkPin(v, cfg.olderVersions); err != nil {
+			return s, err
 		}
 		s.Mode = engine.ModePinned
 		s.PinVersion = v
@@ -269,15 +269,6 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		}
 	}
 	return s, nil
-}
-
-func knownVersion(v string) bool {
-	for _, k := range negotiation.Versions() {
-		if k == v {
-			return true
-		}
-	}
-	return false
 }
 
 // detectHandler detects the interfaces of the user's handler, once per

@@ -68,6 +68,7 @@ type stdioOptions struct {
 	TTLms    int64
 	Scope    string
 	Faults   []testserver.Fault
+	Legacy   []string
 	// FaultsOnce, when set, is a marker file: only the process that
 	// creates it applies Faults.
 	FaultsOnce string
@@ -101,7 +102,7 @@ func countingReader(r io.Reader, path string) io.Reader {
 }
 
 func (o stdioOptions) options() testserver.Options {
-	return testserver.Options{Era: o.Era, PageSize: o.PageSize, TTL: time.Duration(o.TTLms) * time.Millisecond, CacheScope: o.Scope, Faults: o.Faults}
+	return testserver.Options{Era: o.Era, PageSize: o.PageSize, TTL: time.Duration(o.TTLms) * time.Millisecond, CacheScope: o.Scope, Faults: o.Faults, LegacyVersions: o.Legacy}
 }
 
 // Transports of the test matrix.
@@ -110,6 +111,7 @@ const (
 	tStdio = "stdio"
 	tHTTP  = "http"
 	tWS    = "websocket"
+	tSSE   = "sse" // HTTP+SSE (reached through Dial's fallback); not in allTransports
 )
 
 var allTransports = []string{tPipe, tStdio, tHTTP, tWS}
@@ -165,19 +167,22 @@ func tryConnect(t *testing.T, tr string, so testserver.Options, opts ...client.O
 		})
 		f.c, err = client.Connect(ctx, pipe, opts...)
 	case tStdio:
-		spec, merr := json.Marshal(stdioOptions{Era: so.Era, PageSize: so.PageSize, TTLms: so.TTL.Milliseconds(), Scope: so.CacheScope, Faults: so.Faults})
+		spec, merr := json.Marshal(stdioOptions{Era: so.Era, PageSize: so.PageSize, TTLms: so.TTL.Milliseconds(), Scope: so.CacheScope, Faults: so.Faults, Legacy: so.LegacyVersions})
 		if merr != nil {
 			t.Fatalf("encoding the stdio server options: %v", merr)
 		}
 		cmd := transport.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = []string{stdioEnv + "=" + string(spec)}
 		f.c, err = client.Connect(ctx, cmd, opts...)
-	case tHTTP, tWS:
+	case tHTTP, tWS, tSSE:
 		srv := testserver.New(so)
 		f.srv = srv
-		if tr == tHTTP {
+		switch tr {
+		case tHTTP:
 			f.ts = httptest.NewServer(srv.Handler())
-		} else {
+		case tSSE:
+			f.ts = httptest.NewServer(srv.SSEHandler())
+		default:
 			f.ts = httptest.NewServer(srv.WebSocketHandler())
 		}
 		ts := f.ts

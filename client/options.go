@@ -114,32 +114,33 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 // config is the frozen configuration of one Client.
 type config struct {
-	protocol     Protocol
-	handler      any
-	clientInfo   protocol.Implementation
-	httpClient   *http.Client
-	headers      http.Header
-	probeTimeout time.Duration
-	timeout      time.Duration // the default deadline of a call
-	idleTimeout  time.Duration // the default idle timeout of a call
-	replay       engine.ReplayPolicy
-	onEvent      func(ConnEvent)
-	retry        engine.RetryPolicy
-	logger       *slog.Logger
-	capOpts      CapabilityOptions
-	strict       bool
-	auth         Auth
-	oauth        *auth.Client // set by WithOAuth; names the private cache partition
-	endpoint     string       // Dial's endpoint URL; "" for Connect
-	cache        Cache
-	eraCache     EraCache
-	serverKey    string
-	tasks        bool
-	maxPages     int
-	eventBuffer  int
-	messageLog   func(Direction, jsonrpc.Message)
-	middleware   []Middleware
-	now          func() time.Time // test seam; nil => time.Now
+	protocol      Protocol
+	handler       any
+	clientInfo    protocol.Implementation
+	httpClient    *http.Client
+	headers       http.Header
+	probeTimeout  time.Duration
+	timeout       time.Duration // the default deadline of a call
+	idleTimeout   time.Duration // the default idle timeout of a call
+	replay        engine.ReplayPolicy
+	onEvent       func(ConnEvent)
+	retry         engine.RetryPolicy
+	logger        *slog.Logger
+	capOpts       CapabilityOptions
+	strict        bool
+	auth          Auth
+	oauth         *auth.Client // set by WithOAuth; names the private cache partition
+	endpoint      string       // Dial's endpoint URL; "" for Connect
+	cache         Cache
+	eraCache      EraCache
+	serverKey     string
+	tasks         bool
+	olderVersions bool
+	maxPages      int
+	eventBuffer   int
+	messageLog    func(Direction, jsonrpc.Message)
+	middleware    []Middleware
+	now           func() time.Time // test seam; nil => time.Now
 }
 
 // defaultMaxPages bounds a listing walk (tests lower it).

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -93,11 +92,7 @@ type Event struct {
 	URI string
 }
 
-// Re-listen backoff of a modern Subscription whose stream dropped.
 const (
-	relistenInitial  = 100 * time.Millisecond
-	relistenMax      = 30 * time.Second
-	relistenAttempts = 10
 	// unsubscribeTimeout bounds the legacy resources/unsubscribe calls of
 	// Subscription.Close.
 	unsubscribeTimeout = 5 * time.Second
@@ -306,8 +301,10 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // Modern era: a subscriptions/listen stream; Subscribe returns once the
 // server acknowledged it, and [Subscription.Acknowledged] tells what it
 // honours. A stream that drops is re-established with exponential backoff
-// (an [EventResync] marks the gap); after 10 failed attempts in a row the
-// subscription ends with the last error. Legacy era: resources/subscribe
+// (an [EventResync] marks the gap), which resets only after a stream that
+// lived 10 seconds past its acknowledgement, so a server whose streams
+// keep dying is not hammered; after 10 attempts in a row that are not
+// acknowledged the subscription ends with the last error. Legacy era: resources/subscribe
 // for each URI (a URI the server refuses is left out of Acknowledged and
 // logged) and the session's list_changed notifications.
 //
@@ -387,7 +384,10 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 
 // listen opens a listen stream and waits for its acknowledgement.
 func (c *Client) listen(ctx context.Context, opts SubscribeOptions) (*engine.Stream, protocol.SubscriptionFilter, error) {
-	stream, err := c.sess.Listen(ctx, &protocol.ListenParams{Notifications: opts.filter()})
+	// The engine listens again when the stream drops, paced
+	// (internal/engine/relisten.go); a new acknowledgement then arrives
+	// on the same stream (see pump).
+	stream, err := c.sess.ListenDurable(ctx, &protocol.ListenParams{Notifications: opts.filter()})
 	if err != nil {
 		return nil, protocol.SubscriptionFilter{}, err
 	}
@@ -420,33 +420,16 @@ func (c *Client) listen(ctx context.Context, opts SubscribeOptions) (*engine.Str
 	}
 }
 
-// run pumps a modern subscription's stream until stop, re-listening when
-// the stream drops. It owns the stream.
+// run pumps a modern subscription's stream until stop or its end: the
+// engine re-listens below it when it drops and ends it only when that
+// failed (or the server ended it gracefully, or the client closed).
 func (s *Subscription) run(stream *engine.Stream) {
-	c := s.c
-	for {
-		err := s.pump(stream)
-		stream.Close()
-		if err == nil || s.isStopped() {
-			s.finish(nil)
-			return
-		}
-		if errors.Is(err, ErrClosed) {
-			s.finish(err)
-			return
-		}
-		c.cfg.logger.Info("conduit: listen stream dropped; re-listening", "err", err)
-		next, rerr := s.relisten(s.ctx)
-		if rerr != nil {
-			if s.isStopped() {
-				rerr = nil
-			}
-			s.finish(rerr)
-			return
-		}
-		stream = next
-		s.send(Event{Kind: EventResync})
+	err := s.pump(stream)
+	stream.Close()
+	if s.isStopped() {
+		err = nil
 	}
+	s.finish(err)
 }
 
 func (s *Subscription) isStopped() bool {
@@ -481,9 +464,8 @@ func (s *Subscription) pump(stream *engine.Stream) error {
 // handle delivers one notification of the stream.
 func (s *Subscription) handle(n *jsonrpc.Request) {
 	if n.Method == protocol.NotificationSubscriptionsAcknowledged {
-		// A new acknowledgement mid-stream: the listen request was
-		// re-sent below us (the session replays requests lost with
-		// their connection). Changes may have been missed.
+		// A new acknowledgement mid-stream: the engine listened again
+		// after the stream dropped. Changes may have been missed.
 		var ack protocol.SubscriptionsAcknowledgedParams
 		if json.Unmarshal(n.Params, &ack) == nil {
 			s.mu.Lock()
@@ -502,34 +484,6 @@ func (s *Subscription) handle(n *jsonrpc.Request) {
 			s.send(ev)
 		}
 	}
-}
-
-// relisten re-opens the stream with exponential backoff and jitter.
-func (s *Subscription) relisten(ctx context.Context) (*engine.Stream, error) {
-	delay := relistenInitial
-	var last error
-	for range relistenAttempts {
-		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
-		stream, ack, err := s.c.listen(ctx, s.want)
-		if err == nil {
-			s.mu.Lock()
-			s.ack = s.want.intersect(ack)
-			s.mu.Unlock()
-			return stream, nil
-		}
-		if errors.Is(err, ErrClosed) || ctx.Err() != nil {
-			return nil, err
-		}
-		last = err
-		delay = min(delay*2, relistenMax)
-	}
-	return nil, fmt.Errorf("client: re-listening after %d attempts: %w", relistenAttempts, last)
 }
 
 // register records s as live and counts its goroutine in c.wg, unless

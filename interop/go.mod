@@ -3,6 +3,7 @@ module github.com/conduitmcp/conduit/interop
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/conduitmcp/conduit v0.0.0
 	github.com/google/go-cmp v0.7.0
 	github.com/mark3labs/mcp-go v1.2.1
@@ -12,7 +13,6 @@ require (
 
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
-	github.com/coder/websocket v1.8.15 // indirect
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect

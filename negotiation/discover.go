@@ -6,7 +6,9 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -45,53 +47,53 @@ type DiscoverResult struct {
 // returns an [*Error] of kind [KindProtocol] with reason
 // [ReasonInvalidDiscoverResult].
 func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
-	members, err := objectMembers(raw)
-	if err != nil {
+	d := &DiscoverResult{
+		CacheScope: protocol.CacheScopePrivate,
+		Raw:        append(json.RawMessage(nil), raw...),
+	}
+	// The members alias d.Raw, which is the result's own copy.
+	var top discoverMembers
+	if err := eachMember(d.Raw, top.set); err != nil {
 		return nil, invalidDiscover("result is not a JSON object")
 	}
-	if rt, ok := members["resultType"]; ok && !isJSONNull(rt) {
+	if rt := top.resultType; rt != nil && !isJSONNull(rt) {
 		var s string
 		if json.Unmarshal(rt, &s) != nil || s != protocol.ResultTypeComplete {
 			return nil, invalidDiscover(`resultType is not "complete"`)
 		}
 	}
-	d := &DiscoverResult{
-		CacheScope: protocol.CacheScopePrivate,
-		Meta:       map[string]json.RawMessage{},
-		Raw:        append(json.RawMessage(nil), raw...),
-	}
-	sv, ok := members["supportedVersions"]
-	if !ok || !isJSONArray(sv) || json.Unmarshal(sv, &d.SupportedVersions) != nil {
+	sv := top.supportedVersions
+	if sv == nil || !isJSONArray(sv) || json.Unmarshal(sv, &d.SupportedVersions) != nil {
 		return nil, invalidDiscover("supportedVersions is not a list of strings")
 	}
 	if d.SupportedVersions == nil {
 		d.SupportedVersions = []string{}
 	}
-	caps, ok := members["capabilities"]
-	if !ok {
+	caps := top.capabilities
+	if caps == nil {
 		return nil, invalidDiscover("capabilities is missing")
 	}
-	capMembers, err := objectMembers(caps)
-	if err != nil {
+	if !isObject(caps) {
 		return nil, invalidDiscover("capabilities is not an object")
 	}
-	d.Capabilities = lenientCapabilities(caps, capMembers)
-	if in, ok := members["instructions"]; ok {
+	d.Capabilities = lenientCapabilities(caps)
+	if in := top.instructions; in != nil {
 		_ = json.Unmarshal(in, &d.Instructions) // not a string: ""
 	}
-	if ttl, ok := members["ttlMs"]; ok {
+	if ttl := top.ttlMs; ttl != nil {
 		d.TTLMs = readTTL(ttl)
 	}
-	if cs, ok := members["cacheScope"]; ok {
+	if cs := top.cacheScope; cs != nil {
 		var s string
 		if json.Unmarshal(cs, &s) == nil && s == protocol.CacheScopePublic {
 			d.CacheScope = protocol.CacheScopePublic
 		}
 	}
-	if m, ok := members["_meta"]; ok {
-		if mm, err := objectMembers(m); err == nil {
-			d.Meta = mm
-		}
+	if m := top.meta; m != nil {
+		d.Meta, _ = objectMembers(m)
+	}
+	if d.Meta == nil {
+		d.Meta = map[string]json.RawMessage{}
 	}
 	if si, ok := d.Meta[protocol.MetaServerInfo]; ok {
 		d.ServerInfo = readServerInfo(si)
@@ -99,18 +101,96 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 	return d, nil
 }
 
+// discoverMembers holds the raw values of the top-level members of a
+// DiscoverResult that ParseDiscoverResult reads; nil when absent. As when
+// decoding into a map, keys match exactly (after unescaping) and the last
+// of duplicate keys wins.
+type discoverMembers struct {
+	resultType, supportedVersions, capabilities []byte
+	instructions, ttlMs, cacheScope, meta       []byte
+}
+
+func (m *discoverMembers) set(key, val []byte) {
+	var dst *[]byte
+	switch {
+	case keyIs(key, "resultType"):
+		dst = &m.resultType
+	case keyIs(key, "supportedVersions"):
+		dst = &m.supportedVersions
+	case keyIs(key, "capabilities"):
+		dst = &m.capabilities
+	case keyIs(key, "instructions"):
+		dst = &m.instructions
+	case keyIs(key, "ttlMs"):
+		dst = &m.ttlMs
+	case keyIs(key, "cacheScope"):
+		dst = &m.cacheScope
+	case keyIs(key, "_meta"):
+		dst = &m.meta
+	default:
+		return
+	}
+	*dst = val
+}
+
 func invalidDiscover(detail string) *Error {
 	return &Error{Kind: KindProtocol, Reason: ReasonInvalidDiscoverResult, Err: errors.New(detail)}
 }
 
-// objectMembers decodes raw as a JSON object (never nil on success).
-func objectMembers(raw []byte) (map[string]json.RawMessage, error) {
+var errNotObject = errors.New("not an object")
+
+// eachMember calls fn with the quoted key and the raw value of every
+// top-level member of raw, in order, after checking that raw is a valid
+// JSON object (it fails otherwise, calling fn never). It does not
+// allocate; the values alias raw.
+func eachMember(raw []byte, fn func(key, val []byte)) error {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, errors.New("not an object")
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+		return errNotObject
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	jsonscan.EachMember(raw, func(key, val []byte) bool {
+		fn(key, val)
+		return true
+	})
+	return nil
+}
+
+// isObject reports whether raw is a valid JSON object.
+func isObject(raw []byte) bool {
+	return eachMember(raw, func(_, _ []byte) {}) == nil
+}
+
+// keyIs reports whether the quoted key, unescaped, is exactly name (as a
+// map key decoded by encoding/json would be).
+func keyIs(quoted []byte, name string) bool {
+	inner := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == name
+	}
+	return unquoteKey(quoted) == name
+}
+
+// unquoteKey returns the quoted key unescaped, as encoding/json decodes a
+// map key (invalid UTF-8 becomes U+FFFD).
+func unquoteKey(quoted []byte) string {
+	inner := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner)
+	}
+	var s string
+	_ = json.Unmarshal(quoted, &s) // valid: the object was checked
+	return s
+}
+
+// objectMembers decodes raw as a JSON object (never nil on success), with
+// the outcome of decoding it into a map[string]json.RawMessage, except
+// that the values alias raw instead of being copied.
+func objectMembers(raw []byte) (map[string]json.RawMessage, error) {
+	m := map[string]json.RawMessage{}
+	err := eachMember(raw, func(key, val []byte) {
+		m[unquoteKey(key)] = val[:len(val):len(val)]
+	})
+	if err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -148,12 +228,13 @@ func readTTL(raw []byte) int64 {
 // lenientCapabilities decodes a capabilities object; when the whole object
 // does not fit protocol.ServerCapabilities, each member is decoded alone
 // and the ones with a wrong shape are dropped.
-func lenientCapabilities(raw []byte, members map[string]json.RawMessage) protocol.ServerCapabilities {
+func lenientCapabilities(raw []byte) protocol.ServerCapabilities {
 	var c protocol.ServerCapabilities
 	if json.Unmarshal(raw, &c) == nil {
 		return c
 	}
 	c = protocol.ServerCapabilities{}
+	members, _ := objectMembers(raw)
 	for k, v := range members {
 		one, err := json.Marshal(map[string]json.RawMessage{k: v})
 		if err != nil {
@@ -199,15 +280,14 @@ func mergeCapability(c, part *protocol.ServerCapabilities) {
 // readServerInfo reads an Implementation; nil unless it is an object with
 // string name and version that decodes as a whole.
 func readServerInfo(raw []byte) *protocol.Implementation {
-	var probe struct {
-		Name    *string `json:"name"`
-		Version *string `json:"version"`
-	}
-	if _, err := objectMembers(raw); err != nil {
-		return nil
-	}
-	if json.Unmarshal(raw, &probe) != nil || probe.Name == nil || probe.Version == nil {
-		return nil
+	// name and version must be strings, as a decode into *string fields
+	// would find them (the last member whose key folds to the name); the
+	// scan also validates the object.
+	raw = bytes.TrimSpace(raw)
+	for _, field := range [...]string{"name", "version"} {
+		if v, err := jsonscan.LastMemberFold(raw, field); err != nil || v.Kind != jsonscan.KindString {
+			return nil
+		}
 	}
 	var impl protocol.Implementation
 	if json.Unmarshal(raw, &impl) != nil {

@@ -196,3 +196,35 @@ func TestParseDiscoverResultSpecExample(t *testing.T) {
 		t.Errorf("ParseDiscoverResult(example) = %+v", d)
 	}
 }
+
+// TestParseDiscoverResultOwnsItsValues checks that the result does not
+// alias the caller's bytes (Meta's values point into the result's own
+// copy), and that keys match as in a decoded map: exactly, after
+// unescaping, the last duplicate winning.
+func TestParseDiscoverResultOwnsItsValues(t *testing.T) {
+	raw := []byte(`{"supportedVersions":["x"],"supportedVersions":["2026-07-28"],"capabilities":{},` +
+		`"cacheScope":"private","cache\u0053cope":"public","TTLMS":5,` +
+		`"_meta":{"k":"v","io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`)
+	d, err := negotiation.ParseDiscoverResult(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range raw {
+		raw[i] = ' '
+	}
+	if got := string(d.Meta["k"]); got != `"v"` {
+		t.Errorf(`Meta["k"] = %s after the input changed, want "v"`, got)
+	}
+	if d.ServerInfo == nil || d.ServerInfo.Name != "s" {
+		t.Errorf("ServerInfo = %+v", d.ServerInfo)
+	}
+	if len(d.SupportedVersions) != 1 || d.SupportedVersions[0] != "2026-07-28" {
+		t.Errorf("SupportedVersions = %q, want the last duplicate", d.SupportedVersions)
+	}
+	if d.CacheScope != protocol.CacheScopePublic {
+		t.Errorf("CacheScope = %q, want the escaped key's public", d.CacheScope)
+	}
+	if d.TTLMs != 0 {
+		t.Errorf("TTLMs = %d, want 0: TTLMS is another key", d.TTLMs)
+	}
+}

@@ -1,6 +1,8 @@
 // Package negotiation holds the pure decisions a dual-era MCP client makes
 // before it talks to a server: which protocol versions it speaks and to
-// which era each belongs ([Versions], [EraOf]), which version to use
+// which era each belongs ([Versions], [EraOf]), which older versions it
+// speaks on request and what each version has on the wire
+// ([OlderVersions], [VersionsFor], [FeaturesOf]), which version to use
 // ([PickVersion]), what a server/discover answer says ([ParseDiscoverResult]),
 // what the outcome of a server/discover probe means ([ClassifyProbe]) and
 // which client capabilities to advertise ([ClientCapabilities]).

@@ -411,11 +411,10 @@ func errorVerdict(err error) Verdict { return Verdict{Kind: VerdictError, Err: e
 // discoverShaped reports whether raw is an object with a resultType or a
 // supportedVersions member.
 func discoverShaped(raw json.RawMessage) bool {
-	m, err := objectMembers(raw)
-	if err != nil {
-		return false
-	}
-	_, rt := m["resultType"]
-	_, sv := m["supportedVersions"]
-	return rt || sv
+	rt, sv := false, false
+	err := eachMember(raw, func(key, _ []byte) {
+		rt = rt || keyIs(key, "resultType")
+		sv = sv || keyIs(key, "supportedVersions")
+	})
+	return err == nil && (rt || sv)
 }

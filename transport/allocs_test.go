@@ -3,6 +3,8 @@ package transport_test
 import (
 	"encoding/json"
 	"errors"
+	"mime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,5 +45,34 @@ func TestValidateToolHeadersAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("ValidateToolHeaders of a plain schema: %v allocs, want 0", allocs)
+	}
+}
+
+// TestMediaType checks mediaType against mime.ParseMediaType (whose
+// media type it must return, falling back to the text before ';' when the
+// value does not parse), and that it does not allocate.
+func TestMediaType(t *testing.T) {
+	for _, ct := range []string{
+		"", "application/json", "Application/JSON; charset=utf-8", " text/event-stream ",
+		"text/event-stream;charset=UTF-8", "text/event-stream; bad", "text/", ";x=y",
+		"application/json; charset=\"unterminated", "TEXT/HTML;a=1;a=2",
+	} {
+		want := ""
+		if ct != "" {
+			mt, _, err := mime.ParseMediaType(ct)
+			if err != nil {
+				mt = strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
+			}
+			want = mt
+		}
+		if got := transport.MediaType(ct); got != want {
+			t.Errorf("mediaType(%q) = %q, want %q", ct, got, want)
+		}
+	}
+	if raceEnabled {
+		return
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = transport.MediaType("text/event-stream; charset=utf-8") }); n != 0 {
+		t.Errorf("mediaType: %v allocs, want 0", n)
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
 )
 
 // trickleReader hands out its bytes at most n at a time, as a slow server
@@ -53,5 +56,41 @@ func BenchmarkSSELargeEventTrickle(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/mib, "ns/MiB")
 		})
+	}
+}
+
+// bytesPerLargeEvent returns the bytes allocated to read and decode one
+// large event carrying a response of size bytes from a network-like
+// reader.
+func bytesPerLargeEvent(t testing.TB, size int) uint64 {
+	ev := largeEvent(size)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var msg jsonrpc.Message
+	_, err := readEvents(&trickleReader{b: ev, n: 32 << 10}, 16<<20, func(e event) bool {
+		msg, _ = decodeEventAnswer(e)
+		return true
+	})
+	runtime.ReadMemStats(&after)
+	if r, ok := msg.(*jsonrpc.Response); err != nil || !ok || len(r.Result) < size {
+		t.Fatalf("readEvents: %v, message %T", err, msg)
+	}
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestLargeEventNotCopied checks that the response of a large event is
+// decoded from the parser's buffer, which the parser drops, instead of a
+// copy of it: reading and decoding a 1 MiB event allocates the gathered
+// line (doubling, so under 4× the event) and nothing of its size more.
+func TestLargeEventNotCopied(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector allocates")
+	}
+	const size = 1 << 20
+	got := bytesPerLargeEvent(t, size)
+	t.Logf("a %d-byte event: %d bytes allocated (%.2f×)", size, got, float64(got)/size)
+	if got > 4*size {
+		t.Errorf("a %d-byte event allocated %d bytes (%.1f×), want at most 4×", size, got, float64(got)/size)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -218,15 +217,47 @@ func commonHeaders(ctx context.Context, req *http.Request, static http.Header, t
 	return nil
 }
 
+// mediaType returns the media type of a Content-Type value, lower case,
+// without parameters. It is what mime.ParseMediaType returns, whether the
+// parameters parse or not (the media type is the lowered, trimmed text
+// before the first ';' either way), without the map of parameters that
+// ParseMediaType allocates for every response.
+// Canonical header keys, for reqHeaders.set (Header.Set canonicalizes
+// the key of every call, which allocates for MCP-Protocol-Version).
+var (
+	hdrContentType     = "Content-Type"
+	hdrAccept          = "Accept"
+	hdrProtocolVersion = http.CanonicalHeaderKey(protocol.HeaderProtocolVersion)
+	hdrSessionID       = http.CanonicalHeaderKey(protocol.HeaderSessionID)
+	hdrMethod          = http.CanonicalHeaderKey(protocol.HeaderMethod)
+	hdrName            = http.CanonicalHeaderKey(protocol.HeaderName)
+	hdrLastEventID     = http.CanonicalHeaderKey(protocol.HeaderLastEventID)
+)
+
+// reqHeaders sets the one-value headers of a request with values taken
+// from one array, so that setting n headers allocates once instead of n
+// times. Each value slice has capacity 1: a later Add (a HeaderFunc, say)
+// copies it instead of writing into the next one.
+type reqHeaders struct {
+	h    http.Header
+	vals []string
+}
+
+// headersOf returns the reqHeaders of req, with room for n values.
+func headersOf(req *http.Request, n int) reqHeaders {
+	return reqHeaders{h: req.Header, vals: make([]string, 0, n)}
+}
+
+// set sets the header of canonical key to v, as Header.Set does.
+func (r *reqHeaders) set(key, v string) {
+	r.vals = append(r.vals, v)
+	n := len(r.vals)
+	r.h[key] = r.vals[n-1 : n : n]
+}
+
 func mediaType(ct string) string {
-	if ct == "" {
-		return ""
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
-	}
-	return mt
+	base, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(base))
 }
 
 // newHTTPError builds the error of a response that was not a success. It
@@ -326,7 +357,7 @@ func requestError(ctx, reqCtx context.Context, op, endpoint string, err error) e
 
 func discardLogger(l *slog.Logger) *slog.Logger {
 	if l == nil {
-		return slog.New(slog.DiscardHandler)
+		return discardSlog // one for all connections: a logger is immutable
 	}
 	return l
 }

@@ -20,6 +20,9 @@ type event struct {
 	Data []byte
 	// LastID is the last event id seen so far in the stream.
 	LastID string
+	// Owned says the parser drops Data's buffer after the callback (a
+	// large event), so that the callback may keep it.
+	Owned bool
 }
 
 // readEvents parses an event stream by the WHATWG event-stream rules
@@ -234,9 +237,10 @@ func (p *eventParser) dispatch() error {
 	if len(data) > 0 {
 		data = data[:len(data)-1]
 	}
-	ok := p.fn(event{Type: p.typ, Data: data, LastID: p.lastID})
+	owned := cap(p.data) > eventReadSize
+	ok := p.fn(event{Type: p.typ, Data: data, LastID: p.lastID, Owned: owned})
 	p.typ, p.dirty = "", false
-	if cap(p.data) > eventReadSize {
+	if owned {
 		p.data = nil // a large event's buffer is not kept for the stream's life
 	} else {
 		p.data = p.data[:0]
@@ -262,7 +266,13 @@ func decodeEventAnswer(ev event) (jsonrpc.Message, *jsonrpc.DecodeError) {
 	if len(ev.Data) == 0 || ev.Type != "" && ev.Type != "message" {
 		return nil, nil
 	}
-	m, err := jsonrpc.DecodeMessage(ev.Data)
+	decode := jsonrpc.DecodeMessage
+	if ev.Owned {
+		// The parser drops this buffer: the message may alias it instead
+		// of copying a large result.
+		decode = jsonrpc.DecodeMessageOwned
+	}
+	m, err := decode(ev.Data)
 	if err != nil {
 		return nil, answerError(err)
 	}

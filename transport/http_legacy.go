@@ -250,13 +250,14 @@ func (c *httpConn) openGET(ctx context.Context, lastID string) (*http.Response, 
 		cancel(nil)
 		return nil, nil, err
 	}
-	if err := c.prepare(reqCtx, req, version, sid); err != nil {
+	hs := headersOf(req, 4)
+	if err := c.prepare(reqCtx, req, &hs, version, sid); err != nil {
 		cancel(nil)
 		return nil, nil, err
 	}
-	req.Header.Set("Accept", mediaEventStream)
+	hs.set(hdrAccept, mediaEventStream)
 	if lastID != "" {
-		req.Header.Set(protocol.HeaderLastEventID, lastID)
+		hs.set(hdrLastEventID, lastID)
 	}
 	req, err = applyHook(reqCtx, req, c.headerFunc)
 	if err != nil {
@@ -294,7 +295,8 @@ func (c *httpConn) deleteSession(version, sid string) {
 	if err != nil {
 		return
 	}
-	if err := c.prepare(ctx, req, version, sid); err != nil {
+	hs := headersOf(req, 2)
+	if err := c.prepare(ctx, req, &hs, version, sid); err != nil {
 		c.log.Warn("transport: preparing DELETE", "url", c.url, "err", err)
 		return
 	}

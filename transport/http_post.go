@@ -3,13 +3,13 @@ package transport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
-	"github.com/conduitmcp/conduit/protocol"
 )
 
 // One POST exchange per message, in both eras; what differs by era is
@@ -107,16 +107,17 @@ func (c *httpConn) newPOST(ctx context.Context, x *exchange, body []byte) (*http
 	if err != nil {
 		return nil, err
 	}
-	if err := c.prepare(ctx, req, x.version, x.sid); err != nil {
+	hs := headersOf(req, 6)
+	if err := c.prepare(ctx, req, &hs, x.version, x.sid); err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", mediaJSON)
-	req.Header.Set("Accept", acceptPOST)
+	hs.set(hdrContentType, mediaJSON)
+	hs.set(hdrAccept, acceptPOST)
 	if x.era == negotiation.EraModern && x.method != "" {
-		req.Header.Set(protocol.HeaderMethod, x.method)
+		hs.set(hdrMethod, x.method)
 		if x.st != nil {
 			if name, ok := nameHeader(x.method, x.params); ok {
-				req.Header.Set(protocol.HeaderName, name)
+				hs.set(hdrName, name)
 			}
 		}
 	}
@@ -126,16 +127,17 @@ func (c *httpConn) newPOST(ctx context.Context, x *exchange, body []byte) (*http
 	return applyHook(ctx, req, c.headerFunc)
 }
 
-// prepare sets the headers every request of the connection carries.
-func (c *httpConn) prepare(ctx context.Context, req *http.Request, version, sid string) error {
+// prepare sets the headers every request of the connection carries, the
+// protocol's through hs.
+func (c *httpConn) prepare(ctx context.Context, req *http.Request, hs *reqHeaders, version, sid string) error {
 	if err := commonHeaders(ctx, req, c.header, c.tokens); err != nil {
 		return err
 	}
 	if version != "" {
-		req.Header.Set(protocol.HeaderProtocolVersion, version)
+		hs.set(hdrProtocolVersion, version)
 	}
 	if sid != "" && negotiation.EraOf(version) != negotiation.EraModern {
-		req.Header.Set(protocol.HeaderSessionID, sid)
+		hs.set(hdrSessionID, sid)
 	}
 	return nil
 }
@@ -199,6 +201,13 @@ func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCa
 	if reqCtx.Err() != nil {
 		return ctx.Err()
 	}
+	if err == nil && jsonrpc.IsBatch(data) {
+		if c.enqueueBatch(data, id) {
+			return nil
+		}
+		c.enqueue(inbound{err: &StreamError{ID: id, Err: errors.New("the batch in the body holds no response to the request")}})
+		return nil
+	}
 	var msg jsonrpc.Message
 	if err == nil && (id.IsValid() || len(bytes.TrimSpace(data)) > 0) {
 		msg, err = jsonrpc.DecodeMessage(data)
@@ -224,6 +233,15 @@ func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseF
 	defer cancel(nil)
 	defer c.forget(id, st)
 	res := c.consume(ctx, resp.Body, id)
+	if res.got && res.err == nil {
+		// The response is delivered and the server should end the stream
+		// now. Reading on to its end, boundedly, keeps the connection for
+		// the next request: closing a body that is not at its end tears
+		// the connection down, and every call would pay a new TCP (and
+		// TLS) connection.
+		c.forget(id, st)
+		drainStream(resp.Body, cancel)
+	}
 	resp.Body.Close()
 	if res.got || ctx.Err() != nil || !id.IsValid() {
 		if res.err != nil && ctx.Err() == nil {
@@ -265,6 +283,9 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 		if ev.LastID != "" {
 			res.lastID = ev.LastID
 		}
+		if isBatchEvent(ev) {
+			return c.deliverBatch(ctx, ev.Data, want, &res.got)
+		}
 		msg, broken := decodeEventAnswer(ev)
 		switch {
 		case broken != nil:
@@ -289,4 +310,26 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 		return true
 	})
 	return res
+}
+
+// How long and how far a response stream is read on after its response,
+// for the server to end it (see drainStream).
+const (
+	streamDrainWait  = 100 * time.Millisecond
+	streamDrainLimit = 64 << 10
+)
+
+// errStreamDrained cancels a response stream that did not end within
+// streamDrainWait after its response.
+var errStreamDrained = errors.New("transport: response stream not ended after its response")
+
+// drainStream discards what is left of a response stream whose response
+// was delivered, until the server ends it, for at most streamDrainWait and
+// streamDrainLimit bytes; cancel (the request's) ends a stream that the
+// server keeps open. Nothing of it is delivered: the server should send
+// nothing after the response.
+func drainStream(body io.Reader, cancel context.CancelCauseFunc) {
+	t := time.AfterFunc(streamDrainWait, func() { cancel(errStreamDrained) })
+	defer t.Stop()
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, streamDrainLimit))
 }

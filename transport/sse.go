@@ -212,6 +212,16 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 			c.log.Warn("transport: event before the endpoint event ignored", "type", ev.Type)
 			return true
 		}
+		if isBatchEvent(ev) {
+			for _, in := range batchInbound(ev.Data, c.log, c.url) {
+				select {
+				case c.incoming <- in:
+				case <-c.ctx.Done():
+					return false
+				}
+			}
+			return true
+		}
 		msg, broken := decodeEventAnswer(ev)
 		in := inbound{msg: msg}
 		switch {

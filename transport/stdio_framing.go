@@ -166,6 +166,12 @@ func (c *lineConn) readMessages() error {
 		if err != nil {
 			return err
 		}
+		if jsonrpc.IsBatch(line) {
+			if !c.deliverAll(batchInbound(line, c.logger, c.kind)) {
+				return ErrClosed
+			}
+			continue
+		}
 		msg, broken := c.decode(line, owned)
 		switch {
 		case msg != nil:

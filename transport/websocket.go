@@ -232,12 +232,25 @@ func (c *wsConn) readLoop() {
 		}
 		// Text is what the transport specifies; a binary message is
 		// decoded all the same, since it can only be JSON here.
-		var msg jsonrpc.Message
-		if b := a.small(); b != nil {
-			msg, err = jsonrpc.DecodeMessage(b)
+		data, owned := a.small(), false
+		if data == nil {
+			data, owned = a.bytes(nil), true
+		}
+		if jsonrpc.IsBatch(data) {
+			ins := batchInbound(data, c.logger, c.url)
 			a.reset()
+			if !c.deliverAll(ins) {
+				c.readErr = ErrClosed
+				return
+			}
+			continue
+		}
+		var msg jsonrpc.Message
+		if owned {
+			msg, err = jsonrpc.DecodeMessageOwned(data)
 		} else {
-			msg, err = jsonrpc.DecodeMessageOwned(a.bytes(nil))
+			msg, err = jsonrpc.DecodeMessage(data)
+			a.reset()
 		}
 		if de := answerError(err); de != nil {
 			c.logger.Warn("transport: a malformed answer", "url", c.url, "id", de.ID, "err", err)

@@ -170,6 +170,7 @@ func (inv *invocation) hostOptions(h any) *host.Options {
 				Header:         hdr,
 				ConnectTimeout: inv.timeout,
 				ClientOptions: []client.Option{
+					client.WithOlderVersions(true), // the CLI reaches any server
 					client.WithClientInfo(protocol.Implementation{Name: "conduit-cli", Title: "Conduit CLI", Version: version}),
 				},
 			}

@@ -152,6 +152,8 @@ func (inv *invocation) dial(ctx context.Context, h any) (*conn, error) {
 	}
 	opts := []client.Option{
 		client.WithProtocol(inv.protocolOption()),
+		// The CLI exists to reach any server: the older versions too.
+		client.WithOlderVersions(true),
 		client.WithClientInfo(protocol.Implementation{Name: "conduit-cli", Title: "Conduit CLI", Version: version}),
 	}
 	if l := inv.logger(); l != nil {

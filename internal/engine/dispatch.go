@@ -22,6 +22,7 @@ type dispatchItem struct {
 	barrier  chan struct{} // closed by the dispatcher when it reaches this item
 	restored bool          // the legacy subscriptions were restored (Config.OnRestored)
 	event    *Event        // for Config.OnEvent
+	key      string        // coalescing key while queued under load (see enqueue); "" if none
 }
 
 // dispatcherKey marks the context the dispatcher hands to notification
@@ -113,33 +114,50 @@ func subscriptionID(params json.RawMessage) (jsonrpc.ID, bool) {
 	return p.Meta.Sub, true
 }
 
-// enqueue adds it to the dispatcher queue. When the queue is full the
-// oldest entry is dropped and counted: the reader and the loop never wait
-// for user code.
+// enqueue adds it to the dispatcher queue. When the queue is full, a
+// notification equal to one still queued (list_changed of one kind,
+// resources/updated of one URI) is coalesced with it; otherwise the
+// oldest entry is dropped. Either way the drop is counted and reported
+// (see drop): the reader and the loop never wait for user code.
 func (s *Session) enqueue(it dispatchItem) {
 	lp := &s.lp
+	ol := &lp.ol
+	it.key = coalesceKey(&it)
 	if len(lp.queue) >= MaxQueuedNotifications && it.barrier == nil {
+		if it.key != "" && ol.queued[it.key] > 0 {
+			s.drop(it.req.Method, 1)
+			return
+		}
 		// Drop the oldest notification; barriers are never dropped (a
 		// caller waits for each, and there is at most one per call in
 		// flight, so they are bounded by the calls).
 		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored && q.event == nil }); i >= 0 {
-			lp.queue = slices.Delete(lp.queue, i, i+1)
-			lp.dropped++
-			lp.unreported++
-			s.log.Warn("notification queue full; dropped the oldest notification", "dropped", lp.dropped)
+			old := &lp.queue[i]
+			ol.unqueued(old)
+			s.drop(old.method(), 1)
+			if i == 0 {
+				lp.queue[0] = dispatchItem{}
+				lp.queue = lp.queue[1:]
+			} else {
+				lp.queue = slices.Delete(lp.queue, i, i+1)
+			}
 		}
+	}
+	if it.key != "" {
+		if ol.queued == nil {
+			ol.queued = make(map[string]int)
+		}
+		ol.queued[it.key]++
 	}
 	lp.queue = append(lp.queue, it)
 }
 
-// reportDrops emits one EventDropped for the notifications dropped since
-// the last report. The loop calls it as the dispatcher takes an item, so
-// that a flood costs at most one event per delivered notification.
-func (s *Session) reportDrops() {
-	if n := s.lp.unreported; n > 0 {
-		s.lp.unreported = 0
-		s.emit(Event{Kind: EventDropped, Method: "notifications", Count: n})
+// method names it for the drop counts.
+func (it *dispatchItem) method() string {
+	if it.req != nil {
+		return it.req.Method
 	}
+	return protocol.NotificationProgress
 }
 
 // flushed returns a channel the dispatcher closes once it has delivered

@@ -39,8 +39,9 @@
 // expired session is re-sent once under a new id when the replay policy
 // ([Config.Replay], [CallOptions.Replay]; see [ReplayPolicy]) allows it;
 // otherwise it fails with an [*OutcomeUnknownError] (when the server may
-// have run it) or a [*ConnectionLostError]. Listen streams end with that error and must be
-// re-opened. Requests answered HTTP 408, 429 or 5xx are retried within
+// have run it) or a [*ConnectionLostError]. Listen streams end with that
+// error, except a durable one ([Session.ListenDurable]), which the engine
+// opens again, with backoff, reporting [EventRelistened]. Requests answered HTTP 408, 429 or 5xx are retried within
 // [Config.Retry]. Each completed re-negotiation closes the channel
 // [Session.Reconnected] returned and bumps [Session.Generation]. After a
 // legacy re-negotiation the engine itself restores the resource
@@ -55,13 +56,16 @@
 // machine (state.go, every change through setState), the current
 // connection, the calls waiting for a ready state, the listen streams, the
 // legacy server requests in flight and the notification queue. Readers,
-// callers and the negotiation driver post events to it; it blocks in one
-// select and never on I/O or user code. It publishes one immutable view
-// of its state for other goroutines (Session.pub, the one atomic mirror).
-// The negotiation driver (driver.go, initialize.go) runs steps that return
-// the step to run next — probe, initialize, modern, reconnect — sequenced
-// by driver.run alone; what an outcome means is decided by package
-// negotiation. Every outgoing request takes one send path (send.go:
+// callers and short-lived I/O goroutines post events to it; it blocks in
+// one select and never on I/O or user code. It publishes one immutable
+// view of its state for other goroutines (Session.pub, the one atomic
+// mirror). The loop also sequences every negotiation, Connect's and each
+// heal's (driver.go, initialize.go): each step's I/O — a probe, initialize,
+// notifications/initialized, a (re)connect or respawn, the Authorize hook,
+// a backoff wait — runs on a short-lived goroutine that posts its outcome
+// back (evStep); on the loop, package negotiation says what the outcome
+// means and the next step starts. Durable listen streams are re-opened the
+// same way, paced (relisten.go). Every outgoing request takes one send path (send.go:
 // register, write, then await), whose first step lets a plain call
 // register directly in the lock-guarded pending table when the session
 // is ready. The message tap ([Config.Tap]) sits at the single read point
@@ -90,8 +94,8 @@
 // One goroutine per session (the loop) owns the session state: the state
 // machine, the current connection, calls held while not ready, legacy
 // server requests in flight, listen streams and the notification queue.
-// Callers, the transport reader and the negotiation driver talk to it by
-// message; it blocks in exactly one select and never runs user code or
+// Callers, the transport reader and the negotiation steps' I/O talk to
+// it by message; it blocks in exactly one select and never runs user code or
 // blocking I/O. Writes happen on the caller's goroutine.
 //
 // The one exception is the pending-call table (request ids, the calls
@@ -128,14 +132,22 @@
 // # Backpressure
 //
 // The notification queue holds [MaxQueuedNotifications] entries; when a
-// slow [Config.OnNotification] lets it fill up, the oldest entry is dropped
-// and the number of drops is logged. The reader never blocks on user code.
-// A listen [Stream] buffers [StreamBuffer] notifications; a consumer that
-// falls further behind ends the stream with [ErrStreamOverflow] (the
-// subscription is cancelled on the server; re-listen to recover), so that
-// no change notification is ever lost silently. At most
+// slow [Config.OnNotification] lets it fill up, a notification equal to
+// one still queued (list_changed of one kind, resources/updated of one
+// URI) is coalesced with it, and otherwise the oldest entry is dropped.
+// Nothing is lost silently: every drop is counted, logged and reported
+// as [EventDropped] with its Count (overload.go). The reader never blocks
+// on user code.
+// A listen [Stream] buffers [StreamBuffer] notifications. Beyond that, a
+// change notification (list_changed, resources/updated) is held back and
+// an equal one already held absorbs it (counted as [EventDropped]); any
+// other notification, or more than 64 held, ends the stream with
+// [ErrStreamOverflow] (the subscription is cancelled on the server; a
+// durable stream listens again), so that no change notification is ever
+// lost silently. At most
 // [MaxConcurrentServerRequests] legacy server requests are served at once
-// (the excess is dropped and logged), and an MRTR round may carry at most
+// (the excess is answered with a JSON-RPC error, "client busy", by one
+// short-lived writer goroutine), and an MRTR round may carry at most
 // [MaxInputRequests] input requests.
 //
 // # Cancellation

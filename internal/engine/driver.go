@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -15,20 +14,25 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// driver runs the negotiation steps: on Connect's goroutine at first, on a
-// healer goroutine after a lost connection. It does the blocking I/O; the
-// loop keeps the state, which the driver changes by asking it with typed
-// events (evEnter, evInstall, evReady).
-//
-// The steps never call each other: each returns the step to run next, and
-// run is the only place that sequences them (DESIGN.md, "The connection
-// engine"). What a probe outcome means is decided by package negotiation.
+// driver is one negotiation (Connect's, or a heal's). The loop owns it
+// and sequences its steps: every step's I/O (a probe, initialize, a
+// connect, the Authorize hook, a backoff wait) runs on a short-lived
+// goroutine (spawn) whose outcome comes back to the loop as an evStep
+// event; there the driver asks package negotiation what the outcome
+// means and starts the next step (DESIGN.md, "The connection engine").
+// The loop never blocks on the I/O, and no step calls the next on the
+// stack of an I/O goroutine.
 type driver struct {
 	s         *Session
+	ctx       context.Context     // bounds the negotiation's I/O
 	t         transport.Transport // the transport in use (the Fallback after a fallback)
 	trace     []TraceStep
-	fellBack  error // the request that made the driver fall back to HTTP+SSE; nil before
-	initAuths int   // Authorize calls after initialize was answered 401/403
+	fellBack  error       // the request that made the driver fall back to HTTP+SSE; nil before
+	initAuths int         // Authorize calls after initialize was answered 401/403
+	ps        *probeState // the probe step in progress
+	// finish receives the negotiation's outcome, once, on the loop: nil
+	// once the session is ready.
+	finish func(err error)
 }
 
 // stepKind is what the driver does next.
@@ -76,41 +80,55 @@ func initStep(version string, exact, mayReprobe bool) step {
 	return step{kind: stepInitialize, version: version, exact: exact, mayReprobe: mayReprobe}
 }
 
-// run runs steps from first until the session is ready or a step fails.
-func (d *driver) run(ctx context.Context, first step) error {
-	st := first
-	for {
-		var err error
-		switch st.kind {
-		case stepReady:
-			return nil
-		case stepProbe:
-			st, err = d.probe(ctx, st.versions, st.fallback)
-		case stepInitialize:
-			st, err = d.initialize(ctx, st)
-		case stepModern:
-			st, err = step{kind: stepReady}, d.finishModern(st.version, st.disc, st.hinted)
-		case stepReconnect:
-			st, err = initStep(protocol.LatestLegacyVersion, false, false), d.reconnect(ctx)
-		default:
-			panic("session: unknown negotiation step")
+// run starts step st. It runs on the loop, and returns once st's I/O is
+// under way (or the negotiation is over).
+func (d *driver) run(st step) {
+	switch st.kind {
+	case stepReady:
+		d.finish(nil)
+	case stepProbe:
+		d.probe(st.versions, st.fallback)
+	case stepInitialize:
+		d.initialize(st)
+	case stepModern:
+		if err := d.finishModern(st.version, st.disc, st.hinted); err != nil {
+			d.fail(err)
+			return
 		}
-		if err != nil {
-			if d.fellBack != nil {
-				return &fallbackError{first: d.fellBack, fallback: err}
-			}
-			return err
-		}
+		d.finish(nil)
+	case stepReconnect:
+		d.reconnect(func() { d.run(initStep(protocol.LatestLegacyVersion, false, false)) })
+	default:
+		panic("session: unknown negotiation step")
 	}
+}
+
+// fail ends the negotiation with err. It runs on the loop.
+func (d *driver) fail(err error) {
+	if d.fellBack != nil {
+		err = &fallbackError{first: d.fellBack, fallback: err}
+	}
+	d.finish(err)
+}
+
+// spawn runs io on a short-lived goroutine; the function io returns runs
+// next on the loop, as an evStep event. If the loop ended first, undo
+// (when io returned one) releases what io acquired.
+func (d *driver) spawn(io func() (next, undo func())) {
+	s := d.s
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		next, undo := io()
+		if err := s.ask(event{kind: evStep, step: next}); err != nil && undo != nil {
+			undo()
+		}
+	}()
 }
 
 func (d *driver) step(st TraceStep) {
 	d.trace = append(d.trace, st)
 	d.s.log.Debug("negotiation step", "step", st.Step, "sent", st.Sent, "outcome", st.Outcome, "verdict", st.Verdict, "err", st.Err)
-}
-
-func (d *driver) setState(st State) error {
-	return d.s.ask(event{kind: evEnter, st: st})
 }
 
 // initial is the first step of the configured mode.
@@ -128,13 +146,13 @@ func (d *driver) initial() (step, error) {
 			return step{kind: stepModern, version: v, disc: cfg.DiscoverHint, hinted: true}, nil
 		case negotiation.EraLegacy:
 			v := cfg.VersionHint
-			if !slices.Contains(negotiation.LegacyVersions(), v) {
+			if !d.s.speaksLegacy(v) {
 				v = protocol.LatestLegacyVersion
 			}
 			d.step(TraceStep{Step: "hint", Sent: "none", Outcome: "era cache: legacy " + v, Verdict: "legacy"})
 			return initStep(v, false, true), nil
 		}
-		return probeStep(negotiation.Versions(), true), nil
+		return probeStep(d.s.versions(), true), nil
 	case ModeModern:
 		return probeStep(negotiation.ModernVersions(), false), nil
 	case ModeLegacy:
@@ -144,6 +162,9 @@ func (d *driver) initial() (step, error) {
 		case negotiation.EraModern:
 			return probeStep([]string{cfg.PinVersion}, false), nil
 		case negotiation.EraLegacy:
+			if !d.s.speaksLegacy(cfg.PinVersion) && negotiation.IsOlder(cfg.PinVersion) {
+				return step{}, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "pinned version " + strconv.Quote(cfg.PinVersion) + " is an older version spoken only with " + OlderVersionsOption}
+			}
 			return initStep(cfg.PinVersion, true, false), nil
 		}
 		return step{}, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "pinned version " + strconv.Quote(cfg.PinVersion) + " is not a protocol version"}
@@ -176,13 +197,11 @@ type probeState struct {
 	retry     *retrier
 }
 
-// probe sends server/discover until the classifier's verdict names the
-// next step or a typed error ends the negotiation. Corrective, Authorize
-// and Retry verdicts probe again within this step.
-func (d *driver) probe(ctx context.Context, versions []string, fallback bool) (step, error) {
-	if err := d.setState(StateProbing); err != nil {
-		return step{}, err
-	}
+// probe starts the probe step: server/discover until the classifier's
+// verdict names the next step or a typed error ends the negotiation.
+// Corrective, Authorize and Retry verdicts probe again within this step.
+func (d *driver) probe(versions []string, fallback bool) {
+	d.s.setState(StateProbing)
 	ps := &probeState{versions: versions, fallback: fallback, retry: newRetrier(d.s.cfg.Retry)}
 	for _, v := range versions {
 		if negotiation.EraOf(v) == negotiation.EraModern {
@@ -191,26 +210,44 @@ func (d *driver) probe(ctx context.Context, versions []string, fallback bool) (s
 		}
 	}
 	if ps.version == "" {
-		return step{}, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: negotiation.ReasonNoCommonVersion}
+		d.fail(&negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: negotiation.ReasonNoCommonVersion})
+		return
 	}
-	for {
-		ref := d.s.pub.Load().ref
-		o, he, err := d.probeOnce(ctx, ps.version)
-		if err != nil {
-			return step{}, err
-		}
-		v := negotiation.ClassifyProbe(negotiation.ProbeContext{
-			ClientVersions:    ps.versions,
-			RequestedVersion:  ps.version,
-			FallbackAvailable: ps.fallback,
-			Transport:         probeClass(ref),
-		}, o)
-		d.traceProbe(ps.version, o, v)
-		next, again, err := d.onVerdict(ctx, ps, ref, v, he)
-		if err != nil || !again {
-			return next, err
-		}
+	d.ps = ps
+	d.probeAgain()
+}
+
+// probeAgain sends one server/discover of the probe step in progress;
+// probed reads its outcome on the loop.
+func (d *driver) probeAgain() {
+	ref := d.s.lp.ref
+	params, err := d.probeParams(ref, d.ps.version)
+	if err != nil {
+		d.fail(err)
+		return
 	}
+	d.spawn(func() (func(), func()) {
+		o, he, err := d.probeOnce(ref, params)
+		return func() { d.probed(ref, o, he, err) }, nil
+	})
+}
+
+// probed reads one probe's outcome: the classifier's verdict names what
+// follows. It runs on the loop.
+func (d *driver) probed(ref *connRef, o negotiation.Outcome, he *transport.HTTPError, err error) {
+	if err != nil {
+		d.fail(err)
+		return
+	}
+	ps := d.ps
+	v := negotiation.ClassifyProbe(negotiation.ProbeContext{
+		ClientVersions:    ps.versions,
+		RequestedVersion:  ps.version,
+		FallbackAvailable: ps.fallback,
+		Transport:         probeClass(ref),
+	}, o)
+	d.traceProbe(ps.version, o, v)
+	d.onVerdict(ps, ref, v, he)
 }
 
 func (d *driver) traceProbe(version string, o negotiation.Outcome, v negotiation.Verdict) {
@@ -224,59 +261,66 @@ func (d *driver) traceProbe(version string, o negotiation.Outcome, v negotiation
 	d.step(st)
 }
 
-// onVerdict maps a probe verdict to the next step, or (again) to another
-// probe within the step.
-func (d *driver) onVerdict(ctx context.Context, ps *probeState, ref *connRef, v negotiation.Verdict, he *transport.HTTPError) (next step, again bool, err error) {
+// onVerdict starts what a probe verdict names: the next step, or another
+// probe within the step. It runs on the loop.
+func (d *driver) onVerdict(ps *probeState, ref *connRef, v negotiation.Verdict, he *transport.HTTPError) {
 	switch v.Kind {
 	case negotiation.VerdictModern:
-		return step{kind: stepModern, version: v.Version, disc: v.Discover}, false, nil
+		d.run(step{kind: stepModern, version: v.Version, disc: v.Discover})
 	case negotiation.VerdictCorrective:
 		if ps.corrected {
 			// The loop guard: the corrective re-probe runs exactly once.
-			return step{}, false, v.Err
+			d.fail(v.Err)
+			return
 		}
 		ps.corrected, ps.version = true, v.Version
-		return step{}, true, nil
+		d.probeAgain()
 	case negotiation.VerdictLegacy:
 		lv := v.Version
 		if negotiation.EraOf(lv) != negotiation.EraLegacy {
 			lv = protocol.LatestLegacyVersion
 		}
-		return initStep(lv, false, false), false, nil
+		d.run(initStep(lv, false, false))
 	case negotiation.VerdictReconnect:
-		return step{kind: stepReconnect}, false, nil
+		d.run(step{kind: stepReconnect})
 	case negotiation.VerdictAuthorize:
-		err := d.authorize(ctx, &ps.auths, maxAuthAttempts, v.Status, he, "probe again")
-		return step{}, err == nil, err
+		d.authorize(&ps.auths, maxAuthAttempts, v.Status, he, "probe again", d.probeAgain)
 	case negotiation.VerdictRetry:
-		err := d.retryProbe(ctx, ps, ref, v, he)
-		return step{}, err == nil, err
+		d.retryProbe(ps, ref, v, he)
 	case negotiation.VerdictError:
-		return step{}, false, v.Err
+		d.fail(v.Err)
+	default:
+		d.fail(fmt.Errorf("session: unknown verdict %v", v.Kind))
 	}
-	return step{}, false, fmt.Errorf("session: unknown verdict %v", v.Kind)
 }
 
-// authorize runs the Authorize hook after a 401/403, at most max times
-// per step (counted in *n).
-func (d *driver) authorize(ctx context.Context, n *int, max, status int, he *transport.HTTPError, then string) error {
+// authorize runs the Authorize hook (user code, off the loop) after a
+// 401/403, at most max times per step (counted in *n), then next.
+func (d *driver) authorize(n *int, max, status int, he *transport.HTTPError, then string, next func()) {
 	s := d.s
 	if s.cfg.Authorize == nil || *n >= max {
-		return authError(status, he)
+		d.fail(authError(status, he))
+		return
 	}
 	*n++
-	err := s.cfg.Authorize(ctx, he)
-	d.step(TraceStep{Step: "authorize", Sent: "Authorize hook", Outcome: errText(err), Verdict: then})
-	if err != nil {
-		return fmt.Errorf("session: authorizing: %w", errors.Join(err, authError(status, he)))
-	}
-	return nil
+	d.spawn(func() (func(), func()) {
+		err := s.cfg.Authorize(d.ctx, he)
+		return func() {
+			d.step(TraceStep{Step: "authorize", Sent: "Authorize hook", Outcome: errText(err), Verdict: then})
+			if err != nil {
+				d.fail(fmt.Errorf("session: authorizing: %w", errors.Join(err, authError(status, he))))
+				return
+			}
+			next()
+		}, nil
+	})
 }
 
-// retryProbe waits before the next probe of a retry verdict, on a new
-// connection when the connection itself ended (a WebSocket or pipe the
-// server closed), or fails once the retries are used up.
-func (d *driver) retryProbe(ctx context.Context, ps *probeState, ref *connRef, v negotiation.Verdict, he *transport.HTTPError) error {
+// retryProbe waits before the next probe of a retry verdict (a timer on a
+// short-lived goroutine), on a new connection when the connection itself
+// ended (a WebSocket or pipe the server closed), or fails once the
+// retries are used up. It runs on the loop.
+func (d *driver) retryProbe(ps *probeState, ref *connRef, v negotiation.Verdict, he *transport.HTTPError) {
 	var after time.Duration
 	if he != nil {
 		after = he.RetryAfter
@@ -290,17 +334,24 @@ func (d *driver) retryProbe(ctx context.Context, ps *probeState, ref *connRef, v
 		if cause == nil {
 			cause = errors.New(v.Reason)
 		}
-		return &negotiation.Error{Kind: negotiation.KindTransport, Reason: "retries exhausted (" + v.Reason + ")", Status: v.Status, Err: cause}
+		d.fail(&negotiation.Error{Kind: negotiation.KindTransport, Reason: "retries exhausted (" + v.Reason + ")", Status: v.Status, Err: cause})
+		return
 	}
 	d.step(TraceStep{Step: "retry", Sent: "wait " + wait.String(), Outcome: v.Reason, Verdict: "probe again"})
 	d.s.emit(Event{Kind: EventRetried, Method: protocol.MethodDiscover, Err: errors.New(v.Reason)})
-	if err := d.s.sleep(ctx, wait); err != nil {
-		return err
-	}
-	if ref.lost.Load() {
-		return d.reconnect(ctx)
-	}
-	return nil
+	d.spawn(func() (func(), func()) {
+		err := d.s.sleep(d.ctx, wait)
+		return func() {
+			switch {
+			case err != nil:
+				d.fail(err)
+			case ref.lost.Load():
+				d.reconnect(d.probeAgain)
+			default:
+				d.probeAgain()
+			}
+		}, nil
+	})
 }
 
 func authError(status int, he *transport.HTTPError) *AuthRequiredError {
@@ -334,17 +385,22 @@ func describeOutcome(o negotiation.Outcome) string {
 	return o.Kind.String()
 }
 
-// probeOnce sends one server/discover at version and normalizes what
-// happened. A non-nil error means the negotiation must stop (ctx ended,
-// session closed).
-func (d *driver) probeOnce(ctx context.Context, version string) (negotiation.Outcome, *transport.HTTPError, error) {
-	s := d.s
-	ref := s.pub.Load().ref
+// probeParams readies ref for a probe at version and returns its params.
+func (d *driver) probeParams(ref *connRef, version string) (json.RawMessage, error) {
 	prefix, err := d.modernOn(ref, version)
 	if err != nil {
-		return negotiation.Outcome{}, nil, err
+		return nil, err
 	}
 	params, _ := spliceMeta(nil, nil, prefix, 0, "")
+	return params, nil
+}
+
+// probeOnce sends one server/discover with params on ref and normalizes
+// what happened. It runs off the loop. A non-nil error means the
+// negotiation must stop (ctx ended, session closed).
+func (d *driver) probeOnce(ref *connRef, params json.RawMessage) (negotiation.Outcome, *transport.HTTPError, error) {
+	s := d.s
+	ctx := d.ctx
 	pctx, cancel := context.WithTimeout(ctx, s.cfg.ProbeTimeout)
 	defer cancel()
 	resp, err := d.rpc(pctx, protocol.MethodDiscover, params)
@@ -451,10 +507,10 @@ func (d *driver) modernOn(ref *connRef, version string) ([]byte, error) {
 	return buildPrefix(version, d.s.modernCaps, d.s.clientInfo)
 }
 
-// finishModern pins the modern era at version.
+// finishModern pins the modern era at version. It runs on the loop.
 func (d *driver) finishModern(version string, disc *negotiation.DiscoverResult, hinted bool) error {
 	s := d.s
-	ref := s.pub.Load().ref
+	ref := s.lp.ref
 	prefix, err := d.modernOn(ref, version)
 	if err != nil {
 		return err
@@ -468,5 +524,6 @@ func (d *driver) finishModern(version string, disc *negotiation.DiscoverResult, 
 		n.serverInfo = disc.ServerInfo
 		n.instructions = disc.Instructions
 	}
-	return s.ask(event{kind: evReady, neg: n, st: StateModern})
+	s.becomeReady(n, StateModern)
+	return nil
 }

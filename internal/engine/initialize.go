@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -13,30 +12,37 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// initialize runs the legacy handshake on the current connection (spec
-// 2025-11-25: basic/lifecycle) and returns the next step: ready, the same
-// step again (after Authorize, or on the HTTP+SSE fallback's connection),
-// or a probe (a modern error answered a hinted initialize).
-func (d *driver) initialize(ctx context.Context, st step) (step, error) {
+// initialize starts the legacy handshake on the current connection (spec
+// 2025-11-25: basic/lifecycle); initialized reads the answer on the
+// loop. What follows: ready, the same step again (after Authorize, or on
+// the HTTP+SSE fallback's connection), or a probe (a modern error
+// answered a hinted initialize). It runs on the loop.
+func (d *driver) initialize(st step) {
 	s := d.s
-	if err := d.setState(StateInitializing); err != nil {
-		return step{}, err
-	}
-	ref := s.pub.Load().ref
+	s.setState(StateInitializing)
+	ref := s.lp.ref
 	pvs, _ := ref.conn.(transport.ProtocolVersionSetter)
 	if pvs != nil {
 		pvs.SetProtocolVersion("")
 	}
 	params, err := json.Marshal(protocol.InitializeParams{ProtocolVersion: st.version, Capabilities: s.legacyCaps, ClientInfo: s.clientInfo})
 	if err != nil {
-		return step{}, err
+		d.fail(err)
+		return
 	}
-	resp, err := d.rpc(ctx, protocol.MethodInitialize, params)
+	d.spawn(func() (func(), func()) {
+		resp, err := d.rpc(d.ctx, protocol.MethodInitialize, params)
+		return func() { d.initialized(st, ref, pvs, resp, err) }, nil
+	})
+}
+
+// initialized reads initialize's answer (resp, or the failure err). It
+// runs on the loop.
+func (d *driver) initialized(st step, ref *connRef, pvs transport.ProtocolVersionSetter, resp *jsonrpc.Response, err error) {
 	tr := TraceStep{Step: "initialize", Sent: protocol.MethodInitialize + " " + st.version}
 	if err != nil {
-		var next *step
-		if resp, next, err = d.initFailed(ctx, st, &tr, err); next != nil || err != nil {
-			return derefStep(next), err
+		if resp = d.initFailed(st, &tr, err); resp == nil {
+			return
 		}
 	}
 	if resp.Error != nil {
@@ -44,68 +50,68 @@ func (d *driver) initialize(ctx context.Context, st step) (step, error) {
 		if negotiation.IsModernError(resp.Error.Code) && st.mayReprobe {
 			tr.Verdict = "re-probe"
 			d.step(tr)
-			return probeStep(negotiation.Versions(), true), nil
+			d.run(probeStep(d.s.versions(), true))
+			return
 		}
 		tr.Verdict, tr.Err = "error", resp.Error.Error()
 		d.step(tr)
-		return step{}, resp.Error
+		d.fail(resp.Error)
+		return
 	}
 	res, err := d.initResult(st, &tr, resp)
 	if err != nil {
-		return step{}, err
+		d.fail(err)
+		return
 	}
-	return step{kind: stepReady}, d.finishLegacy(ctx, ref, pvs, res)
-}
-
-func derefStep(p *step) step {
-	if p == nil {
-		return step{}
-	}
-	return *p
+	d.finishLegacy(ref, pvs, res)
 }
 
 // initFailed reads an initialize that failed with err: after a 401/403 it
-// authorizes and names the same step again; a 400/404/405 without a
-// modern body switches to the HTTP+SSE fallback (once) and names the same
-// step on it; an HTTP error carrying a modern JSON-RPC error returns that
-// response to be read as an answer. Otherwise it returns the error.
-func (d *driver) initFailed(ctx context.Context, st step, tr *TraceStep, err error) (*jsonrpc.Response, *step, error) {
+// authorizes and starts the same step again; a 400/404/405 without a
+// modern body switches to the HTTP+SSE fallback (once) and starts the
+// same step on it; an HTTP error carrying a modern JSON-RPC error returns
+// that response to be read as an answer. Otherwise the negotiation fails.
+// It runs on the loop; nil means it took over.
+func (d *driver) initFailed(st step, tr *TraceStep, err error) *jsonrpc.Response {
 	s := d.s
 	tr.Outcome, tr.Err = "error", err.Error()
 	he, isHTTP := errors.AsType[*transport.HTTPError](err)
 	if !isHTTP {
 		tr.Verdict = "error"
 		d.step(*tr)
-		return nil, nil, err
+		d.fail(err)
+		return nil
 	}
 	tr.Outcome = "http " + strconv.Itoa(he.StatusCode)
 	if authStatus(he.StatusCode) {
 		tr.Verdict = "authorize"
 		d.step(*tr)
-		if err := d.authorize(ctx, &d.initAuths, maxCallAuthAttempts, he.StatusCode, he, "initialize again"); err != nil {
-			return nil, nil, err
-		}
-		return nil, &st, nil
+		d.authorize(&d.initAuths, maxCallAuthAttempts, he.StatusCode, he, "initialize again", func() { d.run(st) })
+		return nil
 	}
 	if he.Response != nil && he.Response.Error != nil && negotiation.IsModernError(he.Response.Error.Code) {
-		return he.Response, nil, nil
+		return he.Response
 	}
 	if (he.StatusCode == 400 || he.StatusCode == 404 || he.StatusCode == 405) && s.cfg.Fallback != nil && d.fellBack == nil {
 		tr.Verdict = "fallback"
 		d.step(*tr)
-		// From here on a failure names this request first (see run).
+		// From here on a failure names this request first (see fail).
 		d.fellBack = err
-		if err := d.switchTransport(ctx, s.cfg.Fallback); err != nil {
-			d.step(TraceStep{Step: "fallback", Sent: "connect HTTP+SSE", Outcome: "error", Err: err.Error()})
-			return nil, nil, err
-		}
-		d.step(TraceStep{Step: "fallback", Sent: "connect HTTP+SSE", Outcome: "connected", Verdict: "initialize"})
-		next := initStep(st.version, st.exact, false)
-		return nil, &next, nil
+		d.switchTransport(s.cfg.Fallback, func(err error) {
+			if err != nil {
+				d.step(TraceStep{Step: "fallback", Sent: "connect HTTP+SSE", Outcome: "error", Err: err.Error()})
+				d.fail(err)
+				return
+			}
+			d.step(TraceStep{Step: "fallback", Sent: "connect HTTP+SSE", Outcome: "connected", Verdict: "initialize"})
+			d.run(initStep(st.version, st.exact, false))
+		})
+		return nil
 	}
 	tr.Verdict = "error"
 	d.step(*tr)
-	return nil, nil, err
+	d.fail(err)
+	return nil
 }
 
 // initResult decodes and checks an initialize result.
@@ -117,80 +123,108 @@ func (d *driver) initResult(st step, tr *TraceStep, resp *jsonrpc.Response) (*pr
 		return nil, &negotiation.Error{Kind: negotiation.KindProtocol, Reason: "invalid initialize result", Err: err}
 	}
 	tr.Outcome = "result " + res.ProtocolVersion
-	if !slices.Contains(negotiation.LegacyVersions(), res.ProtocolVersion) || (st.exact && res.ProtocolVersion != st.version) {
-		upv := &negotiation.UnsupportedProtocolVersionError{Supported: []string{res.ProtocolVersion}, Requested: st.version}
-		tr.Verdict, tr.Err = "error", upv.Error()
+	e := d.s.legacyVersionError(res.ProtocolVersion, st.version, d.s.pub.Load().ref.kind)
+	if e == nil && st.exact && res.ProtocolVersion != st.version {
+		e = &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "initialize answered with version " + strconv.Quote(res.ProtocolVersion),
+			Err: &negotiation.UnsupportedProtocolVersionError{Supported: []string{res.ProtocolVersion}, Requested: st.version}}
+	}
+	if e != nil {
+		tr.Verdict, tr.Err = "error", e.Err.Error()
 		d.step(*tr)
-		return nil, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "initialize answered with version " + strconv.Quote(res.ProtocolVersion), Err: upv}
+		return nil, e
 	}
 	tr.Verdict = "legacy"
 	d.step(*tr)
 	return &res, nil
 }
 
-// finishLegacy completes the handshake (notifications/initialized, a
-// bounded wait for the legacy HTTP GET stream) and pins the legacy era.
-func (d *driver) finishLegacy(ctx context.Context, ref *connRef, pvs transport.ProtocolVersionSetter, res *protocol.InitializeResult) error {
+// finishLegacy completes the handshake — notifications/initialized and a
+// bounded wait for the legacy HTTP GET stream, off the loop — and then
+// pins the legacy era on the loop.
+func (d *driver) finishLegacy(ref *connRef, pvs transport.ProtocolVersionSetter, res *protocol.InitializeResult) {
 	s := d.s
 	if pvs != nil {
 		pvs.SetProtocolVersion(res.ProtocolVersion)
 	}
-	err := s.noteThrough(ctx, protocol.NotificationInitialized, nil, true, func(ctx context.Context, method string, params json.RawMessage) error {
-		return s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: params})
-	})
-	if err != nil {
-		d.step(TraceStep{Step: "initialized", Sent: protocol.NotificationInitialized, Outcome: "error", Err: err.Error()})
-		return err
-	}
-	if w, ok := ref.conn.(transport.StreamReadyWaiter); ok {
-		// A server may send a request on the legacy GET stream right
-		// after the handshake and drop it if the stream is not open yet:
-		// give the stream a bounded moment to open. Never fatal.
-		wctx, cancel := context.WithTimeout(ctx, StreamReadyTimeout)
-		err := w.WaitStreamReady(wctx)
-		cancel()
+	d.spawn(func() (func(), func()) {
+		ctx := d.ctx
+		err := s.noteThrough(ctx, protocol.NotificationInitialized, nil, true, func(ctx context.Context, method string, params json.RawMessage) error {
+			return s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: params})
+		})
 		if err != nil {
-			s.log.Debug("the server stream did not open in time; going on", "err", err)
+			return func() {
+				d.step(TraceStep{Step: "initialized", Sent: protocol.NotificationInitialized, Outcome: "error", Err: err.Error()})
+				d.fail(err)
+			}, nil
 		}
-	}
-	n := &negState{
-		era: negotiation.EraLegacy, version: res.ProtocolVersion, init: res,
-		serverCaps: res.Capabilities, serverInfo: &res.ServerInfo, instructions: res.Instructions,
-		kind: ref.kind, trace: d.trace, transport: d.t,
-	}
-	return s.ask(event{kind: evReady, neg: n, st: StateLegacy})
+		if w, ok := ref.conn.(transport.StreamReadyWaiter); ok {
+			// A server may send a request on the legacy GET stream right
+			// after the handshake and drop it if the stream is not open
+			// yet: give the stream a bounded moment to open. Never fatal.
+			wctx, cancel := context.WithTimeout(ctx, StreamReadyTimeout)
+			err := w.WaitStreamReady(wctx)
+			cancel()
+			if err != nil {
+				s.log.Debug("the server stream did not open in time; going on", "err", err)
+			}
+		}
+		return func() {
+			n := &negState{
+				era: negotiation.EraLegacy, version: res.ProtocolVersion, init: res,
+				serverCaps: res.Capabilities, serverInfo: &res.ServerInfo, instructions: res.Instructions,
+				kind: ref.kind, trace: d.trace, transport: d.t,
+			}
+			s.becomeReady(n, StateLegacy)
+			d.finish(nil)
+		}, nil
+	})
 }
 
 // reconnect closes the current connection and connects the transport in
-// use again (for a command: respawns the server).
-func (d *driver) reconnect(ctx context.Context) error {
-	return d.switchTransport(ctx, d.t)
+// use again (for a command: respawns the server), then runs next. It runs
+// on the loop.
+func (d *driver) reconnect(next func()) {
+	d.switchTransport(d.t, func(err error) {
+		if err != nil {
+			d.fail(err)
+			return
+		}
+		next()
+	})
 }
 
-// switchTransport closes the current connection and installs a new one
-// made by t.
-func (d *driver) switchTransport(ctx context.Context, t transport.Transport) error {
+// switchTransport closes the current connection and connects t, off the
+// loop; on the loop it installs the new connection and calls then. It
+// runs on the loop.
+func (d *driver) switchTransport(t transport.Transport, then func(error)) {
 	s := d.s
-	if old := s.pub.Load().ref; old != nil {
-		if err := old.conn.Close(); err != nil {
-			s.log.Debug("closing the previous connection", "err", err)
+	old := s.lp.ref
+	d.spawn(func() (func(), func()) {
+		if old != nil {
+			if err := old.conn.Close(); err != nil {
+				s.log.Debug("closing the previous connection", "err", err)
+			}
 		}
-	}
-	conn, err := t.Connect(ctx)
-	st := TraceStep{Step: "reconnect", Sent: "connect", Outcome: "connected"}
-	if err != nil {
-		st.Outcome, st.Err = "error", err.Error()
-		d.step(st)
-		return err
-	}
-	d.step(st)
-	d.t = t
-	if err := s.ask(event{kind: evInstall, conn: conn}); err != nil {
-		conn.Close()
-		return err
-	}
-	if kindOf(conn) == transport.KindStdio {
-		s.emit(Event{Kind: EventRespawned})
-	}
-	return nil
+		conn, err := t.Connect(d.ctx)
+		next := func() {
+			st := TraceStep{Step: "reconnect", Sent: "connect", Outcome: "connected"}
+			if err != nil {
+				st.Outcome, st.Err = "error", err.Error()
+				d.step(st)
+				then(err)
+				return
+			}
+			d.step(st)
+			d.t = t
+			s.install(conn)
+			if kindOf(conn) == transport.KindStdio {
+				s.emit(Event{Kind: EventRespawned})
+			}
+			then(nil)
+		}
+		if err != nil {
+			return next, nil
+		}
+		return next, func() { conn.Close() }
+	})
 }

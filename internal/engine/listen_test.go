@@ -125,8 +125,10 @@ func TestListenOverflow(t *testing.T) {
 				modernServer(p, r)
 				return
 			}
+			// Log messages cannot be coalesced (a burst of change
+			// notifications can: TestListenBurstCoalesced).
 			for range StreamBuffer + 1 {
-				p.notify(protocol.NotificationToolsListChanged, tagged(r.ID, nil))
+				p.notify(protocol.NotificationMessage, tagged(r.ID, map[string]any{"level": "info", "data": "x"}))
 			}
 		}))
 		s, err := connect(t, tr, Config{})

@@ -14,39 +14,43 @@ import (
 // not here: it is Session.pending, a mutex-guarded struct that callers and
 // the reader use directly (see pendingTable).
 type loopState struct {
-	st         State                             // the state machine; owned by loop
-	ref        *connRef                          // current connection; owned by loop
-	waiting    []*call                           // user calls held while not ready; owned by loop
-	serving    map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
-	streams    map[int64]*Stream                 // listen streams by listen request id; owned by loop
-	queue      []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
-	dropped    int                               // notifications dropped on overflow; owned by loop
-	unreported int                               // of them, not yet reported as EventDropped
-	err        error                             // terminal error; owned by loop
-	done       bool                              // doneCh closed; owned by loop
-	healing    bool                              // a healer is running; owned by loop
+	st      State                             // the state machine; owned by loop
+	ref     *connRef                          // current connection; owned by loop
+	waiting []*call                           // user calls held while not ready; owned by loop
+	serving map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
+	streams map[int64]*Stream                 // listen streams by listen request id; owned by loop
+	durable map[*Stream]struct{}              // live durable streams, listening or waiting to re-listen; owned by loop
+	backlog []*Stream                         // streams holding notifications back for a slow consumer (relisten.go); owned by loop
+	queue   []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
+	ol      overload                          // overload bookkeeping (overload.go); owned by loop
+	err     error                             // terminal error; owned by loop
+	done    bool                              // doneCh closed; owned by loop
+	healing bool                              // a heal's negotiation is running; owned by loop
 }
 
 func (lp *loopState) init() {
 	lp.serving = make(map[jsonrpc.ID]context.CancelFunc)
 	lp.streams = make(map[int64]*Stream)
+	lp.durable = make(map[*Stream]struct{})
 }
 
 // eventKind is the closed set of messages the loop accepts.
 type eventKind uint8
 
 const (
-	evRegister eventKind = iota + 1 // call: register (or hold) a request
-	evAbandon                       // call: the caller gave up; cancel: tell the server
-	evRead                          // ref, msg: a message from the reader
-	evReadErr                       // ref, err: a read error
-	evServed                        // id: a legacy server request finished
-	evHeal                          // ref, err: a caller saw the connection or session lost; reprobe: the era hint failed
-	evEnter                         // st: the negotiation driver enters a state (probing, initializing)
-	evInstall                       // conn: the driver connected; make conn the current connection
-	evReady                         // neg, st: the negotiation finished; pin the era and release the waiting calls
-	evFail                          // err: the re-negotiation failed; the session fails
-	evRestored                      // the legacy subscriptions were re-sent; tell the dispatcher
+	evRegister       eventKind = iota + 1 // call: register (or hold) a request
+	evAbandon                             // call: the caller gave up; cancel: tell the server
+	evRead                                // ref, msg: a message from the reader
+	evReadErr                             // ref, err: a read error
+	evServed                              // id: a legacy server request finished
+	evHeal                                // ref, err: a caller saw the connection or session lost; reprobe: the era hint failed
+	evInstall                             // conn: Connect connected; make conn the current connection
+	evStep                                // step: a negotiation step's I/O is done; run what follows (driver.go)
+	evRestored                            // the legacy subscriptions were re-sent; tell the dispatcher
+	evRejected                            // the rejecter wrote its batch of refusals (overload.go)
+	evRelisten                            // stream: the re-listen backoff elapsed (relisten.go)
+	evRelistenFailed                      // stream, call, err: a re-listen could not be sent
+	evCloseStream                         // stream: the consumer closed it
 )
 
 // event is one message to the loop. It is passed by value so that posting
@@ -54,12 +58,12 @@ const (
 type event struct {
 	kind    eventKind
 	call    *call
+	stream  *Stream
+	step    func() // evStep: runs on the loop
 	ref     *connRef
 	msg     jsonrpc.Message
 	err     error
 	id      jsonrpc.ID
-	st      State
-	neg     *negState
 	conn    transport.Conn
 	done    chan struct{} // closed by the loop once it handled the event (see ask)
 	cancel  bool
@@ -107,7 +111,7 @@ func (s *Session) ask(ev event) error {
 }
 
 // loop is the session's owner goroutine. It blocks in exactly one select:
-// events from callers, the reader and the negotiation driver; the
+// events from callers, the reader and the negotiation steps' I/O; the
 // dispatcher taking the next queued notification; Close.
 func (s *Session) loop() {
 	defer close(s.loopDone)
@@ -118,18 +122,26 @@ func (s *Session) loop() {
 		if len(lp.queue) > 0 {
 			out, head = s.dispatchCh, lp.queue[0]
 		}
+		var feed chan *jsonrpc.Request
+		var held *jsonrpc.Request
+		if len(lp.backlog) > 0 {
+			feed, held = lp.backlog[0].ch, lp.backlog[0].rl.held[0]
+		}
 		select {
 		case ev := <-s.events:
 			s.handle(ev)
 		case <-s.evq.kick:
 			s.moveEvents()
 		case out <- head:
+			lp.ol.unqueued(&lp.queue[0])
+			s.reportDrops()
 			lp.queue[0] = dispatchItem{}
 			lp.queue = lp.queue[1:]
-			s.reportDrops()
 			if len(lp.queue) == 0 {
 				lp.queue = lp.queue[:0:0]
 			}
+		case feed <- held:
+			s.fed()
 		case <-s.closing:
 			s.shutdownLoop()
 			return
@@ -165,16 +177,21 @@ func (s *Session) handle(ev event) {
 		if ev.ref == lp.ref {
 			s.startHeal(ev.ref, ev.err, ev.reprobe)
 		}
-	case evEnter:
-		s.setState(ev.st)
 	case evInstall:
 		s.install(ev.conn)
-	case evReady:
-		s.becomeReady(ev.neg, ev.st)
-	case evFail:
-		s.failSession(ev.err)
+	case evStep:
+		ev.step()
 	case evRestored:
 		s.enqueue(dispatchItem{restored: true})
+	case evRejected:
+		s.lp.ol.rejecting = false
+		s.startRejecter()
+	case evRelisten:
+		s.relistenNow(ev.stream)
+	case evRelistenFailed:
+		s.relistenFailed(ev.stream, ev.call, ev.err)
+	case evCloseStream:
+		s.closeStream(ev.stream)
 	default:
 		panic("session: unknown loop event")
 	}
@@ -189,9 +206,12 @@ func (s *Session) handle(ev event) {
 func (s *Session) register(c *call) {
 	lp := &s.lp
 	s.pending.register(c, lp.ref, s.pub.Load().neg)
-	if c.stream != nil {
-		c.stream.id = c.id
-		lp.streams[c.id] = c.stream
+	if st := c.stream; st != nil {
+		st.id.Store(c.id)
+		lp.streams[c.id] = st
+		if st.rl.durable {
+			lp.durable[st] = struct{}{}
+		}
 	}
 	c.deliver(callResult{registered: true})
 }
@@ -217,7 +237,9 @@ func (s *Session) unpend(c *call) bool {
 func (s *Session) abandonOnLoop(c *call, cancel bool, reason string) {
 	lp := &s.lp
 	if s.unpend(c) {
-		if c.stream != nil {
+		if c.stream != nil && !c.stream.rl.durable {
+			// A durable stream ends only by closeStream or after its
+			// re-listens (evRelistenFailed).
 			c.stream.end(nil)
 		}
 		if cancel && !c.noCancel {
@@ -246,8 +268,8 @@ func (s *Session) route(ref *connRef, m jsonrpc.Message) {
 		s.forget(c)
 		if c.stream != nil {
 			// The server ended a listen: gracefully with a result, or
-			// with an error.
-			c.stream.end(m.Err())
+			// with an error (a durable stream listens again).
+			s.streamEnded(c.stream, m.Err())
 			return
 		}
 		r := callResult{resp: m}
@@ -283,7 +305,7 @@ func (s *Session) readErr(ref *connRef, err error) {
 		if c := s.pending.takeOn(n, ref); isInt && c != nil {
 			s.forget(c)
 			if c.stream != nil {
-				c.stream.end(&ConnectionLostError{Method: c.method, Err: err})
+				s.streamEnded(c.stream, &ConnectionLostError{Method: c.method, Err: err})
 				return
 			}
 			c.deliver(callResult{err: &ConnectionLostError{Method: c.method, Err: err}})
@@ -322,7 +344,7 @@ func (s *Session) failMalformed(ref *connRef, err error) {
 	s.forget(c)
 	perr := &ProtocolError{Method: c.method, Reason: "malformed response: " + de.Reason, Err: ErrInvalidResponse}
 	if c.stream != nil {
-		c.stream.end(perr)
+		s.streamEnded(c.stream, perr)
 		return
 	}
 	c.deliver(callResult{err: perr})
@@ -335,7 +357,7 @@ func (s *Session) connLost(ref *connRef, err error) {
 		s.forget(c)
 		lost := &ConnectionLostError{Method: c.method, Err: err}
 		if c.stream != nil {
-			c.stream.end(lost)
+			s.streamEnded(c.stream, lost)
 			continue
 		}
 		c.deliver(callResult{err: lost})
@@ -474,6 +496,9 @@ func (s *Session) retireAll(err error) {
 		c.deliver(callResult{err: err})
 	}
 	lp.waiting = nil
+	for st := range lp.durable {
+		st.end(err)
+	}
 	for id, cancel := range lp.serving {
 		cancel()
 		delete(lp.serving, id)
@@ -532,5 +557,6 @@ func (s *Session) shutdownLoop() {
 		s.setState(StateClosed)
 	}
 	s.retireAll(ErrClosed)
+	s.reportDrops()
 	s.markDone(ErrClosed)
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// start runs the loop and the dispatcher, makes the first connection and
-// negotiates. It runs on Connect's goroutine.
+// start runs the loop and the dispatcher, makes the first connection
+// and has the loop negotiate on it; Connect's goroutine only waits for
+// the outcome.
 func (s *Session) start(ctx context.Context) error {
 	s.wg.Add(1)
 	go s.dispatcher()
@@ -27,18 +28,46 @@ func (s *Session) start(ctx context.Context) error {
 		conn.Close()
 		return err
 	}
-	d := &driver{s: s, t: s.t}
+	done := make(chan error, 1)
+	d := &driver{s: s, t: s.t, ctx: ctx}
+	if err := s.ask(event{kind: evStep, step: func() { d.begin(done) }}); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-s.loopDone:
+		select {
+		case err := <-done:
+			return err
+		default:
+			return ErrClosed
+		}
+	}
+}
+
+// begin starts Connect's negotiation; its outcome goes to done. It runs
+// on the loop.
+func (d *driver) begin(done chan<- error) {
+	s := d.s
+	unhinted := false
+	d.finish = func(err error) {
+		if err != nil && !unhinted && s.hinted() && d.ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+			unhinted = true
+			d.unhinted(err)
+			return
+		}
+		if err != nil {
+			err = &NegotiationError{Mode: s.cfg.Mode, Trace: d.trace, Err: err}
+		}
+		done <- err
+	}
 	first, err := d.initial()
-	if err == nil {
-		err = d.run(ctx, first)
-	}
-	if err != nil && s.hinted() && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
-		err = d.unhinted(ctx, err)
-	}
 	if err != nil {
-		return &NegotiationError{Mode: s.cfg.Mode, Trace: d.trace, Err: err}
+		d.fail(err)
+		return
 	}
-	return nil
+	d.run(first)
 }
 
 // hinted reports whether Connect started from an era hint.
@@ -49,17 +78,20 @@ func (s *Session) hinted() bool {
 // unhinted verifies an era hint that failed the negotiation with cause:
 // the remembered verdict may be what failed, so the session negotiates
 // from scratch once, probing on a new connection of the configured
-// transport. HintFailed reports it afterwards.
-func (d *driver) unhinted(ctx context.Context, cause error) error {
+// transport. HintFailed reports it afterwards. It runs on the loop.
+func (d *driver) unhinted(cause error) {
 	s := d.s
 	s.hintFailed = true
 	s.log.Debug("era hint failed; probing", "err", cause)
 	d.step(TraceStep{Step: "hint", Sent: "none", Outcome: "era hint failed: " + errText(cause), Verdict: "re-probe"})
 	d.fellBack, d.initAuths = nil, 0
-	if err := d.switchTransport(ctx, s.t); err != nil {
-		return err
-	}
-	return d.run(ctx, probeStep(negotiation.Versions(), true))
+	d.switchTransport(s.t, func(err error) {
+		if err != nil {
+			d.fail(err)
+			return
+		}
+		d.run(probeStep(d.s.versions(), true))
+	})
 }
 
 // HintFailed reports whether the era hint of [Config.EraHint] failed the
@@ -68,8 +100,9 @@ func (d *driver) unhinted(ctx context.Context, cause error) error {
 func (s *Session) HintFailed() bool { return s.hintFailed }
 
 // startHeal begins reconnecting after ref was lost (or, with reprobe,
-// re-probing after an era hint proved wrong). It runs on the loop; new
-// user calls wait until the healer is done.
+// re-probing after an era hint proved wrong). It runs on the loop, which
+// sequences the heal's steps (driver); new user calls wait until it is
+// done.
 func (s *Session) startHeal(ref *connRef, cause error, reprobe bool) {
 	lp := &s.lp
 	if lp.healing || !lp.st.ready() {
@@ -81,37 +114,33 @@ func (s *Session) startHeal(ref *connRef, cause error, reprobe bool) {
 	}
 	lp.healing = true
 	s.setState(StateReconnecting)
-	prev := s.pub.Load().neg
-	s.wg.Add(1)
-	go s.heal(prev, cause, reprobe)
+	s.heal(s.pub.Load().neg, cause, reprobe)
 }
 
-// heal reconnects and re-negotiates in the pinned era (or re-probes).
+// heal reconnects and re-negotiates in the pinned era (or re-probes). It
+// runs on the loop and returns once the first step is under way.
 func (s *Session) heal(prev *negState, cause error, reprobe bool) {
-	defer s.wg.Done()
 	ctx, cancel := context.WithTimeout(s.lifeCtx, HealTimeout)
-	defer cancel()
-	d := &driver{s: s, t: prev.transport, trace: slices.Clone(prev.trace)}
-	var err error
+	d := &driver{s: s, ctx: ctx, t: prev.transport, trace: slices.Clone(prev.trace)}
+	d.finish = func(err error) {
+		cancel()
+		if err != nil {
+			s.log.Warn("session could not be restored", "err", err)
+			s.failSession(&ConnectionLostError{Err: &NegotiationError{Mode: s.cfg.Mode, Trace: d.trace, Err: err}})
+		}
+	}
 	if reprobe {
 		d.step(TraceStep{Step: "hint", Sent: "none", Outcome: "era hint contradicted: " + errText(cause), Verdict: "re-probe"})
-		err = d.run(ctx, probeStep(negotiation.Versions(), true))
-	} else {
-		d.step(TraceStep{Step: "reconnect", Sent: "none", Outcome: "connection lost: " + errText(cause), Verdict: "reconnect"})
-		// Re-negotiate in the pinned era, on a new connection.
-		next := initStep(prev.version, true, false)
-		if prev.era == negotiation.EraModern {
-			next = probeStep([]string{prev.version}, false)
-		}
-		if err = d.reconnect(ctx); err == nil {
-			err = d.run(ctx, next)
-		}
+		d.run(probeStep(d.s.versions(), true))
+		return
 	}
-	if err != nil {
-		s.log.Warn("session could not be restored", "err", err)
-		lost := &ConnectionLostError{Err: &NegotiationError{Mode: s.cfg.Mode, Trace: d.trace, Err: err}}
-		s.ask(event{kind: evFail, err: lost})
+	d.step(TraceStep{Step: "reconnect", Sent: "none", Outcome: "connection lost: " + errText(cause), Verdict: "reconnect"})
+	// Re-negotiate in the pinned era, on a new connection.
+	next := initStep(prev.version, true, false)
+	if prev.era == negotiation.EraModern {
+		next = probeStep([]string{prev.version}, false)
 	}
+	d.reconnect(func() { d.run(next) })
 }
 
 // sleep waits d, or until ctx ends or the session closes.

@@ -129,8 +129,8 @@ func TestHandlerListeners(t *testing.T) {
 }
 
 // TestServerRequestFlood: a legacy server sending more concurrent requests
-// than MaxConcurrentServerRequests gets the excess dropped; the client's
-// goroutines stay bounded.
+// than MaxConcurrentServerRequests gets the excess refused (see
+// TestServerRequestOverflowAnswered); the client's goroutines stay bounded.
 func TestServerRequestFlood(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex

@@ -18,14 +18,18 @@ func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request) {
 	if lp.st == StateModern {
 		// Modern servers never send requests (MRTR replaced them).
 		s.log.Warn("dropping a request from a modern server", "method", req.Method, "id", req.ID)
-		return
-	}
-	if len(lp.serving) >= MaxConcurrentServerRequests {
-		s.log.Warn("too many concurrent server requests; dropping one", "method", req.Method, "id", req.ID, "limit", MaxConcurrentServerRequests)
+		s.drop(req.Method, 1)
 		return
 	}
 	if _, dup := lp.serving[req.ID]; dup {
 		s.log.Warn("dropping a server request with a duplicate id", "method", req.Method, "id", req.ID)
+		s.drop(req.Method, 1)
+		return
+	}
+	if len(lp.serving) >= MaxConcurrentServerRequests {
+		// Never silence: the overflow gets an error (overload.go).
+		s.log.Debug("too many concurrent server requests; refusing one", "method", req.Method, "id", req.ID, "limit", MaxConcurrentServerRequests)
+		s.reject(ref, req)
 		return
 	}
 	ctx, cancel := context.WithCancel(s.lifeCtx)
@@ -92,6 +96,9 @@ func (s *Session) invoke(ctx context.Context, method string, params json.RawMess
 		}
 		return marshalResult(res)
 	case route.ServeElicitation:
+		if err := s.lacksElicitation(); err != nil {
+			return nil, err
+		}
 		if (h.Elicitor == nil && h.URLElicitor == nil) || caps.Elicitation == nil {
 			return nil, jsonrpc.ErrMethodNotFound.WithMessage("elicitation is not supported")
 		}

@@ -44,9 +44,9 @@ const (
 	// documentation for the overflow policy.
 	StreamBuffer = 256
 	// MaxConcurrentServerRequests bounds the legacy server requests served
-	// at once; requests beyond it are dropped (unanswered) with a logged
-	// warning, so that a flooding server cannot grow the client's
-	// goroutines without bound.
+	// at once; requests beyond it are answered with a JSON-RPC error
+	// (-32603, "client busy"), so that a flooding server cannot grow the
+	// client's goroutines without bound and never waits for an answer.
 	MaxConcurrentServerRequests = 256
 	// MaxInputRequests bounds the inputRequests of one MRTR round; a
 	// result with more is an invalid response.
@@ -164,6 +164,12 @@ type Config struct {
 	// package single-flights the token refresh). nil makes a 401/403 an
 	// [*AuthRequiredError].
 	Authorize func(ctx context.Context, challenge *transport.HTTPError) error
+	// OlderVersions widens the versions the session speaks with
+	// [negotiation.OlderVersions] (2025-03-26, 2024-11-05). Without it an
+	// initialize answered with one of them fails with a
+	// [*negotiation.Error] of kind KindNoCommonVersion that names
+	// [OlderVersionsOption].
+	OlderVersions bool
 	// Fallback is an optional HTTP+SSE transport tried when initialize is
 	// answered 400, 404 or 405 without a modern body.
 	Fallback transport.Transport
@@ -345,7 +351,7 @@ type Session struct {
 	closeOnce  sync.Once
 	closeErr   error // written in closeOnce
 	// wg counts readers, the dispatcher, server-request handlers, cancel
-	// senders and healers. Add is called only before the loop starts or
+	// senders, negotiation steps' I/O, re-listens and the rejecter. Add is called only before the loop starts or
 	// on the loop, so every Add happens before Close's Wait (which waits
 	// for loopDone first).
 	wg sync.WaitGroup
@@ -370,9 +376,8 @@ type Session struct {
 }
 
 // view is what the loop publishes of its state for the goroutines that
-// read it without a round trip: the accessors (State, Era, Err, …), the
-// negotiation driver (the current connection) and callers (the current
-// negotiation). The loop builds a new view at every change and stores it
+// read it without a round trip: the accessors (State, Era, Err, …) and
+// callers (the current connection and negotiation). The loop builds a new view at every change and stores it
 // in Session.pub (see publish); a stored view is never modified. It is the
 // session's one mirror of loop state, the documented exception to habit
 // 15 (shared/STYLE.md).

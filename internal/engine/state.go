@@ -27,7 +27,7 @@ const (
 	// connection or the HTTP session is lost, closed.
 	StateLegacy
 	// StateReconnecting: the connection was lost after negotiation (stdio
-	// process exit, legacy HTTP 404) or an era hint proved wrong; a healer
+	// process exit, legacy HTTP 404) or an era hint proved wrong; the loop
 	// reconnects and re-negotiates in the pinned era while new calls wait.
 	// Next: probing, initializing, modern, legacy, failed.
 	StateReconnecting

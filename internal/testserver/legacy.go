@@ -254,7 +254,7 @@ func (s *Server) dispatchLegacy(c *call) reply {
 	if err != nil {
 		return errReply(err)
 	}
-	return okReply(res)
+	return okReply(olderShape(c.version, c.req.Method, res))
 }
 
 // initialize negotiates a legacy version and fills the session.

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
 	"github.com/conduitmcp/conduit/interop/internal/foreign"
@@ -44,10 +45,12 @@ const (
 	modernEra era = "modern"
 )
 
-// endpoint is how a client reaches a server: argv for stdio, url for HTTP.
+// endpoint is how a client reaches a server: argv for stdio, url for HTTP,
+// ws (a ws:// URL) for WebSocket.
 type endpoint struct {
 	argv []string
 	url  string
+	ws   string
 }
 
 // session is one connected client, whichever library.
@@ -63,6 +66,9 @@ type session interface {
 type clientImpl struct {
 	name    string
 	connect func(ctx context.Context, ep endpoint, e era) (session, error)
+	// websocket says the library has a WebSocket client transport (go-sdk
+	// and mcp-go have none).
+	websocket bool
 }
 
 // clients are the libraries compared; conduit registers itself from
@@ -70,7 +76,7 @@ type clientImpl struct {
 var clients = []clientImpl{
 	{name: "go-sdk", connect: connectGoSDK},
 	{name: "mcp-go", connect: connectMCPGo},
-	{name: "raw", connect: connectRaw},
+	{name: "raw", connect: connectRaw, websocket: true},
 }
 
 // target is one server on one transport.
@@ -84,6 +90,23 @@ var targets = []target{
 	{foreign.GoSDK, foreign.HTTP},
 	{foreign.Raw, foreign.Stdio},
 	{foreign.Raw, foreign.HTTP},
+	{foreign.Raw, foreign.WebSocket},
+}
+
+// startTarget starts (or, for stdio, names) the server of tg.
+func startTarget(t testing.TB, tg target, o foreign.Options) endpoint {
+	switch tg.tr {
+	case foreign.Stdio:
+		return endpoint{argv: foreign.Command(t, tg.kind, o)}
+	case foreign.WebSocket:
+		return endpoint{ws: "ws" + strings.TrimPrefix(foreign.StartHTTP(t, tg.kind, tg.tr, o), "http")}
+	}
+	return endpoint{url: foreign.StartHTTP(t, tg.kind, tg.tr, o)}
+}
+
+// serves reports whether client c can reach target tg.
+func serves(c clientImpl, tg target) bool {
+	return tg.tr != foreign.WebSocket || c.websocket
 }
 
 // matrix runs fn for every target × era × client, each under its own
@@ -96,17 +119,15 @@ var targets = []target{
 func matrix(b *testing.B, tools int, fn func(b *testing.B, c clientImpl, ep endpoint, e era)) {
 	eps := map[target]endpoint{}
 	for _, tg := range targets {
-		o := foreign.Options{Tools: tools}
-		if tg.tr == foreign.Stdio {
-			eps[tg] = endpoint{argv: foreign.Command(b, tg.kind, o)}
-		} else {
-			eps[tg] = endpoint{url: foreign.StartHTTP(b, tg.kind, tg.tr, o)}
-		}
+		eps[tg] = startTarget(b, tg, foreign.Options{Tools: tools})
 	}
 	order := rotated(clients, os.Getenv("BENCH_ROUND"))
 	for _, tg := range targets {
 		for _, e := range []era{legacyEra, modernEra} {
 			for _, c := range order {
+				if !serves(c, tg) {
+					continue
+				}
 				b.Run(fmt.Sprintf("%s/%s-%s-%s", c.name, tg.kind, tg.tr, e), func(b *testing.B) {
 					b.ReportAllocs()
 					fn(b, c, eps[tg], e)
@@ -263,14 +284,11 @@ func TestBenchClients(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for _, tg := range targets {
-		o := foreign.Options{Tools: listTools}
-		var ep endpoint
-		if tg.tr == foreign.Stdio {
-			ep.argv = foreign.Command(t, tg.kind, o)
-		} else {
-			ep.url = foreign.StartHTTP(t, tg.kind, tg.tr, o)
-		}
+		ep := startTarget(t, tg, foreign.Options{Tools: listTools})
 		for _, c := range clients {
+			if !serves(c, tg) {
+				continue
+			}
 			for _, e := range []era{legacyEra, modernEra} {
 				t.Run(fmt.Sprintf("%s/%s-%s-%s", c.name, tg.kind, tg.tr, e), func(t *testing.T) {
 					s, err := c.connect(ctx, ep, e)
@@ -315,6 +333,8 @@ type rawSession struct {
 	// http
 	url string
 	hc  *http.Client
+	// websocket (the reader and pending are those of stdio)
+	ws *websocket.Conn
 }
 
 type rawResponse struct {
@@ -328,10 +348,24 @@ type rawResponse struct {
 
 func connectRaw(ctx context.Context, ep endpoint, e era) (session, error) {
 	s := &rawSession{e: e}
-	if ep.url != "" {
+	switch {
+	case ep.url != "":
 		s.url = ep.url
 		s.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
-	} else {
+	case ep.ws != "":
+		ws, _, err := websocket.Dial(ctx, ep.ws, &websocket.DialOptions{Subprotocols: []string{"mcp"}})
+		if err != nil {
+			return nil, err
+		}
+		ws.SetReadLimit(64 << 20)
+		s.ws = ws
+		s.pending = map[int64]chan *rawResponse{}
+		s.done = make(chan struct{})
+		go s.readLoop(func() ([]byte, error) {
+			_, msg, err := ws.Read(context.Background())
+			return msg, err
+		})
+	default:
 		s.cmd = exec.Command(ep.argv[0], ep.argv[1:]...)
 		s.cmd.Stderr = os.Stderr
 		var err error
@@ -347,7 +381,10 @@ func connectRaw(ctx context.Context, ep endpoint, e era) (session, error) {
 		}
 		s.pending = map[int64]chan *rawResponse{}
 		s.done = make(chan struct{})
-		go s.readLoop(stdout)
+		// ReadBytes grows past the buffer for longer lines; a 1 MiB buffer
+		// here would only inflate the raw floor's Connect allocations.
+		br := bufio.NewReaderSize(stdout, 64<<10)
+		go s.readLoop(func() ([]byte, error) { return br.ReadBytes('\n') })
 	}
 	if e == modernEra {
 		_, err := s.call(ctx, "server/discover", map[string]any{})
@@ -378,13 +415,12 @@ func connectRaw(ctx context.Context, ep endpoint, e era) (session, error) {
 	return s, nil
 }
 
-func (s *rawSession) readLoop(r io.Reader) {
+// readLoop reads messages (lines of stdio, WebSocket messages) with next
+// until it fails, and hands each response to its caller.
+func (s *rawSession) readLoop(next func() ([]byte, error)) {
 	defer close(s.done)
-	// ReadBytes grows past the buffer for longer lines; a 1 MiB buffer
-	// here would only inflate the raw floor's Connect allocations.
-	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := next()
 		if len(line) > 1 {
 			// Decoded once, here; the caller gets the decoded response.
 			res := new(rawResponse)
@@ -424,6 +460,14 @@ func (s *rawSession) notify(ctx context.Context, method string) error {
 		_, err := s.post(ctx, method, "", msg)
 		return err
 	}
+	return s.send(ctx, msg)
+}
+
+// send writes one message on stdio or the WebSocket.
+func (s *rawSession) send(ctx context.Context, msg []byte) error {
+	if s.ws != nil {
+		return s.ws.Write(ctx, websocket.MessageText, msg)
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_, err := s.stdin.Write(append(msg, '\n'))
@@ -454,10 +498,7 @@ func (s *rawSession) call(ctx context.Context, method string, p map[string]any) 
 		}
 		s.pending[id] = ch
 		s.pmu.Unlock()
-		s.wmu.Lock()
-		_, err := s.stdin.Write(append(msg, '\n'))
-		s.wmu.Unlock()
-		if err != nil {
+		if err := s.send(ctx, msg); err != nil {
 			return nil, err
 		}
 		select {
@@ -623,6 +664,11 @@ func (s *rawSession) close() error {
 	if s.url != "" {
 		s.hc.CloseIdleConnections()
 		return nil
+	}
+	if s.ws != nil {
+		err := s.ws.Close(websocket.StatusNormalClosure, "")
+		<-s.done
+		return err
 	}
 	_ = s.stdin.Close()
 	<-s.done

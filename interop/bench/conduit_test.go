@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	clients = append([]clientImpl{{name: "conduit", connect: connectConduit}}, clients...)
+	clients = append([]clientImpl{{name: "conduit", connect: connectConduit, websocket: true}}, clients...)
 }
 
 type conduitSession struct {
@@ -26,10 +26,13 @@ func connectConduit(ctx context.Context, ep endpoint, e era) (session, error) {
 	var c *client.Client
 	var hc *http.Client
 	var err error
-	if ep.url != "" {
+	switch {
+	case ep.url != "":
 		hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
 		c, err = client.Dial(ctx, ep.url, client.WithProtocol(p), client.WithHTTPClient(hc))
-	} else {
+	case ep.ws != "":
+		c, err = client.Dial(ctx, ep.ws, client.WithProtocol(p))
+	default:
 		c, err = client.Connect(ctx, transport.Command(ep.argv[0], ep.argv[1:]...), client.WithProtocol(p))
 	}
 	if err != nil {

@@ -5,14 +5,14 @@
 # Conduit/raw ratios of an earlier set of rounds beside the new ones.
 #
 # Usage: python3 results_table.py [--before 'old/round*.txt'] results/<dir>/round*.txt
-import re, glob, statistics as st, collections, sys
+import re, glob, os, statistics as st, collections, sys
 
 args = sys.argv[1:]
 before = None
 if len(args) >= 2 and args[0] == '--before':
     before, args = sorted(glob.glob(args[1])), args[2:]
 files = sorted(args) or sys.exit("usage: results_table.py [--before 'old/round*.txt'] round0.txt round1.txt ...")
-pat = re.compile(r'^Benchmark(\w+)/([\w-]+)/([\w-]+?)-(stdio|http)-(legacy|modern)-\d+\s+\d+\s+(.*)$')
+pat = re.compile(r'^Benchmark(\w+)/([\w-]+)/([\w-]+?)-(stdio|http|ws)-(legacy|modern)-\d+\s+\d+\s+(.*)$')
 
 
 def load(files):
@@ -35,7 +35,9 @@ data = load(files)
 old = load(before) if before else None
 wls = ['Connect', 'SequentialCalls', 'ConcurrentCalls', 'LargeResult', 'ListTools500']
 cls = ['raw', 'conduit', 'go-sdk', 'mcp-go']
-servers, transports, eras = ['raw', 'go-sdk'], ['stdio', 'http'], ['legacy', 'modern']
+servers, transports, eras = ['raw', 'go-sdk'], ['stdio', 'http', 'ws'], ['legacy', 'modern']
+if os.environ.get('TRANSPORTS'):  # e.g. TRANSPORTS=http,ws: only those columns and rows
+    transports = os.environ['TRANSPORTS'].split(',')
 
 
 def med(d, key, cl, u):
@@ -64,6 +66,15 @@ def ratio_range(d, key, a, b, u='ns/op'):
     return (min(rs), max(rs)) if rs else (None, None)
 
 
+def x(a, b):
+    # a/b formatted as a ratio, '—' when either is missing
+    return f'{a/b:.2f}×' if a and b else '—'
+
+
+def rng(lo, hi):
+    return f' ({lo:.2f}–{hi:.2f})' if lo is not None else ''
+
+
 def ratio(d, key, u='ns/op'):
     r, c = med(d, key, 'raw', u), med(d, key, 'conduit', u)
     return c / r if r and c else None
@@ -87,7 +98,7 @@ out.append('|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|')
 for key in keys(data):
     r, c, g, mg = (med(data, key, x, 'ns/op') for x in cls)
     lo, hi = ratio_range(data, key, 'conduit', 'raw')
-    out.append(f'| {" | ".join(key)} | {fmt_ns(r)} | {fmt_ns(c)} | {fmt_ns(g)} | {fmt_ns(mg)} | **{c/r:.2f}×** ({lo:.2f}–{hi:.2f}) | {g/c:.2f}× | {mg/c:.2f}× |')
+    out.append(f'| {" | ".join(key)} | {fmt_ns(r)} | {fmt_ns(c)} | {fmt_ns(g)} | {fmt_ns(mg)} | **{x(c, r)}**{rng(lo, hi)} | {x(g, c)} | {x(mg, c)} |')
 out.append('')
 out.append('Memory: B/op and allocs/op (client process only: the server is another process). Medians (they barely vary).')
 out.append('')
@@ -96,8 +107,8 @@ out.append('|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
 for key in keys(data):
     b = [med(data, key, x, 'B/op') for x in cls]
     a = [med(data, key, x, 'allocs/op') for x in cls]
-    out.append(f'| {" | ".join(key)} | ' + ' | '.join(fmt_b(x) for x in b) + ' | ' + ' | '.join(f'{x:.0f}' for x in a)
-               + f' | **{a[1]/a[0]:.2f}×** | {a[2]/a[1]:.2f}× | {a[3]/a[1]:.2f}× |')
+    out.append(f'| {" | ".join(key)} | ' + ' | '.join(fmt_b(v) for v in b) + ' | ' + ' | '.join('—' if v is None else f'{v:.0f}' for v in a)
+               + f' | **{x(a[1], a[0])}** | {x(a[2], a[1])} | {x(a[3], a[1])} |')
 
 # Verdict: time ≤ 1.15× raw (median ratio; the per-round range is shown when it
 # crosses the line), allocs ≤ 1.5× raw.
@@ -110,30 +121,26 @@ for srv in servers:
     cols = [(tr, era) for tr in transports for era in eras]
     out.append('| target | ' + ' | '.join(f'{"HTTP" if tr == "http" else tr} {era}' for tr, era in cols) + ' |')
     out.append('|---|' + '---|' * len(cols))
-    for wl, label in [('SequentialCalls', 'SequentialCalls time ≤ 1.15× raw'),
-                      ('ConcurrentCalls', 'ConcurrentCalls time ≤ 1.15× raw'),
-                      ('ListTools500', 'ListTools500 time ≤ 1.15× raw')]:
+    for wl in wls:
+        for u, lim, what in (('ns/op', 1.15, 'time'), ('allocs/op', 1.5, 'allocs')):
+            cells = []
+            for tr, era in cols:
+                key = (wl, srv, tr, era)
+                v = ratio(data, key, u)
+                if v is None:
+                    cells.append('—'); continue
+                lo, hi = ratio_range(data, key, 'conduit', 'raw', u)
+                cells.append(f'{"✓" if v <= lim else "✗"} {v:.2f}×' + (rng(lo, hi) if u == 'ns/op' else ''))
+            out.append(f'| {wl} {what} ≤ {lim}× raw | ' + ' | '.join(cells) + ' |')
         cells = []
         for tr, era in cols:
             key = (wl, srv, tr, era)
-            x = ratio(data, key)
-            if x is None:
+            c = med(data, key, 'conduit', 'ns/op')
+            peers = [v for v in (med(data, key, p, 'ns/op') for p in ('go-sdk', 'mcp-go')) if v]
+            if not c or not peers:
                 cells.append('—'); continue
-            lo, hi = ratio_range(data, key, 'conduit', 'raw')
-            cells.append(f'{"✓" if x <= 1.15 else "✗"} {x:.2f}× ({lo:.2f}–{hi:.2f})')
-        out.append(f'| {label} | ' + ' | '.join(cells) + ' |')
-    cells = []
-    for tr, era in cols:
-        xs = [ratio(data, (wl, srv, tr, era), 'allocs/op') for wl in ('SequentialCalls', 'ConcurrentCalls')]
-        if None in xs:
-            cells.append('—'); continue
-        cells.append(f'{"✓" if max(xs) <= 1.5 else "✗"} {xs[0]:.2f}× / {xs[1]:.2f}×')
-    out.append('| allocs/call ≤ 1.5× raw (Seq / Conc) | ' + ' | '.join(cells) + ' |')
-    cells = []
-    for tr, era in cols:
-        x = ratio(data, ('ListTools500', srv, tr, era), 'allocs/op')
-        cells.append('—' if x is None else f'{"✓" if x <= 1.5 else "✗"} {x:.2f}×')
-    out.append('| allocs ≤ 1.5× raw (ListTools500) | ' + ' | '.join(cells) + ' |')
+            cells.append(f'{"✓" if c < min(peers) else "✗"} {min(peers)/c:.2f}×')
+        out.append(f'| {wl} ahead of go-sdk and mcp-go (fastest peer/Conduit) | ' + ' | '.join(cells) + ' |')
 
 if old is not None:
     out.append('')

@@ -42,6 +42,10 @@ const (
 	Stdio Transport = "stdio"
 	HTTP  Transport = "http" // Streamable HTTP
 	SSE   Transport = "sse"  // legacy HTTP+SSE (server-everything only)
+	// WebSocket is one JSON-RPC message per WebSocket text message
+	// (rawserver only); StartHTTP returns its http:// URL, which a
+	// WebSocket client dials as ws://.
+	WebSocket Transport = "ws"
 )
 
 // Options are the server flags shared by the Go and TS servers.
@@ -89,33 +93,7 @@ const startTimeout = 30 * time.Second
 // URL. The process is stopped when t ends.
 func StartHTTP(t testing.TB, k Kind, tr Transport, o Options) string {
 	t.Helper()
-	var argv, env []string
-	announce := false
-	switch k {
-	case GoSDK, MCPGo, Raw:
-		argv = Command(t, k, o)
-		argv[2] = "http"
-		argv = append(argv, "-addr", "127.0.0.1:0")
-	case TS:
-		argv = Command(t, k, o)
-		argv[3] = "http"
-		argv = append(argv, "--addr", "127.0.0.1:0")
-	case Everything:
-		mode := "streamableHttp"
-		if tr == SSE {
-			mode = "sse"
-		}
-		argv = Command(t, k, o)
-		argv[len(argv)-1] = mode
-		env = []string{"PORT=0", "BIND_LOCALHOST_ANNOUNCE=1", "NODE_OPTIONS=" + testenv.BindLocalhost(t)}
-		announce = true
-	default:
-		t.Fatalf("foreign: %s has no HTTP transport", k)
-	}
-	if tr == SSE && k != Everything {
-		t.Fatalf("foreign: only %s serves HTTP+SSE", Everything)
-	}
-
+	argv, env, announce := httpCommand(t, k, tr, o)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -184,6 +162,44 @@ func StartHTTP(t testing.TB, k Kind, tr Transport, o Options) string {
 		t.Fatalf("%s did not print its address within %v", k, startTimeout)
 	}
 	return ""
+}
+
+// httpCommand returns the argv and extra environment of server k over tr,
+// and whether it announces its port (the Node servers) rather than
+// printing its URL.
+func httpCommand(t testing.TB, k Kind, tr Transport, o Options) (argv, env []string, announce bool) {
+	t.Helper()
+	switch k {
+	case GoSDK, MCPGo, Raw:
+		argv = Command(t, k, o)
+		argv[2] = "http"
+		if tr == WebSocket {
+			argv[2] = "ws"
+		}
+		argv = append(argv, "-addr", "127.0.0.1:0")
+	case TS:
+		argv = Command(t, k, o)
+		argv[3] = "http"
+		argv = append(argv, "--addr", "127.0.0.1:0")
+	case Everything:
+		mode := "streamableHttp"
+		if tr == SSE {
+			mode = "sse"
+		}
+		argv = Command(t, k, o)
+		argv[len(argv)-1] = mode
+		env = []string{"PORT=0", "BIND_LOCALHOST_ANNOUNCE=1", "NODE_OPTIONS=" + testenv.BindLocalhost(t)}
+		announce = true
+	default:
+		t.Fatalf("foreign: %s has no HTTP transport", k)
+	}
+	if tr == SSE && k != Everything {
+		t.Fatalf("foreign: only %s serves HTTP+SSE", Everything)
+	}
+	if tr == WebSocket && k != Raw {
+		t.Fatalf("foreign: only %s serves WebSocket", Raw)
+	}
+	return argv, env, announce
 }
 
 // offer sends s on ch unless ch is full (only the first address counts).

@@ -1,11 +1,17 @@
 // Command rawserver is a hand-written MCP server with no SDK, the floor of
-// the benchmarks: newline-delimited JSON-RPC on stdio, or single-message
-// JSON POSTs on HTTP (stateless, no SSE). It serves both eras: the legacy
-// initialize handshake and the modern server/discover + per-request _meta.
+// the benchmarks: newline-delimited JSON-RPC on stdio, single-message
+// JSON POSTs on HTTP (stateless, no SSE), or one JSON-RPC message per text
+// message on a WebSocket (subprotocol "mcp"). It serves both eras: the
+// legacy initialize handshake and the modern server/discover + per-request
+// _meta.
 //
-// Tools: echo {text}, add {a,b}, big {size} and -tools N filler tools.
-// Flags: -transport stdio|http, -addr 127.0.0.1:0, -tools N. Over HTTP it
-// prints its endpoint URL on stdout.
+// Tools: echo {text}, add {a,b}, big {size} and -tools N filler tools. On
+// stdio and WebSocket, where messages are handled one at a time, also
+// hold (its answer is withheld), held (answers how many are withheld) and
+// release (sends every withheld answer, then its own): the tools of the
+// many-calls-in-flight measurement.
+// Flags: -transport stdio|http|ws, -addr 127.0.0.1:0, -tools N. Over HTTP
+// and WebSocket it prints its endpoint URL (http://…/mcp) on stdout.
 package main
 
 import (
@@ -20,6 +26,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/coder/websocket"
 )
 
 const modernVersion = "2026-07-28"
@@ -49,6 +57,40 @@ type response struct {
 type server struct {
 	tools []map[string]any
 }
+
+// holder withholds the answers of hold calls on one sequential connection
+// (stdio or a WebSocket) until a release call.
+type holder struct {
+	held []*response
+}
+
+// serve answers one message through write, applying hold/held/release.
+func (h *holder) serve(s *server, line []byte, write func(*response) error) error {
+	res := s.handle(line)
+	if res == nil {
+		return nil
+	}
+	switch res.Result {
+	case holdResult:
+		res.Result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "released"}}, "resultType": "complete"}
+		h.held = append(h.held, res)
+		return nil
+	case heldResult:
+		res.Result = map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprint(len(h.held))}}, "resultType": "complete"}
+	case releaseResult:
+		for _, r := range h.held {
+			if err := write(r); err != nil {
+				return err
+			}
+		}
+		h.held = nil
+		res.Result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "ok"}}, "resultType": "complete"}
+	}
+	return write(res)
+}
+
+// Markers that handle returns for the hold tools, replaced by holder.
+var holdResult, heldResult, releaseResult = new(int), new(int), new(int)
 
 func newServer(fillers int) *server {
 	obj := func(props map[string]any) map[string]any {
@@ -117,33 +159,47 @@ func (s *server) handle(line []byte) *response {
 		}
 		res.Result = m
 	case "tools/call":
-		var text string
-		switch params.Name {
-		case "echo":
-			text, _ = params.Arguments["text"].(string)
-		case "add":
-			a, _ := params.Arguments["a"].(float64)
-			b, _ := params.Arguments["b"].(float64)
-			text = fmt.Sprint(a + b)
-		case "big":
-			n, _ := params.Arguments["size"].(float64)
-			if n < 0 || n > 64<<20 {
-				res.Error = &rpcError{Code: -32602, Message: "size out of range"}
-				return res
-			}
-			text = strings.Repeat("x", int(n))
-		default:
-			if !strings.HasPrefix(params.Name, "filler-") {
-				res.Error = &rpcError{Code: -32602, Message: "unknown tool " + params.Name}
-				return res
-			}
-			text, _ = params.Arguments["text"].(string)
-		}
-		res.Result = complete(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+		s.callTool(params.Name, params.Arguments, res, complete)
 	default:
 		res.Error = &rpcError{Code: -32601, Message: "method not found: " + req.Method}
 	}
 	return res
+}
+
+// callTool answers tools/call of tool name with args into res.
+func (s *server) callTool(name string, args map[string]any, res *response, complete func(map[string]any) map[string]any) {
+	var text string
+	switch name {
+	case "echo":
+		text, _ = args["text"].(string)
+	case "add":
+		a, _ := args["a"].(float64)
+		b, _ := args["b"].(float64)
+		text = fmt.Sprint(a + b)
+	case "hold":
+		res.Result = holdResult
+		return
+	case "held":
+		res.Result = heldResult
+		return
+	case "release":
+		res.Result = releaseResult
+		return
+	case "big":
+		n, _ := args["size"].(float64)
+		if n < 0 || n > 64<<20 {
+			res.Error = &rpcError{Code: -32602, Message: "size out of range"}
+			return
+		}
+		text = strings.Repeat("x", int(n))
+	default:
+		if !strings.HasPrefix(name, "filler-") {
+			res.Error = &rpcError{Code: -32602, Message: "unknown tool " + name}
+			return
+		}
+		text, _ = args["text"].(string)
+	}
+	res.Result = complete(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
 }
 
 func contains(list []string, v string) bool {
@@ -159,16 +215,18 @@ func serveStdio(s *server) error {
 	r := bufio.NewReaderSize(os.Stdin, 1<<20)
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	enc := json.NewEncoder(w)
+	var h holder
+	write := func(res *response) error {
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			if res := s.handle(line); res != nil {
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-				if err := w.Flush(); err != nil {
-					return err
-				}
+			if err := h.serve(s, line, write); err != nil {
+				return err
 			}
 		}
 		if err == io.EOF {
@@ -211,8 +269,49 @@ func serveHTTP(s *server, addr string) error {
 	return http.Serve(ln, mux)
 }
 
+// serveWebSocket serves MCP over WebSockets at /mcp, one connection per
+// client, its messages handled one at a time.
+func serveWebSocket(s *server, addr string) error {
+	if host, _, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" {
+		return fmt.Errorf("-addr must be 127.0.0.1:<port>, got %q", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"mcp"}})
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ws.SetReadLimit(64 << 20)
+		ctx := r.Context()
+		var h holder
+		write := func(res *response) error {
+			b, err := json.Marshal(res)
+			if err != nil {
+				return err
+			}
+			return ws.Write(ctx, websocket.MessageText, b)
+		}
+		for {
+			_, msg, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			if err := h.serve(s, msg, write); err != nil {
+				return
+			}
+		}
+	})
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	return http.Serve(ln, mux)
+}
+
 func main() {
-	transport := flag.String("transport", "stdio", "stdio or http")
+	transport := flag.String("transport", "stdio", "stdio, http or ws")
 	addr := flag.String("addr", "127.0.0.1:0", "HTTP listen address")
 	fillers := flag.Int("tools", 0, "number of extra filler tools")
 	flag.String("mode", "dual", "ignored: the raw server always serves both eras")
@@ -226,6 +325,8 @@ func main() {
 		err = serveStdio(s)
 	case "http":
 		err = serveHTTP(s, *addr)
+	case "ws":
+		err = serveWebSocket(s, *addr)
 	default:
 		err = fmt.Errorf("unknown -transport %q", *transport)
 	}

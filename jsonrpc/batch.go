@@ -1,0 +1,66 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"iter"
+
+	"github.com/conduitmcp/conduit/internal/jsonscan"
+)
+
+// MaxBatch bounds the messages of one batch array that [DecodeMessages]
+// yields; the elements beyond it are reported as one *DecodeError.
+const MaxBatch = 1024
+
+// IsBatch reports whether data, after leading white space, starts a JSON
+// array: a JSON-RPC batch (protocol version 2025-03-26 allowed them; every
+// version before and after it sends one message at a time).
+func IsBatch(data []byte) bool {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return len(data) > 0 && data[0] == '['
+}
+
+// DecodeMessages yields the messages data holds: the one message of a
+// JSON-RPC object as [DecodeMessage] decodes it, or each element of a batch
+// array in order, each decoded as [DecodeMessage] decodes it (a broken
+// element yields its *DecodeError, and the elements after it still come).
+// An empty batch, a batch that is not valid JSON and the elements beyond
+// [MaxBatch] yield one *DecodeError each. It never retains data.
+func DecodeMessages(data []byte) iter.Seq2[Message, error] {
+	return func(yield func(Message, error) bool) {
+		if !IsBatch(data) {
+			yield(DecodeMessage(data))
+			return
+		}
+		data = bytes.TrimSpace(data)
+		if err := jsonscan.Validate(data); err != nil {
+			yield(nil, &DecodeError{Reason: "not JSON", Err: err})
+			return
+		}
+		var elems []json.RawMessage
+		if err := json.Unmarshal(data, &elems); err != nil {
+			yield(nil, &DecodeError{Reason: "not a batch", Err: err})
+			return
+		}
+		if len(elems) == 0 {
+			yield(nil, &DecodeError{Reason: "empty batch"})
+			return
+		}
+		for i, e := range elems {
+			if i == MaxBatch {
+				yield(nil, &DecodeError{Reason: "batch has more than 1024 messages"})
+				return
+			}
+			if IsBatch(e) {
+				// A batch holds messages, never batches.
+				if !yield(nil, &DecodeError{Reason: "batch inside a batch"}) {
+					return
+				}
+				continue
+			}
+			if !yield(DecodeMessage(e)) {
+				return
+			}
+		}
+	}
+}
