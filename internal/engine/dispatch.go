@@ -123,7 +123,8 @@ func (s *Session) enqueue(it dispatchItem) {
 	lp := &s.lp
 	ol := &lp.ol
 	it.key = coalesceKey(&it)
-	if len(lp.queue) >= MaxQueuedNotifications && it.barrier == nil {
+	// Queued events (see moveEvents) take none of the notifications' room.
+	if len(lp.queue)-s.evq.queued >= MaxQueuedNotifications && it.barrier == nil {
 		if it.key != "" && ol.queued[it.key] > 0 {
 			s.drop(it.req.Method, 1)
 			return

@@ -134,6 +134,7 @@ func (s *Session) loop() {
 			s.moveEvents()
 		case out <- head:
 			lp.ol.unqueued(&lp.queue[0])
+			s.eventTaken(&lp.queue[0])
 			s.reportDrops()
 			lp.queue[0] = dispatchItem{}
 			lp.queue = lp.queue[1:]

@@ -217,7 +217,7 @@ type Config struct {
 	// OnEvent, when set, is told what happens to the connection (see
 	// [EventKind]), in order, on the dispatcher goroutine (in order with
 	// the notifications): never on the loop. Events still queued when the
-	// session closes are not delivered.
+	// session closes are delivered by Close, once the dispatcher ended.
 	OnEvent func(Event)
 	// Middleware, when set, wraps every MCP message at the protocol level
 	// (not the wire's: Tap sees the JSON-RPC messages): user requests
