@@ -23,16 +23,17 @@ import (
 // All methods are safe for concurrent use. [Client.Close] ends the
 // connection, every [Subscription] and every goroutine the client started.
 type Client struct {
-	sess      *engine.Session                                                                 // written once by Connect
-	cfg       config                                                                          // frozen at Connect
-	key       string                                                                          // server key for the caches
-	eraKey    string                                                                          // era cache key; "" for none
-	hinted    bool                                                                            // written once by connect: negotiated from an era cache record
-	verified  atomic.Bool                                                                     // a request succeeded (proves a hinted era)
-	doubted   atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
-	kind      string                                                                          // transport kind
-	listeners handler.Set                                                                     // the user's handler, detected once
-	mw        func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
+	sess       *engine.Session                                                                 // written once by Connect
+	cfg        config                                                                          // frozen at Connect
+	key        string                                                                          // server key for the caches
+	eraKey     string                                                                          // era cache key; "" for none
+	hinted     bool                                                                            // written once by connect: negotiated from an era cache record
+	verified   atomic.Bool                                                                     // a request succeeded (proves a hinted era)
+	doubted    atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
+	kind       string                                                                          // transport kind
+	listeners  handler.Set                                                                     // the user's handler, detected once
+	mw         func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
+	rootsDirty chan struct{}                                                                   // cap 1: a change of cfg.roots to notify (roots.go)
 
 	tools toolRegistry // per-connection tool metadata
 
@@ -138,6 +139,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	}
 	c.rememberEra()
 	c.autoListen(ctx)
+	c.watchRoots()
 	return c, nil
 }
 
@@ -238,12 +240,20 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		Retry:          cfg.retry,
 		Logger:         cfg.logger,
 		Authorize:      cfg.auth.Authorize,
+		MaxInputRounds: cfg.maxInputRounds,
 		OlderVersions:  cfg.olderVersions,
 		CapabilityOptions: negotiation.CapabilityOptions{
 			SamplingTools:    cfg.capOpts.SamplingTools,
 			SamplingContext:  cfg.capOpts.SamplingContext,
 			RootsListChanged: cfg.capOpts.RootsListChanged,
+			TaskRequests:     cfg.capOpts.TaskRequests,
 		},
+	}
+	if cfg.roots != nil {
+		// The client's own list answers roots requests and announces its
+		// changes (legacy).
+		s.Handler.RootsLister = rootsLister{cfg.roots}
+		s.CapabilityOptions.RootsListChanged = true
 	}
 	switch cfg.protocol {
 	case Auto:
@@ -405,12 +415,13 @@ func (c *Client) call(ctx context.Context, method string, params any, opts *engi
 		}
 	}
 	raw, err := c.sess.Call(ctx, method, params, opts)
-	if err == nil {
+	if err == nil || isType[*engine.InputRequiredError](err) {
+		// A call stopped for input was answered too.
 		c.verified.Store(true)
 	} else if ctx.Err() == nil && !c.verified.Load() {
 		c.doubted.Store(true)
 	}
-	return raw, c.fail(method, err)
+	return raw, c.fail(method, inputRequired(err))
 }
 
 // decode unmarshals a result into v; a failure is an *Error of kind

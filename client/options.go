@@ -55,6 +55,15 @@ type CapabilityOptions struct {
 	// RootsListChanged declares roots.listChanged in the legacy era, so
 	// [Client.NotifyRootsChanged] is meaningful.
 	RootsListChanged bool
+	// TaskRequests lets a 2025-11-25 server run sampling/createMessage
+	// and elicitation/create as tasks on the client: it declares the
+	// client tasks capability for the requests the handler serves (none
+	// without a Sampler, Elicitor or URLElicitor), and the client then
+	// answers a task-augmented request at once with a task, runs the
+	// handler in the background, and serves tasks/get, tasks/result,
+	// tasks/list and tasks/cancel for it. Legacy era only (the modern era
+	// has no server requests).
+	TaskRequests bool
 }
 
 // Auth configures authorization for HTTP servers. The auth package builds
@@ -114,33 +123,35 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 // config is the frozen configuration of one Client.
 type config struct {
-	protocol      Protocol
-	handler       any
-	clientInfo    protocol.Implementation
-	httpClient    *http.Client
-	headers       http.Header
-	probeTimeout  time.Duration
-	timeout       time.Duration // the default deadline of a call
-	idleTimeout   time.Duration // the default idle timeout of a call
-	replay        engine.ReplayPolicy
-	onEvent       func(ConnEvent)
-	retry         engine.RetryPolicy
-	logger        *slog.Logger
-	capOpts       CapabilityOptions
-	strict        bool
-	auth          Auth
-	oauth         *auth.Client // set by WithOAuth; names the private cache partition
-	endpoint      string       // Dial's endpoint URL; "" for Connect
-	cache         Cache
-	eraCache      EraCache
-	serverKey     string
-	tasks         bool
-	olderVersions bool
-	maxPages      int
-	eventBuffer   int
-	messageLog    func(Direction, jsonrpc.Message)
-	middleware    []Middleware
-	now           func() time.Time // test seam; nil => time.Now
+	protocol       Protocol
+	handler        any
+	clientInfo     protocol.Implementation
+	httpClient     *http.Client
+	headers        http.Header
+	probeTimeout   time.Duration
+	timeout        time.Duration // the default deadline of a call
+	idleTimeout    time.Duration // the default idle timeout of a call
+	replay         engine.ReplayPolicy
+	onEvent        func(ConnEvent)
+	retry          engine.RetryPolicy
+	logger         *slog.Logger
+	capOpts        CapabilityOptions
+	strict         bool
+	auth           Auth
+	oauth          *auth.Client // set by WithOAuth; names the private cache partition
+	endpoint       string       // Dial's endpoint URL; "" for Connect
+	cache          Cache
+	eraCache       EraCache
+	serverKey      string
+	tasks          bool
+	olderVersions  bool
+	maxPages       int
+	eventBuffer    int
+	messageLog     func(Direction, jsonrpc.Message)
+	middleware     []Middleware
+	maxInputRounds int              // MRTR round cap; 0 for the engine's default
+	roots          *Roots           // WithRoots; nil for none
+	now            func() time.Time // test seam; nil => time.Now
 }
 
 // defaultMaxPages bounds a listing walk (tests lower it).

@@ -233,6 +233,7 @@ type callConfig struct {
 	meta     map[string]json.RawMessage // WithCallMeta, encoded
 	headers  http.Header                // WithCallHeaders
 	optErr   error                      // a call option that cannot apply
+	manual   bool                       // WithManualInput
 }
 
 func newCallConfig(opts []CallOption) callConfig {
@@ -247,7 +248,7 @@ func newCallConfig(opts []CallOption) callConfig {
 
 func (cc *callConfig) sessionOptions() *engine.CallOptions {
 	o := &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, IdleTimeout: cc.idle, Replay: cc.replay,
-		Meta: cc.meta, Headers: cc.headers}
+		Meta: cc.meta, Headers: cc.headers, ManualInput: cc.manual}
 	if p := cc.replayed; p != nil {
 		*p = false
 		o.OnReplay = func() { *p = true }

@@ -353,8 +353,8 @@ func TestCollisions(t *testing.T) {
 				t.Fatal(err)
 			}
 			tools := h.Tools()
-			if len(tools) != 30 {
-				t.Fatalf("%d tools, want 30 (15 per server): %v", len(tools), toolNames(h))
+			if len(tools) != 36 {
+				t.Fatalf("%d tools, want 36 (18 per server): %v", len(tools), toolNames(h))
 			}
 			seen := map[string]bool{}
 			for _, tl := range tools {

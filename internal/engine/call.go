@@ -154,10 +154,18 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 			return nil, fmt.Errorf("session: %s params: %w", method, err)
 		}
 	}
-	if s.cfg.Middleware != nil {
-		return s.callThrough(ctx, method, raw, &o)
+	if o.ManualInput && s.Era() != negotiation.EraModern {
+		return s.manualLegacyCall(ctx, method, raw, &o)
 	}
-	return s.call(ctx, method, raw, &o)
+	return s.callOrThrough(ctx, method, raw, &o)
+}
+
+// callOrThrough is call, through Config.Middleware when there is one.
+func (s *Session) callOrThrough(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	if s.cfg.Middleware != nil {
+		return s.callThrough(ctx, method, raw, o)
+	}
+	return s.call(ctx, method, raw, o)
 }
 
 // callState is what one call remembers across its attempts (replays,
@@ -176,6 +184,9 @@ type callState struct {
 	why      string // why the next attempt is sent (Message.OnAttempt)
 	pace     *pacer
 	retry    *retrier
+	// urlElicited: the request was re-sent after its URL elicitations
+	// completed (-32042); a second -32042 is the caller's.
+	urlElicited bool
 }
 
 // afterAttempt is what a call does after an attempt.
@@ -187,7 +198,14 @@ const (
 	nextRound                      // send the next MRTR round (cs.cur) on the same call
 )
 
+// call sends a request and drives it to its end: replays, retries,
+// re-authorizations, MRTR rounds. o.resume, when set, is the state of a
+// call resumed after manual input (Session.Resume).
 func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	cs := o.resume
+	if cs == nil {
+		cs = &callState{method: method, raw: raw, cur: raw}
+	}
 	tm := timing{start: time.Now(), deadline: o.Timeout, idle: o.IdleTimeout}
 	if tm.deadline <= 0 {
 		tm.deadline = s.cfg.RequestTimeout
@@ -209,7 +227,6 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			s.putCall(c)
 		}
 	}()
-	cs := &callState{method: method, raw: raw, cur: raw}
 	for {
 		var (
 			res  json.RawMessage
@@ -340,6 +357,17 @@ func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c
 				return nil, nextResend, nil
 			}
 		}
+		if resp.Error.Code == jsonrpc.CodeURLElicitationRequired && n.era != negotiation.EraModern {
+			// 2025-11-25 only (modern servers must not send it).
+			if cs.urlElicited {
+				return nil, nextDone, urlElicitationError(method, resp.Error)
+			}
+			if err := s.urlElicit(ctx, method, resp.Error); err != nil {
+				return nil, nextDone, err
+			}
+			cs.urlElicited = true
+			return nil, nextResend, nil
+		}
 		return nil, nextDone, serverError(method, resp.Error)
 	}
 	if n.era != negotiation.EraModern {
@@ -382,11 +410,19 @@ func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, 
 	if cs.rounds > s.cfg.MaxInputRounds {
 		return &ProtocolError{Method: method, Reason: fmt.Sprintf("more than %d rounds", s.cfg.MaxInputRounds), Err: ErrTooManyInputRounds}
 	}
-	next, stateOnly, err := s.inputRound(ctx, method, cs.raw, result)
+	ir, err := s.parseInputRequired(method, result)
 	if err != nil {
 		return err
 	}
-	if stateOnly {
+	if o.ManualInput && len(ir.keys) > 0 {
+		return ir.pending(method, cs)
+	}
+	next, err := s.inputRound(ctx, method, cs.raw, ir)
+	if err != nil {
+		return err
+	}
+	if len(ir.keys) == 0 {
+		// A round with requestState alone (load shedding): paced.
 		if cs.pace == nil {
 			cs.pace = newPacer()
 		}
@@ -397,6 +433,7 @@ func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, 
 	if o.OnInputRound != nil {
 		o.OnInputRound(cs.rounds)
 	}
+	s.emit(Event{Kind: EventInputRound, Version: s.ProtocolVersion(), Method: method, Count: cs.rounds})
 	cs.cur = next
 	return nil
 }

@@ -251,5 +251,9 @@ func (s *Session) deliverNote(ctx context.Context, n *jsonrpc.Request) {
 				h.ResourceUpdated.OnResourceUpdated(ctx, p.URI)
 			}
 		}
+	case route.ElicitationComplete:
+		s.elicitationComplete(ctx, n.Params)
+	case route.TaskStatus:
+		s.taskStatus(ctx, n)
 	}
 }

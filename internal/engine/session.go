@@ -285,9 +285,16 @@ type CallOptions struct {
 	// values), in both eras; keys the engine owns fail with
 	// [ErrReservedMeta].
 	Meta map[string]json.RawMessage
+	// ManualInput makes the call hand the input it needs to the caller
+	// instead of the handler: a modern input_required round with input
+	// requests ends it with an [*InputRequiredError]; in the legacy era
+	// the server's input requests are held for the caller (heldinput.go).
+	// [Session.Resume] continues it with the answers.
+	ManualInput bool
 
 	sent      *jsonrpc.ID                       // set to the request's id after each attempt (callThrough)
 	onAttempt func(why string, prev jsonrpc.ID) // Message.OnAttempt (callThrough)
+	resume    *callState                        // the state a resumed call starts from (Session.Resume)
 }
 
 // TraceStep is one negotiation step.
@@ -346,6 +353,9 @@ type Session struct {
 	events     chan event        // to the loop; buffered so posting is cheap
 	dispatchCh chan dispatchItem // loop → dispatcher, unbuffered
 	closing    chan struct{}     // closed by Close
+	urls       urlWaits          // -32042 calls waiting for elicitation/complete (urlelicit.go)
+	recv       taskReceiver      // tasks run for a legacy server (taskrecv.go)
+	held       heldCalls         // legacy manual calls holding server requests (heldinput.go)
 	loopDone   chan struct{}     // closed when the loop returns
 	doneCh     chan struct{}     // closed by the loop when the session fails or closes
 	closeOnce  sync.Once

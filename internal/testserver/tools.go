@@ -57,6 +57,7 @@ func init() {
 		{name: "task", description: "A long-running task: steps polls (default 2); input asks for confirmation.",
 			input: `{"type":"object","properties":{"steps":{"type":"integer"},"input":{"type":"boolean"},"fail":{"type":"boolean"}}}`, taskSupport: "optional", run: toolTaskSync},
 	}
+	tools = append(tools, inputTools...)
 }
 
 // toolDefs returns the tools this server lists, in order.
