@@ -56,11 +56,12 @@ var connSeq atomic.Int64
 
 // Connect negotiates with the server behind t and returns a ready Client.
 //
-// Errors: an [*Error] with Op "connect" whose Kind says what failed and
-// whose Err is the cause: a *engine.NegotiationError (wrapping a
-// *negotiation.Error, a *negotiation.UnsupportedProtocolVersionError, …),
-// a *engine.AuthRequiredError, transport errors such as
-// *transport.ExitError or *transport.HTTPError, or ctx.Err().
+// Errors: an [*Error] with Op "connect" whose Kind says what failed, whose
+// Err is the cause (a *negotiation.Error, a
+// *negotiation.UnsupportedProtocolVersionError, transport errors such as
+// *transport.ExitError or *transport.HTTPError, ctx.Err(), …; a refused
+// authorization matches [ErrAuthRequired]) and whose Trace lists the
+// negotiation steps taken.
 func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
 	key := cfg.serverKey
@@ -229,16 +230,18 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		}
 	}
 	s := engine.Config{
-		Handler:           set,
-		ClientInfo:        cfg.clientInfo,
-		ProbeTimeout:      cfg.probeTimeout,
-		RequestTimeout:    cfg.requestTimeout,
-		MaxRequestTimeout: cfg.maxRequestTimeout,
-		Retry:             cfg.retry,
-		Logger:            cfg.logger,
-		Authorize:         cfg.auth.Authorize,
-		MaxInputRounds:    cfg.maxInputRounds,
-		OlderVersions:     cfg.olderVersions,
+		Handler:        set,
+		ClientInfo:     cfg.clientInfo,
+		ProbeTimeout:   cfg.probeTimeout,
+		RequestTimeout: cfg.timeout,
+		IdleTimeout:    cfg.idleTimeout,
+		Replay:         cfg.replay,
+		OnEvent:        connEventHook(cfg.onEvent),
+		Retry:          cfg.retry,
+		Logger:         cfg.logger,
+		Authorize:      cfg.auth.Authorize,
+		MaxInputRounds: cfg.maxInputRounds,
+		OlderVersions:  cfg.olderVersions,
 		CapabilityOptions: negotiation.CapabilityOptions{
 			SamplingTools:    cfg.capOpts.SamplingTools,
 			SamplingContext:  cfg.capOpts.SamplingContext,
@@ -329,14 +332,20 @@ func (c *Client) Close() error {
 }
 
 // Done is closed when the connection has ended (Close, or a failure the
-// session could not heal).
+// session could not heal); [Client.Err] then says why.
 func (c *Client) Done() <-chan struct{} { return c.sess.Done() }
 
-// Era returns the negotiated era.
-func (c *Client) Era() negotiation.Era { return c.sess.Era() }
-
-// ProtocolVersion returns the negotiated protocol version.
-func (c *Client) ProtocolVersion() string { return c.sess.ProtocolVersion() }
+// Err returns nil while the connection is usable; once [Client.Done] is
+// closed, an error matching [ErrClosed] after Close, or the [*Error] of
+// the failure the connection could not heal from (a server process that
+// keeps dying, a server that changed era, …).
+func (c *Client) Err() error {
+	err := c.sess.Err()
+	if err == nil {
+		return nil
+	}
+	return c.fail("connect", err)
+}
 
 // ServerInfo returns the server's self-description, or nil when the server
 // sent none (modern servers may omit it).
@@ -359,15 +368,34 @@ func (c *Client) ServerCapabilities() protocol.ServerCapabilities {
 	return c.sess.ServerCapabilities()
 }
 
-// ClientCapabilities returns what this client advertises.
-func (c *Client) ClientCapabilities() protocol.ClientCapabilities { return c.sess.ClientCapabilities() }
+// Negotiation is what a connection negotiated, as [Client.Negotiated]
+// reports it.
+type Negotiation struct {
+	// Era is the negotiated era.
+	Era negotiation.Era
+	// Version is the negotiated protocol version.
+	Version string
+	// Transport is the kind of the transport in use ("stdio", "http",
+	// "websocket", "sse" or "memory").
+	Transport string
+	// ClientCapabilities is what this client advertises in the era.
+	ClientCapabilities protocol.ClientCapabilities
+	// Trace lists the negotiation steps taken so far (re-negotiations
+	// after a lost connection included), for diagnostics.
+	Trace []TraceStep
+}
 
-// NegotiationTrace returns the steps of the negotiation, for diagnostics.
-func (c *Client) NegotiationTrace() []engine.TraceStep { return c.sess.Trace() }
-
-// TransportKind returns the kind of the transport in use ("stdio", "http",
-// "websocket", "sse" or "memory").
-func (c *Client) TransportKind() string { return c.kind }
+// Negotiated reports what the connection negotiated. It reflects the
+// latest re-negotiation; the Trace is a copy.
+func (c *Client) Negotiated() Negotiation {
+	return Negotiation{
+		Era:                c.sess.Era(),
+		Version:            c.sess.ProtocolVersion(),
+		Transport:          c.kind,
+		ClientCapabilities: c.sess.ClientCapabilities(),
+		Trace:              traceOf(c.sess.Trace()),
+	}
+}
 
 // isModern reports whether the modern era was negotiated.
 func (c *Client) isModern() bool { return c.sess.Era() == negotiation.EraModern }

@@ -45,7 +45,7 @@ func TestManagedRoots(t *testing.T) {
 				}
 				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithRoots(roots))
 				ctx := testCtx(t)
-				caps := f.c.ClientCapabilities()
+				caps := f.c.Negotiated().ClientCapabilities
 				if caps.Roots == nil || caps.Roots.ListChanged != (era.p == client.Legacy) {
 					t.Errorf("roots capability = %+v", caps.Roots)
 				}

@@ -40,7 +40,7 @@ func TestTaskReceiverCapability(t *testing.T) {
 	for _, tt := range tests {
 		f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(tt.p), client.WithHandler(tt.h),
 			client.WithCapabilityOptions(client.CapabilityOptions{TaskRequests: tt.on}))
-		tc := f.c.ClientCapabilities().Tasks
+		tc := f.c.Negotiated().ClientCapabilities.Tasks
 		if !tt.sample && !tt.elicit {
 			if tc != nil {
 				t.Errorf("%s: tasks = %+v, want none", tt.name, tc)

@@ -36,11 +36,12 @@
 // (the process respawned) and the pinned era re-negotiated; when a legacy
 // HTTP session expires (404), it is initialized again. A request lost
 // with its connection, with a broken modern response stream, or with an
-// expired session is re-sent once under a new id, unless
-// [CallOptions.NoReplay] or [Config.Replay] forbid it; then it fails with
-// a [*ConnectionLostError]. Listen streams end with that error, except a
-// durable one ([Session.ListenDurable]), which the engine opens again,
-// with backoff, reporting [EventRelistened]. Requests answered HTTP 408, 429 or 5xx are retried within
+// expired session is re-sent once under a new id when the replay policy
+// ([Config.Replay], [CallOptions.Replay]; see [ReplayPolicy]) allows it;
+// otherwise it fails with an [*OutcomeUnknownError] (when the server may
+// have run it) or a [*ConnectionLostError]. Listen streams end with that
+// error, except a durable one ([Session.ListenDurable]), which the engine
+// opens again, with backoff, reporting [EventRelistened]. Requests answered HTTP 408, 429 or 5xx are retried within
 // [Config.Retry]. Each completed re-negotiation closes the channel
 // [Session.Reconnected] returned and bumps [Session.Generation]. After a
 // legacy re-negotiation the engine itself restores the resource
@@ -162,9 +163,11 @@
 // [CancelNotifyTimeout]: notifications/cancelled on stdio, memory,
 // WebSocket and legacy HTTP, where the request's response stream is also
 // abandoned ([transport.StreamCanceler]) so that it is no longer read or
-// resumed; closing the response stream on modern HTTP. Timeouts
-// ([Config.RequestTimeout], [CallOptions.Timeout]) reset on progress and are
-// capped by [Config.MaxRequestTimeout].
+// resumed; closing the response stream on modern HTTP. The deadline
+// ([Config.RequestTimeout], [CallOptions.Timeout]) counts from the call's
+// start, the write included, and progress does not extend it; the idle
+// timeout ([Config.IdleTimeout], [CallOptions.IdleTimeout]) is reset by
+// progress.
 //
 // # Errors
 //

@@ -346,6 +346,7 @@ func (d *driver) retryProbe(ps *probeState, ref *connRef, v negotiation.Verdict,
 		return
 	}
 	d.step(TraceStep{Step: "retry", Sent: "wait " + wait.String(), Outcome: v.Reason, Verdict: "probe again"})
+	d.s.emit(Event{Kind: EventRetried, Method: protocol.MethodDiscover, Err: errors.New(v.Reason)})
 	d.spawn(func() (func(), func()) {
 		err := d.s.sleep(d.ctx, wait)
 		return func() {

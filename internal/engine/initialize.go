@@ -219,6 +219,9 @@ func (d *driver) switchTransport(t transport.Transport, then func(error)) {
 			d.step(st)
 			d.t = t
 			s.install(conn)
+			if kindOf(conn) == transport.KindStdio {
+				s.emit(Event{Kind: EventRespawned})
+			}
 			then(nil)
 		}
 		if err != nil {
