@@ -65,10 +65,15 @@ func (s *Session) send(ctx context.Context, c *call, sp *sendSpec) (writeErr, er
 		wctx = transport.WithRequestHeaders(ctx, sp.headers)
 	}
 	if err := s.write(wctx, c.ref, req); err != nil {
-		s.post(event{kind: evAbandon, call: c})
 		if ctx.Err() != nil {
+			// On Streamable HTTP the write spans the exchange: the
+			// request may have reached the server, which must be told
+			// (notifications/cancelled in the legacy era, the aborted
+			// POST in the modern one).
+			s.post(event{kind: evAbandon, call: c, cancel: perRequest(c.ref.kind), reason: context.Cause(ctx).Error()})
 			return ctx.Err(), nil
 		}
+		s.post(event{kind: evAbandon, call: c})
 		return err, nil
 	}
 	return nil, nil
