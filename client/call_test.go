@@ -60,7 +60,7 @@ func TestCallAndNotify(t *testing.T) {
 					t.Fatalf("vendor/unknown params %s (%v)", call.Params, err)
 				}
 				_, hasVersion := p.Meta[protocol.MetaProtocolVersion]
-				if modern := f.c.ProtocolVersion() == "2026-07-28"; hasVersion != modern {
+				if modern := f.c.Negotiated().Version == "2026-07-28"; hasVersion != modern {
 					t.Errorf("vendor/unknown _meta %v: protocol version present %v, want %v", p.Meta, hasVersion, modern)
 				}
 			})

@@ -23,16 +23,17 @@ import (
 // All methods are safe for concurrent use. [Client.Close] ends the
 // connection, every [Subscription] and every goroutine the client started.
 type Client struct {
-	sess      *engine.Session                                                                 // written once by Connect
-	cfg       config                                                                          // frozen at Connect
-	key       string                                                                          // server key for the caches
-	eraKey    string                                                                          // era cache key; "" for none
-	hinted    bool                                                                            // written once by connect: negotiated from an era cache record
-	verified  atomic.Bool                                                                     // a request succeeded (proves a hinted era)
-	doubted   atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
-	kind      string                                                                          // transport kind
-	listeners handler.Set                                                                     // the user's handler, detected once
-	mw        func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
+	sess       *engine.Session                                                                 // written once by Connect
+	cfg        config                                                                          // frozen at Connect
+	key        string                                                                          // server key for the caches
+	eraKey     string                                                                          // era cache key; "" for none
+	hinted     bool                                                                            // written once by connect: negotiated from an era cache record
+	verified   atomic.Bool                                                                     // a request succeeded (proves a hinted era)
+	doubted    atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
+	kind       string                                                                          // transport kind
+	listeners  handler.Set                                                                     // the user's handler, detected once
+	mw         func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
+	rootsDirty chan struct{}                                                                   // cap 1: a change of cfg.roots to notify (roots.go)
 
 	tools toolRegistry // per-connection tool metadata
 
@@ -55,11 +56,12 @@ var connSeq atomic.Int64
 
 // Connect negotiates with the server behind t and returns a ready Client.
 //
-// Errors: an [*Error] with Op "connect" whose Kind says what failed and
-// whose Err is the cause: a *engine.NegotiationError (wrapping a
-// *negotiation.Error, a *negotiation.UnsupportedProtocolVersionError, …),
-// a *engine.AuthRequiredError, transport errors such as
-// *transport.ExitError or *transport.HTTPError, or ctx.Err().
+// Errors: an [*Error] with Op "connect" whose Kind says what failed, whose
+// Err is the cause (a *negotiation.Error, a
+// *negotiation.UnsupportedProtocolVersionError, transport errors such as
+// *transport.ExitError or *transport.HTTPError, ctx.Err(), …; a refused
+// authorization matches [ErrAuthRequired]) and whose Trace lists the
+// negotiation steps taken.
 func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
 	key := cfg.serverKey
@@ -137,6 +139,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	}
 	c.rememberEra()
 	c.autoListen(ctx)
+	c.watchRoots()
 	return c, nil
 }
 
@@ -227,20 +230,30 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		}
 	}
 	s := engine.Config{
-		Handler:           set,
-		ClientInfo:        cfg.clientInfo,
-		ProbeTimeout:      cfg.probeTimeout,
-		RequestTimeout:    cfg.requestTimeout,
-		MaxRequestTimeout: cfg.maxRequestTimeout,
-		Retry:             cfg.retry,
-		Logger:            cfg.logger,
-		Authorize:         cfg.auth.Authorize,
-		OlderVersions:     cfg.olderVersions,
+		Handler:        set,
+		ClientInfo:     cfg.clientInfo,
+		ProbeTimeout:   cfg.probeTimeout,
+		RequestTimeout: cfg.timeout,
+		IdleTimeout:    cfg.idleTimeout,
+		Replay:         cfg.replay,
+		OnEvent:        connEventHook(cfg.onEvent),
+		Retry:          cfg.retry,
+		Logger:         cfg.logger,
+		Authorize:      cfg.auth.Authorize,
+		MaxInputRounds: cfg.maxInputRounds,
+		OlderVersions:  cfg.olderVersions,
 		CapabilityOptions: negotiation.CapabilityOptions{
 			SamplingTools:    cfg.capOpts.SamplingTools,
 			SamplingContext:  cfg.capOpts.SamplingContext,
 			RootsListChanged: cfg.capOpts.RootsListChanged,
+			TaskRequests:     cfg.capOpts.TaskRequests,
 		},
+	}
+	if cfg.roots != nil {
+		// The client's own list answers roots requests and announces its
+		// changes (legacy).
+		s.Handler.RootsLister = rootsLister{cfg.roots}
+		s.CapabilityOptions.RootsListChanged = true
 	}
 	switch cfg.protocol {
 	case Auto:
@@ -325,14 +338,20 @@ func (c *Client) Close() error {
 }
 
 // Done is closed when the connection has ended (Close, or a failure the
-// session could not heal).
+// session could not heal); [Client.Err] then says why.
 func (c *Client) Done() <-chan struct{} { return c.sess.Done() }
 
-// Era returns the negotiated era.
-func (c *Client) Era() negotiation.Era { return c.sess.Era() }
-
-// ProtocolVersion returns the negotiated protocol version.
-func (c *Client) ProtocolVersion() string { return c.sess.ProtocolVersion() }
+// Err returns nil while the connection is usable; once [Client.Done] is
+// closed, an error matching [ErrClosed] after Close, or the [*Error] of
+// the failure the connection could not heal from (a server process that
+// keeps dying, a server that changed era, …).
+func (c *Client) Err() error {
+	err := c.sess.Err()
+	if err == nil {
+		return nil
+	}
+	return c.fail("connect", err)
+}
 
 // ServerInfo returns the server's self-description, or nil when the server
 // sent none (modern servers may omit it).
@@ -355,15 +374,34 @@ func (c *Client) ServerCapabilities() protocol.ServerCapabilities {
 	return c.sess.ServerCapabilities()
 }
 
-// ClientCapabilities returns what this client advertises.
-func (c *Client) ClientCapabilities() protocol.ClientCapabilities { return c.sess.ClientCapabilities() }
+// Negotiation is what a connection negotiated, as [Client.Negotiated]
+// reports it.
+type Negotiation struct {
+	// Era is the negotiated era.
+	Era negotiation.Era
+	// Version is the negotiated protocol version.
+	Version string
+	// Transport is the kind of the transport in use ("stdio", "http",
+	// "websocket", "sse" or "memory").
+	Transport string
+	// ClientCapabilities is what this client advertises in the era.
+	ClientCapabilities protocol.ClientCapabilities
+	// Trace lists the negotiation steps taken so far (re-negotiations
+	// after a lost connection included), for diagnostics.
+	Trace []TraceStep
+}
 
-// NegotiationTrace returns the steps of the negotiation, for diagnostics.
-func (c *Client) NegotiationTrace() []engine.TraceStep { return c.sess.Trace() }
-
-// TransportKind returns the kind of the transport in use ("stdio", "http",
-// "websocket", "sse" or "memory").
-func (c *Client) TransportKind() string { return c.kind }
+// Negotiated reports what the connection negotiated. It reflects the
+// latest re-negotiation; the Trace is a copy.
+func (c *Client) Negotiated() Negotiation {
+	return Negotiation{
+		Era:                c.sess.Era(),
+		Version:            c.sess.ProtocolVersion(),
+		Transport:          c.kind,
+		ClientCapabilities: c.sess.ClientCapabilities(),
+		Trace:              traceOf(c.sess.Trace()),
+	}
+}
 
 // isModern reports whether the modern era was negotiated.
 func (c *Client) isModern() bool { return c.sess.Era() == negotiation.EraModern }
@@ -383,12 +421,13 @@ func (c *Client) call(ctx context.Context, method string, params any, opts *engi
 		}
 	}
 	raw, err := c.sess.Call(ctx, method, params, opts)
-	if err == nil {
+	if err == nil || isType[*engine.InputRequiredError](err) {
+		// A call stopped for input was answered too.
 		c.verified.Store(true)
 	} else if ctx.Err() == nil && !c.verified.Load() {
 		c.doubted.Store(true)
 	}
-	return raw, c.fail(method, err)
+	return raw, c.fail(method, inputRequired(err))
 }
 
 // decode unmarshals a result into v; a failure is an *Error of kind

@@ -33,8 +33,8 @@ func TestHandlerDetectedOnce(t *testing.T) {
 		t.Run(era.name, func(t *testing.T) {
 			h := &countingHandler{}
 			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p), client.WithHandler(h))
-			if f.c.ClientCapabilities().Roots == nil {
-				t.Errorf("roots capability not advertised: %+v", f.c.ClientCapabilities())
+			if f.c.Negotiated().ClientCapabilities.Roots == nil {
+				t.Errorf("roots capability not advertised: %+v", f.c.Negotiated().ClientCapabilities)
 			}
 			if _, err := f.c.ListTools(testCtx(t), ""); err != nil {
 				t.Fatal(err)

@@ -25,14 +25,14 @@ func TestIntrospection(t *testing.T) {
 	matrix(t, func(t *testing.T, tr string, p client.Protocol) {
 		f := connect(t, tr, testserver.Options{}, client.WithProtocol(p))
 		c := f.c
-		if got, want := c.Era(), wantEra(p); got != want {
+		if got, want := c.Negotiated().Era, wantEra(p); got != want {
 			t.Errorf("Era() = %v, want %v", got, want)
 		}
 		wantVersion := protocol.Version20260728
 		if p == client.Legacy {
 			wantVersion = protocol.Version20251125
 		}
-		if got := c.ProtocolVersion(); got != wantVersion {
+		if got := c.Negotiated().Version; got != wantVersion {
 			t.Errorf("ProtocolVersion() = %q, want %q", got, wantVersion)
 		}
 		if si := c.ServerInfo(); si == nil || si.Name != "conduit-testserver" {
@@ -44,8 +44,8 @@ func TestIntrospection(t *testing.T) {
 		if caps := c.ServerCapabilities(); caps.Tools == nil {
 			t.Errorf("ServerCapabilities().Tools = nil, want set")
 		}
-		if len(c.NegotiationTrace()) == 0 {
-			t.Error("NegotiationTrace() is empty")
+		if len(c.Negotiated().Trace) == 0 {
+			t.Error("Negotiated().Trace is empty")
 		}
 		if err := c.Ping(testCtx(t)); err != nil {
 			t.Errorf("Ping() = %v", err)

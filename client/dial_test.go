@@ -31,8 +31,8 @@ func TestSSEFallback(t *testing.T) {
 		t.Fatalf("Dial: %v", err)
 	}
 	defer c.Close()
-	if c.Era() != negotiation.EraLegacy || c.TransportKind() != transport.KindSSE {
-		t.Errorf("Era, TransportKind = %v, %q; want legacy over sse", c.Era(), c.TransportKind())
+	if c.Negotiated().Era != negotiation.EraLegacy || c.Negotiated().Transport != transport.KindSSE {
+		t.Errorf("Era, TransportKind = %v, %q; want legacy over sse", c.Negotiated().Era, c.Negotiated().Transport)
 	}
 	res, err := c.CallTool(ctx, "echo", map[string]any{"text": "via sse"})
 	if err != nil || res.Text() != "via sse" {
@@ -157,35 +157,5 @@ func TestClose(t *testing.T) {
 	}
 	if err := f.c.Ping(testCtx(t)); !errors.Is(err, client.ErrClosed) {
 		t.Errorf("Ping after Close = %v, want ErrClosed", err)
-	}
-}
-
-// TestReplay: a tools/call whose response stream breaks is re-sent once
-// by default; WithReplay(false) surfaces the loss instead.
-func TestReplay(t *testing.T) {
-	tests := []struct {
-		name    string
-		opts    []client.CallOption
-		wantErr bool
-		calls   int
-	}{
-		{"replayed", nil, false, 2},
-		{"without replay", []client.CallOption{client.WithReplay(false)}, true, 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Modern))
-			f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultBreakStream, Method: "tools/call", Times: 1})
-			_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, tt.opts...)
-			if tt.wantErr != (err != nil) {
-				t.Fatalf("CallTool = %v, want error: %v", err, tt.wantErr)
-			}
-			if tt.wantErr && !errors.Is(err, engine.ErrConnectionLost) {
-				t.Errorf("CallTool error = %v, want ErrConnectionLost", err)
-			}
-			if n := count(f.srv, "tools/call"); n != tt.calls {
-				t.Errorf("tools/call sent %d times, want %d", n, tt.calls)
-			}
-		})
 	}
 }

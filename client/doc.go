@@ -53,9 +53,21 @@
 //
 // Every blocking method takes a context; when it ends the call returns
 // ctx.Err() at once and the server is told (notifications/cancelled, or
-// closing the request's stream on modern HTTP). [WithRequestTimeout] and
-// [WithTimeout] bound requests (reset on progress), [WithMaxRequestTimeout]
-// caps them.
+// closing the request's stream on modern HTTP). [WithTimeout] is a call's
+// deadline, counted from its start, which progress does not extend;
+// [WithIdleTimeout] bounds its silence and is reset by progress;
+// [WithDefaultTimeouts] sets both client-wide. By default neither is set:
+// a long tool is never cut off at an arbitrary limit.
+//
+// # Replays
+//
+// A request lost with its connection (a stdio server that died, a broken
+// response stream, an expired legacy HTTP session) is sent again on the
+// healed connection only when that cannot run it twice, by default (see
+// [ReplayPolicy]); otherwise it fails with an error matching
+// [ErrOutcomeUnknown], and the next call works. [WithReplayed] tells a
+// caller that its result came from a replay; [WithConnEvents] reports
+// every replay made or refused.
 //
 // # Errors
 //

@@ -68,7 +68,7 @@ func TestEraCache(t *testing.T) {
 				if callErr != nil {
 					t.Fatalf("Dial #%d: Tools: %v", i+1, callErr)
 				}
-				if got := c.Era(); got != tt.wantEra2 {
+				if got := c.Negotiated().Era; got != tt.wantEra2 {
 					t.Errorf("Dial #%d: Era() = %v, want %v", i+1, got, tt.wantEra2)
 				}
 				c.Close()
@@ -118,26 +118,26 @@ func TestEraCacheStdioKey(t *testing.T) {
 	cache := &client.MemoryEraCache{}
 	so := testserver.Options{TTL: time.Minute} // the remembered discover result stays fresh
 	f := connect(t, tStdio, so, client.WithEraCache(cache))
-	if f.c.Era() != negotiation.EraModern {
-		t.Fatalf("Era() = %v", f.c.Era())
+	if f.c.Negotiated().Era != negotiation.EraModern {
+		t.Fatalf("Era() = %v", f.c.Negotiated().Era)
 	}
 	f.c.Close() // records the verdict
 	f2 := connect(t, tStdio, so, client.WithEraCache(cache))
 	var probes int
-	for _, s := range f2.c.NegotiationTrace() {
+	for _, s := range f2.c.Negotiated().Trace {
 		if s.Sent == protocol.MethodDiscover {
 			probes++
 		}
 	}
 	if probes != 0 {
-		t.Errorf("second connection probed (%+v), want the remembered verdict", f2.c.NegotiationTrace())
+		t.Errorf("second connection probed (%+v), want the remembered verdict", f2.c.Negotiated().Trace)
 	}
 }
 
 // probes counts the server/discover probes of a negotiation trace.
 func probes(c *client.Client) int {
 	n := 0
-	for _, s := range c.NegotiationTrace() {
+	for _, s := range c.Negotiated().Trace {
 		if s.Step == "probe" {
 			n++
 		}
@@ -183,8 +183,8 @@ func TestEraCacheKnowsServer(t *testing.T) {
 					opts = append(opts, client.WithServerKey("stdio-server"))
 				}
 				first := connect(t, tr, so, opts...)
-				if probes(first.c) != 1 || first.c.Era() != negotiation.EraModern {
-					t.Fatalf("first connection: era %v, trace %+v; want one probe, modern", first.c.Era(), first.c.NegotiationTrace())
+				if probes(first.c) != 1 || first.c.Negotiated().Era != negotiation.EraModern {
+					t.Fatalf("first connection: era %v, trace %+v; want one probe, modern", first.c.Negotiated().Era, first.c.Negotiated().Trace)
 				}
 				want := known(first.c)
 				if want.Info == nil || want.Instructions == "" || want.Caps.Tools == nil {
@@ -198,7 +198,7 @@ func TestEraCacheKnowsServer(t *testing.T) {
 
 				second := reconnect(t, tr, url, so, opts...)
 				if n := probes(second); n != 0 {
-					t.Errorf("second connection probed %d times, want the cached verdict (trace %+v)", n, second.NegotiationTrace())
+					t.Errorf("second connection probed %d times, want the cached verdict (trace %+v)", n, second.Negotiated().Trace)
 				}
 				if diff := cmp.Diff(want, known(second)); diff != "" {
 					t.Errorf("zero-RTT reconnect knows (-full +cached):\n%s", diff)
@@ -213,7 +213,7 @@ func TestEraCacheKnowsServer(t *testing.T) {
 				later := func() time.Time { return time.Now().Add(time.Hour) }
 				third := reconnect(t, tr, url, so, append(opts, client.WithClock(later))...)
 				if n := probes(third); n != 1 {
-					t.Errorf("stale record: %d probes, want 1 (trace %+v)", n, third.NegotiationTrace())
+					t.Errorf("stale record: %d probes, want 1 (trace %+v)", n, third.Negotiated().Trace)
 				}
 				if diff := cmp.Diff(want, known(third)); diff != "" {
 					t.Errorf("reconnect after a stale record knows (-full +got):\n%s", diff)

@@ -27,11 +27,12 @@ import (
 //
 // Err is the cause as the layer below reported it: what the server
 // answered is a *jsonrpc.Error (matched by code, for example
-// errors.Is(err, jsonrpc.ErrInvalidParams)); the failures of the session,
+// errors.Is(err, jsonrpc.ErrInvalidParams)); the failures of the
 // negotiation and transport packages keep their types, so errors.As with
-// *engine.NegotiationError, *transport.HTTPError, *transport.ExitError
-// and the others works through an *Error, and so do errors.Is with
-// context.Canceled and the sentinels of this package.
+// *negotiation.Error, *transport.HTTPError, *transport.ExitError and the
+// others works through an *Error, and so do errors.Is with
+// context.Canceled and the sentinels of this package. A failed
+// negotiation's steps are in Trace.
 type Error struct {
 	// Op is the operation: "connect" for [Connect] and [Dial], else the
 	// MCP method of the request that failed (for example "tools/call").
@@ -40,6 +41,10 @@ type Error struct {
 	Kind Kind
 	// Err is the cause; never nil.
 	Err error
+	// Trace is, for a failed negotiation ([Connect], [Dial], or a
+	// connection that could not be restored), every negotiation step
+	// taken; nil otherwise.
+	Trace []TraceStep
 }
 
 func (e *Error) Error() string {
@@ -51,18 +56,21 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Is makes the error match the sentinel of its kind: [ErrClosed] for
 // [KindClosed], [ErrAuthRequired] for [KindAuth], [ErrNotSupported] for
-// [KindUnsupported], and [ErrNoCommonVersion] when client and server share
-// no protocol version.
+// [KindUnsupported], [ErrNoCommonVersion] when client and server share
+// no protocol version, and [ErrOutcomeUnknown] when a request the server
+// may have executed was lost and not sent again (see [ReplayPolicy]).
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrClosed:
-		return e.Kind == KindClosed
+		return e.Kind == KindClosed || errors.Is(e.Err, engine.ErrClosed)
 	case ErrAuthRequired:
 		return e.Kind == KindAuth
 	case ErrNotSupported:
 		return e.Kind == KindUnsupported
 	case ErrNoCommonVersion:
 		return noCommonVersion(e.Err)
+	case ErrOutcomeUnknown:
+		return errors.Is(e.Err, engine.ErrOutcomeUnknown)
 	}
 	return false
 }
@@ -129,9 +137,9 @@ func (k Kind) String() string {
 // The sentinels. Match them with errors.Is.
 var (
 	// ErrClosed is matched by calls on a closed [Client] and by requests
-	// that failed because the connection closed. It is the session's
-	// sentinel, so it matches errors from every layer below.
-	ErrClosed = engine.ErrClosed
+	// that failed because the connection closed (an [*Error] of kind
+	// [KindClosed]).
+	ErrClosed = errors.New("client: closed")
 	// ErrOutcomeUnknown is matched when a request was lost after it may
 	// have reached the server: the server may have executed the request,
 	// and the client did not send it again without consent. The
@@ -176,7 +184,7 @@ func opError(op string, err error) error {
 		}
 		return err
 	}
-	return &Error{Op: op, Kind: kindOf(err), Err: err}
+	return &Error{Op: op, Kind: kindOf(err), Err: err, Trace: negotiationTrace(err)}
 }
 
 // fail is opError for a request of c; see onStdio.
@@ -269,7 +277,7 @@ func sessionKind(err error) Kind {
 		return KindNegotiation
 	case isType[*jsonrpc.Error](err):
 		return KindServer
-	case errors.Is(err, ErrClosed), errors.Is(err, transport.ErrClosed):
+	case errors.Is(err, ErrClosed), errors.Is(err, engine.ErrClosed), errors.Is(err, transport.ErrClosed):
 		return KindClosed
 	}
 	return KindOther

@@ -204,7 +204,7 @@ func callErrCases(name string, p client.Protocol) []errCase {
 		{name: "process exit/" + name, op: "tools/call", kind: client.KindProcess,
 			run: func(t *testing.T) error {
 				return call(t, tStdio, testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultExit, Method: "tools/call"}}},
-					"echo", map[string]any{"text": "x"}, client.WithReplay(false))
+					"echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayNone))
 			},
 			also: func(err error) bool { return errors.Is(err, transport.ErrClosed) }},
 	}
@@ -257,7 +257,7 @@ func modernOnlyErrCases() []errCase {
 		{name: "connection lost", op: "tools/call", kind: client.KindNetwork,
 			run: func(t *testing.T) error {
 				f := connect(t, tHTTP, testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultBreakStream, Method: "tools/call"}}}, modern)
-				_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplay(false))
+				_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayNone))
 				return err
 			},
 			also: isAs[*engine.ConnectionLostError]},

@@ -76,7 +76,7 @@ func ExampleClient_NotifyRootsChanged() {
 	c, done := exampleClient(client.WithProtocol(client.Legacy), client.WithHandler(roots),
 		client.WithCapabilityOptions(client.CapabilityOptions{RootsListChanged: true}))
 	defer done()
-	fmt.Println(c.ClientCapabilities().Roots.ListChanged)
+	fmt.Println(c.Negotiated().ClientCapabilities.Roots.ListChanged)
 	// After the roots changed:
 	fmt.Println(c.NotifyRootsChanged(context.Background()))
 	// Output:
@@ -152,7 +152,7 @@ func ExampleClient_Tasks() {
 func ExamplePin() {
 	c, done := exampleClient(client.WithProtocol(client.Pin(protocol.Version20250618)))
 	defer done()
-	fmt.Println(c.Era(), c.ProtocolVersion())
+	fmt.Println(c.Negotiated().Era, c.Negotiated().Version)
 	// Output: legacy 2025-06-18
 }
 
@@ -165,10 +165,10 @@ func ExampleWithStrictCapabilities() {
 	// Output: <nil> false
 }
 
-func ExampleClient_NegotiationTrace() {
+func ExampleClient_Negotiated() {
 	c, done := exampleClient()
 	defer done()
-	for _, s := range c.NegotiationTrace() {
+	for _, s := range c.Negotiated().Trace {
 		fmt.Println(s.Step, s.Verdict)
 	}
 	// Output: probe modern

@@ -41,7 +41,7 @@ func ExampleConnect() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Println(c.Era(), c.ProtocolVersion(), c.ServerInfo().Name)
+	fmt.Println(c.Negotiated().Era, c.Negotiated().Version, c.ServerInfo().Name)
 	// Output: modern 2026-07-28 conduit-testserver
 }
 
@@ -56,7 +56,7 @@ func ExampleDial() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Println(c.Era(), c.ProtocolVersion())
+	fmt.Println(c.Negotiated().Era, c.Negotiated().Version)
 	// Output: legacy 2025-11-25
 }
 
@@ -264,7 +264,7 @@ func ExampleWithHandler() {
 	}
 	defer c.Close()
 
-	caps, _ := json.Marshal(c.ClientCapabilities())
+	caps, _ := json.Marshal(c.Negotiated().ClientCapabilities)
 	fmt.Println(string(caps))
 	res, err := c.CallTool(ctx, "ask_user", nil)
 	if err != nil {
@@ -333,7 +333,7 @@ func ExampleWithEraCache() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println(c.Era(), len(c.NegotiationTrace()) > 0)
+		fmt.Println(c.Negotiated().Era, len(c.Negotiated().Trace) > 0)
 		c.Close()
 	}
 	rec, _ := eras.LoadEra(ts.URL)

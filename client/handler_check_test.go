@@ -37,7 +37,7 @@ func TestHandlerImplementsNothing(t *testing.T) {
 				t.Parallel()
 				f, err := tryConnect(t, tr, testserver.Options{}, client.WithHandler(h))
 				if err == nil {
-					t.Fatalf("connected with a handler that implements nothing: %+v", f.c.ClientCapabilities())
+					t.Fatalf("connected with a handler that implements nothing: %+v", f.c.Negotiated().ClientCapabilities)
 				}
 				ce, ok := errors.AsType[*client.Error](err)
 				if !ok || ce.Op != "connect" || ce.Kind != client.KindInvalid || !errors.Is(err, handler.ErrNoInterface) {

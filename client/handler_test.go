@@ -38,7 +38,7 @@ func TestHandler(t *testing.T) {
 		h := &testHandler{content: map[string]any{"name": "Ada"}}
 		f := connect(t, tr, testserver.Options{}, client.WithProtocol(p), client.WithHandler(h))
 		ctx := testCtx(t)
-		caps := f.c.ClientCapabilities()
+		caps := f.c.Negotiated().ClientCapabilities
 		if caps.Sampling == nil || caps.Elicitation == nil || caps.Roots == nil {
 			t.Errorf("ClientCapabilities() = %+v, want sampling, elicitation and roots", caps)
 		}
@@ -61,7 +61,7 @@ func TestHandler(t *testing.T) {
 
 func TestHandlerNone(t *testing.T) {
 	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern))
-	if diff := cmp.Diff(protocol.ClientCapabilities{}, f.c.ClientCapabilities()); diff != "" {
+	if diff := cmp.Diff(protocol.ClientCapabilities{}, f.c.Negotiated().ClientCapabilities); diff != "" {
 		t.Errorf("ClientCapabilities without a handler (-want +got):\n%s", diff)
 	}
 }

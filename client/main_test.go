@@ -1,9 +1,12 @@
 package client_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -35,9 +38,23 @@ func serveStdio(spec string) int {
 	if err := json.Unmarshal([]byte(spec), &o); err != nil {
 		return 2
 	}
-	srv := testserver.New(o.options())
+	so := o.options()
+	if o.FaultsOnce != "" {
+		// The faults apply to the first server process only: a respawned
+		// one serves normally.
+		if _, err := os.Stat(o.FaultsOnce); err == nil {
+			so.Faults = nil
+		} else if err := os.WriteFile(o.FaultsOnce, nil, 0o600); err != nil {
+			return 2
+		}
+	}
+	srv := testserver.New(so)
 	defer srv.Close()
-	err := srv.ServeStream(context.Background(), os.Stdin, os.Stdout)
+	var in io.Reader = os.Stdin
+	if o.CountFile != "" {
+		in = countingReader(os.Stdin, o.CountFile)
+	}
+	err := srv.ServeStream(context.Background(), in, os.Stdout)
 	if errors.Is(err, testserver.ErrExit) {
 		return 3
 	}
@@ -52,6 +69,36 @@ type stdioOptions struct {
 	Scope    string
 	Faults   []testserver.Fault
 	Legacy   []string
+	// FaultsOnce, when set, is a marker file: only the process that
+	// creates it applies Faults.
+	FaultsOnce string
+	// CountFile, when set, gets one line per tools/call request any
+	// server process received (the count survives respawns).
+	CountFile string
+}
+
+// countingReader passes r's lines on and appends a line to path for each
+// tools/call request among them.
+func countingReader(r io.Reader, path string) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			if bytes.Contains(line, []byte(`"method":"tools/call"`)) {
+				if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+					f.WriteString("tools/call\n")
+					f.Close()
+				}
+			}
+			if _, err := pw.Write(append(line, '\n')); err != nil {
+				return
+			}
+		}
+		pw.CloseWithError(sc.Err())
+	}()
+	return pr
 }
 
 func (o stdioOptions) options() testserver.Options {

@@ -158,8 +158,8 @@ func checkMiddlewareCalls(ctx context.Context, t *testing.T, f *fixture, rec *re
 	if e.idBefore.IsValid() || !e.idAfter.IsValid() {
 		t.Errorf("tools/call id before next %v, after %v: want none, then the id the engine assigned", e.idBefore, e.idAfter)
 	}
-	if !strings.Contains(e.result, "changed") || e.version != f.c.ProtocolVersion() || e.kind != f.c.TransportKind() {
-		t.Errorf("tools/call as the middleware saw it: %+v (version %s, transport %s)", e, f.c.ProtocolVersion(), f.c.TransportKind())
+	if !strings.Contains(e.result, "changed") || e.version != f.c.Negotiated().Version || e.kind != f.c.Negotiated().Transport {
+		t.Errorf("tools/call as the middleware saw it: %+v (version %s, transport %s)", e, f.c.Negotiated().Version, f.c.Negotiated().Transport)
 	}
 	if (tr == tHTTP || tr == tWS) != (e.addr != "") {
 		t.Errorf("server address %q on %s", e.addr, tr)

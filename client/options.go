@@ -55,6 +55,15 @@ type CapabilityOptions struct {
 	// RootsListChanged declares roots.listChanged in the legacy era, so
 	// [Client.NotifyRootsChanged] is meaningful.
 	RootsListChanged bool
+	// TaskRequests lets a 2025-11-25 server run sampling/createMessage
+	// and elicitation/create as tasks on the client: it declares the
+	// client tasks capability for the requests the handler serves (none
+	// without a Sampler, Elicitor or URLElicitor), and the client then
+	// answers a task-augmented request at once with a task, runs the
+	// handler in the background, and serves tasks/get, tasks/result,
+	// tasks/list and tasks/cancel for it. Legacy era only (the modern era
+	// has no server requests).
+	TaskRequests bool
 }
 
 // Auth configures authorization for HTTP servers. The auth package builds
@@ -114,31 +123,35 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 // config is the frozen configuration of one Client.
 type config struct {
-	protocol          Protocol
-	handler           any
-	clientInfo        protocol.Implementation
-	httpClient        *http.Client
-	headers           http.Header
-	probeTimeout      time.Duration
-	requestTimeout    time.Duration
-	maxRequestTimeout time.Duration
-	retry             engine.RetryPolicy
-	logger            *slog.Logger
-	capOpts           CapabilityOptions
-	strict            bool
-	auth              Auth
-	oauth             *auth.Client // set by WithOAuth; names the private cache partition
-	endpoint          string       // Dial's endpoint URL; "" for Connect
-	cache             Cache
-	eraCache          EraCache
-	serverKey         string
-	tasks             bool
-	olderVersions     bool
-	maxPages          int
-	eventBuffer       int
-	messageLog        func(Direction, jsonrpc.Message)
-	middleware        []Middleware
-	now               func() time.Time // test seam; nil => time.Now
+	protocol       Protocol
+	handler        any
+	clientInfo     protocol.Implementation
+	httpClient     *http.Client
+	headers        http.Header
+	probeTimeout   time.Duration
+	timeout        time.Duration // the default deadline of a call
+	idleTimeout    time.Duration // the default idle timeout of a call
+	replay         engine.ReplayPolicy
+	onEvent        func(ConnEvent)
+	retry          engine.RetryPolicy
+	logger         *slog.Logger
+	capOpts        CapabilityOptions
+	strict         bool
+	auth           Auth
+	oauth          *auth.Client // set by WithOAuth; names the private cache partition
+	endpoint       string       // Dial's endpoint URL; "" for Connect
+	cache          Cache
+	eraCache       EraCache
+	serverKey      string
+	tasks          bool
+	olderVersions  bool
+	maxPages       int
+	eventBuffer    int
+	messageLog     func(Direction, jsonrpc.Message)
+	middleware     []Middleware
+	maxInputRounds int              // MRTR round cap; 0 for the engine's default
+	roots          *Roots           // WithRoots; nil for none
+	now            func() time.Time // test seam; nil => time.Now
 }
 
 // defaultMaxPages bounds a listing walk (tests lower it).
@@ -215,25 +228,21 @@ func WithProbeTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.probeTimeout = max(d, 0) })
 }
 
-// WithRequestTimeout bounds each request; the timer restarts whenever the
-// server reports progress. Zero or negative (the default) means no timeout
-// other than the context's. [WithTimeout] overrides it per call.
-func WithRequestTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.requestTimeout = max(d, 0) })
-}
-
-// WithMaxRequestTimeout caps each request absolutely, progress or not.
-// Zero or negative (the default) means no cap.
-func WithMaxRequestTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.maxRequestTimeout = max(d, 0) })
+// WithDefaultTimeouts sets the client-wide defaults of the per-call
+// [WithTimeout] (deadline: a hard limit from the call's start that
+// progress does not extend) and [WithIdleTimeout] (reset by every progress
+// notification). Zero or negative means none: by default a call is bounded
+// only by its context, so a long tool is never cut off at an arbitrary
+// 60 seconds. A call with both fails at whichever elapses first.
+func WithDefaultTimeouts(deadline, idle time.Duration) Option {
+	return optionFunc(func(c *config) { c.timeout, c.idleTimeout = max(deadline, 0), max(idle, 0) })
 }
 
 // WithRetry sets the backoff used when the server or network asks for a
 // retry (HTTP 408/429/5xx, network errors, probe timeouts on HTTP).
-// Default: the zero engine.RetryPolicy, which selects the session's
-// default schedule.
-func WithRetry(p engine.RetryPolicy) Option {
-	return optionFunc(func(c *config) { c.retry = p })
+// Default: the zero [RetryPolicy], which selects the default schedule.
+func WithRetry(p RetryPolicy) Option {
+	return optionFunc(func(c *config) { c.retry = engine.RetryPolicy(p) })
 }
 
 // WithLogger sets the logger for diagnostics (dropped tools, overflowing

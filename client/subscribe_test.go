@@ -136,7 +136,7 @@ func TestSubscribeRespawn(t *testing.T) {
 		t.Fatalf("Subscribe: %v", err)
 	}
 	defer sub.Close()
-	_, err = f.c.CallTool(ctx, "echo", map[string]any{"text": "bye"}, client.WithReplay(false))
+	_, err = f.c.CallTool(ctx, "echo", map[string]any{"text": "bye"}, client.WithReplay(client.ReplayNone))
 	if err == nil {
 		t.Fatal("CallTool that kills the server succeeded")
 	}

@@ -181,6 +181,18 @@ func (c *Client) loadTools(ctx context.Context) error {
 	return nil
 }
 
+// idempotent reports whether the last tools listing annotated tool name
+// readOnlyHint or idempotentHint true, so that sending a call twice does
+// no harm (see [ReplaySafe]).
+func (r *toolRegistry) idempotent(name string) bool {
+	info, _ := r.lookup(name)
+	if info == nil || info.tool.Annotations == nil {
+		return false
+	}
+	a := info.tool.Annotations
+	return a.ReadOnlyHint != nil && *a.ReadOnlyHint || a.IdempotentHint != nil && *a.IdempotentHint
+}
+
 // toolInfo returns the metadata of tool name, walking the tools list when
 // the registry does not have it yet (or refresh is set).
 func (c *Client) toolInfo(ctx context.Context, name string, refresh bool) (*toolInfo, error) {
@@ -213,12 +225,15 @@ func (f callOptionFunc) applyCall(c *callConfig) { f(c) }
 
 type callConfig struct {
 	progress func(protocol.ProgressParams)
-	timeout  time.Duration
+	timeout  time.Duration // the deadline; 0: the client's default
+	idle     time.Duration // the idle timeout; 0: the client's default
 	task     bool
-	noReplay bool
+	replay   engine.ReplayPolicy        // ReplayDefault: the client's
+	replayed *bool                      // set when the result came from a replay
 	meta     map[string]json.RawMessage // WithCallMeta, encoded
 	headers  http.Header                // WithCallHeaders
 	optErr   error                      // a call option that cannot apply
+	manual   bool                       // WithManualInput
 }
 
 func newCallConfig(opts []CallOption) callConfig {
@@ -232,20 +247,44 @@ func newCallConfig(opts []CallOption) callConfig {
 }
 
 func (cc *callConfig) sessionOptions() *engine.CallOptions {
-	return &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, NoReplay: cc.noReplay, Meta: cc.meta, Headers: cc.headers}
+	o := &engine.CallOptions{Progress: cc.progress, Timeout: cc.timeout, IdleTimeout: cc.idle, Replay: cc.replay,
+		Meta: cc.meta, Headers: cc.headers, ManualInput: cc.manual}
+	if p := cc.replayed; p != nil {
+		*p = false
+		o.OnReplay = func() { *p = true }
+	}
+	return o
 }
 
 // WithProgress receives the server's progress notifications for the call,
 // in order, on the session's dispatcher goroutine (f must not block for
-// long). Progress also restarts the request timeout. Default: none.
+// long). Progress restarts the idle timeout ([WithIdleTimeout]), never the
+// deadline ([WithTimeout]). Default: none.
 func WithProgress(f func(protocol.ProgressParams)) CallOption {
 	return callOptionFunc(func(c *callConfig) { c.progress = f })
 }
 
-// WithTimeout bounds this call, overriding [WithRequestTimeout]; the timer
-// restarts on progress. Zero or negative selects the client's default.
+// WithTimeout is this call's deadline: a hard limit counted from the
+// moment the call starts (a reconnection it waits for, the write and a
+// server slow to send its headers or body included), which progress does
+// not extend. When it elapses the call fails with an [*Error] of kind
+// [KindTimeout] and the server is told the request is cancelled. It
+// overrides the client's default ([WithDefaultTimeouts]); zero or
+// negative selects that default, which is no deadline beyond ctx's.
 func WithTimeout(d time.Duration) CallOption {
 	return callOptionFunc(func(c *callConfig) { c.timeout = max(d, 0) })
+}
+
+// WithIdleTimeout bounds this call's silence: it elapses when the server
+// sent neither the response nor a progress notification for d (counted
+// from the call's start, then from the last progress), so a long tool that
+// reports progress runs as long as it needs. A progress token is sent
+// with the request so that the server can report it, with or without
+// [WithProgress]. It overrides the client's default
+// ([WithDefaultTimeouts]); zero or negative selects that default, which is
+// none.
+func WithIdleTimeout(d time.Duration) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.idle = max(d, 0) })
 }
 
 // WithTaskAugmentation(true) asks for this tool call to run as a task
@@ -258,14 +297,6 @@ func WithTimeout(d time.Duration) CallOption {
 // false.
 func WithTaskAugmentation(augment bool) CallOption {
 	return callOptionFunc(func(c *callConfig) { c.task = augment })
-}
-
-// WithReplay(false) forbids re-sending this call after a lost response
-// stream, session or process (use it for tools that must not run twice).
-// The call then fails with the transport's error instead. Default: true
-// (the session replays once).
-func WithReplay(allow bool) CallOption {
-	return callOptionFunc(func(c *callConfig) { c.noReplay = !allow })
 }
 
 // marshalArgs encodes tool arguments; they must encode as a JSON object
@@ -367,6 +398,7 @@ func (c *Client) startTool(ctx context.Context, name string, args any, cc *callC
 	}
 	params := &protocol.CallToolParams{Name: name, Arguments: rawArgs}
 	opts := cc.sessionOptions()
+	opts.Idempotent = c.tools.idempotent(name)
 	legacyTask := false
 	if c.isModern() {
 		// The tasks extension has no per-request opt-in: once advertised,

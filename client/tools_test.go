@@ -163,7 +163,7 @@ func TestPinnedVersions(t *testing.T) {
 	for _, v := range []string{protocol.Version20260728, protocol.Version20251125, protocol.Version20250618} {
 		t.Run(v, func(t *testing.T) {
 			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Pin(v)))
-			if got := f.c.ProtocolVersion(); got != v {
+			if got := f.c.Negotiated().Version; got != v {
 				t.Errorf("ProtocolVersion() = %q, want %q", got, v)
 			}
 			if _, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}); err != nil {

@@ -71,8 +71,8 @@ func TestOlderVersionsOnRequest(t *testing.T) {
 			}}
 			f := connect(t, oc.tr, olderServer(oc.version), client.WithOlderVersions(true), client.WithHandler(h))
 			c, ctx := f.c, testCtx(t)
-			if c.ProtocolVersion() != oc.version || c.Era() != negotiation.EraLegacy {
-				t.Fatalf("ProtocolVersion, Era = %q, %v; want %s, legacy", c.ProtocolVersion(), c.Era(), oc.version)
+			if c.Negotiated().Version != oc.version || c.Negotiated().Era != negotiation.EraLegacy {
+				t.Fatalf("ProtocolVersion, Era = %q, %v; want %s, legacy", c.Negotiated().Version, c.Negotiated().Era, oc.version)
 			}
 			for tool, err := range c.Tools(ctx) {
 				if err != nil {
@@ -148,7 +148,7 @@ func TestPinOlderVersion(t *testing.T) {
 		t.Fatalf("pinned without the option: err = %v; want ErrNoCommonVersion naming the option", err)
 	}
 	f := connect(t, tPipe, olderServer(protocol.Version20250326), pin, client.WithOlderVersions(true))
-	if v := f.c.ProtocolVersion(); v != protocol.Version20250326 {
+	if v := f.c.Negotiated().Version; v != protocol.Version20250326 {
 		t.Errorf("pinned ProtocolVersion = %q", v)
 	}
 	// A pin is exact: a server answering another older version fails.

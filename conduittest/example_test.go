@@ -28,7 +28,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(c.Era(), res.Text())
+	fmt.Println(c.Negotiated().Era, res.Text())
 	fmt.Println(srv.Count("tools/call"), "call received")
 	// Output:
 	// modern 5
@@ -49,8 +49,8 @@ func ExampleServer_URL() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Println(c.Era(), c.ProtocolVersion())
-	for _, step := range c.NegotiationTrace() {
+	fmt.Println(c.Negotiated().Era, c.Negotiated().Version)
+	for _, step := range c.Negotiated().Trace {
 		fmt.Println(step.Step, step.Sent)
 	}
 	// Output:

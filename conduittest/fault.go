@@ -58,6 +58,9 @@ const (
 	FaultOversized Fault = "oversized"
 	// FaultExit: stdio: the server exits without answering; HTTP: the connection is reset.
 	FaultExit Fault = "exit"
+	// FaultExitAfter: stdio: the server runs the request (a tool
+	// executes), then exits without answering.
+	FaultExitAfter Fault = "exit-after"
 	// FaultNoise: stdio: writes non-JSON lines (body=…) before the response.
 	FaultNoise Fault = "noise"
 	// FaultHTTPStatus: HTTP: answers status=… with body=…, ctype=… and header=Name=Value.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
-	"github.com/conduitmcp/conduit/internal/engine"
 )
 
 // TestProbeOutcomes produces every outcome of the era-probe table with its
@@ -50,18 +49,18 @@ func TestProbeOutcomes(t *testing.T) {
 
 // probeTrace connects with protocol auto and returns the negotiation
 // trace, from the client or from the negotiation error.
-func probeTrace(t *testing.T, srv *conduittest.Server, via string, probeTimeout time.Duration) []engine.TraceStep {
+func probeTrace(t *testing.T, srv *conduittest.Server, via string, probeTimeout time.Duration) []client.TraceStep {
 	t.Helper()
 	c, err := dial(t, srv, via,
 		client.WithProbeTimeout(probeTimeout),
-		client.WithRetry(engine.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond, MaxElapsed: time.Second}))
+		client.WithRetry(client.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond, MaxElapsed: time.Second}))
 	if err == nil {
 		defer c.Close()
-		return c.NegotiationTrace()
+		return c.Negotiated().Trace
 	}
-	var ne *engine.NegotiationError
-	if errors.As(err, &ne) {
-		return ne.Trace
+	var ce *client.Error
+	if errors.As(err, &ce) && ce.Trace != nil {
+		return ce.Trace
 	}
 	t.Logf("connect error without a trace: %v", err)
 	return nil

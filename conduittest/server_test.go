@@ -82,8 +82,8 @@ func TestTransportsAndEras(t *testing.T) {
 				if via == "sse" {
 					want = negotiation.EraLegacy
 				}
-				if c.Era() != want {
-					t.Errorf("era = %v, want %v", c.Era(), want)
+				if c.Negotiated().Era != want {
+					t.Errorf("era = %v, want %v", c.Negotiated().Era, want)
 				}
 				res, err := c.CallTool(testCtx(t), "echo", map[string]any{"text": "hi " + via})
 				if err != nil || res.Text() != "hi "+via {
@@ -195,8 +195,8 @@ func testCapabilities(t *testing.T, era conduittest.Era, via string) {
 // valid, and that a bad fault fails New.
 func TestFaultsTable(t *testing.T) {
 	faults := conduittest.Faults()
-	if len(faults) != 20 {
-		t.Errorf("%d fault kinds, want 20", len(faults))
+	if len(faults) != 21 {
+		t.Errorf("%d fault kinds, want 21", len(faults))
 	}
 	seen := map[conduittest.Fault]bool{}
 	for _, f := range faults {
@@ -213,7 +213,7 @@ func TestFaultsTable(t *testing.T) {
 		conduittest.FaultDiscoverNoMutual, conduittest.FaultRPCError, conduittest.FaultUnsupportedVersion,
 		conduittest.FaultMissingCapability, conduittest.FaultHeaderMismatch, conduittest.FaultSilent,
 		conduittest.FaultLegacyVersion, conduittest.FaultRepeatCursor, conduittest.FaultOversized,
-		conduittest.FaultExit, conduittest.FaultNoise, conduittest.FaultHTTPStatus, conduittest.FaultReset,
+		conduittest.FaultExit, conduittest.FaultExitAfter, conduittest.FaultNoise, conduittest.FaultHTTPStatus, conduittest.FaultReset,
 		conduittest.FaultBreakStream, conduittest.FaultRespondSSE, conduittest.FaultRespondJSON,
 		conduittest.FaultExpireSession,
 	} {
@@ -263,7 +263,7 @@ func TestFaultsApply(t *testing.T) {
 func TestOptions(t *testing.T) {
 	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Legacy), conduittest.WithVersions("2025-06-18"), conduittest.WithPageSize(2))
 	c := connect(t, srv, "memory")
-	if v := c.ProtocolVersion(); v != "2025-06-18" {
+	if v := c.Negotiated().Version; v != "2025-06-18" {
 		t.Errorf("protocol version %s, want 2025-06-18", v)
 	}
 	n := 0
@@ -302,7 +302,7 @@ func TestEveryFaultFires(t *testing.T) {
 			srv := conduittest.NewServer(t, conduittest.WithEra(era), conduittest.WithFaults(f.Times(1)))
 			ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Second)
 			defer cancel()
-			c, err := dial(t, srv, via, client.WithProbeTimeout(10*time.Second), client.WithRequestTimeout(time.Second))
+			c, err := dial(t, srv, via, client.WithProbeTimeout(10*time.Second), client.WithDefaultTimeouts(0, time.Second))
 			if err == nil {
 				defer c.Close()
 				for _, err := range c.Tools(ctx) {

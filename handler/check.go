@@ -26,6 +26,8 @@ var interfaces = []struct {
 	{"PromptsChangedListener", "OnPromptsChanged", reflect.TypeFor[PromptsChangedListener]()},
 	{"ResourcesChangedListener", "OnResourcesChanged", reflect.TypeFor[ResourcesChangedListener]()},
 	{"ResourceUpdatedListener", "OnResourceUpdated", reflect.TypeFor[ResourceUpdatedListener]()},
+	{"ElicitationCompleteListener", "OnElicitationComplete", reflect.TypeFor[ElicitationCompleteListener]()},
+	{"TaskStatusListener", "OnTaskStatus", reflect.TypeFor[TaskStatusListener]()},
 }
 
 // Check reports a handler that serves nothing: a non-nil h that, with its

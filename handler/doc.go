@@ -16,6 +16,8 @@
 //   - [ToolsChangedListener], [PromptsChangedListener],
 //     [ResourcesChangedListener]: the list_changed notifications
 //   - [ResourceUpdatedListener]: notifications/resources/updated
+//   - [ElicitationCompleteListener]: notifications/elicitation/complete
+//   - [TaskStatusListener]: notifications/tasks/status
 //
 // The same methods serve both eras: legacy server-to-client requests and
 // modern multi-round-trip (input_required) rounds.

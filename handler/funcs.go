@@ -25,6 +25,9 @@ type Funcs struct {
 	OnPromptsChanged   PromptsChangedListenerFunc   // PromptsChangedListener
 	OnResourcesChanged ResourcesChangedListenerFunc // ResourcesChangedListener
 	OnResourceUpdated  ResourceUpdatedListenerFunc  // ResourceUpdatedListener
+
+	OnElicitationComplete ElicitationCompleteListenerFunc // ElicitationCompleteListener
+	OnTaskStatus          TaskStatusListenerFunc          // TaskStatusListener
 }
 
 // set returns the interfaces of the fields that are set.
@@ -57,6 +60,12 @@ func (f *Funcs) set() Set {
 	if f.OnResourceUpdated != nil {
 		s.ResourceUpdated = f.OnResourceUpdated
 	}
+	if f.OnElicitationComplete != nil {
+		s.ElicitationDone = f.OnElicitationComplete
+	}
+	if f.OnTaskStatus != nil {
+		s.TaskStatus = f.OnTaskStatus
+	}
 	return s
 }
 
@@ -71,6 +80,8 @@ func (s *Set) merge(o Set) {
 	fill(&s.PromptsChanged, o.PromptsChanged)
 	fill(&s.ResourcesChanged, o.ResourcesChanged)
 	fill(&s.ResourceUpdated, o.ResourceUpdated)
+	fill(&s.ElicitationDone, o.ElicitationDone)
+	fill(&s.TaskStatus, o.TaskStatus)
 }
 
 // fill sets *dst to v unless *dst is already set. T is an interface type,

@@ -147,6 +147,8 @@ type Set struct {
 	PromptsChanged   PromptsChangedListener
 	ResourcesChanged ResourcesChangedListener
 	ResourceUpdated  ResourceUpdatedListener
+	ElicitationDone  ElicitationCompleteListener
+	TaskStatus       TaskStatusListener
 }
 
 // maxUnwrap bounds the Unwrap chain so a cyclic chain cannot loop forever.
@@ -190,5 +192,7 @@ func detectOne(h any) Set {
 	s.PromptsChanged, _ = h.(PromptsChangedListener)
 	s.ResourcesChanged, _ = h.(ResourcesChangedListener)
 	s.ResourceUpdated, _ = h.(ResourceUpdatedListener)
+	s.ElicitationDone, _ = h.(ElicitationCompleteListener)
+	s.TaskStatus, _ = h.(TaskStatusListener)
 	return s
 }

@@ -353,8 +353,8 @@ func TestCollisions(t *testing.T) {
 				t.Fatal(err)
 			}
 			tools := h.Tools()
-			if len(tools) != 30 {
-				t.Fatalf("%d tools, want 30 (15 per server): %v", len(tools), toolNames(h))
+			if len(tools) != 36 {
+				t.Fatalf("%d tools, want 36 (18 per server): %v", len(tools), toolNames(h))
 			}
 			seen := map[string]bool{}
 			for _, tl := range tools {
@@ -444,8 +444,8 @@ func TestFormatsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Era() != negotiation.EraLegacy {
-		t.Errorf("era = %v, want legacy (the default of ${CONDUIT_HOST_TEST_ERA:-legacy})", c.Era())
+	if c.Negotiated().Era != negotiation.EraLegacy {
+		t.Errorf("era = %v, want legacy (the default of ${CONDUIT_HOST_TEST_ERA:-legacy})", c.Negotiated().Era)
 	}
 }
 
@@ -471,11 +471,11 @@ func TestServerOptions(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if old.Era() != negotiation.EraLegacy || nw.Era() != negotiation.EraModern {
-		t.Errorf("eras = %v, %v; want legacy, modern", old.Era(), nw.Era())
+	if old.Negotiated().Era != negotiation.EraLegacy || nw.Negotiated().Era != negotiation.EraModern {
+		t.Errorf("eras = %v, %v; want legacy, modern", old.Negotiated().Era, nw.Negotiated().Era)
 	}
-	if old.ClientCapabilities().Roots == nil || nw.ClientCapabilities().Roots != nil {
-		t.Errorf("roots capability: old %v, new %v; want only old (its handler)", old.ClientCapabilities().Roots, nw.ClientCapabilities().Roots)
+	if old.Negotiated().ClientCapabilities.Roots == nil || nw.Negotiated().ClientCapabilities.Roots != nil {
+		t.Errorf("roots capability: old %v, new %v; want only old (its handler)", old.Negotiated().ClientCapabilities.Roots, nw.Negotiated().ClientCapabilities.Roots)
 	}
 	res, err := h.CallTool(ctx, "old__roots", map[string]any{})
 	if err != nil || !strings.Contains(res.Content[0].Text, "file:///work") {
@@ -623,7 +623,7 @@ func TestTransports(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if got := c.TransportKind(); got != kind {
+		if got := c.Negotiated().Transport; got != kind {
 			t.Errorf("%s: transport %q, want %q", name, got, kind)
 		}
 		if res, err := h.CallTool(ctx, name+"__echo", map[string]any{"text": name}); err != nil || res.Content[0].Text != name {
@@ -671,7 +671,7 @@ func TestStartBuiltConfig(t *testing.T) {
 	defer cancel()
 	h.Wait(ctx)
 	c, err := h.Client("a")
-	if err != nil || c.Era() != negotiation.EraLegacy {
+	if err != nil || c.Negotiated().Era != negotiation.EraLegacy {
 		t.Fatalf("Client(a) = %v, %v; want a legacy client", c, err)
 	}
 	if st, _ := h.Server("a"); st.Type != host.TypeStdio {

@@ -64,8 +64,8 @@ type ServerOptions struct {
 	// ProbeTimeout bounds the era probe (client.WithProbeTimeout); 0:
 	// the client's default.
 	ProbeTimeout time.Duration
-	// RequestTimeout bounds each request (client.WithRequestTimeout);
-	// 0: none but the caller's context.
+	// RequestTimeout is each request's idle timeout, reset by progress
+	// (client.WithDefaultTimeouts); 0: none but the caller's context.
 	RequestTimeout time.Duration
 	// ClientOptions are passed to the client last, so they win.
 	ClientOptions []client.Option
@@ -98,7 +98,7 @@ func clientOptions(sc ServerConfig, o *ServerOptions, h any, logger *slog.Logger
 		opts = append(opts, client.WithProbeTimeout(o.ProbeTimeout))
 	}
 	if o.RequestTimeout > 0 {
-		opts = append(opts, client.WithRequestTimeout(o.RequestTimeout))
+		opts = append(opts, client.WithDefaultTimeouts(0, o.RequestTimeout))
 	}
 	if o.Auth != nil {
 		opts = append(opts, client.WithAuth(*o.Auth))

@@ -46,8 +46,8 @@ func TestTwentyServers(t *testing.T) {
 		}
 	}
 	tools := h.Tools()
-	if len(tools) != n*17 {
-		t.Errorf("%d tools, want %d", len(tools), n*17)
+	if len(tools) != n*20 {
+		t.Errorf("%d tools, want %d", len(tools), n*20)
 	}
 	for i := range n {
 		name := fmt.Sprintf("s%02d__echo", i)

@@ -18,6 +18,13 @@ type CapabilityOptions struct {
 	// RootsListChanged declares roots.listChanged in the legacy era,
 	// promising notifications/roots/list_changed (with a RootsLister).
 	RootsListChanged bool
+	// TaskRequests declares, in the legacy era, the 2025-11-25 client
+	// tasks capability (list, cancel, and requests for what the handler
+	// serves: sampling.createMessage with a Sampler, elicitation.create
+	// with an Elicitor or URLElicitor), so the server may run those
+	// requests as tasks on the client. Nothing is declared when the
+	// handler serves neither.
+	TaskRequests bool
 }
 
 // ClientCapabilities returns the capabilities to advertise for the handler
@@ -64,5 +71,28 @@ func CapabilitiesOf(set handler.Set, opts CapabilityOptions) protocol.ClientCapa
 			caps.Roots.ListChanged = true
 		}
 	}
+	if opts.Era == EraLegacy && opts.TaskRequests {
+		caps.Tasks = taskRequests(set)
+	}
 	return caps
+}
+
+// taskRequests is the 2025-11-25 client tasks capability for the requests
+// set serves, or nil when it serves none that may run as a task.
+func taskRequests(set handler.Set) *protocol.ClientTasksCapability {
+	var req protocol.ClientTaskRequestsCapability
+	if set.Sampler != nil {
+		req.Sampling = &struct {
+			CreateMessage *protocol.Empty `json:"createMessage,omitempty"`
+		}{CreateMessage: &protocol.Empty{}}
+	}
+	if set.Elicitor != nil || set.URLElicitor != nil {
+		req.Elicitation = &struct {
+			Create *protocol.Empty `json:"create,omitempty"`
+		}{Create: &protocol.Empty{}}
+	}
+	if req.Sampling == nil && req.Elicitation == nil {
+		return nil
+	}
+	return &protocol.ClientTasksCapability{List: &protocol.Empty{}, Cancel: &protocol.Empty{}, Requests: &req}
 }

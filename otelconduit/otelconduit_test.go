@@ -176,7 +176,7 @@ func checkCalls(t *testing.T, tel *telemetry, srv *conduittest.Server, c *client
 	transportAttr := map[string]string{"memory": "pipe", "stdio": "pipe", "http": "tcp", "websocket": "tcp"}[kind]
 	wantAttrs(t, echo, map[string]string{
 		"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "gen_ai.operation.name": "execute_tool",
-		"mcp.protocol.version": c.ProtocolVersion(), "network.transport": transportAttr,
+		"mcp.protocol.version": c.Negotiated().Version, "network.transport": transportAttr,
 	})
 	if got := attrsOf(echo.Attributes()); got["jsonrpc.request.id"] == "" || (kind == "http" || kind == "websocket") != (got["server.address"] == "127.0.0.1") {
 		t.Errorf("tools/call echo attributes %v: want jsonrpc.request.id, and server.address on the network transports", got)
@@ -196,8 +196,8 @@ func checkCalls(t *testing.T, tel *telemetry, srv *conduittest.Server, c *client
 		t.Errorf("the server received traceparent %q, want %q (params %s)", tp, want, msg.Params)
 	}
 
-	if got := attrsOf(echo.Attributes())["mcp.session.id"]; (kind == "http" && c.Era().String() == "legacy") != (got != "") {
-		t.Errorf("mcp.session.id %q on %s in the %s era", got, kind, c.Era())
+	if got := attrsOf(echo.Attributes())["mcp.session.id"]; (kind == "http" && c.Negotiated().Era.String() == "legacy") != (got != "") {
+		t.Errorf("mcp.session.id %q on %s in the %s era", got, kind, c.Negotiated().Era)
 	}
 	var bg string
 	_ = json.Unmarshal(msg.Meta("baggage"), &bg)
@@ -229,10 +229,10 @@ func checkCalls(t *testing.T, tel *telemetry, srv *conduittest.Server, c *client
 	if in.SpanKind() != trace.SpanKindServer {
 		t.Errorf("sampling/createMessage kind %v, want server", in.SpanKind())
 	}
-	if c.Era().String() == "modern" && in.Parent().SpanID() != sample.SpanContext().SpanID() {
+	if c.Negotiated().Era.String() == "modern" && in.Parent().SpanID() != sample.SpanContext().SpanID() {
 		t.Errorf("the MRTR input request's span is not a child of tools/call sample")
 	}
-	if c.Era().String() == "modern" {
+	if c.Negotiated().Era.String() == "modern" {
 		if evs := sample.Events(); len(evs) != 1 || evs[0].Name != "input-round" {
 			t.Errorf("tools/call sample events %v, want one input-round", evs)
 		}
@@ -267,7 +267,7 @@ func checkMetrics(t *testing.T, tel *telemetry, c *client.Client) {
 		t.Errorf("mcp.client.operation.duration points %v: want tools/call echo once, and rpc_error with error.type", points["mcp.client.operation.duration"])
 	}
 	sess := points["mcp.client.session.duration"]
-	if len(sess) != 1 || sess[0].Count != 1 || attrsOf(sess[0].Attributes.ToSlice())["mcp.protocol.version"] != c.ProtocolVersion() {
+	if len(sess) != 1 || sess[0].Count != 1 || attrsOf(sess[0].Attributes.ToSlice())["mcp.protocol.version"] != c.Negotiated().Version {
 		t.Errorf("mcp.client.session.duration points %v, want one with the protocol version", sess)
 	}
 }

@@ -26,8 +26,8 @@ func TrackSession(c *client.Client, opts ...Option) <-chan struct{} {
 	go func() {
 		defer close(recorded)
 		<-c.Done()
-		attrs := network(&client.Request{Transport: c.TransportKind()})
-		if v := c.ProtocolVersion(); v != "" {
+		attrs := network(&client.Request{Transport: c.Negotiated().Transport})
+		if v := c.Negotiated().Version; v != "" {
 			attrs = append(attrs, semconv.McpProtocolVersion(v))
 		}
 		dur.Record(context.Background(), time.Since(start).Seconds(), attrs...)

@@ -29,7 +29,7 @@ import (
 //     Last-Event-ID before it is declared lost, unless
 //     [StreamCanceler.CancelStream] abandoned it; Close ends the session
 //     with DELETE. [StreamReadyWaiter.WaitStreamReady] waits for the GET
-//     stream to open.
+//     stream to open; [StreamDeferrer] lets the session defer it.
 //   - "" (not negotiated yet, e.g. initialize): no MCP-Protocol-Version.
 type StreamableHTTP struct {
 	// URL is the MCP endpoint.
@@ -178,6 +178,7 @@ var (
 	_ ProtocolVersionSetter = (*httpConn)(nil)
 	_ StreamCanceler        = (*httpConn)(nil)
 	_ StreamReadyWaiter     = (*httpConn)(nil)
+	_ StreamDeferrer        = (*httpConn)(nil)
 	_ Kinder                = (*httpConn)(nil)
 )
 

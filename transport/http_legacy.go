@@ -42,6 +42,8 @@ type legacySession struct {
 	getDone   bool          // a GET stream ran and ended…
 	getDoneID string        // …for this session id
 	getReady  chan struct{} // closed when the current GET stream's first attempt answered (or ended); nil before any
+	getHeld   bool          // DeferStream was called and OpenStream not yet
+	getOpened bool          // OpenStream was called: DeferStream no longer holds
 }
 
 // SessionID returns the legacy session id, or "".
@@ -71,6 +73,25 @@ func (c *httpConn) WaitStreamReady(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// DeferStream keeps the legacy GET stream from opening until OpenStream
+// (see [StreamDeferrer]). It has no effect once OpenStream was called.
+func (c *httpConn) DeferStream() {
+	c.mu.Lock()
+	if !c.legacy.getOpened {
+		c.legacy.getHeld = true
+	}
+	c.mu.Unlock()
+}
+
+// OpenStream lets the legacy GET stream open, at once when the session is
+// initialized (see [StreamDeferrer]).
+func (c *httpConn) OpenStream() {
+	c.mu.Lock()
+	c.legacy.getHeld, c.legacy.getOpened = false, true
+	c.maybeStartGETLocked()
+	c.mu.Unlock()
 }
 
 // captureSession remembers a legacy session id from any response that
@@ -118,7 +139,7 @@ func (c *httpConn) postSucceeded() {
 // and no stream runs or already ended for this session.
 func (c *httpConn) maybeStartGETLocked() {
 	l := &c.legacy
-	if c.closed || c.disableGET || l.getOn || c.era != negotiation.EraLegacy ||
+	if c.closed || c.disableGET || l.getHeld || l.getOn || c.era != negotiation.EraLegacy ||
 		l.sessionID == "" && !l.postOK || l.getDone && l.getDoneID == l.sessionID {
 		return
 	}

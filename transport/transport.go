@@ -109,6 +109,23 @@ type StreamReadyWaiter interface {
 	WaitStreamReady(ctx context.Context) error
 }
 
+// StreamDeferrer is implemented by connections whose background stream
+// for server-initiated messages (the legacy Streamable HTTP GET stream)
+// the session may defer: the spec makes that stream optional for the
+// client, and a session whose capabilities and the server's leave nothing
+// to arrive on it need not open it at connect.
+type StreamDeferrer interface {
+	// DeferStream keeps the background stream closed until OpenStream. It
+	// must be called before the handshake that would open the stream; it
+	// has no effect once OpenStream was called.
+	DeferStream()
+	// OpenStream lets the background stream open: at once when the
+	// session is already initialized, else when it would have opened
+	// without DeferStream. [StreamReadyWaiter.WaitStreamReady] then waits
+	// for it.
+	OpenStream()
+}
+
 // Kinder is implemented by every connection of this package, so that the
 // session layer can tell stdio-like transports (where a probe timeout means
 // legacy) from HTTP-like ones (where it means retry).

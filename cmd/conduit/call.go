@@ -34,7 +34,10 @@ JSON on stdout.
 With --repeat N the tool is called N times on one connection (one at a time, or
 --concurrency at once) and a summary is printed: calls ok and failed, p50 and
 p99 latency. The client heals itself meanwhile: a call after a lost session or
-a restarted server still succeeds.`,
+a restarted server still succeeds. A call lost with its connection is re-sent
+only when that cannot run the tool twice (--replay safe, the default: the
+server never got it, or the tool is annotated read-only or idempotent);
+--replay all re-sends every lost call, --replay none none.`,
 	examples: `conduit call add a=2 b=3
 conduit call echo '{"text": "hello"}'
 conduit call slow steps=5 delayMs=200                # watch the progress bar
@@ -54,6 +57,7 @@ with --repeat:
 	setup: func(inv *invocation, fs *flag.FlagSet) {
 		fs.IntVar(&inv.repeat, "repeat", 0, "call the tool `N` times on one connection and print a summary")
 		fs.IntVar(&inv.concurrency, "concurrency", 1, "with --repeat, run `C` calls at once")
+		fs.StringVar(&inv.replay, "replay", "safe", "re-send a call lost with its connection: `POLICY` safe, all or none")
 		samplingFlag(inv, fs)
 	},
 	run: runCall,
@@ -93,6 +97,10 @@ func runCall(ctx context.Context, inv *invocation) error {
 	if inv.concurrency < 1 {
 		return usagef("--concurrency must be at least 1")
 	}
+	replay, ok := map[string]client.ReplayPolicy{"safe": client.ReplaySafe, "all": client.ReplayAll, "none": client.ReplayNone}[inv.replay]
+	if !ok {
+		return usagef("--replay must be safe, all or none")
+	}
 	tool, argv := inv.args[0], inv.args[1:]
 	ctx, cancel := inv.withTimeout(ctx)
 	defer cancel()
@@ -107,9 +115,9 @@ func runCall(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	if inv.repeat > 0 {
-		return runRepeat(ctx, inv, c, tool, args)
+		return runRepeat(ctx, inv, c, tool, args, client.WithReplay(replay))
 	}
-	res, err := c.CallTool(ctx, tool, args, client.WithProgress(pv.update))
+	res, err := c.CallTool(ctx, tool, args, client.WithProgress(pv.update), client.WithReplay(replay))
 	pv.finish()
 	return inv.reportCall(tool, res, err)
 }

@@ -218,24 +218,33 @@ func TestRepeat(t *testing.T) {
 
 // TestRepeatSelfHealing shows the SDK healing under call --repeat: the
 // stdio server exits in the middle of the run (and is respawned), or the
-// legacy HTTP session expires (and is re-initialized); every call still
-// succeeds.
+// legacy HTTP session expires (and is re-initialized). The call lost with
+// the stdio server may have run, so by default (--replay safe) it fails
+// with an unknown outcome and the next calls succeed; with --replay all
+// every call succeeds. The legacy HTTP session's call never ran, so every
+// call succeeds.
 func TestRepeatSelfHealing(t *testing.T) {
 	t.Run("stdio server exits", func(t *testing.T) {
 		for _, era := range eras {
-			t.Run(era, func(t *testing.T) {
-				marker := filepath.Join(t.TempDir(), "exited")
-				s := startServer(t, "stdio", era, testserver.Options{}, "-fault", "exit:method=tools/call,skip=2", "-exit-marker", marker)
-				r := runConduit(t, "", s.args([]string{"call", "--json", "--repeat", "5"}, "echo", "text=hi")...)
-				var got repeatOutput
-				decodeJSON(t, r, &got)
-				if r.code != 0 || got.CallsOK != 5 || got.CallsFailed != 0 || got.Reconnects != 1 {
-					t.Errorf("exit status %d, summary %+v; want 0, 5 ok, 1 reconnect; stderr:\n%s", r.code, got, r.stderr)
-				}
-				if _, err := os.Stat(marker); err != nil {
-					t.Errorf("the server never exited (no marker): %v", err)
-				}
-			})
+			for _, replay := range []string{"safe", "all"} {
+				t.Run(era+"/"+replay, func(t *testing.T) {
+					marker := filepath.Join(t.TempDir(), "exited")
+					s := startServer(t, "stdio", era, testserver.Options{}, "-fault", "exit:method=tools/call,skip=2", "-exit-marker", marker)
+					r := runConduit(t, "", s.args([]string{"call", "--json", "--repeat", "5", "--replay", replay}, "echo", "text=hi")...)
+					var got repeatOutput
+					decodeJSON(t, r, &got)
+					if replay == "all" && (r.code != 0 || got.CallsOK != 5 || got.CallsFailed != 0 || got.Reconnects != 1) {
+						t.Errorf("exit status %d, summary %+v; want 0, 5 ok, 1 reconnect; stderr:\n%s", r.code, got, r.stderr)
+					}
+					if replay == "safe" && (r.code == 0 || got.CallsOK != 4 || got.CallsFailed != 1 || got.Reconnects != 1 ||
+						!strings.Contains(r.stderr, "outcome unknown")) {
+						t.Errorf("exit status %d, summary %+v; want a failure, 4 ok, 1 failed with an unknown outcome, 1 reconnect; stderr:\n%s", r.code, got, r.stderr)
+					}
+					if _, err := os.Stat(marker); err != nil {
+						t.Errorf("the server never exited (no marker): %v", err)
+					}
+				})
+			}
 		}
 	})
 	t.Run("legacy HTTP session expires", func(t *testing.T) {

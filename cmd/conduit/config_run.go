@@ -193,12 +193,12 @@ func (inv *invocation) probeServers(ctx context.Context, hs *host.Host) []config
 			continue
 		}
 		caps := c.ServerCapabilities()
-		p.Era, p.ProtocolVersion, p.Transport = c.Era().String(), c.ProtocolVersion(), c.TransportKind()
+		p.Era, p.ProtocolVersion, p.Transport = c.Negotiated().Era.String(), c.Negotiated().Version, c.Negotiated().Transport
 		p.ServerInfo, p.Instructions, p.Capabilities = c.ServerInfo(), c.Instructions(), &caps
-		p.Trace = traceSteps(c.NegotiationTrace())
+		p.Trace = traceSteps(c.Negotiated().Trace)
 		out = append(out, p)
 		if !inv.json {
-			writeTrace(w, c.NegotiationTrace())
+			writeTrace(w, c.Negotiated().Trace)
 			writeServerSummary(w, &conn{Client: c})
 		}
 	}

@@ -63,7 +63,7 @@ func runDemo(ctx context.Context, inv *invocation) error {
 
 	if !inv.json {
 		fmt.Fprintf(w, "Negotiation with %s:\n", targetName)
-		writeTrace(w, c.NegotiationTrace())
+		writeTrace(w, c.Negotiated().Trace)
 		fmt.Fprintln(w)
 		writeServerSummary(w, c)
 		fmt.Fprintf(w, "\nTools (%d):\n", len(tools))
@@ -108,9 +108,9 @@ func demoJSON(c *conn, targetName string, tools []protocol.Tool, tool string, ar
 	caps := c.ServerCapabilities()
 	out := map[string]any{
 		"probe": probeJSON{
-			Target: targetName, Era: c.Era().String(), ProtocolVersion: c.ProtocolVersion(),
-			Transport: c.TransportKind(), ServerInfo: c.ServerInfo(), Instructions: c.Instructions(),
-			Capabilities: &caps, Trace: traceSteps(c.NegotiationTrace()),
+			Target: targetName, Era: c.Negotiated().Era.String(), ProtocolVersion: c.Negotiated().Version,
+			Transport: c.Negotiated().Transport, ServerInfo: c.ServerInfo(), Instructions: c.Instructions(),
+			Capabilities: &caps, Trace: traceSteps(c.Negotiated().Trace),
 		},
 		"tools": tools,
 		"call":  nil,

@@ -24,8 +24,8 @@ import (
 // wants, the versions it supports).
 
 // traceStep is one step of a negotiation trace, as
-// (*client.Client).NegotiationTrace returns it.
-type traceStep = engine.TraceStep
+// (*client.Client).Negotiated reports it.
+type traceStep = client.TraceStep
 
 // toolError reports a tool result with isError set (exit status 4).
 type toolError struct {
@@ -87,9 +87,9 @@ func errorJSON(ctx context.Context, err error) map[string]any {
 // failedTrace returns the negotiation trace carried by a failed Dial or
 // Connect, or nil.
 func failedTrace(err error) []traceStep {
-	var ne *engine.NegotiationError
-	if errors.As(err, &ne) {
-		return ne.Trace
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return ce.Trace
 	}
 	return nil
 }

@@ -147,12 +147,12 @@ func TestRepeatGolden(t *testing.T) {
 	var b strings.Builder
 	for _, era := range eras {
 		marker := filepath.Join(t.TempDir(), "exited")
-		args := []string{"call", "--repeat", "4", "echo", "text=hi", "--", testserverBin, "-era", era, "-fault", "exit:method=tools/call,skip=1", "-exit-marker", marker}
+		args := []string{"call", "--repeat", "4", "--replay", "all", "echo", "text=hi", "--", testserverBin, "-era", era, "-fault", "exit:method=tools/call,skip=1", "-exit-marker", marker}
 		r := runConduit(t, "", args...)
 		if r.code != 0 {
 			t.Errorf("%s: exit status %d; stderr:\n%s", era, r.code, r.stderr)
 		}
-		fmt.Fprintf(&b, "### conduit call --repeat 4 echo text=hi -- TESTSERVER -era %s (exits once, at the second call)\n--- stdout\n%s--- stderr\n%s\n", era, normalize(r.stdout), normalize(r.stderr))
+		fmt.Fprintf(&b, "### conduit call --repeat 4 --replay all echo text=hi -- TESTSERVER -era %s (exits once, at the second call)\n--- stdout\n%s--- stderr\n%s\n", era, normalize(r.stdout), normalize(r.stderr))
 	}
 	checkGolden(t, "call_repeat_healing", b.String())
 }

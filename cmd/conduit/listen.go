@@ -65,7 +65,7 @@ func runListen(ctx context.Context, inv *invocation) error {
 		return fmt.Errorf("subscribing: %w", err)
 	}
 	defer sub.Close()
-	fmt.Fprintf(inv.std.err, "listening (%s era) for %s; Ctrl-C to stop\n", c.Era(), describeSubscription(sub.Acknowledged()))
+	fmt.Fprintf(inv.std.err, "listening (%s era) for %s; Ctrl-C to stop\n", c.Negotiated().Era, describeSubscription(sub.Acknowledged()))
 
 	w := inv.std.out
 	for {

@@ -144,6 +144,7 @@ type invocation struct {
 	// Command flags (registered by the commands that take them).
 	repeat      int         // call --repeat
 	concurrency int         // call --concurrency
+	replay      string      // call --replay
 	samplingCmd string      // call, prompt, read --sampling-command
 	uris        stringsFlag // listen --uri
 	promptRef   string      // complete --prompt

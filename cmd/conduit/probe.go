@@ -97,17 +97,17 @@ func runProbe(ctx context.Context, inv *invocation) error {
 	if inv.json {
 		return writeJSON(w, probeJSON{
 			Target:          targetName,
-			Era:             c.Era().String(),
-			ProtocolVersion: c.ProtocolVersion(),
-			Transport:       c.TransportKind(),
+			Era:             c.Negotiated().Era.String(),
+			ProtocolVersion: c.Negotiated().Version,
+			Transport:       c.Negotiated().Transport,
 			ServerInfo:      c.ServerInfo(),
 			Instructions:    c.Instructions(),
 			Capabilities:    &caps,
-			Trace:           traceSteps(c.NegotiationTrace()),
+			Trace:           traceSteps(c.Negotiated().Trace),
 		})
 	}
 	fmt.Fprintf(w, "Negotiation with %s:\n", targetName)
-	writeTrace(w, c.NegotiationTrace())
+	writeTrace(w, c.Negotiated().Trace)
 	fmt.Fprintln(w)
 	writeServerSummary(w, c)
 	return nil
@@ -135,9 +135,9 @@ func writeTrace(w io.Writer, steps []traceStep) {
 // capabilities.
 func writeServerSummary(w io.Writer, c *conn) {
 	t := newTable(w)
-	t.row("Era:", c.Era().String())
-	t.row("Protocol version:", c.ProtocolVersion())
-	t.row("Transport:", c.TransportKind())
+	t.row("Era:", c.Negotiated().Era.String())
+	t.row("Protocol version:", c.Negotiated().Version)
+	t.row("Transport:", c.Negotiated().Transport)
 	t.row("Server:", describeServer(c.ServerInfo()))
 	t.row("Capabilities:", strings.Join(capabilityList(c.ServerCapabilities()), ", "))
 	t.flush()

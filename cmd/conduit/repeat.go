@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/conduitmcp/conduit/client"
 )
 
 // repeatJSON is call --repeat's --json output.
@@ -33,9 +35,9 @@ func (e *repeatFailure) Error() string {
 
 // runRepeat calls the tool inv.repeat times on c, inv.concurrency at a
 // time, and prints the summary.
-func runRepeat(ctx context.Context, inv *invocation, c *conn, tool string, args any) error {
+func runRepeat(ctx context.Context, inv *invocation, c *conn, tool string, args any, opts ...client.CallOption) error {
 	n, conc := inv.repeat, min(inv.concurrency, inv.repeat)
-	traceBefore := len(c.NegotiationTrace())
+	traceBefore := len(c.Negotiated().Trace)
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration // guarded by mu
@@ -50,7 +52,7 @@ func runRepeat(ctx context.Context, inv *invocation, c *conn, tool string, args 
 			defer wg.Done()
 			for range jobs {
 				start := time.Now()
-				res, err := c.CallTool(ctx, tool, args)
+				res, err := c.CallTool(ctx, tool, args, opts...)
 				d := time.Since(start)
 				if err == nil && isToolFailure(res) {
 					err = &toolError{tool: tool, text: firstText(res.Content)}
@@ -82,11 +84,11 @@ feed:
 
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	p50, p99 := percentile(latencies, 50), percentile(latencies, 99)
-	reconnects := countReconnects(c.NegotiationTrace(), traceBefore)
+	reconnects := countReconnects(c.Negotiated().Trace, traceBefore)
 	if inv.json {
 		out := repeatJSON{
 			CallsOK: len(latencies), CallsFailed: failed, Concurrency: conc,
-			Era: c.Era().String(), ProtocolVersion: c.ProtocolVersion(),
+			Era: c.Negotiated().Era.String(), ProtocolVersion: c.Negotiated().Version,
 			P50ms: ms(p50), P99ms: ms(p99), Reconnects: reconnects,
 		}
 		if lastErr != nil {
@@ -102,7 +104,7 @@ feed:
 		if len(latencies) > 0 {
 			fmt.Fprintf(w, "latency:  p50 %s, p99 %s\n", roundDuration(p50), roundDuration(p99))
 		}
-		fmt.Fprintf(w, "protocol: %s era, %s\n", c.Era(), c.ProtocolVersion())
+		fmt.Fprintf(w, "protocol: %s era, %s\n", c.Negotiated().Era, c.Negotiated().Version)
 		if reconnects > 0 {
 			fmt.Fprintf(w, "healed:   %d lost connection(s) or session(s), re-established by the client (-v shows how)\n", reconnects)
 		}

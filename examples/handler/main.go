@@ -79,8 +79,8 @@ func main() {
 	}
 	defer c.Close()
 
-	caps, _ := json.Marshal(c.ClientCapabilities())
-	fmt.Printf("era %s; advertised client capabilities %s\n", c.Era(), caps)
+	caps, _ := json.Marshal(c.Negotiated().ClientCapabilities)
+	fmt.Printf("era %s; advertised client capabilities %s\n", c.Negotiated().Era, caps)
 	for _, tool := range []string{"sample", "ask_user", "roots"} {
 		fmt.Printf("calling %s\n", tool)
 		res, err := c.CallTool(ctx, tool, nil)

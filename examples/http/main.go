@@ -55,14 +55,14 @@ func main() {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 
-	c, err := client.Dial(ctx, url, client.WithProtocol(proto), client.WithRequestTimeout(30*time.Second))
+	c, err := client.Dial(ctx, url, client.WithProtocol(proto), client.WithDefaultTimeouts(0, 30*time.Second))
 	if err != nil {
 		log.Fatalf("dialing %s: %v", url, err)
 	}
 	defer c.Close()
 
-	fmt.Printf("%s: era %s, protocol %s, transport %s\n", url, c.Era(), c.ProtocolVersion(), c.TransportKind())
-	for _, step := range c.NegotiationTrace() {
+	fmt.Printf("%s: era %s, protocol %s, transport %s\n", url, c.Negotiated().Era, c.Negotiated().Version, c.Negotiated().Transport)
+	for _, step := range c.Negotiated().Trace {
 		fmt.Printf("  negotiation: %s sent=%s outcome=%s verdict=%s %s\n", step.Step, step.Sent, step.Outcome, step.Verdict, step.Err)
 	}
 

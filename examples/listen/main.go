@@ -58,7 +58,7 @@ func main() {
 		log.Fatalf("subscribing: %v", err)
 	}
 	defer sub.Close()
-	fmt.Printf("era %s; server honours %+v\n", c.Era(), sub.Acknowledged())
+	fmt.Printf("era %s; server honours %+v\n", c.Negotiated().Era, sub.Acknowledged())
 
 	want := -1 // run until interrupted
 	if srv != nil {

@@ -72,7 +72,7 @@ func main() {
 	if info != nil {
 		fmt.Printf("server %s %s\n", info.Name, info.Version)
 	}
-	fmt.Printf("era %s, protocol %s\n", c.Era(), c.ProtocolVersion())
+	fmt.Printf("era %s, protocol %s\n", c.Negotiated().Era, c.Negotiated().Version)
 
 	first := ""
 	for tool, err := range c.Tools(ctx) {

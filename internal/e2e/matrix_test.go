@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
@@ -97,13 +96,16 @@ type row struct {
 	name   string
 	server serverSpec
 	// na returns why the row does not apply to a transport or mode, or "".
-	na      func(kind string, m mode) string
-	maxMsg  int  // client's largest incoming message (0: default)
-	auth    bool // install an Authorize hook that sets a bearer token
-	dial    bool // use client.Dial for HTTP and WebSocket
-	short   bool // use a short probe timeout (timeout rows)
-	expect  func(kind string, m mode) want
-	callCtx time.Duration // bounds the echo call (0: caseLimit)
+	na     func(kind string, m mode) string
+	maxMsg int  // client's largest incoming message (0: default)
+	auth   bool // install an Authorize hook that sets a bearer token
+	dial   bool // use client.Dial for HTTP and WebSocket
+	short  bool // use a short probe timeout (timeout rows)
+	// replayAll opts in to replaying every lost request (the echo tool
+	// is not idempotent, so the default policy would not re-send it).
+	replayAll bool
+	expect    func(kind string, m mode) want
+	callCtx   time.Duration // bounds the echo call (0: caseLimit)
 	// settle sends tools/list after the echo call. New calls wait while
 	// the session heals, so it reaches the server only after any reconnect
 	// and handshake the call's failure started: the server's record is
@@ -392,7 +394,10 @@ func runCase(ck *checker, r row, m mode, kind string) {
 	opts := []client.Option{
 		client.WithProtocol(m.p),
 		client.WithProbeTimeout(probe),
-		client.WithRetry(engine.RetryPolicy{MaxAttempts: 4, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}),
+		client.WithRetry(client.RetryPolicy{MaxAttempts: 4, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}),
+	}
+	if r.replayAll {
+		opts = append(opts, client.WithDefaultReplay(client.ReplayAll))
 	}
 	var tokens transport.TokenSource
 	var token tokenBox
@@ -407,7 +412,7 @@ func runCase(ck *checker, r row, m mode, kind string) {
 	c, err := e.connect(ctx, r.dial, r.maxMsg, tokens, opts...)
 	switch {
 	case w.err != nil && err == nil:
-		ck.errorf("Connect succeeded (era %v, version %q, trace %+v), want %s", c.Era(), c.ProtocolVersion(), c.NegotiationTrace(), w.err.desc)
+		ck.errorf("Connect succeeded (era %v, version %q, trace %+v), want %s", c.Negotiated().Era, c.Negotiated().Version, c.Negotiated().Trace, w.err.desc)
 	case w.err != nil && !w.err.ok(err):
 		ck.errorf("Connect error = %v (%T), want %s", err, err, w.err.desc)
 	case w.err == nil && err != nil:
@@ -415,8 +420,8 @@ func runCase(ck *checker, r row, m mode, kind string) {
 	}
 	if c != nil {
 		if w.err == nil {
-			if c.Era() != w.era || c.ProtocolVersion() != w.version {
-				ck.errorf("negotiated %v %q, want %v %q (trace %+v)", c.Era(), c.ProtocolVersion(), w.era, w.version, c.NegotiationTrace())
+			if c.Negotiated().Era != w.era || c.Negotiated().Version != w.version {
+				ck.errorf("negotiated %v %q, want %v %q (trace %+v)", c.Negotiated().Era, c.Negotiated().Version, w.era, w.version, c.Negotiated().Trace)
 			}
 			callEcho(ctx, ck, c, r.callCtx, w.callErr)
 			if r.settle {

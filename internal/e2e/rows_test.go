@@ -314,9 +314,10 @@ func rows() []row {
 			},
 		},
 		row{
-			name:   "HTTP response stream breaks before the response",
-			na:     only(naStream, kindHTTP),
-			server: faults(testserver.Fault{Kind: testserver.FaultBreakStream, Method: mCall, Times: 1}),
+			name:      "HTTP response stream breaks before the response",
+			na:        only(naStream, kindHTTP),
+			replayAll: true,
+			server:    faults(testserver.Fault{Kind: testserver.FaultBreakStream, Method: mCall, Times: 1}),
 			expect: func(k string, m mode) want {
 				if _, ok := legacyMode(m.p); ok {
 					// Legacy: the response is recovered by resuming the

@@ -129,8 +129,9 @@ func (c *call) deliver(r callResult) {
 // Legacy era: a plain request; server requests are answered meanwhile.
 //
 // A request lost with its connection, response stream or legacy HTTP
-// session is re-sent once under a new id unless opts.NoReplay or
-// Config.Replay forbid it.
+// session is re-sent once under a new id when the replay policy allows it
+// (see [ReplayPolicy]); otherwise the call fails with an
+// [*OutcomeUnknownError] (the connection still heals).
 //
 // Errors: a *jsonrpc.Error from the server; [*MissingCapabilityError] for
 // -32021; ctx.Err() when ctx ends; [*RequestTimeoutError];
@@ -153,10 +154,18 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 			return nil, fmt.Errorf("session: %s params: %w", method, err)
 		}
 	}
-	if s.cfg.Middleware != nil {
-		return s.callThrough(ctx, method, raw, &o)
+	if o.ManualInput && s.Era() != negotiation.EraModern {
+		return s.manualLegacyCall(ctx, method, raw, &o)
 	}
-	return s.call(ctx, method, raw, &o)
+	return s.callOrThrough(ctx, method, raw, &o)
+}
+
+// callOrThrough is call, through Config.Middleware when there is one.
+func (s *Session) callOrThrough(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
+	if s.cfg.Middleware != nil {
+		return s.callThrough(ctx, method, raw, o)
+	}
+	return s.call(ctx, method, raw, o)
 }
 
 // callState is what one call remembers across its attempts (replays,
@@ -175,6 +184,9 @@ type callState struct {
 	why      string // why the next attempt is sent (Message.OnAttempt)
 	pace     *pacer
 	retry    *retrier
+	// urlElicited: the request was re-sent after its URL elicitations
+	// completed (-32042); a second -32042 is the caller's.
+	urlElicited bool
 }
 
 // afterAttempt is what a call does after an attempt.
@@ -186,15 +198,25 @@ const (
 	nextRound                      // send the next MRTR round (cs.cur) on the same call
 )
 
+// call sends a request and drives it to its end: replays, retries,
+// re-authorizations, MRTR rounds. o.resume, when set, is the state of a
+// call resumed after manual input (Session.Resume).
 func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = s.cfg.RequestTimeout
+	cs := o.resume
+	if cs == nil {
+		cs = &callState{method: method, raw: raw, cur: raw}
+	}
+	tm := timing{start: time.Now(), deadline: o.Timeout, idle: o.IdleTimeout}
+	if tm.deadline <= 0 {
+		tm.deadline = s.cfg.RequestTimeout
+	}
+	if tm.idle <= 0 {
+		tm.idle = s.cfg.IdleTimeout
 	}
 	c := s.getCall(method)
 	c.progress = o.Progress
 	c.flush = (o.Progress != nil || o.LogLevel != "") && !onDispatcher(ctx)
-	if timeout > 0 {
+	if tm.idle > 0 {
 		c.timed = true
 		if c.progressed == nil {
 			c.progressed = make(chan struct{}, 1)
@@ -205,13 +227,12 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			s.putCall(c)
 		}
 	}()
-	cs := &callState{method: method, raw: raw, cur: raw}
 	for {
 		var (
 			res  json.RawMessage
 			then afterAttempt
 		)
-		resp, err := s.attempt(ctx, c, cs.cur, o, timeout)
+		resp, err := s.attempt(ctx, c, cs.cur, o, &tm)
 		if o.sent != nil && c.id != 0 {
 			*o.sent = jsonrpc.Int64ID(c.id)
 		}
@@ -234,6 +255,31 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 			c = s.again(c)
 		}
 	}
+}
+
+// timing is a call's time limits: the deadline counted from the call's
+// start, which progress does not extend, and the idle timeout counted
+// from each attempt's start and reset on progress.
+type timing struct {
+	start    time.Time
+	deadline time.Duration // 0: none
+	idle     time.Duration // 0: none
+}
+
+// bound returns, for an attempt started at now, the first moment a limit
+// elapses and the error it is (the zero time when there is no limit).
+func (tm *timing) bound(method string, now time.Time) (time.Time, error) {
+	var at time.Time
+	var err error
+	if tm.idle > 0 {
+		at, err = now.Add(tm.idle), &RequestTimeoutError{Method: method, Timeout: tm.idle}
+	}
+	if tm.deadline > 0 {
+		if d := tm.start.Add(tm.deadline); at.IsZero() || d.Before(at) {
+			at, err = d, &RequestTimeoutError{Method: method, Timeout: tm.deadline, Absolute: true}
+		}
+	}
+	return at, err
 }
 
 // failed decides what a call does after an attempt failed with err: a
@@ -264,7 +310,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		cs.why = "reauthorize"
 		return nextResend, nil
 	}
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayReplay(method, cs.raw, o) {
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayRetry(o) {
 		// 408, 429, 5xx: the server did not take the request; retry with
 		// backoff (honouring Retry-After) within Config.Retry.
 		if cs.retry == nil {
@@ -272,6 +318,7 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		}
 		if wait, ok := cs.retry.next(he.RetryAfter); ok {
 			s.log.Info("retrying a request", "method", method, "status", he.StatusCode, "wait", wait)
+			s.emit(Event{Kind: EventRetried, Method: method, Err: err})
 			if err := s.sleep(ctx, wait); err != nil {
 				return nextDone, err
 			}
@@ -279,10 +326,16 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 			return nextResend, nil
 		}
 	}
-	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) && s.mayReplay(method, cs.raw, o) {
+	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) {
+		replay, rerr := s.replayLost(method, o, err)
+		if !replay {
+			return nextDone, rerr
+		}
 		cs.replayed = true
-		s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
 		cs.why = "replay"
+		if o.OnReplay != nil {
+			o.OnReplay()
+		}
 		return nextResend, nil
 	}
 	return nextDone, err
@@ -303,6 +356,17 @@ func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c
 				cs.why = "reprobe"
 				return nil, nextResend, nil
 			}
+		}
+		if resp.Error.Code == jsonrpc.CodeURLElicitationRequired && n.era != negotiation.EraModern {
+			// 2025-11-25 only (modern servers must not send it).
+			if cs.urlElicited {
+				return nil, nextDone, urlElicitationError(method, resp.Error)
+			}
+			if err := s.urlElicit(ctx, method, resp.Error); err != nil {
+				return nil, nextDone, err
+			}
+			cs.urlElicited = true
+			return nil, nextResend, nil
 		}
 		return nil, nextDone, serverError(method, resp.Error)
 	}
@@ -346,11 +410,19 @@ func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, 
 	if cs.rounds > s.cfg.MaxInputRounds {
 		return &ProtocolError{Method: method, Reason: fmt.Sprintf("more than %d rounds", s.cfg.MaxInputRounds), Err: ErrTooManyInputRounds}
 	}
-	next, stateOnly, err := s.inputRound(ctx, method, cs.raw, result)
+	ir, err := s.parseInputRequired(method, result)
 	if err != nil {
 		return err
 	}
-	if stateOnly {
+	if o.ManualInput && len(ir.keys) > 0 {
+		return ir.pending(method, cs)
+	}
+	next, err := s.inputRound(ctx, method, cs.raw, ir)
+	if err != nil {
+		return err
+	}
+	if len(ir.keys) == 0 {
+		// A round with requestState alone (load shedding): paced.
 		if cs.pace == nil {
 			cs.pace = newPacer()
 		}
@@ -361,6 +433,7 @@ func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, 
 	if o.OnInputRound != nil {
 		o.OnInputRound(cs.rounds)
 	}
+	s.emit(Event{Kind: EventInputRound, Version: s.ProtocolVersion(), Method: method, Count: cs.rounds})
 	cs.cur = next
 	return nil
 }
@@ -420,32 +493,48 @@ func answeredTooLarge(err error) bool {
 	return ok
 }
 
-func (s *Session) mayReplay(method string, params json.RawMessage, o *CallOptions) bool {
-	if o.NoReplay {
-		return false
-	}
-	if s.cfg.Replay != nil {
-		return s.cfg.Replay(method, params)
-	}
-	return true
-}
-
 // attempt registers c, writes one request with params and waits for its
-// response.
-func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, o *CallOptions, timeout time.Duration) (*jsonrpc.Response, error) {
+// response. The limits of tm hold from the attempt's start: the wait for
+// registration and the write count (a Streamable HTTP server that holds
+// its headers or trickles a JSON body is inside Write).
+func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, o *CallOptions, tm *timing) (*jsonrpc.Response, error) {
 	c.settled = false
-	werr, err := s.send(ctx, c, &sendSpec{params: params, level: o.LogLevel, headers: o.Headers, wait: timeout})
+	s.streamBefore(ctx, c.method)
+	now := time.Now()
+	at, limitErr := tm.bound(c.method, now)
+	wctx := ctx
+	if !at.IsZero() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadlineCause(ctx, at, limitErr)
+		defer cancel()
+	}
+	werr, err := s.send(wctx, c, &sendSpec{params: params, level: o.LogLevel, headers: o.Headers})
 	if err != nil {
-		return nil, err
+		return nil, limitHit(ctx, wctx, err)
 	}
 	if werr != nil {
-		if ctx.Err() != nil {
-			return nil, werr
+		if ctx.Err() != nil || wctx.Err() != nil {
+			return nil, limitHit(ctx, wctx, werr)
 		}
 		return s.writeFailed(c, werr)
 	}
-	r, err := s.await(ctx, c, timeout, s.cfg.MaxRequestTimeout, true)
+	var idle, first, deadline time.Duration
+	if tm.idle > 0 {
+		idle, first = tm.idle, max(time.Until(now.Add(tm.idle)), 1)
+	}
+	if tm.deadline > 0 {
+		deadline = max(time.Until(tm.start.Add(tm.deadline)), 1)
+	}
+	r, err := s.awaitTimed(ctx, c, first, idle, deadline, true)
 	if err != nil {
+		if te, ok := errors.AsType[*RequestTimeoutError](err); ok {
+			// Report the configured limit, not what was left of it.
+			if te.Absolute {
+				te.Timeout = tm.deadline
+			} else {
+				te.Timeout = tm.idle
+			}
+		}
 		return nil, err
 	}
 	c.settled = true
@@ -463,6 +552,17 @@ func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, 
 		}
 	}
 	return r.resp, nil
+}
+
+// limitHit returns the call's timeout error when err is wctx ending at one
+// of the call's limits while the caller's ctx goes on, else err.
+func limitHit(ctx, wctx context.Context, err error) error {
+	if ctx.Err() == nil && wctx.Err() != nil {
+		if te, ok := errors.AsType[*RequestTimeoutError](context.Cause(wctx)); ok {
+			return te
+		}
+	}
+	return err
 }
 
 // buildRequest encodes c's request with params: in the modern era with the
@@ -498,14 +598,16 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 	}
 	switch {
 	case errors.Is(err, transport.ErrSessionExpired):
-		// Legacy HTTP 404 with a session id: re-initialize, then replay.
+		// Legacy HTTP 404 with a session id: re-initialize, then replay
+		// (the server did not take the request).
 		s.postHeal(c.ref, err, false)
-		return nil, &ConnectionLostError{Method: c.method, Err: err}
+		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
 	case errors.Is(err, transport.ErrStreamBroken):
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
 	case errors.Is(err, transport.ErrClosed):
+		// The connection was closed before the request was written.
 		s.postHeal(c.ref, err, false)
-		return nil, &ConnectionLostError{Method: c.method, Err: err}
+		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
 	}
 	if _, ok := errors.AsType[*transport.NetworkError](err); ok && !perRequest(c.ref.kind) {
 		// A stream connection (WebSocket) that broke under the write.
@@ -519,10 +621,16 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 // bound the wait when positive. On ctx end or timeout the call is
 // abandoned; written says whether the server must be told.
 func (s *Session) await(ctx context.Context, c *call, timeout, max time.Duration, written bool) (callResult, error) {
+	return s.awaitTimed(ctx, c, timeout, timeout, max, written)
+}
+
+// awaitTimed is await whose idle timer first runs for first, then for
+// timeout after each progress.
+func (s *Session) awaitTimed(ctx context.Context, c *call, first, timeout, max time.Duration, written bool) (callResult, error) {
 	var tC, mC <-chan time.Time
 	var t *time.Timer
 	if timeout > 0 {
-		t = time.NewTimer(timeout)
+		t = time.NewTimer(first)
 		defer t.Stop()
 		tC = t.C
 	}

@@ -365,13 +365,21 @@ func TestTimeouts(t *testing.T) {
 		wantAbs   bool
 		wantCalls int // progress callbacks
 	}{
-		{name: "progress-resets", cfg: Config{RequestTimeout: time.Second}, progress: 5},
-		{name: "callback-order", cfg: Config{RequestTimeout: time.Second}, progress: 3, opts: &CallOptions{Progress: func(protocol.ProgressParams) {}}, wantCalls: 3},
-		{name: "no-progress-times-out", cfg: Config{RequestTimeout: time.Second}, progress: -1, wantErr: ErrRequestTimeout},
-		{name: "call-timeout-overrides", cfg: Config{RequestTimeout: time.Hour}, opts: &CallOptions{Timeout: time.Second}, progress: -1, wantErr: ErrRequestTimeout},
-		{name: "absolute-max", cfg: Config{RequestTimeout: time.Second, MaxRequestTimeout: 2 * time.Second}, progress: 5, wantErr: ErrRequestTimeout, wantAbs: true},
-		{name: "legacy-progress-resets", cfg: Config{Mode: ModeLegacy, RequestTimeout: time.Second}, progress: 3,
+		{name: "progress-resets", cfg: Config{IdleTimeout: time.Second}, progress: 5},
+		{name: "callback-order", cfg: Config{IdleTimeout: time.Second}, progress: 3, opts: &CallOptions{Progress: func(protocol.ProgressParams) {}}, wantCalls: 3},
+		{name: "no-progress-times-out", cfg: Config{IdleTimeout: time.Second}, progress: -1, wantErr: ErrRequestTimeout},
+		{name: "call-idle-overrides", cfg: Config{IdleTimeout: time.Hour}, opts: &CallOptions{IdleTimeout: time.Second}, progress: -1, wantErr: ErrRequestTimeout},
+		{name: "absolute-max", cfg: Config{IdleTimeout: time.Second, RequestTimeout: 2 * time.Second}, progress: 5, wantErr: ErrRequestTimeout, wantAbs: true},
+		// The deadline is a deadline: progress does not extend it.
+		{name: "deadline-despite-progress", cfg: Config{RequestTimeout: 2 * time.Second}, progress: 5,
+			opts: &CallOptions{Progress: func(protocol.ProgressParams) {}}, wantCalls: 3, wantErr: ErrRequestTimeout, wantAbs: true},
+		{name: "call-deadline-overrides", cfg: Config{RequestTimeout: time.Hour}, opts: &CallOptions{Timeout: 2 * time.Second, Progress: func(protocol.ProgressParams) {}}, progress: 5,
+			wantCalls: 3, wantErr: ErrRequestTimeout, wantAbs: true},
+		{name: "deadline-long-enough", cfg: Config{RequestTimeout: 5 * time.Second}, progress: 5, opts: &CallOptions{Progress: func(protocol.ProgressParams) {}}, wantCalls: 5},
+		{name: "legacy-progress-resets", cfg: Config{Mode: ModeLegacy, IdleTimeout: time.Second}, progress: 3,
 			opts: &CallOptions{Progress: func(protocol.ProgressParams) {}}, wantCalls: 3},
+		{name: "legacy-deadline-despite-progress", cfg: Config{Mode: ModeLegacy, RequestTimeout: 2 * time.Second}, progress: 5,
+			opts: &CallOptions{Progress: func(protocol.ProgressParams) {}}, wantCalls: 3, wantErr: ErrRequestTimeout, wantAbs: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -537,7 +545,14 @@ func TestNotificationOverflowDropsOldest(t *testing.T) {
 		release := make(chan struct{})
 		var mu sync.Mutex
 		var got []int
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
+		dropped := 0
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnEvent: func(ev Event) {
+			if ev.Kind == EventDropped {
+				mu.Lock()
+				dropped += ev.Count
+				mu.Unlock()
+			}
+		}, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
 			var p struct{ Data int }
 			json.Unmarshal(n.Params, &p)
 			if p.Data == 0 {
@@ -560,6 +575,9 @@ func TestNotificationOverflowDropsOldest(t *testing.T) {
 		defer mu.Unlock()
 		if len(got) != MaxQueuedNotifications+1 || got[0] != 0 || got[1] != extra+1 || got[len(got)-1] != MaxQueuedNotifications+extra {
 			t.Errorf("delivered %d notifications, first %v, last %v", len(got), got[:2], got[len(got)-1])
+		}
+		if dropped != extra {
+			t.Errorf("EventDropped counted %d, want %d: every drop is reported", dropped, extra)
 		}
 	})
 }

@@ -45,6 +45,7 @@ func (s *Session) Close() error {
 		defer t.Stop()
 		select {
 		case <-waited:
+			s.flushEvents() // the dispatcher has ended: its queue is ours
 		case <-t.C:
 			s.log.Error("session close: goroutines did not finish", "timeout", CloseTimeout)
 			err = errors.Join(err, ErrCloseTimeout)

@@ -21,6 +21,7 @@ type dispatchItem struct {
 	pp       protocol.ProgressParams
 	barrier  chan struct{} // closed by the dispatcher when it reaches this item
 	restored bool          // the legacy subscriptions were restored (Config.OnRestored)
+	event    *Event        // for Config.OnEvent
 	key      string        // coalescing key while queued under load (see enqueue); "" if none
 }
 
@@ -122,7 +123,8 @@ func (s *Session) enqueue(it dispatchItem) {
 	lp := &s.lp
 	ol := &lp.ol
 	it.key = coalesceKey(&it)
-	if len(lp.queue) >= MaxQueuedNotifications && it.barrier == nil {
+	// Queued events (see moveEvents) take none of the notifications' room.
+	if len(lp.queue)-s.evq.queued >= MaxQueuedNotifications && it.barrier == nil {
 		if it.key != "" && ol.queued[it.key] > 0 {
 			s.drop(it.req.Method, 1)
 			return
@@ -130,7 +132,7 @@ func (s *Session) enqueue(it dispatchItem) {
 		// Drop the oldest notification; barriers are never dropped (a
 		// caller waits for each, and there is at most one per call in
 		// flight, so they are bounded by the calls).
-		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored }); i >= 0 {
+		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored && q.event == nil }); i >= 0 {
 			old := &lp.queue[i]
 			ol.unqueued(old)
 			s.drop(old.method(), 1)
@@ -202,6 +204,10 @@ func (s *Session) deliverItem(it dispatchItem) {
 		})
 		return
 	}
+	if it.event != nil {
+		s.cfg.OnEvent(*it.event)
+		return
+	}
 	if it.restored {
 		if s.cfg.OnRestored != nil {
 			s.cfg.OnRestored(s.dispatchCtx)
@@ -245,5 +251,9 @@ func (s *Session) deliverNote(ctx context.Context, n *jsonrpc.Request) {
 				h.ResourceUpdated.OnResourceUpdated(ctx, p.URI)
 			}
 		}
+	case route.ElicitationComplete:
+		s.elicitationComplete(ctx, n.Params)
+	case route.TaskStatus:
+		s.taskStatus(ctx, n)
 	}
 }

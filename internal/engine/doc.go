@@ -36,11 +36,12 @@
 // (the process respawned) and the pinned era re-negotiated; when a legacy
 // HTTP session expires (404), it is initialized again. A request lost
 // with its connection, with a broken modern response stream, or with an
-// expired session is re-sent once under a new id, unless
-// [CallOptions.NoReplay] or [Config.Replay] forbid it; then it fails with
-// a [*ConnectionLostError]. Listen streams end with that error, except a
-// durable one ([Session.ListenDurable]), which the engine opens again,
-// with backoff, reporting [EventRelistened]. Requests answered HTTP 408, 429 or 5xx are retried within
+// expired session is re-sent once under a new id when the replay policy
+// ([Config.Replay], [CallOptions.Replay]; see [ReplayPolicy]) allows it;
+// otherwise it fails with an [*OutcomeUnknownError] (when the server may
+// have run it) or a [*ConnectionLostError]. Listen streams end with that
+// error, except a durable one ([Session.ListenDurable]), which the engine
+// opens again, with backoff, reporting [EventRelistened]. Requests answered HTTP 408, 429 or 5xx are retried within
 // [Config.Retry]. Each completed re-negotiation closes the channel
 // [Session.Reconnected] returned and bumps [Session.Generation]. After a
 // legacy re-negotiation the engine itself restores the resource
@@ -86,7 +87,13 @@
 // server messages (the legacy HTTP GET stream, [transport.StreamReadyWaiter])
 // the session waits up to [StreamReadyTimeout] for that stream to open
 // before it reports ready, because a server may send a request on it at
-// once and drop it if the stream is not open yet.
+// once and drop it if the stream is not open yet. The session opens that
+// stream ([transport.StreamDeferrer]) only when something can arrive on
+// it: the client declared sampling, elicitation, roots, tasks or
+// experimental capabilities, or the server declared logging, a
+// listChanged, resources.subscribe, tasks or experimental ones; otherwise
+// it opens it (and waits the same way) before the first
+// resources/subscribe or logging/setLevel. See stream.go.
 //
 // # Concurrency
 //
@@ -156,9 +163,11 @@
 // [CancelNotifyTimeout]: notifications/cancelled on stdio, memory,
 // WebSocket and legacy HTTP, where the request's response stream is also
 // abandoned ([transport.StreamCanceler]) so that it is no longer read or
-// resumed; closing the response stream on modern HTTP. Timeouts
-// ([Config.RequestTimeout], [CallOptions.Timeout]) reset on progress and are
-// capped by [Config.MaxRequestTimeout].
+// resumed; closing the response stream on modern HTTP. The deadline
+// ([Config.RequestTimeout], [CallOptions.Timeout]) counts from the call's
+// start, the write included, and progress does not extend it; the idle
+// timeout ([Config.IdleTimeout], [CallOptions.IdleTimeout]) is reset by
+// progress.
 //
 // # Errors
 //

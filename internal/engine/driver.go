@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -126,9 +127,16 @@ func (d *driver) spawn(io func() (next, undo func())) {
 	}()
 }
 
+// step records st in the trace (room for a connect's usual steps at
+// once) and logs it at Debug, boxing its strings only when that is on.
 func (d *driver) step(st TraceStep) {
+	if d.trace == nil {
+		d.trace = make([]TraceStep, 0, 4)
+	}
 	d.trace = append(d.trace, st)
-	d.s.log.Debug("negotiation step", "step", st.Step, "sent", st.Sent, "outcome", st.Outcome, "verdict", st.Verdict, "err", st.Err)
+	if d.s.log.Enabled(d.ctx, slog.LevelDebug) {
+		d.s.log.Debug("negotiation step", "step", st.Step, "sent", st.Sent, "outcome", st.Outcome, "verdict", st.Verdict, "err", st.Err)
+	}
 }
 
 // initial is the first step of the configured mode.
@@ -338,6 +346,7 @@ func (d *driver) retryProbe(ps *probeState, ref *connRef, v negotiation.Verdict,
 		return
 	}
 	d.step(TraceStep{Step: "retry", Sent: "wait " + wait.String(), Outcome: v.Reason, Verdict: "probe again"})
+	d.s.emit(Event{Kind: EventRetried, Method: protocol.MethodDiscover, Err: errors.New(v.Reason)})
 	d.spawn(func() (func(), func()) {
 		err := d.s.sleep(d.ctx, wait)
 		return func() {

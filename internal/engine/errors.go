@@ -43,6 +43,34 @@ var ErrRequestTimeout = errors.New("session: request timed out")
 // ErrConnectionLost is matched by [*ConnectionLostError].
 var ErrConnectionLost = errors.New("session: connection lost")
 
+// ErrOutcomeUnknown is matched by [*OutcomeUnknownError]: a request was
+// lost after it may have reached the server, which may have executed it,
+// and the replay policy did not allow sending it again.
+var ErrOutcomeUnknown = errors.New("session: outcome unknown: the server may have executed the request")
+
+// OutcomeUnknownError reports a request lost with its connection, response
+// stream or session after it was written, that was not sent again (see
+// [ReplayPolicy]): the server may have executed it. The connection heals
+// for the next call. It matches [ErrOutcomeUnknown], and through Err
+// [ErrConnectionLost].
+type OutcomeUnknownError struct {
+	// Method is the request's method.
+	Method string
+	// Err is the loss (a [*ConnectionLostError]).
+	Err error
+}
+
+// Error implements the error interface.
+func (e *OutcomeUnknownError) Error() string {
+	return "session: " + e.Method + ": outcome unknown, the server may have executed the request: " + e.Err.Error()
+}
+
+// Unwrap returns e.Err.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
+
+// Is matches [ErrOutcomeUnknown].
+func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
+
 // ProtocolError reports a server message that breaks the protocol. Err is
 // one of the sentinels [ErrInvalidResponse], [ErrUnexpectedInputRequest],
 // [ErrTooManyInputRounds].
@@ -81,21 +109,24 @@ func describeErr(s, sep, what, more string, err error) string {
 func (e *ProtocolError) Unwrap() error { return e.Err }
 
 // RequestTimeoutError reports a request that got no response within its
-// timeout (reset on progress) or its absolute maximum.
+// deadline ([Config.RequestTimeout], [CallOptions.Timeout]: counted from the
+// call's start, progress does not extend it) or its idle timeout
+// ([Config.IdleTimeout], [CallOptions.IdleTimeout]: reset on progress).
 type RequestTimeoutError struct {
 	// Method is the request's method.
 	Method string
 	// Timeout is the limit that elapsed.
 	Timeout time.Duration
-	// Absolute is true when [Config.MaxRequestTimeout] elapsed.
+	// Absolute is true when the deadline elapsed, false for the idle
+	// timeout.
 	Absolute bool
 }
 
 // Error implements the error interface.
 func (e *RequestTimeoutError) Error() string {
-	kind := "timeout"
+	kind := "idle timeout"
 	if e.Absolute {
-		kind = "maximum request time"
+		kind = "deadline"
 	}
 	return fmt.Sprintf("session: %s: no response within the %s of %v", e.Method, kind, e.Timeout)
 }
@@ -112,6 +143,9 @@ type ConnectionLostError struct {
 	// Err is the transport's error (a *transport.ExitError,
 	// *transport.StreamError, an error matching transport.ErrSessionExpired…).
 	Err error
+	// Unsent is true when the request was never written: the connection
+	// was closed before the write.
+	Unsent bool
 }
 
 // Error implements the error interface.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -29,7 +28,7 @@ func dieOn(method string, next func(p *peer, m jsonrpc.Message)) func(p *peer, m
 
 // TestProcessDeathHeals: the server process dies with a request in flight;
 // the session respawns it, re-negotiates in the pinned era and re-sends
-// the request (unless NoReplay).
+// the request (when the replay policy allows it).
 func TestProcessDeathHeals(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -42,24 +41,40 @@ func TestProcessDeathHeals(t *testing.T) {
 		wantEra  negotiation.Era
 		wantDone bool
 	}{
-		{name: "legacy-replay", mode: ModeLegacy,
+		{name: "legacy-replay", mode: ModeLegacy, cfg: Config{Replay: ReplayAll},
 			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", legacyServer), legacyServer},
 			second:  []string{"initialize", "notifications/initialized", "tools/call"}, wantEra: negotiation.EraLegacy},
-		{name: "modern-replay",
+		{name: "modern-replay", cfg: Config{Replay: ReplayAll},
 			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", modernServer), modernServer},
 			second:  []string{"server/discover", "tools/call"}, wantEra: negotiation.EraModern},
-		{name: "no-replay", mode: ModeLegacy, opts: &CallOptions{NoReplay: true},
+		// The default policy does not run a tool twice: the caller learns
+		// that the outcome is unknown, and the connection heals.
+		{name: "legacy-safe-default-refuses", mode: ModeLegacy,
+			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", legacyServer), legacyServer},
+			wantErr: ErrOutcomeUnknown,
+			second:  []string{"initialize", "notifications/initialized"}, wantEra: negotiation.EraLegacy},
+		{name: "modern-safe-default-refuses",
+			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", modernServer), modernServer},
+			wantErr: ErrOutcomeUnknown,
+			second:  []string{"server/discover"}, wantEra: negotiation.EraModern},
+		{name: "idempotent-replayed", mode: ModeLegacy, opts: &CallOptions{Idempotent: true},
+			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", legacyServer), legacyServer},
+			second:  []string{"initialize", "notifications/initialized", "tools/call"}, wantEra: negotiation.EraLegacy},
+		{name: "per-call-all-replayed", mode: ModeLegacy, opts: &CallOptions{Replay: ReplayAll},
+			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", legacyServer), legacyServer},
+			second:  []string{"initialize", "notifications/initialized", "tools/call"}, wantEra: negotiation.EraLegacy},
+		{name: "no-replay", mode: ModeLegacy, cfg: Config{Replay: ReplayAll}, opts: &CallOptions{Replay: ReplayNone, Idempotent: true},
 			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", legacyServer), legacyServer},
 			wantErr: ErrConnectionLost,
 			second:  []string{"initialize", "notifications/initialized"}, wantEra: negotiation.EraLegacy},
-		{name: "replay-policy-says-no", mode: ModeLegacy, cfg: Config{Replay: func(string, json.RawMessage) bool { return false }},
+		{name: "replay-policy-says-no", mode: ModeLegacy, cfg: Config{Replay: ReplayNone}, opts: &CallOptions{Idempotent: true},
 			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", legacyServer), legacyServer},
 			wantErr: ErrConnectionLost,
 			second:  []string{"initialize", "notifications/initialized"}, wantEra: negotiation.EraLegacy},
 		{name: "modern-server-came-back-legacy",
 			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", modernServer), legacyServer},
 			wantErr: ErrConnectionLost, second: []string{"server/discover"}, wantEra: negotiation.EraModern, wantDone: true},
-		{name: "replayed-once-only", mode: ModeLegacy,
+		{name: "replayed-once-only", mode: ModeLegacy, cfg: Config{Replay: ReplayAll},
 			servers: []func(*peer, jsonrpc.Message){dieOn("tools/call", legacyServer)},
 			wantErr: ErrConnectionLost,
 			second:  []string{"initialize", "notifications/initialized", "tools/call"}, wantEra: negotiation.EraLegacy},
@@ -166,7 +181,7 @@ func (g *garbageFirst) Connect(ctx context.Context) (transport.Conn, error) {
 func TestTooManyBadReadsHeals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := &garbageFirst{scripted: newScripted(legacyServer)}
-		s, err := connect(t, tr, Config{Mode: ModeLegacy})
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Replay: ReplayAll})
 		if err != nil {
 			t.Fatal(err)
 		}

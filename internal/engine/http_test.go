@@ -386,7 +386,7 @@ func TestHTTPBrokenStreamResends(t *testing.T) {
 		}
 		serveModernHTTP(w, req)
 	}
-	s, _, err := httpConnect(t, h, Config{})
+	s, _, err := httpConnect(t, h, Config{Replay: ReplayAll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,9 +397,9 @@ func TestHTTPBrokenStreamResends(t *testing.T) {
 		t.Errorf("tools/call POSTed %d times, want 2", calls.Load())
 	}
 	calls.Store(0)
-	_, err = s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "t"}, &CallOptions{NoReplay: true})
+	_, err = s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "t"}, &CallOptions{Replay: ReplayNone})
 	if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, transport.ErrStreamBroken) {
-		t.Errorf("NoReplay Call error = %v, want a lost stream", err)
+		t.Errorf("ReplayNone Call error = %v, want a lost stream", err)
 	}
 }
 

@@ -30,6 +30,7 @@ func (d *driver) initialize(st step) {
 		d.fail(err)
 		return
 	}
+	s.deferStream(ref.conn)
 	d.spawn(func() (func(), func()) {
 		resp, err := d.rpc(d.ctx, protocol.MethodInitialize, params)
 		return func() { d.initialized(st, ref, pvs, resp, err) }, nil
@@ -146,6 +147,7 @@ func (d *driver) finishLegacy(ref *connRef, pvs transport.ProtocolVersionSetter,
 	if pvs != nil {
 		pvs.SetProtocolVersion(res.ProtocolVersion)
 	}
+	s.openStreamFor(ref.conn, &res.Capabilities)
 	d.spawn(func() (func(), func()) {
 		ctx := d.ctx
 		err := s.noteThrough(ctx, protocol.NotificationInitialized, nil, true, func(ctx context.Context, method string, params json.RawMessage) error {
@@ -217,6 +219,9 @@ func (d *driver) switchTransport(t transport.Transport, then func(error)) {
 			d.step(st)
 			d.t = t
 			s.install(conn)
+			if kindOf(conn) == transport.KindStdio {
+				s.emit(Event{Kind: EventRespawned})
+			}
 			then(nil)
 		}
 		if err != nil {

@@ -130,8 +130,11 @@ func (s *Session) loop() {
 		select {
 		case ev := <-s.events:
 			s.handle(ev)
+		case <-s.evq.kick:
+			s.moveEvents()
 		case out <- head:
 			lp.ol.unqueued(&lp.queue[0])
+			s.eventTaken(&lp.queue[0])
 			s.reportDrops()
 			lp.queue[0] = dispatchItem{}
 			lp.queue = lp.queue[1:]
@@ -541,6 +544,7 @@ func (s *Session) becomeReady(n *negState, next State) {
 	}
 	s.emit(Event{Kind: EventEraPinned, Version: n.version})
 	if healed && n.era == negotiation.EraLegacy {
+		s.emit(Event{Kind: EventReinitialized, Version: n.version})
 		// The server holds none of the old session's subscriptions.
 		s.wg.Add(1)
 		go s.restore()

@@ -35,24 +35,33 @@ func checkRaw(params any, raw []byte) error {
 
 // buildPrefix pre-encodes the constant members of a modern request's
 // _meta: protocol version, client capabilities and client info. It is done
-// once per negotiated connection and spliced into every request.
+// once per negotiated connection and spliced into every request; the
+// common shapes are appended without encoding/json (see prefix.go).
 func buildPrefix(version string, caps protocol.ClientCapabilities, info protocol.Implementation) ([]byte, error) {
-	capsJSON, err := json.Marshal(caps)
-	if err != nil {
-		return nil, err
-	}
-	infoJSON, err := json.Marshal(info)
-	if err != nil {
-		return nil, err
-	}
-	vJSON, _ := json.Marshal(version)
-	b := make([]byte, 0, 128+len(capsJSON)+len(infoJSON))
+	b := make([]byte, 0, 128+len(protocol.MetaProtocolVersion)+len(protocol.MetaClientCapabilities)+
+		len(protocol.MetaClientInfo)+len(version)+len(info.Name)+len(info.Version))
 	b = append(b, `"`+protocol.MetaProtocolVersion+`":`...)
-	b = append(b, vJSON...)
+	var err error
+	if plainString(version) {
+		b = append(b, '"')
+		b = append(b, version...)
+		b = append(b, '"')
+	} else if b, err = appendJSON(b, version); err != nil {
+		return nil, err
+	}
 	b = append(b, `,"`+protocol.MetaClientCapabilities+`":`...)
-	b = append(b, capsJSON...)
+	var ok bool
+	if b, ok = appendCaps(b, &caps); !ok {
+		if b, err = appendJSON(b, caps); err != nil {
+			return nil, err
+		}
+	}
 	b = append(b, `,"`+protocol.MetaClientInfo+`":`...)
-	b = append(b, infoJSON...)
+	if b, ok = appendInfo(b, &info); !ok {
+		if b, err = appendJSON(b, info); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 

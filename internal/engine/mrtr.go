@@ -20,43 +20,63 @@ type inputRequest struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// inputRound handles one input_required result of method: it checks every
-// input request against the declared capabilities, fulfils them all
-// concurrently through the handler, and returns the params of the retry:
-// the original params with inputResponses (same keys) and requestState
-// (echoed byte for byte; absent when the server sent none). stateOnly
-// reports a round that carried requestState alone (load shedding), which
-// the caller paces.
-func (s *Session) inputRound(ctx context.Context, method string, original json.RawMessage, result json.RawMessage) (next json.RawMessage, stateOnly bool, err error) {
-	var ir struct {
-		InputRequests map[string]inputRequest `json:"inputRequests"`
-		RequestState  json.RawMessage         `json:"requestState"`
-	}
+// inputRequired is a parsed InputRequiredResult.
+type inputRequired struct {
+	InputRequests map[string]inputRequest `json:"inputRequests"`
+	RequestState  json.RawMessage         `json:"requestState"`
+	keys          []string                // sorted keys of InputRequests
+	hasState      bool
+}
+
+// parseInputRequired reads and checks one input_required result of
+// method: its shape, the count of its input requests, and every request
+// against the declared capabilities.
+func (s *Session) parseInputRequired(method string, result json.RawMessage) (*inputRequired, error) {
+	var ir inputRequired
 	if err := json.Unmarshal(result, &ir); err != nil {
-		return nil, false, &ProtocolError{Method: method, Reason: "malformed InputRequiredResult: " + err.Error(), Err: ErrInvalidResponse}
+		return nil, &ProtocolError{Method: method, Reason: "malformed InputRequiredResult: " + err.Error(), Err: ErrInvalidResponse}
 	}
-	hasState := len(ir.RequestState) > 0 && string(ir.RequestState) != "null"
-	if hasState && ir.RequestState[0] != '"' {
-		return nil, false, &ProtocolError{Method: method, Reason: "requestState is not a string", Err: ErrInvalidResponse}
+	ir.hasState = len(ir.RequestState) > 0 && string(ir.RequestState) != "null"
+	if ir.hasState && ir.RequestState[0] != '"' {
+		return nil, &ProtocolError{Method: method, Reason: "requestState is not a string", Err: ErrInvalidResponse}
+	}
+	if !ir.hasState {
+		ir.RequestState = nil
 	}
 	if len(ir.InputRequests) > MaxInputRequests {
-		return nil, false, &ProtocolError{Method: method, Reason: fmt.Sprintf("%d input requests (more than %d)", len(ir.InputRequests), MaxInputRequests), Err: ErrInvalidResponse}
+		return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("%d input requests (more than %d)", len(ir.InputRequests), MaxInputRequests), Err: ErrInvalidResponse}
 	}
-	if len(ir.InputRequests) == 0 && !hasState {
-		return nil, false, &ProtocolError{Method: method, Reason: "InputRequiredResult has neither inputRequests nor requestState", Err: ErrInvalidResponse}
+	if len(ir.InputRequests) == 0 && !ir.hasState {
+		return nil, &ProtocolError{Method: method, Reason: "InputRequiredResult has neither inputRequests nor requestState", Err: ErrInvalidResponse}
 	}
-	keys := make([]string, 0, len(ir.InputRequests))
+	ir.keys = make([]string, 0, len(ir.InputRequests))
 	for k, r := range ir.InputRequests {
 		if reason := s.checkInput(r); reason != "" {
-			return nil, false, &ProtocolError{Method: method, Reason: "input request " + strconv.Quote(k) + ": " + reason, Err: ErrUnexpectedInputRequest}
+			return nil, &ProtocolError{Method: method, Reason: "input request " + strconv.Quote(k) + ": " + reason, Err: ErrUnexpectedInputRequest}
 		}
-		keys = append(keys, k)
+		ir.keys = append(ir.keys, k)
 	}
-	slices.Sort(keys)
-	answers, err := s.fulfil(ctx, method, keys, ir.InputRequests)
+	slices.Sort(ir.keys)
+	return &ir, nil
+}
+
+// inputRound handles one parsed input_required result of method: it
+// fulfils every input request concurrently through the handler, and
+// returns the params of the retry: the original params with
+// inputResponses (same keys) and requestState (echoed byte for byte;
+// absent when the server sent none).
+func (s *Session) inputRound(ctx context.Context, method string, original json.RawMessage, ir *inputRequired) (json.RawMessage, error) {
+	answers, err := s.fulfil(ctx, method, ir.keys, ir.InputRequests)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
+	return retryParams(original, ir.keys, answers, ir.RequestState), nil
+}
+
+// retryParams builds the params of an MRTR retry: original with
+// inputResponses (answers[i] answers keys[i]) and requestState (raw JSON
+// string, nil for none) in front.
+func retryParams(original json.RawMessage, keys []string, answers []json.RawMessage, state json.RawMessage) json.RawMessage {
 	var m []byte
 	if len(keys) > 0 {
 		m = append(m, `"inputResponses":{`...)
@@ -71,14 +91,14 @@ func (s *Session) inputRound(ctx context.Context, method string, original json.R
 		}
 		m = append(m, '}')
 	}
-	if hasState {
+	if len(state) > 0 {
 		if len(m) > 0 {
 			m = append(m, ',')
 		}
 		m = append(m, `"requestState":`...)
-		m = append(m, ir.RequestState...)
+		m = append(m, state...)
 	}
-	return prependMembers(original, m), len(keys) == 0, nil
+	return prependMembers(original, m)
 }
 
 // checkInput returns why an input request may not be served, or "".

@@ -24,9 +24,9 @@ func TestLateProgressDropped(t *testing.T) {
 		cfg  Config
 		opts *CallOptions
 	}{
-		{name: "direct", cfg: Config{RequestTimeout: time.Minute}},
+		{name: "direct", cfg: Config{IdleTimeout: time.Minute}},
 		{name: "through-loop", opts: &CallOptions{Progress: func(protocol.ProgressParams) {}}},
-		{name: "legacy-direct", cfg: Config{Mode: ModeLegacy, RequestTimeout: time.Minute}},
+		{name: "legacy-direct", cfg: Config{Mode: ModeLegacy, IdleTimeout: time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,7 +99,7 @@ func TestDirectCallsAcrossReconnect(t *testing.T) {
 			}
 			p.reply(r, map[string]any{"resultType": "complete"})
 		}))
-		s, err := connect(t, tr, Config{})
+		s, err := connect(t, tr, Config{Replay: ReplayAll})
 		if err != nil {
 			t.Fatal(err)
 		}

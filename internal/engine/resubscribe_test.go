@@ -18,7 +18,7 @@ func TestRestoreSubscriptions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(dieOn("tools/call", legacyServer), legacyServer)
 		restored := make(chan struct{}, 4)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnRestored: func(context.Context) { restored <- struct{}{} }})
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Replay: ReplayAll, OnRestored: func(context.Context) { restored <- struct{}{} }})
 		if err != nil {
 			t.Fatal(err)
 		}

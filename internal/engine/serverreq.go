@@ -43,7 +43,7 @@ func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request) {
 func (s *Session) serveRequest(ctx context.Context, ref *connRef, req *jsonrpc.Request) {
 	defer s.wg.Done()
 	defer s.post(event{kind: evServed, id: req.ID})
-	result, err := s.serveThrough(ctx, req.ID, req.Method, req.Params, s.legacyCaps)
+	result, err := s.serveLegacy(ctx, req)
 	if ctx.Err() != nil {
 		return
 	}

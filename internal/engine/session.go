@@ -137,12 +137,15 @@ type Config struct {
 	// [DefaultProbeTimeout]. On the stdio child process a timeout means
 	// legacy; on every other transport it is retried (seed 003).
 	ProbeTimeout time.Duration
-	// RequestTimeout bounds each request, reset on progress; 0 means no
-	// timeout beyond the caller's context.
+	// RequestTimeout is each request's deadline, counted from the moment
+	// the call starts (the wait for a reconnection and the write
+	// included); progress does not extend it. 0 means no deadline beyond
+	// the caller's context.
 	RequestTimeout time.Duration
-	// MaxRequestTimeout caps a request even while progress arrives; 0
-	// means no cap.
-	MaxRequestTimeout time.Duration
+	// IdleTimeout bounds each request's silence: it elapses when the
+	// server sent neither the response nor progress for that long (counted
+	// from the call's start, then from the last progress). 0 means none.
+	IdleTimeout time.Duration
 	// Retry bounds the retries of transient failures: probe verdicts
 	// "retry", and requests answered HTTP 408, 429 or 5xx (re-sent under a
 	// new id when Replay allows).
@@ -197,9 +200,10 @@ type Config struct {
 	// engine re-sent the tracked resource subscriptions (see
 	// [Session.TrackSubscription]): updates may have been missed.
 	OnRestored func(ctx context.Context)
-	// Replay decides whether a request lost with its connection, response
-	// stream or session may be re-sent once automatically. nil means yes.
-	Replay func(method string, params json.RawMessage) bool
+	// Replay decides which requests lost with their connection, response
+	// stream or session are re-sent once automatically; the zero value is
+	// [ReplaySafe].
+	Replay ReplayPolicy
 	// Tap, when set, sees every JSON-RPC message the session sends (sent
 	// true) or receives, on every connection it makes (negotiation and
 	// reconnections included), at its single write and read points. It is
@@ -211,8 +215,9 @@ type Config struct {
 	// extensions) before they are frozen. It is called once per era.
 	ExtraCapabilities func(*protocol.ClientCapabilities)
 	// OnEvent, when set, is told what happens to the connection (see
-	// [EventKind]), synchronously on the goroutine where it happened; it
-	// must be quick and must not call back into the session.
+	// [EventKind]), in order, on the dispatcher goroutine (in order with
+	// the notifications): never on the loop. Events still queued when the
+	// session closes are delivered by Close, once the dispatcher ended.
 	OnEvent func(Event)
 	// Middleware, when set, wraps every MCP message at the protocol level
 	// (not the wire's: Tap sees the JSON-RPC messages): user requests
@@ -239,17 +244,27 @@ type CallOptions struct {
 	// itself make a call with Progress or LogLevel set and wait for it;
 	// listeners may, with the context they are given.
 	Progress func(protocol.ProgressParams)
-	// Timeout overrides Config.RequestTimeout; reset on progress.
+	// Timeout overrides Config.RequestTimeout: the deadline, which
+	// progress does not extend.
 	Timeout time.Duration
+	// IdleTimeout overrides Config.IdleTimeout: reset on progress.
+	IdleTimeout time.Duration
 	// LogLevel sets _meta logLevel for this request (modern). The log
 	// notifications that arrived before the response have been delivered
 	// when Call returns, as for Progress.
 	LogLevel protocol.LoggingLevel
 	// Headers are extra HTTP headers for this request (Mcp-Param-*).
 	Headers http.Header
-	// NoReplay forbids re-sending this request after a lost stream,
-	// session or process.
-	NoReplay bool
+	// Replay overrides Config.Replay for this request.
+	Replay ReplayPolicy
+	// Idempotent declares that sending this request twice does no harm
+	// (a tool annotated readOnlyHint or idempotentHint): [ReplaySafe]
+	// then re-sends it.
+	Idempotent bool
+	// OnReplay, when set, is called on the caller's goroutine each time
+	// the request is sent again after it was lost, before the new
+	// request is written: a result returned after it came from a replay.
+	OnReplay func()
 	// AcceptTask allows resultType "task" (tasks extension, tools/call).
 	// tasks/get accepts "task" as well as "complete" without it
 	// (OPEN-QUESTIONS 38).
@@ -270,9 +285,16 @@ type CallOptions struct {
 	// values), in both eras; keys the engine owns fail with
 	// [ErrReservedMeta].
 	Meta map[string]json.RawMessage
+	// ManualInput makes the call hand the input it needs to the caller
+	// instead of the handler: a modern input_required round with input
+	// requests ends it with an [*InputRequiredError]; in the legacy era
+	// the server's input requests are held for the caller (heldinput.go).
+	// [Session.Resume] continues it with the answers.
+	ManualInput bool
 
 	sent      *jsonrpc.ID                       // set to the request's id after each attempt (callThrough)
 	onAttempt func(why string, prev jsonrpc.ID) // Message.OnAttempt (callThrough)
+	resume    *callState                        // the state a resumed call starts from (Session.Resume)
 }
 
 // TraceStep is one negotiation step.
@@ -331,6 +353,9 @@ type Session struct {
 	events     chan event        // to the loop; buffered so posting is cheap
 	dispatchCh chan dispatchItem // loop → dispatcher, unbuffered
 	closing    chan struct{}     // closed by Close
+	urls       urlWaits          // -32042 calls waiting for elicitation/complete (urlelicit.go)
+	recv       taskReceiver      // tasks run for a legacy server (taskrecv.go)
+	held       heldCalls         // legacy manual calls holding server requests (heldinput.go)
 	loopDone   chan struct{}     // closed when the loop returns
 	doneCh     chan struct{}     // closed by the loop when the session fails or closes
 	closeOnce  sync.Once
@@ -348,6 +373,9 @@ type Session struct {
 	// hintVerified: an era hint was confirmed (or re-probed). It is not
 	// loop state: callers set it when a request answers for the hint.
 	hintVerified atomic.Bool
+	// wantStream: a request asked for the legacy GET stream (see
+	// streamBefore); later handshakes open it at once.
+	wantStream atomic.Bool
 
 	// hintFailed: the era hint failed and Connect negotiated from scratch
 	// (see HintFailed); written once by Connect before it returns.
@@ -355,6 +383,7 @@ type Session struct {
 
 	subscribed subscribedSet // legacy resources/subscribe bookkeeping; guarded by its mutex
 
+	evq     eventQueue   // events for Config.OnEvent, on their way to the dispatcher
 	lp      loopState    // owned by the loop goroutine
 	pending pendingTable // requests awaiting a response; guarded by its mutex
 }
@@ -412,12 +441,13 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 		t:          t,
 		set:        cfg.Handler,
 		log:        cfg.Logger,
-		events:     make(chan event, 64),
+		events:     make(chan event, eventBuffer),
 		dispatchCh: make(chan dispatchItem),
 		closing:    make(chan struct{}),
 		loopDone:   make(chan struct{}),
 		doneCh:     make(chan struct{}),
 	}
+	s.evq.kick = make(chan struct{}, 1)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

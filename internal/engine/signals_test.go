@@ -158,7 +158,7 @@ func TestReconnectedLegacyHTTPSessionExpiry(t *testing.T) {
 // that exits on server/discover) is part of Connect and does not.
 func TestReconnectedStdioRespawn(t *testing.T) {
 	t.Run("crash-after-connect", func(t *testing.T) {
-		s, err := Connect(t.Context(), stdioServer(t), Config{Mode: ModeLegacy})
+		s, err := Connect(t.Context(), stdioServer(t), Config{Mode: ModeLegacy, Replay: ReplayAll})
 		if err != nil {
 			t.Fatalf("Connect: %v", err)
 		}
@@ -200,7 +200,7 @@ func TestReconnectedScripted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tr := newScripted(tt.servers...)
-				s, err := connect(t, tr, Config{Mode: tt.mode})
+				s, err := connect(t, tr, Config{Mode: tt.mode, Replay: ReplayAll})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -110,7 +110,7 @@ func TestStdioServerExitsOnProbe(t *testing.T) {
 // TestStdioProcessCrashReplays: the server process dies during a call; the
 // session respawns it, initializes again and replays the call.
 func TestStdioProcessCrashReplays(t *testing.T) {
-	s, err := Connect(t.Context(), stdioServer(t), Config{Mode: ModeLegacy})
+	s, err := Connect(t.Context(), stdioServer(t), Config{Mode: ModeLegacy, Replay: ReplayAll})
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -125,15 +125,15 @@ func TestStdioProcessCrashReplays(t *testing.T) {
 	if s.State() != StateLegacy {
 		t.Errorf("state = %v", s.State())
 	}
-	// A crash with NoReplay fails the call with the process's exit.
+	// A crash with ReplayNone fails the call with the process's exit.
 	s2, err := Connect(t.Context(), stdioServer(t), Config{Mode: ModeLegacy})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	_, err = s2.Call(t.Context(), protocol.MethodToolsCall, map[string]string{"name": "crash"}, &CallOptions{NoReplay: true})
+	_, err = s2.Call(t.Context(), protocol.MethodToolsCall, map[string]string{"name": "crash"}, &CallOptions{Replay: ReplayNone})
 	var exit *transport.ExitError
 	if !errors.Is(err, ErrConnectionLost) || !errors.As(err, &exit) || exit.Code != 3 {
-		t.Errorf("NoReplay Call error = %v, want the process exit (code 3)", err)
+		t.Errorf("ReplayNone Call error = %v, want the process exit (code 3)", err)
 	}
 }

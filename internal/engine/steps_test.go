@@ -54,7 +54,7 @@ var healEras = []struct {
 }
 
 // TestCallDuringHealWaitsForHandshake: the connection drops under a call
-// (which fails: no replay); a call made at once waits while the loop
+// (which fails: a tool is not replayed by default); a call made at once waits while the loop
 // reconnects and runs the pinned era's handshake (answered 2 s later), and
 // is sent on the new connection only after it, never on the dead one.
 func TestCallDuringHealWaitsForHandshake(t *testing.T) {
@@ -67,8 +67,8 @@ func TestCallDuringHealWaitsForHandshake(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, &CallOptions{NoReplay: true}); !errors.Is(err, ErrConnectionLost) {
-					t.Fatalf("Call on the dropped connection = %v, want ErrConnectionLost", err)
+				if _, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, nil); !errors.Is(err, ErrOutcomeUnknown) {
+					t.Fatalf("Call on the dropped connection = %v, want ErrOutcomeUnknown (not replayed by default)", err)
 				}
 				start := time.Now()
 				if _, err := s.Call(t.Context(), era.method, map[string]any{}, nil); err != nil {
@@ -105,8 +105,8 @@ func TestCloseDuringHealStep(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, &CallOptions{NoReplay: true}); !errors.Is(err, ErrConnectionLost) {
-					t.Fatalf("Call on the dropped connection = %v, want ErrConnectionLost", err)
+				if _, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, nil); !errors.Is(err, ErrOutcomeUnknown) {
+					t.Fatalf("Call on the dropped connection = %v, want ErrOutcomeUnknown (not replayed by default)", err)
 				}
 				waiting := make(chan error, 1)
 				go func() {

@@ -103,6 +103,9 @@ func (s *Server) dispatch(c *call) reply {
 	} else {
 		rep = s.dispatchLegacy(c)
 	}
+	if f := c.fault; f != nil && f.Kind == FaultExitAfter {
+		rep.exit = true
+	}
 	if f := c.fault; f != nil && f.Kind == FaultOversized {
 		if m, ok := rep.result.(map[string]any); ok {
 			size := f.Size

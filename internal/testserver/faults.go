@@ -62,6 +62,11 @@ const (
 	// answering (the stdio main then exits); on HTTP it resets the
 	// connection.
 	FaultExit
+	// FaultExitAfter runs the request (a tool executes), then makes
+	// [Server.ServeStream] return [ErrExit] without sending the answer: a
+	// server process that dies after doing the work. Default method:
+	// tools/call. Streams only.
+	FaultExitAfter
 	// FaultNoise writes non-JSON lines (Fault.Body split on newlines,
 	// default a banner) on a stream before the response. Default method:
 	// every request.
@@ -106,6 +111,7 @@ var faultTable = [...]struct{ name, desc string }{
 	FaultRepeatCursor:       {"repeat-cursor", "tools/list returns the same nextCursor forever"},
 	FaultOversized:          {"oversized", "pads every response to at least size=… bytes (default 1 MiB)"},
 	FaultExit:               {"exit", "stdio: the server exits without answering; HTTP: the connection is reset"},
+	FaultExitAfter:          {"exit-after", "stdio: the server runs the request, then exits without answering"},
 	FaultNoise:              {"noise", "stdio: writes non-JSON lines (body=…) before the response"},
 	FaultHTTPStatus:         {"http-status", "HTTP: answers status=… with body=…, ctype=… and header=Name=Value"},
 	FaultReset:              {"reset", "HTTP: closes the connection without a response"},
@@ -132,12 +138,14 @@ func (k FaultKind) httpOnly() bool {
 	return false
 }
 
-func (k FaultKind) streamOnly() bool { return k == FaultNoise }
+func (k FaultKind) streamOnly() bool { return k == FaultNoise || k == FaultExitAfter }
 
 func (k FaultKind) defaultMethod() string {
 	switch k {
 	case FaultLegacyVersion:
 		return "initialize"
+	case FaultExitAfter:
+		return "tools/call"
 	case FaultRepeatCursor:
 		return "tools/list"
 	case FaultOversized, FaultNoise, FaultExpireSession:

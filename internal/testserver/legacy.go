@@ -306,6 +306,8 @@ func (s *Server) legacyNotification(ss *session, req *jsonrpc.Request, cancelByI
 		if json.Unmarshal(req.Params, &p) == nil && p.RequestID.IsValid() && cancelByID != nil {
 			cancelByID(p.RequestID)
 		}
+	case protocol.NotificationRootsListChanged:
+		s.rootsChanged(ss)
 	}
 }
 

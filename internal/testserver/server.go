@@ -193,6 +193,8 @@ type Server struct {
 	tasks     map[string]*task    // guarded by mu
 	nextID    int64               // id counter for sessions, tasks, streams; guarded by mu
 	discovers int                 // server/discover requests seen; guarded by mu
+
+	in inputState // the input tools' state (input.go); its own mutex
 }
 
 // New returns a server configured by opts.

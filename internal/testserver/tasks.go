@@ -323,7 +323,11 @@ func (s *Server) legacyTaskMethod(c *call) reply {
 	defer s.mu.Unlock()
 	switch c.req.Method {
 	case protocol.MethodTasksGet:
+		before := t.status
 		t.advanceLocked(false)
+		if t.status != before {
+			s.tellStatusLocked(t)
+		}
 		return okReply(t.fieldsLocked())
 	case protocol.MethodTasksCancel:
 		if t.terminal() {

@@ -20,6 +20,7 @@ type toolDef struct {
 	output      string            // outputSchema, raw JSON; "" for none
 	headers     map[string]string // valid x-mcp-header annotations: argument -> header name
 	taskSupport string            // 2025-11-25 execution.taskSupport
+	annotations string            // raw JSON ToolAnnotations; "" for none
 	run         toolFunc
 }
 
@@ -31,12 +32,13 @@ func init() {
 	tools = []*toolDef{
 		{name: "echo", description: "Returns its text.", input: `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`, run: toolEcho},
 		{name: "add", description: "Adds a and b.", input: `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`,
-			output: `{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`, run: toolAdd},
+			output: `{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`, annotations: `{"readOnlyHint":true}`, run: toolAdd},
 		{name: "slow", description: "Counts steps, sending progress when asked; args steps (default 3) and delayMs (default 0).",
 			input: `{"type":"object","properties":{"steps":{"type":"integer"},"delayMs":{"type":"integer"}}}`, run: toolSlow},
 		{name: "big", description: "Returns kib KiB of text (default 64).", input: `{"type":"object","properties":{"kib":{"type":"integer"}}}`, run: toolBig},
 		{name: "structured", description: "Returns structured weather data.", input: `{"type":"object","properties":{"city":{"type":"string"}}}`,
-			output: `{"type":"object","properties":{"temperature":{"type":"number"},"conditions":{"type":"string"}},"required":["temperature","conditions"]}`, run: toolStructured},
+			output:      `{"type":"object","properties":{"temperature":{"type":"number"},"conditions":{"type":"string"}},"required":["temperature","conditions"]}`,
+			annotations: `{"idempotentHint":true}`, run: toolStructured},
 		{name: "headers", description: "Reports the Mcp-Param-* headers it received.",
 			input:   `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"priority":{"type":"integer","x-mcp-header":"Priority"},"verbose":{"type":"boolean","x-mcp-header":"Verbose"},"note":{"type":"string"}}}`,
 			headers: map[string]string{"region": "Region", "priority": "Priority", "verbose": "Verbose"}, run: toolHeaders},
@@ -55,6 +57,7 @@ func init() {
 		{name: "task", description: "A long-running task: steps polls (default 2); input asks for confirmation.",
 			input: `{"type":"object","properties":{"steps":{"type":"integer"},"input":{"type":"boolean"},"fail":{"type":"boolean"}}}`, taskSupport: "optional", run: toolTaskSync},
 	}
+	tools = append(tools, inputTools...)
 }
 
 // toolDefs returns the tools this server lists, in order.
@@ -91,6 +94,9 @@ func (s *Server) toolsList(c *call) (map[string]any, *jsonrpc.Error) {
 		m := map[string]any{"name": t.name, "description": t.description, "inputSchema": json.RawMessage(t.input)}
 		if t.output != "" {
 			m["outputSchema"] = json.RawMessage(t.output)
+		}
+		if t.annotations != "" {
+			m["annotations"] = json.RawMessage(t.annotations)
 		}
 		if t.taskSupport != "" && !c.modern && c.version == protocol.Version20251125 {
 			m["execution"] = map[string]any{"taskSupport": t.taskSupport}

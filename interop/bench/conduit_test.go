@@ -73,7 +73,7 @@ func (s *conduitSession) listTools(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (s *conduitSession) protocolVersion() string { return s.c.ProtocolVersion() }
+func (s *conduitSession) protocolVersion() string { return s.c.Negotiated().Version }
 
 func (s *conduitSession) close() error {
 	err := s.c.Close()

@@ -217,7 +217,7 @@ func runCell(t *testing.T, s serverCase, m mode, dial func(context.Context, ...c
 	c, err := dial(ctx, client.WithProtocol(m.p), client.WithHandler(h), client.WithProbeTimeout(5*time.Second))
 	if !ok {
 		if err == nil {
-			got := fmt.Sprintf("%v %s", c.Era(), c.ProtocolVersion())
+			got := fmt.Sprintf("%v %s", c.Negotiated().Era, c.Negotiated().Version)
 			c.Close()
 			t.Errorf("connected (%s); want a typed error: the server cannot serve the %s era", got, wantEra)
 			return "UNEXPECTED " + got
@@ -234,16 +234,16 @@ func runCell(t *testing.T, s serverCase, m mode, dial func(context.Context, ...c
 		return "CONNECT FAILED " + shorten(err.Error())
 	}
 	defer c.Close()
-	if c.Era() != wantEra {
-		t.Errorf("era %v (%s), want %v", c.Era(), c.ProtocolVersion(), wantEra)
+	if c.Negotiated().Era != wantEra {
+		t.Errorf("era %v (%s), want %v", c.Negotiated().Era, c.Negotiated().Version, wantEra)
 	}
 	// Every server here speaks the newest version of the era it serves.
 	wantVersion := m.pinVersion
 	if wantVersion == "" {
 		wantVersion = map[negotiation.Era]string{modern: "2026-07-28", legacy: "2025-11-25"}[wantEra]
 	}
-	if c.ProtocolVersion() != wantVersion {
-		t.Errorf("version %s, want %s", c.ProtocolVersion(), wantVersion)
+	if c.Negotiated().Version != wantVersion {
+		t.Errorf("version %s, want %s", c.Negotiated().Version, wantVersion)
 	}
 	var notes []string
 	fail := func(step string, err error) {
@@ -310,7 +310,7 @@ func runCell(t *testing.T, s serverCase, m mode, dial func(context.Context, ...c
 	got, early := progress, beforeResult
 	pmu.Unlock()
 	notes = append(notes, fmt.Sprintf("progress %d (%d before result)", got, early))
-	if s.input[c.Era()] {
+	if s.input[c.Negotiated().Era] {
 		if res, err := c.CallTool(ctx, s.f.elicit, map[string]any{}); err != nil {
 			fail("elicitation", err)
 		} else if e, _ := h.counts(); e == 0 || res.Failed() {
@@ -325,7 +325,7 @@ func runCell(t *testing.T, s serverCase, m mode, dial func(context.Context, ...c
 	} else {
 		notes = append(notes, "no input rounds offered")
 	}
-	return fmt.Sprintf("%v %s: %s", c.Era(), c.ProtocolVersion(), strings.Join(notes, ", "))
+	return fmt.Sprintf("%v %s: %s", c.Negotiated().Era, c.Negotiated().Version, strings.Join(notes, ", "))
 }
 
 // typedCause returns the typed cause of a negotiation failure, or nil when

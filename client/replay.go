@@ -1,0 +1,63 @@
+package client
+
+import (
+	"github.com/conduitmcp/conduit/internal/engine"
+)
+
+// ReplayPolicy says which requests lost with their connection (a stdio
+// server that died, a broken response stream, an expired legacy HTTP
+// session) are sent again automatically, once, on the healed connection.
+// A request that is not replayed and that the server may have executed
+// fails with an [*Error] matching [ErrOutcomeUnknown]; the connection
+// still heals, so the next call works.
+type ReplayPolicy int
+
+const (
+	// ReplaySafe, the default, re-sends only what cannot run twice: a
+	// request the server provably never received (a legacy HTTP 404 for an
+	// expired session, a connection closed before the request was
+	// written), a method read-only by protocol (the listings, gets and
+	// reads, server/discover, ping, completion, subscribing and listening,
+	// logging/setLevel, the tasks queries), and a tools/call of a tool
+	// whose last-listed annotations say readOnlyHint or idempotentHint
+	// true.
+	ReplaySafe ReplayPolicy = iota
+	// ReplayAll re-sends every lost request once (the literal reading of
+	// the 2026-07-28 rule that a request lost with its stream is sent
+	// again as a new request): a tool may then run twice.
+	ReplayAll
+	// ReplayNone re-sends nothing.
+	ReplayNone
+)
+
+func (p ReplayPolicy) engine() engine.ReplayPolicy {
+	switch p {
+	case ReplayAll:
+		return engine.ReplayAll
+	case ReplayNone:
+		return engine.ReplayNone
+	}
+	return engine.ReplaySafe
+}
+
+// WithDefaultReplay sets the client-wide [ReplayPolicy]; [WithReplay]
+// overrides it per call. Default: [ReplaySafe].
+func WithDefaultReplay(p ReplayPolicy) Option {
+	return optionFunc(func(c *config) { c.replay = p.engine() })
+}
+
+// WithReplay sets this call's [ReplayPolicy], overriding the client's
+// ([WithDefaultReplay]).
+func WithReplay(p ReplayPolicy) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.replay = p.engine() })
+}
+
+// WithReplayed marks a result obtained through a replay: *replayed is set
+// to false when the call starts and to true when the request was sent
+// again after it was lost, so that the result (or error) returned came
+// from the replay. replayed must stay valid until the call returns; it is
+// written on the caller's goroutine. Every replay made or refused is also
+// reported to [WithConnEvents].
+func WithReplayed(replayed *bool) CallOption {
+	return callOptionFunc(func(c *callConfig) { c.replayed = replayed })
+}

@@ -1,0 +1,234 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// lossFixture is a client whose first tools/call is lost after the server
+// received (and ran) it: on stdio the server process exits without
+// answering; on HTTP the response stream ends before the response.
+type lossFixture struct {
+	c      *client.Client
+	count  func() int // tools/call requests the server (every process of it) received
+	mu     sync.Mutex
+	events []client.ConnEvent
+}
+
+func (f *lossFixture) kinds() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ks []string
+	for _, ev := range f.events {
+		ks = append(ks, ev.Kind)
+	}
+	return ks
+}
+
+func newLossFixture(t *testing.T, tr string, p client.Protocol, opts ...client.Option) *lossFixture {
+	t.Helper()
+	f := &lossFixture{}
+	opts = append([]client.Option{client.WithProtocol(p), client.WithConnEvents(func(ev client.ConnEvent) {
+		f.mu.Lock()
+		f.events = append(f.events, ev)
+		f.mu.Unlock()
+	})}, opts...)
+	switch tr {
+	case tStdio:
+		dir := t.TempDir()
+		countFile := filepath.Join(dir, "count")
+		spec, err := json.Marshal(stdioOptions{
+			Faults:     []testserver.Fault{{Kind: testserver.FaultExitAfter, Method: "tools/call", Times: 1}},
+			FaultsOnce: filepath.Join(dir, "faulted"),
+			CountFile:  countFile,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := transport.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = []string{stdioEnv + "=" + string(spec)}
+		f.c, err = client.Connect(testCtx(t), cmd, opts...)
+		if err != nil {
+			t.Fatalf("Connect: %v", err)
+		}
+		t.Cleanup(func() { f.c.Close() })
+		f.count = func() int {
+			b, _ := os.ReadFile(countFile)
+			return strings.Count(string(b), "\n")
+		}
+	case tHTTP:
+		fx := connect(t, tHTTP, testserver.Options{
+			Faults: []testserver.Fault{{Kind: testserver.FaultBreakStream, Method: "tools/call", Times: 1}},
+		}, opts...)
+		f.c = fx.c
+		f.count = func() int { return count(fx.srv, "tools/call") }
+	default:
+		t.Fatalf("no loss fixture for %s", tr)
+	}
+	drainTools(t, f.c) // the tools' annotations are known
+	return f
+}
+
+// TestReplayPolicy: a request lost after the server ran it is replayed
+// only when that is safe (a tool annotated readOnlyHint or
+// idempotentHint), or when the client or the call opted in; otherwise
+// the caller gets ErrOutcomeUnknown and the server's count proves that
+// the tool ran once; the connection heals either way. Stdio (a server
+// that dies after running the tool) and HTTP (a broken response stream),
+// both eras.
+func TestReplayPolicy(t *testing.T) {
+	tests := []struct {
+		name     string
+		tool     string
+		args     map[string]any
+		opts     []client.Option
+		callOpts []client.CallOption
+		replayed bool // the call succeeds through a replay
+	}{
+		{name: "not-idempotent-refused", tool: "echo", args: map[string]any{"text": "charge"}},
+		{name: "read-only-replayed", tool: "add", args: map[string]any{"a": 1, "b": 2}, replayed: true},
+		{name: "idempotent-replayed", tool: "structured", args: map[string]any{"city": "Oslo"}, replayed: true},
+		{name: "opt-in-replays", tool: "echo", args: map[string]any{"text": "x"},
+			opts: []client.Option{client.WithDefaultReplay(client.ReplayAll)}, replayed: true},
+		{name: "per-call-opt-in", tool: "echo", args: map[string]any{"text": "x"},
+			callOpts: []client.CallOption{client.WithReplay(client.ReplayAll)}, replayed: true},
+		{name: "opt-out-never", tool: "add", args: map[string]any{"a": 1, "b": 2},
+			opts: []client.Option{client.WithDefaultReplay(client.ReplayNone)}},
+		{name: "per-call-opt-out", tool: "add", args: map[string]any{"a": 1, "b": 2},
+			opts:     []client.Option{client.WithDefaultReplay(client.ReplayAll)},
+			callOpts: []client.CallOption{client.WithReplay(client.ReplayNone)}},
+	}
+	for _, era := range allEras {
+		for _, tr := range []string{tStdio, tHTTP} {
+			for _, tt := range tests {
+				t.Run(era.name+"/"+tr+"/"+tt.name, func(t *testing.T) {
+					t.Parallel()
+					f := newLossFixture(t, tr, era.p, tt.opts...)
+					var replayed bool
+					opts := append([]client.CallOption{client.WithReplayed(&replayed)}, tt.callOpts...)
+					res, err := f.c.CallTool(testCtx(t), tt.tool, tt.args, opts...)
+					if era.p == client.Legacy && tr == tHTTP {
+						// A legacy server's stream is resumable: the
+						// client resumes it (Last-Event-ID) and gets the
+						// answer of the one execution, whatever the policy.
+						if err != nil || replayed || f.count() != 1 {
+							t.Fatalf("CallTool = %v, replayed %v, count %d; want the resumed answer of one execution", err, replayed, f.count())
+						}
+						return
+					}
+					if tt.replayed {
+						if err != nil {
+							t.Fatalf("CallTool = %v, want a replayed result", err)
+						}
+						if res.Failed() {
+							t.Errorf("result failed: %+v", res)
+						}
+						if !replayed {
+							t.Error("the result is not marked as replayed")
+						}
+						if n := f.count(); n != 2 {
+							t.Errorf("the server received tools/call %d times, want 2", n)
+						}
+					} else {
+						if !errors.Is(err, client.ErrOutcomeUnknown) {
+							t.Fatalf("CallTool = %v, want ErrOutcomeUnknown", err)
+						}
+						if !strings.Contains(err.Error(), "may have executed") {
+							t.Errorf("error %q does not say the server may have executed it", err)
+						}
+						if replayed {
+							t.Error("a refused replay is marked as replayed")
+						}
+						if n := f.count(); n != 1 {
+							t.Errorf("the server received tools/call %d times, want 1 (the tool must not run twice)", n)
+						}
+					}
+					// The connection healed: the next call works.
+					if _, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "after"}); err != nil {
+						t.Fatalf("the call after the loss = %v, want a healed connection", err)
+					}
+					want := "replay-refused"
+					if tt.replayed {
+						want = "replayed"
+					}
+					waitKind(t, f, want)
+					if tr == tStdio {
+						waitKind(t, f, "respawned")
+					}
+				})
+			}
+		}
+	}
+}
+
+// waitKind waits for a ConnEvent of kind (events reach the hook from the
+// dispatcher, asynchronously).
+func waitKind(t *testing.T, f *lossFixture, kind string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, k := range f.kinds() {
+			if k == kind {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("no %q event; events: %v", kind, f.kinds())
+}
+
+// TestReplayExpiredSession: a legacy HTTP session that expired (HTTP 404)
+// never took the request, so even a tool that is not idempotent is sent
+// again on the new session, and the replay is reported.
+func TestReplayExpiredSession(t *testing.T) {
+	var mu sync.Mutex
+	var kinds []string
+	fx := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Legacy),
+		client.WithConnEvents(func(ev client.ConnEvent) {
+			mu.Lock()
+			kinds = append(kinds, ev.Kind)
+			mu.Unlock()
+		}))
+	fx.srv.SetFaults(testserver.Fault{Kind: testserver.FaultExpireSession, Method: "tools/call", Times: 1})
+	var replayed bool
+	res, err := fx.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplayed(&replayed))
+	if err != nil {
+		t.Fatalf("CallTool across an expired session = %v", err)
+	}
+	if res.Text() != "x" || !replayed {
+		t.Errorf("result %q, replayed %v; want the echo through a replay", res.Text(), replayed)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		got := strings.Join(kinds, ",")
+		mu.Unlock()
+		if strings.Contains(got, "replayed") && strings.Contains(got, "reinitialized") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events %s; want replayed and reinitialized", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// With replays forbidden, the expired session's request still fails
+	// cleanly, and the outcome is known: not executed.
+	fx.srv.SetFaults(testserver.Fault{Kind: testserver.FaultExpireSession, Method: "tools/call", Times: 1})
+	_, err = fx.c.CallTool(testCtx(t), "echo", map[string]any{"text": "y"}, client.WithReplay(client.ReplayNone))
+	if err == nil || errors.Is(err, client.ErrOutcomeUnknown) {
+		t.Errorf("CallTool without replay across an expired session = %v, want a lost session whose outcome is known", err)
+	}
+}
+
+var _ = context.Background

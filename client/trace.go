@@ -1,0 +1,59 @@
+package client
+
+import (
+	"errors"
+	"time"
+
+	"github.com/conduitmcp/conduit/internal/engine"
+)
+
+// TraceStep is one step of the era negotiation, for diagnostics (see
+// [Negotiation.Trace] and [Error.Trace]).
+type TraceStep struct {
+	// Step names the step: "connect", "probe", "initialize", "authorize",
+	// "retry", "reconnect", "fallback", "hint".
+	Step string
+	// Sent is what was sent, e.g. "server/discover 2026-07-28".
+	Sent string
+	// Outcome is what came back, e.g. "result", "rpc-error -32601",
+	// "http 503", "timeout".
+	Outcome string
+	// Verdict is the decision taken, e.g. "modern", "legacy", "retry".
+	Verdict string
+	// Err is the error text, if any.
+	Err string
+}
+
+func traceOf(steps []engine.TraceStep) []TraceStep {
+	if steps == nil {
+		return nil
+	}
+	out := make([]TraceStep, len(steps))
+	for i, s := range steps {
+		out[i] = TraceStep(s)
+	}
+	return out
+}
+
+// negotiationTrace returns the trace of a failed negotiation in err's
+// chain, or nil.
+func negotiationTrace(err error) []TraceStep {
+	if ne, ok := errors.AsType[*engine.NegotiationError](err); ok {
+		return traceOf(ne.Trace)
+	}
+	return nil
+}
+
+// RetryPolicy bounds the retries of transient failures (HTTP 408, 429,
+// 5xx, network errors and HTTP probe timeouts). Zero fields take the
+// defaults noted; a negative MaxAttempts disables retries.
+type RetryPolicy struct {
+	// MaxAttempts is the total number of attempts; 0 means 5.
+	MaxAttempts int
+	// InitialInterval is the first wait; 0 means 200ms.
+	InitialInterval time.Duration
+	// MaxInterval caps each wait; 0 means 5s.
+	MaxInterval time.Duration
+	// MaxElapsed caps the total time spent retrying; 0 means 30s.
+	MaxElapsed time.Duration
+}

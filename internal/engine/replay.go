@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// ReplayPolicy says which requests lost with their connection, response
+// stream or legacy HTTP session are sent again automatically (once, under
+// a new id). A request that may have been executed by the server and is
+// not replayed fails with an error matching [ErrOutcomeUnknown].
+type ReplayPolicy uint8
+
+const (
+	// ReplayDefault, in [CallOptions], takes [Config.Replay]; in
+	// [Config], it is [ReplaySafe].
+	ReplayDefault ReplayPolicy = iota
+	// ReplaySafe re-sends only what cannot run twice: a request the
+	// server provably never received (a legacy HTTP 404 for an expired
+	// session, a connection closed before the request was written), a
+	// method read-only by protocol (see [ReadOnlyMethod]), or a request
+	// the caller declared idempotent ([CallOptions.Idempotent], for a tool
+	// annotated readOnlyHint or idempotentHint).
+	ReplaySafe
+	// ReplayAll re-sends every lost request once (the literal reading of
+	// the 2026-07-28 rule that a request lost with its stream is sent
+	// again as a new request).
+	ReplayAll
+	// ReplayNone re-sends nothing.
+	ReplayNone
+)
+
+// String returns "default", "safe", "all" or "none".
+func (p ReplayPolicy) String() string {
+	switch p {
+	case ReplayDefault:
+		return "default"
+	case ReplaySafe:
+		return "safe"
+	case ReplayAll:
+		return "all"
+	case ReplayNone:
+		return "none"
+	}
+	return "unknown"
+}
+
+// ReadOnlyMethod reports whether method is read-only (or idempotent) by
+// protocol, so that sending it twice cannot do harm: the listings, gets
+// and reads, server/discover, ping, completion, (un)subscribing and
+// listening, setting the log level, and the tasks queries.
+func ReadOnlyMethod(method string) bool {
+	switch method {
+	case protocol.MethodPing, protocol.MethodDiscover, protocol.MethodToolsList, protocol.MethodPromptsList,
+		protocol.MethodPromptsGet, protocol.MethodResourcesList, protocol.MethodResourcesTemplateList,
+		protocol.MethodResourcesRead, protocol.MethodResourcesSubscribe, protocol.MethodResourcesUnsubscribe,
+		protocol.MethodSubscriptionsListen, protocol.MethodCompletionComplete, protocol.MethodLoggingSetLevel,
+		protocol.MethodTasksGet, protocol.MethodTasksList, protocol.MethodTasksResult:
+		return true
+	}
+	return false
+}
+
+// policy is the replay policy in force for one call.
+func (s *Session) policy(o *CallOptions) ReplayPolicy {
+	p := o.Replay
+	if p == ReplayDefault {
+		p = s.cfg.Replay
+	}
+	if p == ReplayDefault {
+		p = ReplaySafe
+	}
+	return p
+}
+
+// mayRetry reports whether a request refused with a retryable HTTP
+// status (408, 429, 5xx: the server did not take it) may be sent again.
+func (s *Session) mayRetry(o *CallOptions) bool { return s.policy(o) != ReplayNone }
+
+// replayLost decides whether a request lost with err (an error matching
+// [ErrConnectionLost]) is sent again, reports the decision as an event,
+// and returns the error for the caller when it is not: err itself when
+// the server provably never got the request, else an error that also
+// matches [ErrOutcomeUnknown].
+func (s *Session) replayLost(method string, o *CallOptions, err error) (bool, error) {
+	unsent := neverReceived(err)
+	p := s.policy(o)
+	replay := false
+	switch p {
+	case ReplayAll:
+		replay = true
+	case ReplaySafe:
+		replay = unsent || o.Idempotent || ReadOnlyMethod(method)
+	}
+	if replay {
+		s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
+		s.emit(Event{Kind: EventReplayed, Method: method, Err: err})
+		return true, nil
+	}
+	if unsent {
+		return false, err
+	}
+	s.log.Info("not re-sending a request that the server may have executed", "method", method, "policy", p, "err", err)
+	s.emit(Event{Kind: EventReplayRefused, Method: method, Err: err})
+	return false, &OutcomeUnknownError{Method: method, Err: err}
+}
+
+// neverReceived reports whether the request lost with err provably never
+// reached the server: its legacy HTTP session had expired (HTTP 404), or
+// the connection was closed before the request was written.
+func neverReceived(err error) bool {
+	cl, ok := errors.AsType[*ConnectionLostError](err)
+	if !ok {
+		return false
+	}
+	return cl.Unsent || errors.Is(cl.Err, transport.ErrSessionExpired)
+}

@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// getServer is a legacy Streamable HTTP server that declares caps,
+// records every request in order (POSTs by JSON-RPC method, "GET" for the
+// GET stream) and sends what push is given on its GET stream. A push
+// while no GET stream is open is lost, as on a server that does not
+// buffer; the test then fails.
+type getServer struct {
+	t    *testing.T
+	caps map[string]any
+	// after, when set, is pushed on the GET stream once the POST of
+	// method was answered.
+	after map[string]*jsonrpc.Request
+
+	mu     sync.Mutex
+	log    []string
+	stream chan []byte // the open GET stream's queue; nil while none
+}
+
+func (g *getServer) record(what string) {
+	g.mu.Lock()
+	g.log = append(g.log, what)
+	g.mu.Unlock()
+}
+
+func (g *getServer) requests() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.log)
+}
+
+// push sends n on the open GET stream.
+func (g *getServer) push(n *jsonrpc.Request) {
+	b, _ := jsonrpc.EncodeMessage(n)
+	g.mu.Lock()
+	ch := g.stream
+	g.mu.Unlock()
+	if ch == nil {
+		g.t.Errorf("%s lost: no GET stream open", n.Method)
+		return
+	}
+	ch <- b
+}
+
+func (g *getServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		g.serveGET(w, r)
+	case http.MethodPost:
+		g.servePOST(w, r)
+	default:
+		g.record(r.Method)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	}
+}
+
+func (g *getServer) serveGET(w http.ResponseWriter, r *http.Request) {
+	g.record("GET")
+	ch := make(chan []byte, 8)
+	g.mu.Lock()
+	g.stream = ch
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.stream = nil
+		g.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	for {
+		select {
+		case b := <-ch:
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (g *getServer) servePOST(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	m, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	req, ok := m.(*jsonrpc.Request)
+	if !ok {
+		g.record("response")
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	g.record(req.Method)
+	switch {
+	case req.IsNotification():
+		w.WriteHeader(http.StatusAccepted)
+	case req.Method == protocol.MethodDiscover:
+		writeRPCError(w, http.StatusBadRequest, req, -32601, "unknown method")
+	case req.Method == protocol.MethodInitialize:
+		res := initResult(protocol.LatestLegacyVersion)
+		res["capabilities"] = g.caps
+		w.Header().Set(protocol.HeaderSessionID, "sess-get")
+		writeResult(w, req, res)
+	default:
+		writeResult(w, req, map[string]any{})
+		if n := g.after[req.Method]; n != nil {
+			w.(http.Flusher).Flush()
+			g.push(n)
+		}
+	}
+}
+
+// connectGET connects a session to g over Streamable HTTP (GET stream
+// enabled); notifications the session does not consume arrive on the
+// returned channel.
+func connectGET(t *testing.T, g *getServer, cfg Config) (*Session, <-chan string) {
+	t.Helper()
+	g.t = t
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	got := make(chan string, 16)
+	cfg.OnNotification = func(_ context.Context, n *jsonrpc.Request) {
+		select {
+		case got <- n.Method:
+		default:
+		}
+	}
+	s, err := Connect(t.Context(), &transport.StreamableHTTP{URL: srv.URL}, cfg)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, got
+}
+
+// wantNotification waits (bounded) for method on got.
+func wantNotification(t *testing.T, got <-chan string, method string) {
+	t.Helper()
+	select {
+	case m := <-got:
+		if m != method {
+			t.Errorf("notification %q, want %q", m, method)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("notification %q never arrived", method)
+	}
+}
+
+func countGET(log []string) int {
+	n := 0
+	for _, m := range log {
+		if m == "GET" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestHTTPLegacyNoGETWithoutCapabilities: when neither side declares
+// anything that arrives outside a request, the legacy connect sends no
+// GET: initialize and initialized only, and calls go on POST alone.
+func TestHTTPLegacyNoGETWithoutCapabilities(t *testing.T) {
+	g := &getServer{caps: map[string]any{"tools": map[string]any{}, "completions": map[string]any{}}}
+	s, _ := connectGET(t, g, Config{})
+	if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	want := []string{"server/discover", "initialize", "notifications/initialized", "tools/list"}
+	if got := g.requests(); !slices.Equal(got, want) {
+		t.Errorf("requests = %q, want %q", got, want)
+	}
+}
+
+// TestHTTPLegacyGETAtConnect: a server capability that announces messages
+// outside a request, or a client capability that invites server
+// requests, opens the GET stream during the connect (before Connect
+// returns, beside initialized), and what the server sends on it right
+// away arrives.
+func TestHTTPLegacyGETAtConnect(t *testing.T) {
+	cases := []struct {
+		name   string
+		caps   map[string]any
+		client func(*protocol.ClientCapabilities)
+	}{
+		{"logging", map[string]any{"logging": map[string]any{}}, nil},
+		{"tools.listChanged", map[string]any{"tools": map[string]any{"listChanged": true}}, nil},
+		{"prompts.listChanged", map[string]any{"prompts": map[string]any{"listChanged": true}}, nil},
+		{"resources.listChanged", map[string]any{"resources": map[string]any{"listChanged": true}}, nil},
+		{"resources.subscribe", map[string]any{"resources": map[string]any{"subscribe": true}}, nil},
+		{"tasks", map[string]any{"tasks": map[string]any{"list": map[string]any{}}}, nil},
+		{"experimental", map[string]any{"experimental": map[string]any{"x": map[string]any{}}}, nil},
+		{"client roots", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Roots = &protocol.RootsCapability{} }},
+		{"client sampling", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Sampling = &protocol.SamplingCapability{} }},
+		{"client elicitation", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Elicitation = &protocol.ElicitationCapability{} }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &getServer{caps: tc.caps}
+			_, got := connectGET(t, g, Config{ExtraCapabilities: tc.client})
+			// The GET overlaps notifications/initialized: either order.
+			want := []string{"server/discover", "initialize", "GET", "notifications/initialized"}
+			log := g.requests()
+			if len(log) == 4 {
+				slices.Sort(log[2:])
+			}
+			if !slices.Equal(log, want) {
+				t.Errorf("requests when Connect returned = %q, want %q", log, want)
+			}
+			g.push(&jsonrpc.Request{Method: protocol.NotificationToolsListChanged})
+			wantNotification(t, got, protocol.NotificationToolsListChanged)
+		})
+	}
+}
+
+// TestHTTPLegacyGETOnDemand: without capabilities for it, the GET stream
+// opens before the first resources/subscribe or logging/setLevel (once),
+// so that what the server sends on it after answering arrives; a later
+// such request sends no second GET.
+func TestHTTPLegacyGETOnDemand(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		params any
+		after  string
+	}{
+		{protocol.MethodResourcesSubscribe, map[string]any{"uri": "file:///a"}, protocol.NotificationResourcesUpdated},
+		{protocol.MethodLoggingSetLevel, map[string]any{"level": "debug"}, protocol.NotificationMessage},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			g := &getServer{caps: map[string]any{}, after: map[string]*jsonrpc.Request{
+				tc.method: {Method: tc.after, Params: json.RawMessage(`{"uri":"file:///a","level":"info","data":"x"}`)},
+			}}
+			s, got := connectGET(t, g, Config{})
+			if n := countGET(g.requests()); n != 0 {
+				t.Fatalf("GET sent at connect (%d)", n)
+			}
+			if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			if n := countGET(g.requests()); n != 0 {
+				t.Fatalf("GET sent before %s (%d)", tc.method, n)
+			}
+			if _, err := s.Call(t.Context(), tc.method, tc.params, nil); err != nil {
+				t.Fatalf("%s: %v", tc.method, err)
+			}
+			wantNotification(t, got, tc.after)
+			if _, err := s.Call(t.Context(), tc.method, tc.params, nil); err != nil {
+				t.Fatalf("%s again: %v", tc.method, err)
+			}
+			wantNotification(t, got, tc.after)
+			want := []string{"server/discover", "initialize", "notifications/initialized", "tools/list", "GET", tc.method, tc.method}
+			if log := g.requests(); !slices.Equal(log, want) {
+				t.Errorf("requests = %q, want %q", log, want)
+			}
+		})
+	}
+}
