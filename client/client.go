@@ -309,7 +309,13 @@ func (c *Client) onNotification(_ context.Context, n *jsonrpc.Request) {
 }
 
 // Close ends every subscription and the connection, and waits for every
-// goroutine the client started (bounded by the session's close timeout).
+// goroutine the client started. It returns within the transport's close
+// bound — stdio: the command's TerminateDelay + KillDelay (2 s + 2 s by
+// default); Streamable HTTP: [transport.DeleteTimeout] for a legacy
+// session's DELETE; WebSocket: 10 s for the close handshake (5 s to send
+// the close frame, 5 s for the answer) — plus 10 s only when a handler
+// ignores its cancelled context (Close then returns a timeout error).
+// client/close_bound_test.go holds it to that.
 // It is idempotent and safe to call concurrently; later calls return the
 // first call's result.
 func (c *Client) Close() error {

@@ -81,20 +81,7 @@ func runDemo(ctx context.Context, inv *invocation) error {
 		}
 	}
 	if inv.json {
-		caps := c.ServerCapabilities()
-		out := map[string]any{
-			"probe": probeJSON{
-				Target: targetName, Era: c.Negotiated().Era.String(), ProtocolVersion: c.Negotiated().Version,
-				Transport: c.Negotiated().Transport, ServerInfo: c.ServerInfo(), Instructions: c.Instructions(),
-				Capabilities: &caps, Trace: traceSteps(c.Negotiated().Trace),
-			},
-			"tools": tools,
-			"call":  nil,
-		}
-		if tool != "" {
-			out["call"] = map[string]any{"tool": tool, "arguments": args, "result": res}
-		}
-		return writeJSON(w, out)
+		return writeJSON(w, demoJSON(c, targetName, tools, tool, args, res))
 	}
 	if tool == "" {
 		fmt.Fprintln(w, "\nNo tool can be called without arguments; try: conduit call TARGET TOOL key=value …")
@@ -113,6 +100,25 @@ Next, try:
 `)
 	}
 	return nil
+}
+
+// demoJSON is the --json document of the tour: the probe, the tools and the
+// call made (null when none could be).
+func demoJSON(c *conn, targetName string, tools []protocol.Tool, tool string, args json.RawMessage, res *protocol.CallToolResult) map[string]any {
+	caps := c.ServerCapabilities()
+	out := map[string]any{
+		"probe": probeJSON{
+			Target: targetName, Era: c.Negotiated().Era.String(), ProtocolVersion: c.Negotiated().Version,
+			Transport: c.Negotiated().Transport, ServerInfo: c.ServerInfo(), Instructions: c.Instructions(),
+			Capabilities: &caps, Trace: traceSteps(c.Negotiated().Trace),
+		},
+		"tools": tools,
+		"call":  nil,
+	}
+	if tool != "" {
+		out["call"] = map[string]any{"tool": tool, "arguments": args, "result": res}
+	}
+	return out
 }
 
 // pickDemoTool chooses the tool the tour calls: add(2, 3) on the embedded

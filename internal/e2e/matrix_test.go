@@ -29,6 +29,7 @@ const (
 	mInitialize  = protocol.MethodInitialize
 	mInitialized = protocol.NotificationInitialized
 	mCall        = protocol.MethodToolsCall
+	mList        = protocol.MethodToolsList
 )
 
 const (
@@ -105,6 +106,11 @@ type row struct {
 	replayAll bool
 	expect    func(kind string, m mode) want
 	callCtx   time.Duration // bounds the echo call (0: caseLimit)
+	// settle sends tools/list after the echo call. New calls wait while
+	// the session heals, so it reaches the server only after any reconnect
+	// and handshake the call's failure started: the server's record is
+	// complete, whatever the scheduling, and ends with tools/list.
+	settle bool
 }
 
 // Expectation builders.
@@ -418,6 +424,12 @@ func runCase(ck *checker, r row, m mode, kind string) {
 				ck.errorf("negotiated %v %q, want %v %q (trace %+v)", c.Negotiated().Era, c.Negotiated().Version, w.era, w.version, c.Negotiated().Trace)
 			}
 			callEcho(ctx, ck, c, r.callCtx, w.callErr)
+			if r.settle {
+				var res protocol.ListToolsResult
+				if err := c.Call(ctx, mList, &protocol.ListToolsParams{}, &res); err != nil || len(res.Tools) == 0 {
+					ck.errorf("tools/list after the echo call: %d tools, %v", len(res.Tools), err)
+				}
+			}
 		}
 		if err := c.Close(); err != nil && w.callErr == nil {
 			ck.errorf("Close: %v", err)

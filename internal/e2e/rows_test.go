@@ -345,10 +345,26 @@ func rows() []row {
 			// The message ends the stream connection (stdio, WebSocket) or
 			// the response (HTTP). The server did run the call, so it is
 			// never re-sent (that would run the tool twice only to meet the
-			// same limit): the call fails at once with the typed error.
+			// same limit): the call fails at once with the typed error. On a
+			// stream the session then heals (a new connection or process and
+			// the era's handshake again); the tools/list that follows waits
+			// for it.
+			settle: true,
 			expect: func(k string, m mode) want {
 				w := modernEvidence(1)(k, m)
 				w.callErr = asType[*transport.MessageTooLargeError]("*transport.MessageTooLargeError", nil)
+				if k != kindHTTP {
+					// The pinned era's handshake on the new connection.
+					if _, ok := legacyMode(m.p); ok {
+						w.methods = append(w.methods, mInitialize, mInitialized)
+					} else {
+						w.methods = append(w.methods, mDiscover)
+					}
+					if k == kindStdio {
+						w.procs = 2
+					}
+				}
+				w.methods = append(w.methods, mList)
 				return w
 			},
 		},

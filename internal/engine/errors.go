@@ -85,15 +85,22 @@ type ProtocolError struct {
 
 // Error implements the error interface.
 func (e *ProtocolError) Error() string {
-	s := "session: protocol error"
-	if e.Method != "" {
-		s += " in " + e.Method
-	}
+	reason := ""
 	if e.Reason != "" {
-		s += ": " + e.Reason
+		reason = ": " + e.Reason
 	}
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
+	return describeErr("session: protocol error", " in ", e.Method, reason, e.Err)
+}
+
+// describeErr is an error's text: s, then sep and what when what is set,
+// then more, then ": " and err's text when err is set.
+func describeErr(s, sep, what, more string, err error) string {
+	if what != "" {
+		s += sep + what
+	}
+	s += more
+	if err != nil {
+		s += ": " + err.Error()
 	}
 	return s
 }
@@ -143,14 +150,7 @@ type ConnectionLostError struct {
 
 // Error implements the error interface.
 func (e *ConnectionLostError) Error() string {
-	s := "session: connection lost"
-	if e.Method != "" {
-		s += " during " + e.Method
-	}
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
+	return describeErr("session: connection lost", " during ", e.Method, "", e.Err)
 }
 
 // Unwrap returns e.Err.

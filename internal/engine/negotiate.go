@@ -145,6 +145,12 @@ func (s *Session) heal(prev *negState, cause error, reprobe bool) {
 
 // sleep waits d, or until ctx ends or the session closes.
 func (s *Session) sleep(ctx context.Context, d time.Duration) error {
+	return sleepUntil(ctx, d, s.closing)
+}
+
+// sleepUntil waits d, or until ctx ends (its error) or closing is closed
+// (ErrClosed).
+func sleepUntil(ctx context.Context, d time.Duration, closing <-chan struct{}) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -152,7 +158,7 @@ func (s *Session) sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-s.closing:
+	case <-closing:
 		return ErrClosed
 	}
 }
@@ -217,16 +223,7 @@ func newPacer() *pacer {
 }
 
 func (p *pacer) wait(ctx context.Context, closing <-chan struct{}) error {
-	t := time.NewTimer(p.b.NextBackOff())
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-closing:
-		return ErrClosed
-	}
+	return sleepUntil(ctx, p.b.NextBackOff(), closing)
 }
 
 // hintSuspect reports whether a failure of c contradicts an unverified
