@@ -154,11 +154,20 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 			return nil, fmt.Errorf("session: %s params: %w", method, err)
 		}
 	}
+	// Only the manual and middleware paths keep the options beyond this
+	// frame (in a closure or a held request): they get a heap copy, so
+	// that a plain call's options stay on the stack.
 	if o.ManualInput && s.Era() != negotiation.EraModern {
-		return s.manualLegacyCall(ctx, method, raw, &o)
+		return s.manualLegacyCall(ctx, method, raw, heapCopy(o))
 	}
-	return s.callOrThrough(ctx, method, raw, &o)
+	if s.cfg.Middleware != nil {
+		return s.callThrough(ctx, method, raw, heapCopy(o))
+	}
+	return s.call(ctx, method, raw, &o)
 }
+
+// heapCopy returns a copy of o for a path that keeps it.
+func heapCopy(o CallOptions) *CallOptions { return &o }
 
 // callOrThrough is call, through Config.Middleware when there is one.
 func (s *Session) callOrThrough(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
