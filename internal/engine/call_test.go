@@ -384,19 +384,7 @@ func TestTimeouts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
-					if r.Method != "tools/call" {
-						if tt.cfg.Mode == ModeLegacy {
-							legacyServer(p, r)
-						} else {
-							modernServer(p, r)
-						}
-						return
-					}
-					tok := metaOf(t, r.Params)[protocol.MetaProgressToken]
-					if len(tok) == 0 {
-						t.Errorf("no progressToken in %s", r.Params)
-					}
+				tr := newScripted(toolCallServer(t, tt.cfg.Mode, func(p *peer, r *jsonrpc.Request, tok json.RawMessage) {
 					p.goFn(func() {
 						if tt.progress < 0 {
 							return
