@@ -186,11 +186,7 @@ func TestModernResultTypes(t *testing.T) {
 
 func TestLegacyCallIsPlain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, s := legacySession(t)
 		res, err := s.Call(t.Context(), "tools/call", json.RawMessage(`{"name":"x"}`), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -572,11 +568,7 @@ func TestNotificationOverflowDropsOldest(t *testing.T) {
 
 func TestNotify(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr, s := legacySession(t)
 		if err := s.Notify(t.Context(), "notifications/roots/list_changed", nil); err != nil {
 			t.Fatal(err)
 		}

@@ -335,6 +335,18 @@ func (r *record[T]) add(v T) {
 	r.mu.Unlock()
 }
 
+// legacySession connects a session pinned to the legacy era to a
+// legacyServer, failing the test when it cannot.
+func legacySession(t *testing.T) (*scripted, *Session) {
+	t.Helper()
+	tr := newScripted(legacyServer)
+	s, err := connect(t, tr, Config{Mode: ModeLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, s
+}
+
 // metaOf decodes params._meta of a client request.
 func metaOf(t testing.TB, params json.RawMessage) map[string]json.RawMessage {
 	t.Helper()

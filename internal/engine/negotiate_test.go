@@ -393,11 +393,7 @@ func TestNegotiationObservable(t *testing.T) {
 
 func TestLegacyObservable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr, s := legacySession(t)
 		if s.Discover() != nil || s.InitializeResult() == nil || s.ServerInfo().Name != "legacy-fake" || s.Instructions() != "legacy instructions" {
 			t.Errorf("observable = %v %v %v %q", s.Discover(), s.InitializeResult(), s.ServerInfo(), s.Instructions())
 		}
