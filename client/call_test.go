@@ -17,55 +17,47 @@ import (
 // both eras over pipe, HTTP and WebSocket, and checks what the server
 // received: the modern envelope on a generic request, the params as given.
 func TestCallAndNotify(t *testing.T) {
-	for _, era := range allEras {
-		for _, tr := range []string{tPipe, tHTTP, tWS} {
-			t.Run(era.name+"/"+tr, func(t *testing.T) {
-				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p))
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-
-				var list protocol.ListToolsResult
-				if err := f.c.Call(ctx, protocol.MethodToolsList, nil, &list); err != nil {
-					t.Fatalf("Call(tools/list): %v", err)
-				}
-				if len(list.Tools) == 0 {
-					t.Fatal("Call(tools/list) decoded no tools")
-				}
-				var raw json.RawMessage
-				if err := f.c.Call(ctx, protocol.MethodToolsCall, json.RawMessage(`{"name":"echo","arguments":{"text":"hi"}}`), &raw); err != nil {
-					t.Fatalf("Call(tools/call): %v", err)
-				}
-				var res protocol.CallToolResult
-				if err := json.Unmarshal(raw, &res); err != nil || res.Text() != "hi" {
-					t.Fatalf("tools/call result %s (%v), want the echo of hi", raw, err)
-				}
-
-				err := f.c.Call(ctx, "vendor/unknown", map[string]any{"x": 1}, nil)
-				if !errors.Is(err, jsonrpc.ErrMethodNotFound) {
-					t.Fatalf("Call(vendor/unknown) = %v, want the server's method-not-found", err)
-				}
-				if err := f.c.Notify(ctx, "notifications/vendor/ping", map[string]any{"n": 7}); err != nil {
-					t.Fatalf("Notify: %v", err)
-				}
-				got := waitReceived(t, f.srv, "notifications/vendor/ping")
-				if string(got.Params) != `{"n":7}` {
-					t.Errorf("notification params %s, want {\"n\":7}", got.Params)
-				}
-				call := waitReceived(t, f.srv, "vendor/unknown")
-				var p struct {
-					X    int            `json:"x"`
-					Meta map[string]any `json:"_meta"`
-				}
-				if err := json.Unmarshal(call.Params, &p); err != nil || p.X != 1 {
-					t.Fatalf("vendor/unknown params %s (%v)", call.Params, err)
-				}
-				_, hasVersion := p.Meta[protocol.MetaProtocolVersion]
-				if modern := f.c.Negotiated().Version == "2026-07-28"; hasVersion != modern {
-					t.Errorf("vendor/unknown _meta %v: protocol version present %v, want %v", p.Meta, hasVersion, modern)
-				}
-			})
+	netMatrix(t, func(t *testing.T, ctx context.Context, f *fixture, _ string, _ client.Protocol) {
+		var list protocol.ListToolsResult
+		if err := f.c.Call(ctx, protocol.MethodToolsList, nil, &list); err != nil {
+			t.Fatalf("Call(tools/list): %v", err)
 		}
-	}
+		if len(list.Tools) == 0 {
+			t.Fatal("Call(tools/list) decoded no tools")
+		}
+		var raw json.RawMessage
+		if err := f.c.Call(ctx, protocol.MethodToolsCall, json.RawMessage(`{"name":"echo","arguments":{"text":"hi"}}`), &raw); err != nil {
+			t.Fatalf("Call(tools/call): %v", err)
+		}
+		var res protocol.CallToolResult
+		if err := json.Unmarshal(raw, &res); err != nil || res.Text() != "hi" {
+			t.Fatalf("tools/call result %s (%v), want the echo of hi", raw, err)
+		}
+
+		err := f.c.Call(ctx, "vendor/unknown", map[string]any{"x": 1}, nil)
+		if !errors.Is(err, jsonrpc.ErrMethodNotFound) {
+			t.Fatalf("Call(vendor/unknown) = %v, want the server's method-not-found", err)
+		}
+		if err := f.c.Notify(ctx, "notifications/vendor/ping", map[string]any{"n": 7}); err != nil {
+			t.Fatalf("Notify: %v", err)
+		}
+		got := waitReceived(t, f.srv, "notifications/vendor/ping")
+		if string(got.Params) != `{"n":7}` {
+			t.Errorf("notification params %s, want {\"n\":7}", got.Params)
+		}
+		call := waitReceived(t, f.srv, "vendor/unknown")
+		var p struct {
+			X    int            `json:"x"`
+			Meta map[string]any `json:"_meta"`
+		}
+		if err := json.Unmarshal(call.Params, &p); err != nil || p.X != 1 {
+			t.Fatalf("vendor/unknown params %s (%v)", call.Params, err)
+		}
+		_, hasVersion := p.Meta[protocol.MetaProtocolVersion]
+		if modern := f.c.Negotiated().Version == "2026-07-28"; hasVersion != modern {
+			t.Errorf("vendor/unknown _meta %v: protocol version present %v, want %v", p.Meta, hasVersion, modern)
+		}
+	})
 }
 
 func TestCallRefusesEmptyMethod(t *testing.T) {

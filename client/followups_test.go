@@ -112,11 +112,7 @@ func TestCacheRequestStateOnlyRound(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)))
 	ctx := testCtx(t)
-	for range 2 {
-		if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
-			t.Fatalf("ReadResource: %v", err)
-		}
-	}
+	readHello(t, ctx, c, 2)
 	// Round 1 (input_required), its retry, then the second read: not
 	// served from the cache.
 	if n := count(srv, "resources/read"); n != 3 {
@@ -295,16 +291,22 @@ func TestCacheInputRounds(t *testing.T) {
 			c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)),
 				client.WithHandler(h))
 			ctx := testCtx(t)
-			for range 3 {
-				if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
-					t.Fatalf("ReadResource: %v", err)
-				}
-			}
+			readHello(t, ctx, c, 3)
 			// The input round, its retry, the second (plain) read; the
 			// third read is served from the cache.
 			if n := count(srv, "resources/read"); n != 3 {
 				t.Errorf("resources/read sent %d times, want 3", n)
 			}
 		})
+	}
+}
+
+// readHello reads file:///hello.txt n times, failing the test on an error.
+func readHello(t *testing.T, ctx context.Context, c *client.Client, n int) {
+	t.Helper()
+	for range n {
+		if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
+			t.Fatalf("ReadResource: %v", err)
+		}
 	}
 }

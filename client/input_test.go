@@ -42,6 +42,18 @@ func pendingOf(t *testing.T, err error, wantKey string, wantRound int) *client.I
 	return ir
 }
 
+// askManually connects a client in era p over tr whose handler refuses
+// every elicitation, and starts a two-round ask_rounds call in manual
+// input mode; it returns the client, the test's context and the call's
+// error (the input request it hands back).
+func askManually(t *testing.T, tr string, p client.Protocol) (*fixture, context.Context, error) {
+	t.Helper()
+	f := connect(t, tr, testserver.Options{}, client.WithProtocol(p), client.WithHandler(refusingElicitor(t)))
+	ctx := testCtx(t)
+	_, err := f.c.CallTool(ctx, "ask_rounds", map[string]any{"rounds": 2}, client.WithManualInput(true))
+	return f, ctx, err
+}
+
 // TestManualInputAcrossClients: a modern call in manual mode hands back
 // its input request; the state, stored as JSON, is resumed by another
 // client (a new connection, as another process would make), which again
@@ -49,9 +61,7 @@ func pendingOf(t *testing.T, err error, wantKey string, wantRound int) *client.I
 func TestManualInputAcrossClients(t *testing.T) {
 	for _, tr := range []string{tPipe, tStdio, tHTTP} {
 		t.Run(tr, func(t *testing.T) {
-			f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Modern), client.WithHandler(refusingElicitor(t)))
-			ctx := testCtx(t)
-			_, err := f.c.CallTool(ctx, "ask_rounds", map[string]any{"rounds": 2}, client.WithManualInput(true))
+			f, ctx, err := askManually(t, tr, client.Modern)
 			var ce *client.Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("err = %v, want an *Error", err)
@@ -174,9 +184,7 @@ func onlyKey(t *testing.T, err error) (*client.InputRequired, string) {
 func TestManualInputLegacy(t *testing.T) {
 	for _, tr := range []string{tPipe, tStdio, tHTTP} {
 		t.Run(tr, func(t *testing.T) {
-			f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Legacy), client.WithHandler(refusingElicitor(t)))
-			ctx := testCtx(t)
-			_, err := f.c.CallTool(ctx, "ask_rounds", map[string]any{"rounds": 2}, client.WithManualInput(true))
+			f, ctx, err := askManually(t, tr, client.Legacy)
 			ir, k := onlyKey(t, err)
 			b, _ := json.Marshal(ir)
 			var copied client.InputRequired

@@ -206,6 +206,22 @@ func tryConnect(t *testing.T, tr string, so testserver.Options, opts ...client.O
 	return f, nil
 }
 
+// netMatrix runs fn, one after another, for every era over pipe,
+// Streamable HTTP and WebSocket, with a client connected in that era and
+// a context bounded at 10 seconds.
+func netMatrix(t *testing.T, fn func(t *testing.T, ctx context.Context, f *fixture, tr string, p client.Protocol)) {
+	for _, era := range allEras {
+		for _, tr := range []string{tPipe, tHTTP, tWS} {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p))
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				fn(t, ctx, f, tr, era.p)
+			})
+		}
+	}
+}
+
 // matrix runs fn for every era × transport.
 func matrix(t *testing.T, fn func(t *testing.T, tr string, p client.Protocol)) {
 	for _, era := range allEras {

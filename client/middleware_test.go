@@ -241,36 +241,29 @@ func checkMeta(t *testing.T, params json.RawMessage, key, want string, modern bo
 // and GetPrompt in both eras, and per-call HTTP headers on Streamable
 // HTTP, and checks what the server received.
 func TestCallMetaAndHeaders(t *testing.T) {
-	for _, era := range allEras {
-		for _, tr := range []string{tPipe, tHTTP, tWS} {
-			t.Run(era.name+"/"+tr, func(t *testing.T) {
-				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p))
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				modern := era.name == "modern"
-				meta := client.WithCallMeta(map[string]any{"com.example/tenant": "acme"})
-				hdr := client.WithCallHeaders(map[string][]string{"X-Tenant": {"acme"}})
-				if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}, meta, hdr); err != nil {
-					t.Fatalf("CallTool: %v", err)
-				}
-				got := waitReceived(t, f.srv, protocol.MethodToolsCall)
-				checkMeta(t, got.Params, "com.example/tenant", `"acme"`, modern)
-				if h := got.Headers.Get("X-Tenant"); (tr == tHTTP) != (h == "acme") {
-					t.Errorf("X-Tenant header %q on %s", h, tr)
-				}
-				if err := f.c.Call(ctx, "vendor/x", map[string]any{"_meta": map[string]any{"own": 1}}, nil, meta); !errors.Is(err, jsonrpc.ErrMethodNotFound) {
-					t.Fatalf("Call(vendor/x) = %v", err)
-				}
-				got = waitReceived(t, f.srv, "vendor/x")
-				checkMeta(t, got.Params, "com.example/tenant", `"acme"`, modern)
-				checkMeta(t, got.Params, "own", `1`, modern)
-				if _, err := f.c.GetPrompt(ctx, "greet", map[string]string{"name": "a"}, meta); err != nil {
-					t.Fatalf("GetPrompt: %v", err)
-				}
-				checkMeta(t, waitReceived(t, f.srv, protocol.MethodPromptsGet).Params, "com.example/tenant", `"acme"`, modern)
-			})
+	netMatrix(t, func(t *testing.T, ctx context.Context, f *fixture, tr string, p client.Protocol) {
+		modern := p == client.Modern
+		meta := client.WithCallMeta(map[string]any{"com.example/tenant": "acme"})
+		hdr := client.WithCallHeaders(map[string][]string{"X-Tenant": {"acme"}})
+		if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}, meta, hdr); err != nil {
+			t.Fatalf("CallTool: %v", err)
 		}
-	}
+		got := waitReceived(t, f.srv, protocol.MethodToolsCall)
+		checkMeta(t, got.Params, "com.example/tenant", `"acme"`, modern)
+		if h := got.Headers.Get("X-Tenant"); (tr == tHTTP) != (h == "acme") {
+			t.Errorf("X-Tenant header %q on %s", h, tr)
+		}
+		if err := f.c.Call(ctx, "vendor/x", map[string]any{"_meta": map[string]any{"own": 1}}, nil, meta); !errors.Is(err, jsonrpc.ErrMethodNotFound) {
+			t.Fatalf("Call(vendor/x) = %v", err)
+		}
+		got = waitReceived(t, f.srv, "vendor/x")
+		checkMeta(t, got.Params, "com.example/tenant", `"acme"`, modern)
+		checkMeta(t, got.Params, "own", `1`, modern)
+		if _, err := f.c.GetPrompt(ctx, "greet", map[string]string{"name": "a"}, meta); err != nil {
+			t.Fatalf("GetPrompt: %v", err)
+		}
+		checkMeta(t, waitReceived(t, f.srv, protocol.MethodPromptsGet).Params, "com.example/tenant", `"acme"`, modern)
+	})
 }
 
 // TestCallMetaRefusesReservedKeys: the protocol's own _meta keys and HTTP

@@ -202,23 +202,12 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 	poll := t.PollInterval
 	first := true
 	for {
-		if !first {
-			if err := c.pause(ctx, c.untilExpiry(t, poll)); err != nil {
-				return nil, err
-			}
-		}
-		first = false
-		dt, err := c.getExtTask(ctx, t.ID)
+		dt, err := pollTask(ctx, c, t, &poll, first, c.getExtTask,
+			func(dt *protocol.DetailedTask) *Task { return extTask(&dt.ExtTask) })
 		if err != nil {
-			if xe := c.expired(t, err); xe != nil && ctx.Err() == nil {
-				return nil, xe
-			}
 			return nil, err
 		}
-		*t = *extTask(&dt.ExtTask)
-		if t.PollInterval > 0 {
-			poll = t.PollInterval
-		}
+		first = false
 		if !dt.Status.Terminal() {
 			if xe := c.expired(t, nil); xe != nil {
 				return nil, xe
@@ -264,6 +253,32 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 	}
 }
 
+// pollTask is one step of a task's polling: it waits the poll interval
+// (not on the first step), fetches the task with get, stores its state
+// (state of what get returned) in t and takes up the server's interval in
+// poll. A failed fetch past the task's expiry is the expiry error.
+func pollTask[T any](ctx context.Context, c *Client, t *Task, poll *time.Duration, first bool,
+	get func(context.Context, string) (T, error), state func(T) *Task) (T, error) {
+	var zero T
+	if !first {
+		if err := c.pause(ctx, c.untilExpiry(t, *poll)); err != nil {
+			return zero, err
+		}
+	}
+	v, err := get(ctx, t.ID)
+	if err != nil {
+		if xe := c.expired(t, err); xe != nil && ctx.Err() == nil {
+			return zero, xe
+		}
+		return zero, err
+	}
+	*t = *state(v)
+	if t.PollInterval > 0 {
+		*poll = t.PollInterval
+	}
+	return v, nil
+}
+
 func (c *Client) getExtTask(ctx context.Context, id string) (*protocol.DetailedTask, error) {
 	raw, err := c.call(ctx, protocol.MethodTasksGet, &protocol.GetTaskParams{TaskID: id}, nil)
 	if err != nil {
@@ -291,21 +306,9 @@ func (c *Client) getCoreTask(ctx context.Context, id string) (*protocol.Task, er
 func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallToolResult, error) {
 	poll := t.PollInterval
 	for first := true; ; first = false {
-		if !first {
-			if err := c.pause(ctx, c.untilExpiry(t, poll)); err != nil {
-				return nil, err
-			}
-		}
-		ct, err := c.getCoreTask(ctx, t.ID)
+		ct, err := pollTask(ctx, c, t, &poll, first, c.getCoreTask, legacyTaskOf)
 		if err != nil {
-			if xe := c.expired(t, err); xe != nil && ctx.Err() == nil {
-				return nil, xe
-			}
 			return nil, err
-		}
-		*t = *legacyTaskOf(ct)
-		if t.PollInterval > 0 {
-			poll = t.PollInterval
 		}
 		if !ct.Status.Terminal() && ct.Status != protocol.TaskInputRequired {
 			if xe := c.expired(t, nil); xe != nil {

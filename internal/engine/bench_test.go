@@ -80,16 +80,23 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-func benchmarkCall(b *testing.B, legacy bool, params any) {
+// pipeSession connects a session over a pipeOnce (legacy or modern);
+// stop closes it and waits for the pipe's server to end.
+func pipeSession(b *testing.B, legacy bool) (s *Session, stop func()) {
 	tr := &pipeOnce{legacy: legacy}
 	s, err := Connect(b.Context(), tr, Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
+	return s, func() {
 		s.Close()
 		<-tr.done
-	}()
+	}
+}
+
+func benchmarkCall(b *testing.B, legacy bool, params any) {
+	s, stop := pipeSession(b, legacy)
+	defer stop()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -118,15 +125,8 @@ func BenchmarkCallLegacy(b *testing.B) { benchmarkCall(b, true, mapParams) }
 
 // BenchmarkCallModernParallel measures multiplexed concurrent calls.
 func BenchmarkCallModernParallel(b *testing.B) {
-	tr := &pipeOnce{}
-	s, err := Connect(b.Context(), tr, Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		s.Close()
-		<-tr.done
-	}()
+	s, stop := pipeSession(b, false)
+	defer stop()
 	params := map[string]any{"name": "echo"}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

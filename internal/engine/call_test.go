@@ -186,11 +186,7 @@ func TestModernResultTypes(t *testing.T) {
 
 func TestLegacyCallIsPlain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, s := legacySession(t)
 		res, err := s.Call(t.Context(), "tools/call", json.RawMessage(`{"name":"x"}`), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -384,19 +380,7 @@ func TestTimeouts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
-					if r.Method != "tools/call" {
-						if tt.cfg.Mode == ModeLegacy {
-							legacyServer(p, r)
-						} else {
-							modernServer(p, r)
-						}
-						return
-					}
-					tok := metaOf(t, r.Params)[protocol.MetaProgressToken]
-					if len(tok) == 0 {
-						t.Errorf("no progressToken in %s", r.Params)
-					}
+				tr := newScripted(toolCallServer(t, tt.cfg.Mode, func(p *peer, r *jsonrpc.Request, tok json.RawMessage) {
 					p.goFn(func() {
 						if tt.progress < 0 {
 							return
@@ -584,11 +568,7 @@ func TestNotificationOverflowDropsOldest(t *testing.T) {
 
 func TestNotify(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr, s := legacySession(t)
 		if err := s.Notify(t.Context(), "notifications/roots/list_changed", nil); err != nil {
 			t.Fatal(err)
 		}

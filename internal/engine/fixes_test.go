@@ -463,12 +463,7 @@ func TestTasksGetAcceptsTaskResultType(t *testing.T) {
 func TestHTTPLegacyCancelClosesStream(t *testing.T) {
 	serverSawClose := make(chan struct{})
 	streamOpen := make(chan struct{})
-	h := &httpScript{}
-	h.serve = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-		if req.Method != protocol.MethodToolsCall {
-			serveLegacyHTTP(w, req)
-			return
-		}
+	h := toolCallScript(serveLegacyHTTP, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 		var pm struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		}
@@ -482,7 +477,7 @@ func TestHTTPLegacyCancelClosesStream(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 		close(serverSawClose)
-	}
+	})
 	sawCancelled := make(chan struct{})
 	var once, cancelledOnce sync.Once
 	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -566,10 +561,8 @@ func (g *getStreamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	body, _ := io.ReadAll(r.Body)
-	m, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		w.WriteHeader(http.StatusBadRequest)
+	m, ok := decodePosted(w, r)
+	if !ok {
 		return
 	}
 	switch m := m.(type) {

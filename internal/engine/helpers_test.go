@@ -287,6 +287,66 @@ func echoResult(params json.RawMessage, modern bool) json.RawMessage {
 	return json.RawMessage(`{"echo":` + string(params) + `}`)
 }
 
+// toolCallServer answers the handshake of mode's era (legacyServer for
+// ModeLegacy, modernServer otherwise) and hands every tools/call, with the
+// progress token it must carry (an error when it does not), to serve.
+func toolCallServer(t testing.TB, mode Mode, serve func(p *peer, r *jsonrpc.Request, tok json.RawMessage)) func(p *peer, m jsonrpc.Message) {
+	return reqHandler(func(p *peer, r *jsonrpc.Request) {
+		if r.Method != "tools/call" {
+			if mode == ModeLegacy {
+				legacyServer(p, r)
+			} else {
+				modernServer(p, r)
+			}
+			return
+		}
+		tok := metaOf(t, r.Params)[protocol.MetaProgressToken]
+		if len(tok) == 0 {
+			t.Errorf("no progressToken in %s", r.Params)
+		}
+		serve(p, r, tok)
+	})
+}
+
+// listenAll connects a session over tr with cfg and opens a listen stream
+// for every notification, failing the test when either step fails.
+func listenAll(t *testing.T, tr transport.Transport, cfg Config) (*Session, *Stream) {
+	t.Helper()
+	s, err := connect(t, tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Listen(t.Context(), map[string]any{"notifications": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, st
+}
+
+// record is a list that goroutines add to under its lock.
+type record[T any] struct {
+	mu  sync.Mutex
+	got []T
+}
+
+func (r *record[T]) add(v T) {
+	r.mu.Lock()
+	r.got = append(r.got, v)
+	r.mu.Unlock()
+}
+
+// legacySession connects a session pinned to the legacy era to a
+// legacyServer, failing the test when it cannot.
+func legacySession(t *testing.T) (*scripted, *Session) {
+	t.Helper()
+	tr := newScripted(legacyServer)
+	s, err := connect(t, tr, Config{Mode: ModeLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, s
+}
+
 // metaOf decodes params._meta of a client request.
 func metaOf(t testing.TB, params json.RawMessage) map[string]json.RawMessage {
 	t.Helper()

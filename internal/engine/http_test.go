@@ -29,15 +29,37 @@ type httpScript struct {
 	serve   func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request)
 }
 
+// toolCallScript is an httpScript that serves tools/call with tool and
+// every other request with other (serveLegacyHTTP, serveModernHTTP).
+func toolCallScript(other func(w http.ResponseWriter, req *jsonrpc.Request), tool func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request)) *httpScript {
+	return &httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		if req.Method != protocol.MethodToolsCall {
+			other(w, req)
+			return
+		}
+		tool(w, r, req)
+	}}
+}
+
+// decodePosted decodes the JSON-RPC message a request's body holds; when
+// it holds none it answers 400 and returns false.
+func decodePosted(w http.ResponseWriter, r *http.Request) (jsonrpc.Message, bool) {
+	body, _ := io.ReadAll(r.Body)
+	m, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return nil, false
+	}
+	return m, true
+}
+
 func (h *httpScript) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	body, _ := io.ReadAll(r.Body)
-	m, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		w.WriteHeader(http.StatusBadRequest)
+	m, ok := decodePosted(w, r)
+	if !ok {
 		return
 	}
 	req, ok := m.(*jsonrpc.Request)
@@ -109,6 +131,18 @@ func httpConnect(t *testing.T, h http.Handler, cfg Config) (*Session, *transport
 	return s, tr, err
 }
 
+// legacyAfterDiscover is a legacy HTTP server whose answer to
+// server/discover is discover's.
+func legacyAfterDiscover(discover func(w http.ResponseWriter, req *jsonrpc.Request)) func(n int, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+	return func(n int, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		if req.Method == protocol.MethodDiscover {
+			discover(w, req)
+			return
+		}
+		serveLegacyHTTP(w, req)
+	}
+}
+
 func TestHTTPProbe(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -127,24 +161,16 @@ func TestHTTPProbe(t *testing.T) {
 		},
 		{
 			name: "400-empty-is-legacy",
-			serve: func(n int, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-				if req.Method == protocol.MethodDiscover {
-					w.WriteHeader(http.StatusBadRequest)
-					return
-				}
-				serveLegacyHTTP(w, req)
-			},
+			serve: legacyAfterDiscover(func(w http.ResponseWriter, req *jsonrpc.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+			}),
 			era: negotiation.EraLegacy, methods: []string{"server/discover", "initialize", "notifications/initialized", "tools/list"},
 		},
 		{
 			name: "200-method-not-found-is-legacy",
-			serve: func(n int, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-				if req.Method == protocol.MethodDiscover {
-					writeRPCError(w, http.StatusOK, req, jsonrpc.CodeMethodNotFound, "no")
-					return
-				}
-				serveLegacyHTTP(w, req)
-			},
+			serve: legacyAfterDiscover(func(w http.ResponseWriter, req *jsonrpc.Request) {
+				writeRPCError(w, http.StatusOK, req, jsonrpc.CodeMethodNotFound, "no")
+			}),
 			era: negotiation.EraLegacy, methods: []string{"server/discover", "initialize", "notifications/initialized", "tools/list"},
 		},
 		{
@@ -328,19 +354,14 @@ func TestHTTPSessionExpired(t *testing.T) {
 func TestHTTPModernCancelClosesStream(t *testing.T) {
 	serverSawCancel := make(chan struct{})
 	streamOpen := make(chan struct{})
-	h := &httpScript{}
-	h.serve = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-		if req.Method != protocol.MethodToolsCall {
-			serveModernHTTP(w, req)
-			return
-		}
+	h := toolCallScript(serveModernHTTP, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
 		close(streamOpen)
 		<-r.Context().Done()
 		close(serverSawCancel)
-	}
+	})
 	s, _, err := httpConnect(t, h, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -369,12 +390,7 @@ func TestHTTPModernCancelClosesStream(t *testing.T) {
 func TestHTTPBrokenStreamResends(t *testing.T) {
 	var calls atomic.Int32
 	var ids sync.Map
-	h := &httpScript{}
-	h.serve = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-		if req.Method != protocol.MethodToolsCall {
-			serveModernHTTP(w, req)
-			return
-		}
+	h := toolCallScript(serveModernHTTP, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 		if _, dup := ids.LoadOrStore(req.ID, true); dup {
 			t.Errorf("id %v re-used", req.ID)
 		}
@@ -385,7 +401,7 @@ func TestHTTPBrokenStreamResends(t *testing.T) {
 			return // the stream ends without a response
 		}
 		serveModernHTTP(w, req)
-	}
+	})
 	s, _, err := httpConnect(t, h, Config{Replay: ReplayAll})
 	if err != nil {
 		t.Fatal(err)

@@ -131,14 +131,7 @@ func TestListenOverflow(t *testing.T) {
 				p.notify(protocol.NotificationMessage, tagged(r.ID, map[string]any{"level": "info", "data": "x"}))
 			}
 		}))
-		s, err := connect(t, tr, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := s.Listen(t.Context(), map[string]any{"notifications": map[string]any{}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, st := listenAll(t, tr, Config{})
 		<-st.Done()
 		if !errors.Is(st.Err(), ErrStreamOverflow) {
 			t.Errorf("Err() = %v, want ErrStreamOverflow", st.Err())
@@ -174,14 +167,7 @@ func TestListenLegacy(t *testing.T) {
 func TestListenDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(listenServer(func(p *peer, r *jsonrpc.Request) { p.kill() }), modernServer)
-		s, err := connect(t, tr, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := s.Listen(t.Context(), map[string]any{"notifications": map[string]any{}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, st := listenAll(t, tr, Config{})
 		drain(st)
 		if _, ok := errors.AsType[*ConnectionLostError](st.Err()); !ok {
 			t.Errorf("Err() = %v, want *ConnectionLostError", st.Err())

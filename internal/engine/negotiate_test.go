@@ -33,6 +33,15 @@ func connect(t *testing.T, tr transport.Transport, cfg Config) (*Session, error)
 	return s, err
 }
 
+// negotiationErr matches a *negotiation.Error of kind k (and, when reason
+// is set, of that reason).
+func negotiationErr(k negotiation.ErrorKind, reason string) func(error) bool {
+	return func(err error) bool {
+		e, ok := errors.AsType[*negotiation.Error](err)
+		return ok && e.Kind == k && (reason == "" || e.Reason == reason)
+	}
+}
+
 // reqHandler adapts a request-only handler.
 func reqHandler(f func(p *peer, req *jsonrpc.Request)) func(p *peer, m jsonrpc.Message) {
 	return func(p *peer, m jsonrpc.Message) {
@@ -153,10 +162,7 @@ func TestNegotiationVerdicts(t *testing.T) {
 			kind: transport.KindWebSocket, netErr: true,
 			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) { p.kill() })},
 			methods: [][]string{{"server/discover"}, {"server/discover"}, {"server/discover"}, {"server/discover"}, {"server/discover"}},
-			errAs: func(err error) bool {
-				e, ok := errors.AsType[*negotiation.Error](err)
-				return ok && e.Kind == negotiation.KindTransport && e.Reason == "retries exhausted (network)"
-			},
+			errAs:   negotiationErr(negotiation.KindTransport, "retries exhausted (network)"),
 		},
 		{
 			// Seed 003: a probe timeout on WebSocket is retried (typed),
@@ -182,10 +188,7 @@ func TestNegotiationVerdicts(t *testing.T) {
 				}
 			})},
 			methods: [][]string{{"server/discover", "server/discover", "server/discover", "server/discover", "server/discover"}},
-			errAs: func(err error) bool {
-				e, ok := errors.AsType[*negotiation.Error](err)
-				return ok && e.Kind == negotiation.KindTransport && e.Reason == "retries exhausted (timeout)"
-			},
+			errAs:   negotiationErr(negotiation.KindTransport, "retries exhausted (timeout)"),
 		},
 		{
 			// JSON-RPC errors stay legacy evidence on every transport.
@@ -201,20 +204,14 @@ func TestNegotiationVerdicts(t *testing.T) {
 				p.replyErr(r, jsonrpc.CodeMissingRequiredClientCapability, "need sampling", map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}}})
 			})},
 			methods: [][]string{{"server/discover"}},
-			errAs: func(err error) bool {
-				e, ok := errors.AsType[*negotiation.Error](err)
-				return ok && e.Kind == negotiation.KindProtocol
-			},
+			errAs:   negotiationErr(negotiation.KindProtocol, ""),
 		},
 		{
 			name:    "modern/refuses-legacy",
 			cfg:     Config{Mode: ModeModern},
 			servers: []func(*peer, jsonrpc.Message){legacyServer},
 			methods: [][]string{{"server/discover"}},
-			errAs: func(err error) bool {
-				e, ok := errors.AsType[*negotiation.Error](err)
-				return ok && e.Kind == negotiation.KindNegotiation
-			},
+			errAs:   negotiationErr(negotiation.KindNegotiation, ""),
 		},
 		{
 			name:    "modern/timeout-is-an-error",
@@ -222,10 +219,7 @@ func TestNegotiationVerdicts(t *testing.T) {
 			kind:    transport.KindStdio,
 			servers: []func(*peer, jsonrpc.Message){reqHandler(func(p *peer, r *jsonrpc.Request) {})},
 			methods: [][]string{{"server/discover"}},
-			errAs: func(err error) bool {
-				e, ok := errors.AsType[*negotiation.Error](err)
-				return ok && e.Kind == negotiation.KindNegotiation
-			},
+			errAs:   negotiationErr(negotiation.KindNegotiation, ""),
 		},
 		{
 			name:    "modern/ok",
@@ -253,10 +247,7 @@ func TestNegotiationVerdicts(t *testing.T) {
 			cfg:     Config{Mode: ModePinned, PinVersion: protocol.Version20260728},
 			servers: []func(*peer, jsonrpc.Message){legacyServer},
 			methods: [][]string{{"server/discover"}},
-			errAs: func(err error) bool {
-				e, ok := errors.AsType[*negotiation.Error](err)
-				return ok && e.Kind == negotiation.KindNegotiation
-			},
+			errAs:   negotiationErr(negotiation.KindNegotiation, ""),
 		},
 		{
 			name:    "pinned/legacy-exact",
@@ -272,10 +263,7 @@ func TestNegotiationVerdicts(t *testing.T) {
 				p.reply(r, initResult(protocol.Version20251125))
 			})},
 			methods: [][]string{{"initialize"}},
-			errAs: func(err error) bool {
-				e, ok := errors.AsType[*negotiation.Error](err)
-				return ok && e.Kind == negotiation.KindNoCommonVersion
-			},
+			errAs:   negotiationErr(negotiation.KindNoCommonVersion, ""),
 		},
 		{
 			name: "legacy/unknown-version-answer",
@@ -405,11 +393,7 @@ func TestNegotiationObservable(t *testing.T) {
 
 func TestLegacyObservable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr, s := legacySession(t)
 		if s.Discover() != nil || s.InitializeResult() == nil || s.ServerInfo().Name != "legacy-fake" || s.Instructions() != "legacy instructions" {
 			t.Errorf("observable = %v %v %v %q", s.Discover(), s.InitializeResult(), s.ServerInfo(), s.Instructions())
 		}

@@ -148,36 +148,31 @@ func (p *pendingTable) succeeded(c *call, m *jsonrpc.Response) {
 // and returned for the reader to deliver. Otherwise it returns nil and the
 // response goes to the loop as before.
 func (p *pendingTable) resolveDirect(m *jsonrpc.Response) *call {
-	n, ok := m.ID.Int64()
-	if !ok {
-		return nil
-	}
-	p.mu.Lock()
-	c := p.calls[n]
-	if c == nil || c.internal || c.stream != nil || c.flush || c.progress != nil {
-		p.mu.Unlock()
-		return nil
-	}
-	p.drop(c)
-	p.succeeded(c, m)
-	p.mu.Unlock()
-	return c
+	return p.settle(m, true)
 }
 
 // resolve removes and returns the pending call a response answers, or nil
 // (unknown or abandoned). It is called by the loop.
 func (p *pendingTable) resolve(m *jsonrpc.Response) *call {
+	return p.settle(m, false)
+}
+
+// settle removes the pending call m answers, records its success and
+// returns it; nil when there is none or, with direct, when the call is not
+// one the reader may deliver itself (see resolveDirect).
+func (p *pendingTable) settle(m *jsonrpc.Response, direct bool) *call {
 	n, ok := m.ID.Int64()
 	if !ok {
 		return nil
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	c := p.calls[n]
-	if c != nil {
-		p.drop(c)
-		p.succeeded(c, m)
+	if c == nil || direct && (c.internal || c.stream != nil || c.flush || c.progress != nil) {
+		return nil
 	}
-	p.mu.Unlock()
+	p.drop(c)
+	p.succeeded(c, m)
 	return c
 }
 

@@ -31,19 +31,7 @@ func TestLateProgressDropped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
-					if r.Method != "tools/call" {
-						if tt.cfg.Mode == ModeLegacy {
-							legacyServer(p, r)
-						} else {
-							modernServer(p, r)
-						}
-						return
-					}
-					tok := metaOf(t, r.Params)[protocol.MetaProgressToken]
-					if len(tok) == 0 {
-						t.Errorf("no progressToken in %s", r.Params)
-					}
+				tr := newScripted(toolCallServer(t, tt.cfg.Mode, func(p *peer, r *jsonrpc.Request, tok json.RawMessage) {
 					p.reply(r, map[string]any{"resultType": "complete"})
 					p.notify(protocol.NotificationProgress, map[string]any{"progressToken": json.RawMessage(tok), "progress": 1})
 					p.notify(protocol.NotificationToolsListChanged, nil)

@@ -12,21 +12,12 @@ import (
 )
 
 // eventLog records the session's events.
-type eventLog struct {
-	mu  sync.Mutex
-	evs []Event
-}
-
-func (l *eventLog) add(ev Event) {
-	l.mu.Lock()
-	l.evs = append(l.evs, ev)
-	l.mu.Unlock()
-}
+type eventLog struct{ record[Event] }
 
 func (l *eventLog) count(k EventKind) (n, sum int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, ev := range l.evs {
+	for _, ev := range l.got {
 		if ev.Kind == k {
 			n++
 			sum += ev.Count
@@ -198,14 +189,7 @@ func TestListenBurstCoalesced(t *testing.T) {
 			p.notify(protocol.NotificationPromptsListChanged, tagged(r.ID, nil))
 		}))
 		evs := &eventLog{}
-		s, err := connect(t, tr, Config{OnEvent: evs.add})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := s.Listen(t.Context(), map[string]any{"notifications": map[string]any{}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, st := listenAll(t, tr, Config{OnEvent: evs.add})
 		synctest.Wait()
 		if st.Err() != nil {
 			t.Fatalf("stream ended under the burst: %v", st.Err())

@@ -72,16 +72,9 @@ func TestPeerNoise(t *testing.T) {
 	})
 }
 
-type listeners struct {
-	mu  sync.Mutex
-	got []string
-}
+// listeners records, in order, the listener calls the handler gets.
+type listeners struct{ record[string] }
 
-func (l *listeners) add(s string) {
-	l.mu.Lock()
-	l.got = append(l.got, s)
-	l.mu.Unlock()
-}
 func (l *listeners) OnLog(_ context.Context, p *protocol.LoggingMessageParams) {
 	l.add("log " + string(p.Level))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -97,10 +96,8 @@ func (g *getServer) serveGET(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *getServer) servePOST(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	m, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		w.WriteHeader(http.StatusBadRequest)
+	m, ok := decodePosted(w, r)
+	if !ok {
 		return
 	}
 	req, ok := m.(*jsonrpc.Request)
