@@ -82,7 +82,7 @@
 // *transport.HTTPError, *transport.ExitError, …) stay reachable with
 // errors.As. A few sentinels name what callers branch on: [ErrClosed],
 // [ErrOutcomeUnknown], [ErrAuthRequired], [ErrNoCommonVersion],
-// [ErrNotSupported], [ErrUnknownTool], [ErrToolFailed],
+// [ErrNotSupported], [ErrUnknownTool],
 // [ErrTaskCancelled] and [ErrTaskExpired]. A value that does not match its
 // schema is a [*ValidationError] listing the problems.
 //

@@ -159,10 +159,6 @@ var (
 	// ErrUnknownTool is matched when [CallToolAs] does not find the tool
 	// in the server's tools list.
 	ErrUnknownTool = errors.New("client: unknown tool")
-	// ErrToolFailed is matched by the error [CallToolAs] returns when the
-	// tool reported an error (isError: true); the result is returned
-	// alongside.
-	ErrToolFailed = errors.New("client: tool reported an error")
 	// ErrTaskCancelled is matched when a task ended cancelled (an *Error
 	// of kind [KindServer]); a task that failed is an *Error of kind
 	// [KindServer] wrapping the server's *jsonrpc.Error.

@@ -326,7 +326,7 @@ func ExampleWithEraCache() {
 	defer ts.Close()
 	defer srv.Close()
 	ctx := context.Background()
-	eras := &client.MemoryEraCache{}
+	eras := client.MemoryEraCache()
 
 	for range 2 {
 		c, err := client.Dial(ctx, ts.URL, client.WithEraCache(eras))

@@ -79,8 +79,8 @@ func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
 // structuredContent falls back to a single text block holding JSON (what
 // older servers send).
 //
-// When the tool reports an error the result is returned with an error
-// matching [ErrToolFailed]. A tool missing from the list is an error
+// When the tool reports an error (res.Failed()) the result is returned
+// with an [*Error] of kind [KindServer]. A tool missing from the list is an error
 // matching [ErrUnknownTool]. Other errors are those of [Client.CallTool].
 func CallToolAs[T any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (T, *protocol.CallToolResult, error) {
 	v, res, err := callToolAs[T](ctx, c, name, args, opts)
@@ -106,7 +106,7 @@ func callToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 	}
 	if res.Failed() {
 		return zero, res, &Error{Op: protocol.MethodToolsCall, Kind: KindServer,
-			Err: fmt.Errorf("%w: %q: %s", ErrToolFailed, name, truncate(res.Text(), 200))}
+			Err: fmt.Errorf("tool %q reported an error: %s", name, truncate(res.Text(), 200))}
 	}
 	subject := fmt.Sprintf("tool %q structuredContent", name)
 	raw := bytes.TrimSpace(res.StructuredContent)

@@ -3,6 +3,7 @@ package client_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,8 +41,10 @@ func TestCallToolAs(t *testing.T) {
 			t.Errorf("CallToolAs(nope) error = %v, want ErrUnknownTool", err)
 		}
 		_, res, err = client.CallToolAs[sum](ctx, f.c, "fail", nil)
-		if !errors.Is(err, client.ErrToolFailed) || res == nil {
-			t.Errorf("CallToolAs(fail) = %v, %v; want ErrToolFailed with the result", res, err)
+		var failed *client.Error
+		if !errors.As(err, &failed) || failed.Kind != client.KindServer || res == nil || !res.Failed() ||
+			!strings.Contains(err.Error(), `tool "fail" reported an error`) {
+			t.Errorf("CallToolAs(fail) = %v, %v; want a KindServer *Error with the failed result", res, err)
 		}
 	})
 }
