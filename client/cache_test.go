@@ -112,13 +112,13 @@ func TestCacheFreshStaleInvalidated(t *testing.T) {
 	}
 	defer sub.Close()
 	srv.NotifyToolsChanged()
-	waitEvent(t, sub, client.Event{Kind: client.EventToolsListChanged})
+	waitEvent(t, sub, client.Event{Method: protocol.NotificationToolsListChanged})
 	drainTools(t, c)
 	if n := count(srv, "tools/list"); n != 3 {
 		t.Fatalf("after list_changed: tools/list sent %d times, want 3", n)
 	}
 	srv.NotifyResourceUpdated("file:///hello.txt")
-	waitEvent(t, sub, client.Event{Kind: client.EventResourceUpdated, URI: "file:///hello.txt"})
+	waitEvent(t, sub, client.Event{Method: protocol.NotificationResourcesUpdated, URI: "file:///hello.txt"})
 	if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func waitEvent(t *testing.T, sub *client.Subscription, want client.Event) {
 			if ev == want {
 				return
 			}
-			if ev.Kind != client.EventResync {
+			if !ev.Resync {
 				t.Fatalf("event = %+v, want %+v", ev, want)
 			}
 		case <-ctx.Done():

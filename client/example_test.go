@@ -206,10 +206,10 @@ func ExampleClient_Subscribe() {
 
 	srv.NotifyResourceUpdated("file:///hello.txt")
 	ev := <-sub.Events()
-	fmt.Println(ev.Kind, ev.URI)
+	fmt.Println(ev.Method, ev.URI)
 	// Output:
 	// {ToolsListChanged:true PromptsListChanged:false ResourcesListChanged:false Resources:[file:///hello.txt]}
-	// resource-updated file:///hello.txt
+	// notifications/resources/updated file:///hello.txt
 }
 
 func ExampleClient_StartTool() {

@@ -171,7 +171,7 @@ func TestLegacyResubscribeAfterSessionExpiry(t *testing.T) {
 			if !ok {
 				t.Fatalf("subscription ended: %v", sub.Err())
 			}
-			if ev == (client.Event{Kind: client.EventResourceUpdated, URI: uri}) {
+			if ev == (client.Event{Method: protocol.NotificationResourcesUpdated, URI: uri}) {
 				return
 			}
 		case <-tick.C:

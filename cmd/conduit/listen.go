@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 var listenCommand = &command{
@@ -86,7 +87,7 @@ func runListen(ctx context.Context, inv *invocation) error {
 				return errors.New("listening: the server ended the subscription")
 			}
 			if inv.json {
-				m := map[string]any{"event": ev.Kind.String()}
+				m := map[string]any{"event": eventName(ev)}
 				if ev.URI != "" {
 					m["uri"] = ev.URI
 				}
@@ -102,20 +103,39 @@ func runListen(ctx context.Context, inv *invocation) error {
 	}
 }
 
+// eventName is the "event" field of a JSON event line.
+func eventName(ev client.Event) string {
+	if ev.Resync {
+		return "resync"
+	}
+	switch ev.Method {
+	case protocol.NotificationToolsListChanged:
+		return "tools-list-changed"
+	case protocol.NotificationPromptsListChanged:
+		return "prompts-list-changed"
+	case protocol.NotificationResourcesListChanged:
+		return "resources-list-changed"
+	case protocol.NotificationResourcesUpdated:
+		return "resource-updated"
+	}
+	return ev.Method
+}
+
 func describeEvent(ev client.Event) string {
-	switch ev.Kind {
-	case client.EventToolsListChanged:
-		return "tools list changed"
-	case client.EventPromptsListChanged:
-		return "prompts list changed"
-	case client.EventResourcesListChanged:
-		return "resources list changed"
-	case client.EventResourceUpdated:
-		return "resource updated: " + ev.URI
-	case client.EventResync:
+	if ev.Resync {
 		return "resync: the subscription was re-established; changes may have been missed"
 	}
-	return ev.Kind.String()
+	switch ev.Method {
+	case protocol.NotificationToolsListChanged:
+		return "tools list changed"
+	case protocol.NotificationPromptsListChanged:
+		return "prompts list changed"
+	case protocol.NotificationResourcesListChanged:
+		return "resources list changed"
+	case protocol.NotificationResourcesUpdated:
+		return "resource updated: " + ev.URI
+	}
+	return ev.Method
 }
 
 // describeSubscription says what the server acknowledged.
