@@ -227,8 +227,8 @@ func ExampleWithMessageLog() {
 
 	var mu sync.Mutex
 	var methods []string
-	c, err := client.Connect(context.Background(), t, client.WithMessageLog(func(dir client.Direction, msg jsonrpc.Message) {
-		if req, ok := msg.(*jsonrpc.Request); ok && dir == client.Sent {
+	c, err := client.Connect(context.Background(), t, client.WithMessageLog(func(sent bool, msg jsonrpc.Message) {
+		if req, ok := msg.(*jsonrpc.Request); ok && sent {
 			mu.Lock()
 			methods = append(methods, req.Method)
 			mu.Unlock()

@@ -52,8 +52,11 @@ type messageLog struct {
 	msgs []string // "send server/discover", "recv response", …
 }
 
-func (l *messageLog) hook(dir client.Direction, msg jsonrpc.Message) {
-	s := dir.String() + " "
+func (l *messageLog) hook(sent bool, msg jsonrpc.Message) {
+	s := "recv "
+	if sent {
+		s = "send "
+	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		s += m.Method

@@ -147,7 +147,7 @@ type config struct {
 	olderVersions  bool
 	maxPages       int
 	eventBuffer    int
-	messageLog     func(Direction, jsonrpc.Message)
+	messageLog     func(sent bool, msg jsonrpc.Message)
 	middleware     []Middleware
 	maxInputRounds int              // MRTR round cap; 0 for the engine's default
 	roots          *Roots           // WithRoots; nil for none
