@@ -286,13 +286,13 @@ func ExampleValidateElicitation() {
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"name":{"type":"string","minLength":1},
 		"notify":{"type":"boolean","default":true}},"required":["name"]}`)
-	content, err := client.ValidateElicitation(schema, map[string]any{"name": "Ada"})
+	content, err := handler.ValidateElicitation(schema, map[string]any{"name": "Ada"})
 	fmt.Println(content, err)
-	_, err = client.ValidateElicitation(schema, map[string]any{"notify": "yes"})
+	_, err = handler.ValidateElicitation(schema, map[string]any{"notify": "yes"})
 	fmt.Println(err)
 	// Output:
 	// map[name:Ada notify:true] <nil>
-	// client: invalid elicitation answer: name: required; notify: want a boolean, got string
+	// invalid elicitation answer: name: required; notify: want a boolean, got string
 }
 
 func ExampleWithCache() {

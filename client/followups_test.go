@@ -41,7 +41,7 @@ func TestCallToolNilArguments(t *testing.T) {
 			}
 		})
 	}
-	if _, err := f.c.CallTool(testCtx(t), "structured", json.RawMessage(`[1]`)); !errors.As(err, new(*client.ValidationError)) {
+	if _, err := f.c.CallTool(testCtx(t), "structured", json.RawMessage(`[1]`)); !errors.As(err, new(*handler.ValidationError)) {
 		t.Errorf("CallTool with an array = %v, want a *ValidationError", err)
 	}
 }

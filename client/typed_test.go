@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conduitmcp/conduit/handler"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/client"
@@ -79,7 +81,7 @@ func TestCallToolAsValidation(t *testing.T) {
 				} else {
 					got, _, err = client.CallToolAs[sum](ctx, f.c, tt.tool, map[string]any{"a": 1, "b": 2})
 				}
-				var ve *client.ValidationError
+				var ve *handler.ValidationError
 				if tt.wantErr != errors.As(err, &ve) {
 					t.Fatalf("CallToolAs error = %v, want *ValidationError: %v", err, tt.wantErr)
 				}
