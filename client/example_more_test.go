@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -67,21 +66,6 @@ func ExampleClient_ResourceTemplates() {
 		fmt.Println(rt.URITemplate)
 	}
 	// Output: file:///{path}
-}
-
-func ExampleClient_NotifyRootsChanged() {
-	roots := handler.RootsListerFunc(func(context.Context) ([]protocol.Root, error) {
-		return []protocol.Root{{URI: "file:///src"}}, nil
-	})
-	c, done := exampleClient(client.WithProtocol(client.Legacy), client.WithHandler(roots),
-		client.WithCapabilityOptions(client.CapabilityOptions{RootsListChanged: true}))
-	defer done()
-	fmt.Println(c.Negotiated().ClientCapabilities.Roots.ListChanged)
-	// After the roots changed:
-	fmt.Println(c.NotifyRootsChanged(context.Background()))
-	// Output:
-	// true
-	// <nil>
 }
 
 func ExampleClient_AwaitTask() {

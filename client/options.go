@@ -53,7 +53,7 @@ type CapabilityOptions struct {
 	// than "none"; deprecated by the spec).
 	SamplingContext bool
 	// RootsListChanged declares roots.listChanged in the legacy era, so
-	// [Client.NotifyRootsChanged] is meaningful.
+	// that a [Roots] handler notifies the server of its changes.
 	RootsListChanged bool
 	// TaskRequests lets a 2025-11-25 server run sampling/createMessage
 	// and elicitation/create as tasks on the client: it declares the
