@@ -181,15 +181,6 @@ func ExampleNewFileEraCache() {
 	// Output: modern 2026-07-28 true
 }
 
-func ExampleNewMemoryCache() {
-	cache := client.NewMemoryCache(0)
-	key := client.CacheKey{Server: "s", Partition: "public", Method: protocol.MethodToolsList}
-	cache.StoreResult(key, client.CacheEntry{Result: []byte(`{"tools":[]}`), Scope: protocol.CacheScopePublic})
-	e, ok := cache.LoadResult(key)
-	fmt.Println(string(e.Result), ok)
-	// Output: {"tools":[]} true
-}
-
 func ExampleError() {
 	t, stop := exampleServer(testserver.Options{Era: testserver.LegacyOnly})
 	defer stop()

@@ -7,6 +7,8 @@ import (
 	"log"
 	"net/http/httptest"
 
+	"github.com/conduitmcp/conduit/cache"
+
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -299,7 +301,7 @@ func ExampleWithCache() {
 	t, stop := exampleServer(testserver.Options{TTL: 60e9}) // results fresh for a minute
 	defer stop()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithCache(client.NewMemoryCache(0)))
+	c, err := client.Connect(ctx, t, client.WithCache(cache.NewMemory(0)))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conduitmcp/conduit/cache"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/auth"
@@ -113,7 +115,7 @@ func TestCacheRequestStateOnlyRound(t *testing.T) {
 			Result: json.RawMessage(`{"resultType":"complete","contents":[{"uri":"file:///hello.txt","text":"shed"}],"ttlMs":60000}`)},
 	}})
 	t.Cleanup(func() { srv.Close() })
-	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)))
+	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(cache.NewMemory(0)))
 	ctx := testCtx(t)
 	for range 2 {
 		if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
@@ -224,7 +226,7 @@ func TestCacheOAuthPartition(t *testing.T) {
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
 	url := ts.URL + "/mcp"
-	shared := client.NewMemoryCache(0)
+	shared := cache.NewMemory(0)
 	dial := func(token string) *client.Client {
 		t.Helper()
 		store := &auth.MemoryStore{}
@@ -295,7 +297,7 @@ func TestCacheInputRounds(t *testing.T) {
 					Result: json.RawMessage(`{"resultType":"complete","contents":[{"uri":"file:///hello.txt","text":"asked"}],"ttlMs":60000,"cacheScope":"public"}`)},
 			}})
 			t.Cleanup(func() { srv.Close() })
-			c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)),
+			c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(cache.NewMemory(0)),
 				client.WithHandler(h))
 			ctx := testCtx(t)
 			for range 3 {

@@ -101,7 +101,7 @@ func (c *Client) freshDiscover() *negotiation.DiscoverResult {
 }
 
 // Discover returns the server's server/discover result (modern era). It is
-// served from memory (or the [Cache]) while its ttlMs lasts and fetched
+// served from memory (or the [cache.Store]) while its ttlMs lasts and fetched
 // again once stale. In the legacy era it returns nil and an error matching
 // [ErrNotSupported].
 func (c *Client) Discover(ctx context.Context) (*negotiation.DiscoverResult, error) {
