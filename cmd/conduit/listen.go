@@ -103,20 +103,22 @@ func runListen(ctx context.Context, inv *invocation) error {
 	}
 }
 
+// eventNames gives, per notification method, the "event" field of a JSON
+// event line and the text of a plain one.
+var eventNames = map[string][2]string{
+	protocol.NotificationToolsListChanged:     {"tools-list-changed", "tools list changed"},
+	protocol.NotificationPromptsListChanged:   {"prompts-list-changed", "prompts list changed"},
+	protocol.NotificationResourcesListChanged: {"resources-list-changed", "resources list changed"},
+	protocol.NotificationResourcesUpdated:     {"resource-updated", "resource updated"},
+}
+
 // eventName is the "event" field of a JSON event line.
 func eventName(ev client.Event) string {
 	if ev.Resync {
 		return "resync"
 	}
-	switch ev.Method {
-	case protocol.NotificationToolsListChanged:
-		return "tools-list-changed"
-	case protocol.NotificationPromptsListChanged:
-		return "prompts-list-changed"
-	case protocol.NotificationResourcesListChanged:
-		return "resources-list-changed"
-	case protocol.NotificationResourcesUpdated:
-		return "resource-updated"
+	if n, ok := eventNames[ev.Method]; ok {
+		return n[0]
 	}
 	return ev.Method
 }
@@ -125,17 +127,14 @@ func describeEvent(ev client.Event) string {
 	if ev.Resync {
 		return "resync: the subscription was re-established; changes may have been missed"
 	}
-	switch ev.Method {
-	case protocol.NotificationToolsListChanged:
-		return "tools list changed"
-	case protocol.NotificationPromptsListChanged:
-		return "prompts list changed"
-	case protocol.NotificationResourcesListChanged:
-		return "resources list changed"
-	case protocol.NotificationResourcesUpdated:
-		return "resource updated: " + ev.URI
+	n, ok := eventNames[ev.Method]
+	switch {
+	case !ok:
+		return ev.Method
+	case ev.URI != "":
+		return n[1] + ": " + ev.URI
 	}
-	return ev.Method
+	return n[1]
 }
 
 // describeSubscription says what the server acknowledged.
