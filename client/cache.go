@@ -8,130 +8,12 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/conduitmcp/conduit/cache"
 
 	"github.com/conduitmcp/conduit/protocol"
 )
-
-// CacheKey identifies one cached result. Each page of a listing is its own
-// entry (Params is its cursor); a resources/read entry's Params is the URI.
-type CacheKey struct {
-	// Server is the server key (see [WithServerKey]).
-	Server string
-	// Partition is "public" for public entries and "private:<identity>"
-	// for private ones, identity naming the authorization context ("" for
-	// a client without [WithAuth] or [WithOAuth]; see [WithOAuth] for how
-	// an OAuth client's context is named).
-	Partition string
-	// Method is the request method, e.g. "tools/list".
-	Method string
-	// Params is what distinguishes results of one method: the cursor for
-	// listings, the URI for resources/read, "" for server/discover.
-	Params string
-}
-
-// CacheEntry is one cached result.
-type CacheEntry struct {
-	// Result is the raw result as the server sent it.
-	Result json.RawMessage
-	// Expires is when the entry stops being fresh (receive time + ttlMs).
-	Expires time.Time
-	// Scope is "public" or "private".
-	Scope string
-}
-
-// Cache stores cacheable results ([WithCache]). Implementations must be
-// safe for concurrent use and must not block for long; every method is
-// idempotent. A store may evict entries at any time; it may keep entries
-// past Expires (the client checks freshness itself).
-type Cache interface {
-	// LoadResult returns the entry for key and whether there was one.
-	LoadResult(key CacheKey) (CacheEntry, bool)
-	// StoreResult records e for key, replacing any previous entry.
-	StoreResult(key CacheKey, e CacheEntry)
-	// DeleteResults removes every entry for which match returns true.
-	DeleteResults(match func(CacheKey) bool)
-}
-
-// memoryCache is the in-memory [Cache] of [NewMemoryCache].
-type memoryCache struct {
-	maxEntries int // > 0
-
-	mu    sync.Mutex
-	m     map[CacheKey]CacheEntry // guarded by mu; created lazily
-	order []CacheKey              // guarded by mu; insertion order, may hold stale keys
-}
-
-// NewMemoryCache returns an empty in-memory [Cache] holding at most
-// maxEntries entries (zero or negative means 4096): when it is full,
-// expired entries are dropped first, then the oldest stored. It is safe
-// for concurrent use and may be shared by several clients.
-func NewMemoryCache(maxEntries int) Cache {
-	if maxEntries <= 0 {
-		maxEntries = 4096
-	}
-	return &memoryCache{maxEntries: maxEntries}
-}
-
-// LoadResult implements [Cache].
-func (c *memoryCache) LoadResult(key CacheKey) (CacheEntry, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[key]
-	return e, ok
-}
-
-// StoreResult implements [Cache].
-func (c *memoryCache) StoreResult(key CacheKey, e CacheEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[CacheKey]CacheEntry)
-	}
-	limit := c.maxEntries
-	if _, ok := c.m[key]; !ok && len(c.m) >= limit {
-		c.evictLocked(limit)
-	}
-	if _, ok := c.m[key]; !ok {
-		c.order = append(c.order, key)
-	}
-	c.m[key] = e
-}
-
-// evictLocked makes room for one entry.
-func (c *memoryCache) evictLocked(limit int) {
-	now := time.Now()
-	for k, e := range c.m {
-		if !now.Before(e.Expires) {
-			delete(c.m, k)
-		}
-	}
-	for len(c.m) >= limit && len(c.order) > 0 {
-		k := c.order[0]
-		c.order = c.order[1:]
-		delete(c.m, k)
-	}
-	// Compact the order slice of keys no longer present.
-	live := c.order[:0]
-	for _, k := range c.order {
-		if _, ok := c.m[k]; ok {
-			live = append(live, k)
-		}
-	}
-	c.order = live
-}
-
-// DeleteResults implements [Cache].
-func (c *memoryCache) DeleteResults(match func(CacheKey) bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.m {
-		if match(k) {
-			delete(c.m, k)
-		}
-	}
-}
 
 // Cache partitions.
 const (
@@ -229,7 +111,7 @@ func (c *Client) cacheLookup(ctx context.Context, method, params string) (json.R
 		parts = append(parts, partitionPrivate+id)
 	}
 	for _, part := range parts {
-		e, ok := c.cfg.cache.LoadResult(CacheKey{Server: c.key, Partition: part, Method: method, Params: params})
+		e, ok := c.cfg.cache.LoadResult(cache.Key{Server: c.key, Partition: part, Method: method, Params: params})
 		if ok && now.Before(e.Expires) {
 			return e.Result, true
 		}
@@ -251,8 +133,8 @@ func (c *Client) cacheStore(ctx context.Context, method, params string, raw json
 		}
 		part = partitionPrivate + id
 	}
-	c.cfg.cache.StoreResult(CacheKey{Server: c.key, Partition: part, Method: method, Params: params},
-		CacheEntry{Result: append(json.RawMessage(nil), raw...), Expires: received.Add(ttl), Scope: scope})
+	c.cfg.cache.StoreResult(cache.Key{Server: c.key, Partition: part, Method: method, Params: params},
+		cache.Entry{Result: append(json.RawMessage(nil), raw...), Expires: received.Add(ttl), Scope: scope})
 }
 
 // invalidate drops cached results that notification method (with params)
@@ -278,7 +160,7 @@ func (c *Client) invalidate(method string, params json.RawMessage) {
 		if json.Unmarshal(params, &p) != nil || p.URI == "" {
 			return
 		}
-		c.cfg.cache.DeleteResults(func(k CacheKey) bool {
+		c.cfg.cache.DeleteResults(func(k cache.Key) bool {
 			return k.Server == c.key && k.Method == protocol.MethodResourcesRead &&
 				(k.Params == p.URI || strings.HasPrefix(p.URI, k.Params) || strings.HasPrefix(k.Params, p.URI))
 		})
@@ -286,7 +168,7 @@ func (c *Client) invalidate(method string, params json.RawMessage) {
 	default:
 		return
 	}
-	c.cfg.cache.DeleteResults(func(k CacheKey) bool {
+	c.cfg.cache.DeleteResults(func(k cache.Key) bool {
 		if k.Server != c.key {
 			return false
 		}

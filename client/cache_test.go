@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conduitmcp/conduit/cache"
+
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/protocol"
@@ -78,7 +80,7 @@ func TestCacheFreshStaleInvalidated(t *testing.T) {
 	srv := testserver.New(testserver.Options{TTL: time.Minute})
 	t.Cleanup(func() { srv.Close() })
 	clock := newFakeClock()
-	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)), client.WithClock(clock.Now))
+	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(cache.NewMemory(0)), client.WithClock(clock.Now))
 	ctx := testCtx(t)
 
 	drainTools(t, c)
@@ -112,13 +114,13 @@ func TestCacheFreshStaleInvalidated(t *testing.T) {
 	}
 	defer sub.Close()
 	srv.NotifyToolsChanged()
-	waitEvent(t, sub, client.Event{Kind: client.EventToolsListChanged})
+	waitEvent(t, sub, client.Event{Method: protocol.NotificationToolsListChanged})
 	drainTools(t, c)
 	if n := count(srv, "tools/list"); n != 3 {
 		t.Fatalf("after list_changed: tools/list sent %d times, want 3", n)
 	}
 	srv.NotifyResourceUpdated("file:///hello.txt")
-	waitEvent(t, sub, client.Event{Kind: client.EventResourceUpdated, URI: "file:///hello.txt"})
+	waitEvent(t, sub, client.Event{Method: protocol.NotificationResourcesUpdated, URI: "file:///hello.txt"})
 	if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ func TestCacheZeroTTLAndLegacy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := testserver.New(testserver.Options{TTL: tt.ttl})
 			t.Cleanup(func() { srv.Close() })
-			c := pipeClient(t, srv, client.WithProtocol(tt.p), client.WithCache(client.NewMemoryCache(0)))
+			c := pipeClient(t, srv, client.WithProtocol(tt.p), client.WithCache(cache.NewMemory(0)))
 			drainTools(t, c)
 			drainTools(t, c)
 			if n := count(srv, "tools/list"); n != 2 {
@@ -179,7 +181,7 @@ func (i identity) Identity() string                      { return i.id }
 func TestCachePrivatePartition(t *testing.T) {
 	srv := testserver.New(testserver.Options{TTL: time.Minute, CacheScope: protocol.CacheScopePrivate})
 	t.Cleanup(func() { srv.Close() })
-	shared := client.NewMemoryCache(0)
+	shared := cache.NewMemory(0)
 	newClient := func(tokens transport.TokenSource) *client.Client {
 		return pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(shared),
 			client.WithServerKey("testserver"), client.WithAuth(client.Auth{Tokens: tokens}))
@@ -203,21 +205,21 @@ func TestCachePrivatePartition(t *testing.T) {
 }
 
 func TestMemoryCacheBound(t *testing.T) {
-	mc := client.NewMemoryCache(2)
+	mc := cache.NewMemory(2)
 	exp := time.Now().Add(time.Hour)
 	for i, m := range []string{"a", "b", "c"} {
-		mc.StoreResult(client.CacheKey{Method: m}, client.CacheEntry{Result: []byte(`{}`), Expires: exp.Add(time.Duration(i))})
+		mc.StoreResult(cache.Key{Method: m}, cache.Entry{Result: []byte(`{}`), Expires: exp.Add(time.Duration(i))})
 	}
-	if _, ok := mc.LoadResult(client.CacheKey{Method: "a"}); ok {
+	if _, ok := mc.LoadResult(cache.Key{Method: "a"}); ok {
 		t.Error("oldest entry survived past MaxEntries")
 	}
 	for _, m := range []string{"b", "c"} {
-		if _, ok := mc.LoadResult(client.CacheKey{Method: m}); !ok {
+		if _, ok := mc.LoadResult(cache.Key{Method: m}); !ok {
 			t.Errorf("entry %q missing", m)
 		}
 	}
-	mc.DeleteResults(func(k client.CacheKey) bool { return k.Method == "b" })
-	if _, ok := mc.LoadResult(client.CacheKey{Method: "b"}); ok {
+	mc.DeleteResults(func(k cache.Key) bool { return k.Method == "b" })
+	if _, ok := mc.LoadResult(cache.Key{Method: "b"}); ok {
 		t.Error("DeleteResults left the entry")
 	}
 }
@@ -235,7 +237,7 @@ func waitEvent(t *testing.T, sub *client.Subscription, want client.Event) {
 			if ev == want {
 				return
 			}
-			if ev.Kind != client.EventResync {
+			if !ev.Resync {
 				t.Fatalf("event = %+v, want %+v", ev, want)
 			}
 		case <-ctx.Done():

@@ -104,7 +104,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	if k, ok := t.(transport.Kinder); ok {
 		c.kind = k.Kind()
 	}
-	scfg.Tap = sessionTap(cfg.messageLog)
+	scfg.Tap = cfg.messageLog
 	scfg.Middleware = chainMiddleware(cfg.middleware, serverAddress(t, cfg.endpoint))
 	c.mw = scfg.Middleware
 	scfg.Fallback = fallback

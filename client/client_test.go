@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/conduitmcp/conduit/handler"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/client"
@@ -160,7 +162,7 @@ func TestCallsAndFeatures(t *testing.T) {
 		}
 
 		_, err = c.CallTool(ctx, "echo", []int{1})
-		var ve *client.ValidationError
+		var ve *handler.ValidationError
 		if !errors.As(err, &ve) {
 			t.Errorf("CallTool with array arguments error = %v, want *ValidationError", err)
 		}

@@ -26,7 +26,7 @@
 // requests (legacy) and input requests (modern multi-round-trip requests
 // and tasks) alike. Form elicitation
 // answers are validated against the requested schema, with defaults
-// applied ([ValidateElicitation]), before they reach the server. The
+// applied ([handler.ValidateElicitation]), before they reach the server. The
 // handler's change listeners hear list changes in both eras: legacy
 // servers send them unsolicited, and in the modern era the client opens a
 // subscriptions/listen stream for them at connect time.
@@ -82,9 +82,9 @@
 // *transport.HTTPError, *transport.ExitError, …) stay reachable with
 // errors.As. A few sentinels name what callers branch on: [ErrClosed],
 // [ErrOutcomeUnknown], [ErrAuthRequired], [ErrNoCommonVersion],
-// [ErrNotSupported], [ErrUnknownTool], [ErrToolFailed],
+// [ErrNotSupported], [ErrUnknownTool],
 // [ErrTaskCancelled] and [ErrTaskExpired]. A value that does not match its
-// schema is a [*ValidationError] listing the problems.
+// schema is a [*handler.ValidationError] listing the problems.
 //
 // # Wire logging
 //

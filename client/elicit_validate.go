@@ -1,17 +1,8 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"math"
-	"net/mail"
-	"net/url"
-	"slices"
-	"sort"
-	"time"
-	"unicode/utf8"
 
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/protocol"
@@ -35,258 +26,21 @@ func (v *validatingElicitor) Elicit(ctx context.Context, p *protocol.ElicitParam
 		return nil, err
 	}
 	if res == nil {
-		return nil, &ValidationError{Subject: "elicitation answer", Problems: []string{"nil result"}}
+		return nil, &handler.ValidationError{Subject: "elicitation answer", Problems: []string{"nil result"}}
 	}
 	if res.Action != protocol.ElicitAccept {
 		if res.Action != protocol.ElicitDecline && res.Action != protocol.ElicitCancel {
-			return nil, &ValidationError{Subject: "elicitation answer", Problems: []string{fmt.Sprintf("unknown action %q", res.Action)}}
+			return nil, &handler.ValidationError{Subject: "elicitation answer", Problems: []string{fmt.Sprintf("unknown action %q", res.Action)}}
 		}
 		out := *res
 		out.Content = nil
 		return &out, nil
 	}
-	content, err := ValidateElicitation(p.RequestedSchema, res.Content)
+	content, err := handler.ValidateElicitation(p.RequestedSchema, res.Content)
 	if err != nil {
 		return nil, err
 	}
 	out := *res
 	out.Content = content
 	return &out, nil
-}
-
-// elicitSchema is the requested schema of a form elicitation.
-type elicitSchema struct {
-	Type       string                     `json:"type"`
-	Properties map[string]json.RawMessage `json:"properties"`
-	Required   []string                   `json:"required"`
-}
-
-// primitiveSchema is one property of a requested schema.
-type primitiveSchema struct {
-	Type      string          `json:"type"`
-	MinLength *int            `json:"minLength"`
-	MaxLength *int            `json:"maxLength"`
-	Format    string          `json:"format"`
-	Enum      []any           `json:"enum"`
-	OneOf     []constOption   `json:"oneOf"`
-	AnyOf     []constOption   `json:"anyOf"`
-	Minimum   *float64        `json:"minimum"`
-	Maximum   *float64        `json:"maximum"`
-	MinItems  *int            `json:"minItems"`
-	MaxItems  *int            `json:"maxItems"`
-	Items     *primitiveItems `json:"items"`
-	Default   json.RawMessage `json:"default"`
-}
-
-type primitiveItems struct {
-	Type  string        `json:"type"`
-	Enum  []any         `json:"enum"`
-	AnyOf []constOption `json:"anyOf"`
-	OneOf []constOption `json:"oneOf"`
-}
-
-type constOption struct {
-	Const any    `json:"const"`
-	Title string `json:"title"`
-}
-
-// ValidateElicitation checks the content of an accepted form elicitation
-// against the requested schema, the MCP subset: an object whose properties
-// are strings (minLength, maxLength, format email|uri|date|date-time, enum,
-// oneOf of consts), numbers and integers (minimum, maximum), booleans, and
-// multi-select arrays of strings (minItems, maxItems, items enum or anyOf
-// of consts); "required" lists mandatory properties. Missing properties
-// with a "default" get that default.
-//
-// It returns a new, normalized map (values as JSON decodes them: string,
-// float64, bool, []any); content is not modified. A mismatch is a
-// [*ValidationError] listing every problem; an unreadable schema is one
-// too. An empty schema accepts only empty content.
-func ValidateElicitation(schema json.RawMessage, content map[string]any) (map[string]any, error) {
-	const subject = "elicitation answer"
-	var s elicitSchema
-	if len(bytes.TrimSpace(schema)) > 0 {
-		if err := json.Unmarshal(schema, &s); err != nil {
-			return nil, &ValidationError{Subject: subject, Problems: []string{"unreadable requested schema"}, Err: err}
-		}
-	}
-	// Normalize the user's Go values into their JSON forms.
-	norm := map[string]any{}
-	if len(content) > 0 {
-		b, err := json.Marshal(content)
-		if err != nil {
-			return nil, &ValidationError{Subject: subject, Problems: []string{"content is not JSON-encodable"}, Err: err}
-		}
-		if err := json.Unmarshal(b, &norm); err != nil {
-			return nil, &ValidationError{Subject: subject, Err: err}
-		}
-	}
-	var problems []string
-	names := make([]string, 0, len(s.Properties))
-	for name := range s.Properties {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		var ps primitiveSchema
-		if err := json.Unmarshal(s.Properties[name], &ps); err != nil {
-			problems = append(problems, fmt.Sprintf("%s: unreadable property schema", name))
-			continue
-		}
-		val, ok := norm[name]
-		if (!ok || val == nil) && len(ps.Default) > 0 {
-			var d any
-			if json.Unmarshal(ps.Default, &d) == nil {
-				norm[name] = d
-				val, ok = d, true
-			}
-		}
-		if !ok || val == nil {
-			delete(norm, name)
-			if slices.Contains(s.Required, name) {
-				problems = append(problems, fmt.Sprintf("%s: required", name))
-			}
-			continue
-		}
-		problems = append(problems, checkPrimitive(name, &ps, val)...)
-	}
-	extra := make([]string, 0)
-	for name := range norm {
-		if _, ok := s.Properties[name]; !ok {
-			extra = append(extra, name)
-		}
-	}
-	sort.Strings(extra)
-	for _, name := range extra {
-		problems = append(problems, fmt.Sprintf("%s: not in the requested schema", name))
-	}
-	for _, name := range s.Required {
-		if _, ok := s.Properties[name]; !ok {
-			if _, ok := norm[name]; !ok {
-				problems = append(problems, fmt.Sprintf("%s: required", name))
-			}
-		}
-	}
-	if len(problems) > 0 {
-		return nil, &ValidationError{Subject: subject, Problems: problems}
-	}
-	return norm, nil
-}
-
-func checkPrimitive(name string, ps *primitiveSchema, val any) []string {
-	var p []string
-	bad := func(format string, args ...any) {
-		p = append(p, name+": "+fmt.Sprintf(format, args...))
-	}
-	switch ps.Type {
-	case "string":
-		s, ok := val.(string)
-		if !ok {
-			bad("want a string, got %T", val)
-			return p
-		}
-		n := utf8.RuneCountInString(s)
-		if ps.MinLength != nil && n < *ps.MinLength {
-			bad("shorter than %d characters", *ps.MinLength)
-		}
-		if ps.MaxLength != nil && n > *ps.MaxLength {
-			bad("longer than %d characters", *ps.MaxLength)
-		}
-		if ps.Format != "" && !validFormat(ps.Format, s) {
-			bad("not a valid %s", ps.Format)
-		}
-		if len(ps.Enum) > 0 && !containsValue(ps.Enum, s) {
-			bad("%q is not one of the allowed values", s)
-		}
-		if opts := slices.Concat(ps.OneOf, ps.AnyOf); len(opts) > 0 && !containsConst(opts, s) {
-			bad("%q is not one of the allowed values", s)
-		}
-	case "number", "integer":
-		f, ok := val.(float64)
-		if !ok {
-			bad("want a %s, got %T", ps.Type, val)
-			return p
-		}
-		if ps.Type == "integer" && (f != math.Trunc(f) || math.IsInf(f, 0)) {
-			bad("want an integer, got %v", f)
-		}
-		if ps.Minimum != nil && f < *ps.Minimum {
-			bad("%v is below the minimum %v", f, *ps.Minimum)
-		}
-		if ps.Maximum != nil && f > *ps.Maximum {
-			bad("%v is above the maximum %v", f, *ps.Maximum)
-		}
-	case "boolean":
-		if _, ok := val.(bool); !ok {
-			bad("want a boolean, got %T", val)
-		}
-	case "array":
-		arr, ok := val.([]any)
-		if !ok {
-			bad("want an array, got %T", val)
-			return p
-		}
-		if ps.MinItems != nil && len(arr) < *ps.MinItems {
-			bad("fewer than %d items", *ps.MinItems)
-		}
-		if ps.MaxItems != nil && len(arr) > *ps.MaxItems {
-			bad("more than %d items", *ps.MaxItems)
-		}
-		for i, it := range arr {
-			s, ok := it.(string)
-			if !ok {
-				bad("item %d: want a string, got %T", i, it)
-				continue
-			}
-			if ps.Items == nil {
-				continue
-			}
-			if len(ps.Items.Enum) > 0 && !containsValue(ps.Items.Enum, s) {
-				bad("item %d: %q is not one of the allowed values", i, s)
-			}
-			if opts := slices.Concat(ps.Items.AnyOf, ps.Items.OneOf); len(opts) > 0 && !containsConst(opts, s) {
-				bad("item %d: %q is not one of the allowed values", i, s)
-			}
-		}
-	default:
-		bad("unsupported schema type %q", ps.Type)
-	}
-	return p
-}
-
-func containsValue(enum []any, s string) bool {
-	for _, e := range enum {
-		if es, ok := e.(string); ok && es == s {
-			return true
-		}
-	}
-	return false
-}
-
-func containsConst(opts []constOption, s string) bool {
-	for _, o := range opts {
-		if cs, ok := o.Const.(string); ok && cs == s {
-			return true
-		}
-	}
-	return false
-}
-
-func validFormat(format, s string) bool {
-	switch format {
-	case "email":
-		a, err := mail.ParseAddress(s)
-		return err == nil && a.Address == s
-	case "uri":
-		u, err := url.Parse(s)
-		return err == nil && u.Scheme != ""
-	case "date":
-		_, err := time.Parse(time.DateOnly, s)
-		return err == nil
-	case "date-time":
-		_, err := time.Parse(time.RFC3339, s)
-		return err == nil
-	default:
-		return true // unknown formats are annotations only
-	}
 }

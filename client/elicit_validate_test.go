@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/conduitmcp/conduit/handler"
 
-	"github.com/conduitmcp/conduit/client"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestValidateElicitation(t *testing.T) {
@@ -58,8 +58,8 @@ func TestValidateElicitation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := client.ValidateElicitation(json.RawMessage(schema), tt.content)
-			var ve *client.ValidationError
+			got, err := handler.ValidateElicitation(json.RawMessage(schema), tt.content)
+			var ve *handler.ValidationError
 			if tt.wantErr != errors.As(err, &ve) {
 				t.Fatalf("ValidateElicitation(%v) error = %v, want error: %v", tt.content, err, tt.wantErr)
 			}
@@ -71,10 +71,10 @@ func TestValidateElicitation(t *testing.T) {
 }
 
 func TestValidateElicitationBadSchema(t *testing.T) {
-	if _, err := client.ValidateElicitation(json.RawMessage(`[`), map[string]any{}); err == nil {
+	if _, err := handler.ValidateElicitation(json.RawMessage(`[`), map[string]any{}); err == nil {
 		t.Error("unreadable schema accepted")
 	}
-	got, err := client.ValidateElicitation(nil, nil)
+	got, err := handler.ValidateElicitation(nil, nil)
 	if err != nil || len(got) != 0 {
 		t.Errorf("empty schema and content = %v, %v; want empty, nil", got, err)
 	}

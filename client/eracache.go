@@ -64,17 +64,18 @@ type EraCache interface {
 	DeleteEra(key string)
 }
 
-// MemoryEraCache is an in-memory [EraCache]. Its zero value is ready to
-// use; it is safe for concurrent use.
-type MemoryEraCache struct {
+// MemoryEraCache returns a new, empty in-memory [EraCache]; it is safe for
+// concurrent use.
+func MemoryEraCache() EraCache { return &memoryEraCache{} }
+
+// memoryEraCache is the [EraCache] of [MemoryEraCache].
+type memoryEraCache struct {
 	mu sync.Mutex
 	m  map[string]EraRecord // guarded by mu; created lazily
 }
 
-var _ EraCache = (*MemoryEraCache)(nil)
-
 // LoadEra implements [EraCache].
-func (c *MemoryEraCache) LoadEra(key string) (EraRecord, bool) {
+func (c *memoryEraCache) LoadEra(key string) (EraRecord, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.m[key]
@@ -82,7 +83,7 @@ func (c *MemoryEraCache) LoadEra(key string) (EraRecord, bool) {
 }
 
 // StoreEra implements [EraCache].
-func (c *MemoryEraCache) StoreEra(key string, rec EraRecord) {
+func (c *memoryEraCache) StoreEra(key string, rec EraRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -92,7 +93,7 @@ func (c *MemoryEraCache) StoreEra(key string, rec EraRecord) {
 }
 
 // DeleteEra implements [EraCache].
-func (c *MemoryEraCache) DeleteEra(key string) {
+func (c *memoryEraCache) DeleteEra(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, key)

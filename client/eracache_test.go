@@ -40,7 +40,7 @@ func TestEraCache(t *testing.T) {
 				srv.Close()
 				ts.Close()
 			})
-			cache := &client.MemoryEraCache{}
+			cache := client.MemoryEraCache()
 			if tt.hint != nil {
 				cache.StoreEra(ts.URL, *tt.hint)
 			}
@@ -115,7 +115,7 @@ func TestFileEraCache(t *testing.T) {
 }
 
 func TestEraCacheStdioKey(t *testing.T) {
-	cache := &client.MemoryEraCache{}
+	cache := client.MemoryEraCache()
 	so := testserver.Options{TTL: time.Minute} // the remembered discover result stays fresh
 	f := connect(t, tStdio, so, client.WithEraCache(cache))
 	if f.c.Negotiated().Era != negotiation.EraModern {
@@ -148,7 +148,7 @@ func probes(c *client.Client) int {
 // eraCaches are the era caches the zero-RTT tests run with.
 func eraCaches(t *testing.T) map[string]func() client.EraCache {
 	return map[string]func() client.EraCache{
-		"memory": func() client.EraCache { return &client.MemoryEraCache{} },
+		"memory": func() client.EraCache { return client.MemoryEraCache() },
 		"file": func() client.EraCache {
 			return client.NewFileEraCache(filepath.Join(t.TempDir(), "eras.json"))
 		},
@@ -228,7 +228,7 @@ func TestEraCacheKnowsServer(t *testing.T) {
 // zero-RTT hint: the client probes and knows the server, so strict
 // capabilities refuse nothing.
 func TestEraCacheBareHintStrict(t *testing.T) {
-	cache := &client.MemoryEraCache{}
+	cache := client.MemoryEraCache()
 	cache.StoreEra("bare", client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
 	f := connect(t, tStdio, testserver.Options{}, client.WithEraCache(cache), client.WithServerKey("bare"), client.WithStrictCapabilities(true))
 	if f.c.ServerInfo() == nil || f.c.ServerCapabilities().Tools == nil {

@@ -159,10 +159,6 @@ var (
 	// ErrUnknownTool is matched when [CallToolAs] does not find the tool
 	// in the server's tools list.
 	ErrUnknownTool = errors.New("client: unknown tool")
-	// ErrToolFailed is matched by the error [CallToolAs] returns when the
-	// tool reported an error (isError: true); the result is returned
-	// alongside.
-	ErrToolFailed = errors.New("client: tool reported an error")
 	// ErrTaskCancelled is matched when a task ended cancelled (an *Error
 	// of kind [KindServer]); a task that failed is an *Error of kind
 	// [KindServer] wrapping the server's *jsonrpc.Error.
@@ -257,7 +253,7 @@ func sessionKind(err error) Kind {
 		return KindNegotiation
 	}
 	switch {
-	case isType[*ValidationError](err), errors.Is(err, ErrUnknownTool), errors.Is(err, ErrNoCommonVersion),
+	case isType[*handler.ValidationError](err), errors.Is(err, ErrUnknownTool), errors.Is(err, ErrNoCommonVersion),
 		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface), errors.Is(err, engine.ErrReservedMeta):
 		return KindInvalid
 	case errors.Is(err, ErrNotSupported):
@@ -342,33 +338,6 @@ func isAuth(err error) bool {
 	}
 	return false
 }
-
-// ValidationError reports a value that does not match its schema: a tool's
-// structuredContent against its outputSchema ([CallToolAs]), tool
-// arguments that are not a JSON object, or an elicitation answer against
-// the requested schema. It reaches the caller inside an [*Error] of kind
-// [KindInvalid].
-type ValidationError struct {
-	// Subject names what was validated, e.g. `tool "add" structuredContent`.
-	Subject string
-	// Problems lists what is wrong, one entry per violation.
-	Problems []string
-	// Err is the underlying validator or decoding error, if any.
-	Err error
-}
-
-func (e *ValidationError) Error() string {
-	s := "client: invalid " + e.Subject
-	if len(e.Problems) > 0 {
-		s += ": " + strings.Join(e.Problems, "; ")
-	} else if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns the underlying error.
-func (e *ValidationError) Unwrap() error { return e.Err }
 
 // resultError reports a result of method that could not be decoded.
 func resultError(method string, err error) *Error {

@@ -200,7 +200,7 @@ func callErrCases(name string, p client.Protocol) []errCase {
 			also: func(err error) bool { return errors.Is(err, client.ErrClosed) }},
 		{name: "arguments not an object/" + name, op: "tools/call", kind: client.KindInvalid,
 			run:  func(t *testing.T) error { return call(t, tPipe, testserver.Options{}, "echo", []int{1, 2}) },
-			also: isAs[*client.ValidationError]},
+			also: isAs[*handler.ValidationError]},
 		{name: "process exit/" + name, op: "tools/call", kind: client.KindProcess,
 			run: func(t *testing.T) error {
 				return call(t, tStdio, testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultExit, Method: "tools/call"}}},

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/conduitmcp/conduit/client"
-	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -67,21 +66,6 @@ func ExampleClient_ResourceTemplates() {
 		fmt.Println(rt.URITemplate)
 	}
 	// Output: file:///{path}
-}
-
-func ExampleClient_NotifyRootsChanged() {
-	roots := handler.RootsListerFunc(func(context.Context) ([]protocol.Root, error) {
-		return []protocol.Root{{URI: "file:///src"}}, nil
-	})
-	c, done := exampleClient(client.WithProtocol(client.Legacy), client.WithHandler(roots),
-		client.WithCapabilityOptions(client.CapabilityOptions{RootsListChanged: true}))
-	defer done()
-	fmt.Println(c.Negotiated().ClientCapabilities.Roots.ListChanged)
-	// After the roots changed:
-	fmt.Println(c.NotifyRootsChanged(context.Background()))
-	// Output:
-	// true
-	// <nil>
 }
 
 func ExampleClient_AwaitTask() {
@@ -197,15 +181,6 @@ func ExampleNewFileEraCache() {
 	// Output: modern 2026-07-28 true
 }
 
-func ExampleNewMemoryCache() {
-	cache := client.NewMemoryCache(0)
-	key := client.CacheKey{Server: "s", Partition: "public", Method: protocol.MethodToolsList}
-	cache.StoreResult(key, client.CacheEntry{Result: []byte(`{"tools":[]}`), Scope: protocol.CacheScopePublic})
-	e, ok := cache.LoadResult(key)
-	fmt.Println(string(e.Result), ok)
-	// Output: {"tools":[]} true
-}
-
 func ExampleError() {
 	t, stop := exampleServer(testserver.Options{Era: testserver.LegacyOnly})
 	defer stop()
@@ -227,8 +202,8 @@ func ExampleWithMessageLog() {
 
 	var mu sync.Mutex
 	var methods []string
-	c, err := client.Connect(context.Background(), t, client.WithMessageLog(func(dir client.Direction, msg jsonrpc.Message) {
-		if req, ok := msg.(*jsonrpc.Request); ok && dir == client.Sent {
+	c, err := client.Connect(context.Background(), t, client.WithMessageLog(func(sent bool, msg jsonrpc.Message) {
+		if req, ok := msg.(*jsonrpc.Request); ok && sent {
 			mu.Lock()
 			methods = append(methods, req.Method)
 			mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"log"
 	"net/http/httptest"
 
+	"github.com/conduitmcp/conduit/cache"
+
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -206,10 +208,10 @@ func ExampleClient_Subscribe() {
 
 	srv.NotifyResourceUpdated("file:///hello.txt")
 	ev := <-sub.Events()
-	fmt.Println(ev.Kind, ev.URI)
+	fmt.Println(ev.Method, ev.URI)
 	// Output:
 	// {ToolsListChanged:true PromptsListChanged:false ResourcesListChanged:false Resources:[file:///hello.txt]}
-	// resource-updated file:///hello.txt
+	// notifications/resources/updated file:///hello.txt
 }
 
 func ExampleClient_StartTool() {
@@ -286,20 +288,20 @@ func ExampleValidateElicitation() {
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"name":{"type":"string","minLength":1},
 		"notify":{"type":"boolean","default":true}},"required":["name"]}`)
-	content, err := client.ValidateElicitation(schema, map[string]any{"name": "Ada"})
+	content, err := handler.ValidateElicitation(schema, map[string]any{"name": "Ada"})
 	fmt.Println(content, err)
-	_, err = client.ValidateElicitation(schema, map[string]any{"notify": "yes"})
+	_, err = handler.ValidateElicitation(schema, map[string]any{"notify": "yes"})
 	fmt.Println(err)
 	// Output:
 	// map[name:Ada notify:true] <nil>
-	// client: invalid elicitation answer: name: required; notify: want a boolean, got string
+	// invalid elicitation answer: name: required; notify: want a boolean, got string
 }
 
 func ExampleWithCache() {
 	t, stop := exampleServer(testserver.Options{TTL: 60e9}) // results fresh for a minute
 	defer stop()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithCache(client.NewMemoryCache(0)))
+	c, err := client.Connect(ctx, t, client.WithCache(cache.NewMemory(0)))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -326,7 +328,7 @@ func ExampleWithEraCache() {
 	defer ts.Close()
 	defer srv.Close()
 	ctx := context.Background()
-	eras := &client.MemoryEraCache{}
+	eras := client.MemoryEraCache()
 
 	for range 2 {
 		c, err := client.Dial(ctx, ts.URL, client.WithEraCache(eras))

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conduitmcp/conduit/cache"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/auth"
@@ -41,7 +43,7 @@ func TestCallToolNilArguments(t *testing.T) {
 			}
 		})
 	}
-	if _, err := f.c.CallTool(testCtx(t), "structured", json.RawMessage(`[1]`)); !errors.As(err, new(*client.ValidationError)) {
+	if _, err := f.c.CallTool(testCtx(t), "structured", json.RawMessage(`[1]`)); !errors.As(err, new(*handler.ValidationError)) {
 		t.Errorf("CallTool with an array = %v, want a *ValidationError", err)
 	}
 }
@@ -52,8 +54,11 @@ type messageLog struct {
 	msgs []string // "send server/discover", "recv response", …
 }
 
-func (l *messageLog) hook(dir client.Direction, msg jsonrpc.Message) {
-	s := dir.String() + " "
+func (l *messageLog) hook(sent bool, msg jsonrpc.Message) {
+	s := "recv "
+	if sent {
+		s = "send "
+	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		s += m.Method
@@ -110,7 +115,7 @@ func TestCacheRequestStateOnlyRound(t *testing.T) {
 			Result: json.RawMessage(`{"resultType":"complete","contents":[{"uri":"file:///hello.txt","text":"shed"}],"ttlMs":60000}`)},
 	}})
 	t.Cleanup(func() { srv.Close() })
-	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)))
+	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(cache.NewMemory(0)))
 	ctx := testCtx(t)
 	readHello(t, ctx, c, 2)
 	// Round 1 (input_required), its retry, then the second read: not
@@ -167,7 +172,7 @@ func TestLegacyResubscribeAfterSessionExpiry(t *testing.T) {
 			if !ok {
 				t.Fatalf("subscription ended: %v", sub.Err())
 			}
-			if ev == (client.Event{Kind: client.EventResourceUpdated, URI: uri}) {
+			if ev == (client.Event{Method: protocol.NotificationResourcesUpdated, URI: uri}) {
 				return
 			}
 		case <-tick.C:
@@ -217,7 +222,7 @@ func TestCacheOAuthPartition(t *testing.T) {
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
 	url := ts.URL + "/mcp"
-	shared := client.NewMemoryCache(0)
+	shared := cache.NewMemory(0)
 	dial := func(token string) *client.Client {
 		t.Helper()
 		store := &auth.MemoryStore{}
@@ -288,7 +293,7 @@ func TestCacheInputRounds(t *testing.T) {
 					Result: json.RawMessage(`{"resultType":"complete","contents":[{"uri":"file:///hello.txt","text":"asked"}],"ttlMs":60000,"cacheScope":"public"}`)},
 			}})
 			t.Cleanup(func() { srv.Close() })
-			c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(client.NewMemoryCache(0)),
+			c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(cache.NewMemory(0)),
 				client.WithHandler(h))
 			ctx := testCtx(t)
 			readHello(t, ctx, c, 3)

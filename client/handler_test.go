@@ -76,7 +76,7 @@ func TestElicitationValidated(t *testing.T) {
 			h := &testHandler{content: map[string]any{"name": 42}}
 			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p), client.WithHandler(h))
 			res, err := f.c.CallTool(testCtx(t), "ask_user", map[string]any{})
-			var ve *client.ValidationError
+			var ve *handler.ValidationError
 			switch {
 			case errors.As(err, &ve):
 				if !strings.Contains(ve.Error(), "name") {

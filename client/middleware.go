@@ -23,10 +23,10 @@ type Request struct {
 	// per-call [WithCallMeta] entries are already in. A middleware may
 	// replace Params (with a JSON object) or use [Request.SetMeta].
 	Params json.RawMessage
-	// Direction is [Sent] for what the client sends, [Received] for what
-	// the server sends (legacy server requests, modern MRTR input
-	// requests, notifications).
-	Direction Direction
+	// Incoming is false for what the client sends, true for what the
+	// server sends (legacy server requests, modern MRTR input requests,
+	// notifications).
+	Incoming bool
 	// Notification: no answer is expected (the result is nil).
 	Notification bool
 	// Negotiation marks server/discover, initialize and
@@ -58,7 +58,7 @@ type Request struct {
 	// 408, 429, 5xx), "reauthorize" (HTTP 401/403), "reprobe" (a
 	// remembered era proved wrong) or "input-round" (a modern MRTR round);
 	// prev is the id of the attempt before. The MRTR input requests
-	// themselves pass through the middleware as Received requests, with the
+	// themselves pass through the middleware as Incoming requests, with the
 	// context the call's next was given.
 	OnAttempt func(why string, prev jsonrpc.ID)
 
@@ -162,13 +162,10 @@ func chainMiddleware(mws []Middleware, addr string) func(context.Context, *engin
 	}
 	return func(ctx context.Context, m *engine.Message, next engine.Invoker) (json.RawMessage, error) {
 		r := &Request{
-			Method: m.Method, Params: m.Params, Direction: Sent,
+			Method: m.Method, Params: m.Params, Incoming: m.Incoming,
 			Notification: m.Notification, Negotiation: m.Negotiation, ID: m.ID,
 			ProtocolVersion: m.Version, SessionID: m.SessionID, Transport: m.Transport,
 			ServerAddress: addr, em: m, next: next,
-		}
-		if m.Incoming {
-			r.Direction = Received
 		}
 		return inv(ctx, r)
 	}

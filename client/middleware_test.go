@@ -18,11 +18,14 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
+// sent and received name the direction a recorder.find looks for.
+const sent, received = false, true
+
 // seen is what a recording middleware saw of one message.
 type seen struct {
 	name                string // the middleware
 	method              string
-	dir                 client.Direction
+	incoming            bool
 	note, neg           bool
 	idBefore, idAfter   jsonrpc.ID
 	version, kind, addr string
@@ -47,7 +50,7 @@ func (r *recorder) mw(name string) client.Middleware {
 			raw, err := next(ctx, req)
 			r.mu.Lock()
 			r.trace = append(r.trace, name+"<"+req.Method)
-			r.events = append(r.events, seen{name: name, method: req.Method, dir: req.Direction, note: req.Notification,
+			r.events = append(r.events, seen{name: name, method: req.Method, incoming: req.Incoming, note: req.Notification,
 				neg: req.Negotiation, idBefore: before, idAfter: req.ID, version: req.ProtocolVersion, kind: req.Transport,
 				addr: req.ServerAddress, result: string(raw), err: err})
 			r.mu.Unlock()
@@ -56,14 +59,14 @@ func (r *recorder) mw(name string) client.Middleware {
 	}
 }
 
-// find returns the first event of middleware name for method and dir.
-func (r *recorder) find(t *testing.T, name, method string, dir client.Direction) seen {
+// find returns the first event of middleware name for method and direction (incoming: sent by the server).
+func (r *recorder) find(t *testing.T, name, method string, incoming bool) seen {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		r.mu.Lock()
 		for _, e := range r.events {
-			if e.name == name && e.method == method && e.dir == dir {
+			if e.name == name && e.method == method && e.incoming == incoming {
 				r.mu.Unlock()
 				return e
 			}
@@ -73,14 +76,14 @@ func (r *recorder) find(t *testing.T, name, method string, dir client.Direction)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	t.Fatalf("middleware %s never saw %s %s; trace %v", name, dir, method, r.trace)
+	t.Fatalf("middleware %s never saw %s (incoming %v); trace %v", name, method, incoming, r.trace)
 	return seen{}
 }
 
 // rewriter changes the echo tool's text and adds a _meta entry.
 func rewriter(next client.Invoker) client.Invoker {
 	return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
-		if req.Method == protocol.MethodToolsCall && req.Direction == client.Sent {
+		if req.Method == protocol.MethodToolsCall && !req.Incoming {
 			req.Params = json.RawMessage(strings.Replace(string(req.Params), `"text":"hi"`, `"text":"changed"`, 1))
 			if err := req.SetMeta("com.example/mark", "from-middleware"); err != nil {
 				return nil, err
@@ -128,14 +131,14 @@ func TestMiddlewareEverywhere(t *testing.T) {
 func checkMiddlewareCalls(ctx context.Context, t *testing.T, f *fixture, rec *recorder, era, tr string) {
 	t.Helper()
 	if era == "modern" {
-		if e := rec.find(t, "outer", protocol.MethodDiscover, client.Sent); !e.neg || e.err != nil || !e.idAfter.IsValid() {
+		if e := rec.find(t, "outer", protocol.MethodDiscover, sent); !e.neg || e.err != nil || !e.idAfter.IsValid() {
 			t.Errorf("server/discover through the middleware: %+v, want a negotiation request with an id", e)
 		}
 	} else {
-		if e := rec.find(t, "outer", protocol.MethodInitialize, client.Sent); !e.neg || e.err != nil || !strings.Contains(e.result, "protocolVersion") {
+		if e := rec.find(t, "outer", protocol.MethodInitialize, sent); !e.neg || e.err != nil || !strings.Contains(e.result, "protocolVersion") {
 			t.Errorf("initialize through the middleware: %+v", e)
 		}
-		if e := rec.find(t, "inner", protocol.NotificationInitialized, client.Sent); !e.neg || !e.note {
+		if e := rec.find(t, "inner", protocol.NotificationInitialized, sent); !e.neg || !e.note {
 			t.Errorf("notifications/initialized through the middleware: %+v", e)
 		}
 	}
@@ -154,7 +157,7 @@ func checkMiddlewareCalls(ctx context.Context, t *testing.T, f *fixture, rec *re
 	if !slices.Equal(order, want) {
 		t.Errorf("composition %v, want %v (the first middleware outermost)", order, want)
 	}
-	e := rec.find(t, "outer", protocol.MethodToolsCall, client.Sent)
+	e := rec.find(t, "outer", protocol.MethodToolsCall, sent)
 	if e.idBefore.IsValid() || !e.idAfter.IsValid() {
 		t.Errorf("tools/call id before next %v, after %v: want none, then the id the engine assigned", e.idBefore, e.idAfter)
 	}
@@ -169,7 +172,7 @@ func checkMiddlewareCalls(ctx context.Context, t *testing.T, f *fixture, rec *re
 		checkMeta(t, got.Params, "com.example/mark", `"from-middleware"`, era == "modern")
 	}
 	_, err = f.c.CallTool(ctx, "rpc_error", map[string]any{"code": -32050})
-	if e := rec.find(t, "outer", protocol.MethodToolsCall, client.Sent); e.err != nil {
+	if e := rec.find(t, "outer", protocol.MethodToolsCall, sent); e.err != nil {
 		t.Fatalf("first tools/call observed error %v", e.err)
 	}
 	var je *jsonrpc.Error
@@ -185,7 +188,7 @@ func checkMiddlewareCalls(ctx context.Context, t *testing.T, f *fixture, rec *re
 	if err := f.c.Notify(ctx, "notifications/vendor/hello", map[string]any{"n": 1}); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
-	if e := rec.find(t, "inner", "notifications/vendor/hello", client.Sent); !e.note || e.err != nil {
+	if e := rec.find(t, "inner", "notifications/vendor/hello", sent); !e.note || e.err != nil {
 		t.Errorf("outgoing notification through the middleware: %+v", e)
 	}
 }
@@ -200,7 +203,7 @@ func checkMiddlewareIncoming(ctx context.Context, t *testing.T, f *fixture, rec 
 		if _, err := f.c.CallTool(ctx, tc.tool, map[string]any{}); err != nil {
 			t.Fatalf("CallTool(%s): %v", tc.tool, err)
 		}
-		e := rec.find(t, "outer", tc.method, client.Received)
+		e := rec.find(t, "outer", tc.method, received)
 		if e.err != nil || e.note || !e.idAfter.IsValid() || e.result == "" {
 			t.Errorf("incoming %s through the middleware: %+v", tc.method, e)
 		}
@@ -214,7 +217,7 @@ func checkMiddlewareIncoming(ctx context.Context, t *testing.T, f *fixture, rec 
 	if _, err := f.c.CallTool(ctx, "log", map[string]any{"message": "m"}); err != nil {
 		t.Fatalf("CallTool(log): %v", err)
 	}
-	if e := rec.find(t, "inner", protocol.NotificationMessage, client.Received); !e.note || e.err != nil {
+	if e := rec.find(t, "inner", protocol.NotificationMessage, received); !e.note || e.err != nil {
 		t.Errorf("incoming notification through the middleware: %+v", e)
 	}
 }
@@ -365,7 +368,7 @@ func TestMiddlewareSeesChangeNotifications(t *testing.T) {
 				case <-time.After(5 * time.Second):
 					t.Fatal("the listener never heard of the change")
 				}
-				if e := rec.find(t, "only", protocol.NotificationToolsListChanged, client.Received); !e.note || e.err != nil {
+				if e := rec.find(t, "only", protocol.NotificationToolsListChanged, received); !e.note || e.err != nil {
 					t.Errorf("list_changed through the middleware: %+v", e)
 				}
 			})

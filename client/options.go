@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/conduitmcp/conduit/cache"
+
 	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -53,7 +55,7 @@ type CapabilityOptions struct {
 	// than "none"; deprecated by the spec).
 	SamplingContext bool
 	// RootsListChanged declares roots.listChanged in the legacy era, so
-	// [Client.NotifyRootsChanged] is meaningful.
+	// that a [Roots] handler notifies the server of its changes.
 	RootsListChanged bool
 	// TaskRequests lets a 2025-11-25 server run sampling/createMessage
 	// and elicitation/create as tasks on the client: it declares the
@@ -140,14 +142,14 @@ type config struct {
 	auth           Auth
 	oauth          *auth.Client // set by WithOAuth; names the private cache partition
 	endpoint       string       // Dial's endpoint URL; "" for Connect
-	cache          Cache
+	cache          cache.Store
 	eraCache       EraCache
 	serverKey      string
 	tasks          bool
 	olderVersions  bool
 	maxPages       int
 	eventBuffer    int
-	messageLog     func(Direction, jsonrpc.Message)
+	messageLog     func(sent bool, msg jsonrpc.Message)
 	middleware     []Middleware
 	maxInputRounds int              // MRTR round cap; 0 for the engine's default
 	roots          *Roots           // WithRoots; nil for none
@@ -274,9 +276,9 @@ func WithAuth(a Auth) Option {
 // WithCache sets the store for cacheable modern results (tools/list,
 // prompts/list, resources/list, resources/templates/list, resources/read,
 // server/discover): a result is served from it while its ttlMs lasts.
-// Default (and nil): no caching. [NewMemoryCache] is an in-memory store;
+// Default (and nil): no caching. [cache.NewMemory] is an in-memory store;
 // a store may be shared by several clients.
-func WithCache(c Cache) Option {
+func WithCache(c cache.Store) Option {
 	return optionFunc(func(cfg *config) { cfg.cache = c })
 }
 
@@ -288,7 +290,7 @@ func WithEraCache(ec EraCache) Option {
 }
 
 // WithServerKey overrides the key of this server in the [EraCache] and the
-// [Cache]. Default: the endpoint URL for [Dial]; for [Connect] the command
+// [cache.Store]. Default: the endpoint URL for [Dial]; for [Connect] the command
 // line of a command transport, else no era caching and a key unique to the
 // connection.
 func WithServerKey(key string) Option {

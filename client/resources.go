@@ -59,13 +59,13 @@ func (c *Client) Ping(ctx context.Context) error {
 	return err
 }
 
-// NotifyRootsChanged tells a legacy server that the handler's roots
-// changed (notifications/roots/list_changed). It is sent only when the
-// client advertised roots.listChanged (a RootsLister handler plus
-// CapabilityOptions.RootsListChanged) and is a no-op otherwise. The modern
-// era has no such notification: the server asks for roots when it needs
-// them, so it is a no-op there too.
-func (c *Client) NotifyRootsChanged(ctx context.Context) error {
+// notifyRootsChanged tells a legacy server that the roots changed
+// (notifications/roots/list_changed); [Roots] calls it on every change. It
+// is sent only when the client advertised roots.listChanged (a RootsLister
+// handler plus CapabilityOptions.RootsListChanged) and is a no-op
+// otherwise. The modern era has no such notification: the server asks for
+// roots when it needs them, so it is a no-op there too.
+func (c *Client) notifyRootsChanged(ctx context.Context) error {
 	if c.isModern() {
 		return nil
 	}
@@ -101,7 +101,7 @@ func (c *Client) freshDiscover() *negotiation.DiscoverResult {
 }
 
 // Discover returns the server's server/discover result (modern era). It is
-// served from memory (or the [Cache]) while its ttlMs lasts and fetched
+// served from memory (or the [cache.Store]) while its ttlMs lasts and fetched
 // again once stale. In the legacy era it returns nil and an error matching
 // [ErrNotSupported].
 func (c *Client) Discover(ctx context.Context) (*negotiation.DiscoverResult, error) {

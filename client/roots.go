@@ -161,7 +161,7 @@ func (c *Client) watchRoots() {
 				return
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), rootsNotifyTimeout)
-			if err := c.NotifyRootsChanged(ctx); err != nil {
+			if err := c.notifyRootsChanged(ctx); err != nil {
 				c.cfg.logger.Warn("sending notifications/roots/list_changed", "err", err)
 			}
 			cancel()

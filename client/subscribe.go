@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -55,41 +54,20 @@ func (o SubscribeOptions) intersect(ack protocol.SubscriptionFilter) SubscribeOp
 	return r
 }
 
-// EventKind is the kind of a subscription [Event].
-type EventKind int
-
-// Event kinds.
-const (
-	// EventToolsListChanged: the tools list changed.
-	EventToolsListChanged EventKind = iota + 1
-	// EventPromptsListChanged: the prompts list changed.
-	EventPromptsListChanged
-	// EventResourcesListChanged: the resources (or templates) list changed.
-	EventResourcesListChanged
-	// EventResourceUpdated: the resource Event.URI changed.
-	EventResourceUpdated
-	// EventResync: the subscription was re-established after its stream
-	// dropped (or events were dropped on overflow); changes may have been
-	// missed, so state derived from the server should be refetched.
-	EventResync
-)
-
-var eventKindNames = [...]string{"", "tools-list-changed", "prompts-list-changed", "resources-list-changed", "resource-updated", "resync"}
-
-// String returns a short name of k.
-func (k EventKind) String() string {
-	if int(k) > 0 && int(k) < len(eventKindNames) {
-		return eventKindNames[k]
-	}
-	return fmt.Sprintf("EventKind(%d)", int(k))
-}
-
 // Event is one change notification.
 type Event struct {
-	// Kind says what changed.
-	Kind EventKind
-	// URI is the updated resource (EventResourceUpdated only).
+	// Method is the server's notification: one of
+	// protocol.NotificationToolsListChanged, NotificationPromptsListChanged,
+	// NotificationResourcesListChanged (resources or templates) and
+	// NotificationResourcesUpdated (the resource URI changed); "" for a
+	// resync.
+	Method string
+	// URI is the updated resource (NotificationResourcesUpdated only).
 	URI string
+	// Resync reports that the subscription was re-established after its
+	// stream dropped (or events were dropped on overflow); changes may have
+	// been missed, so state derived from the server should be refetched.
+	Resync bool
 }
 
 const (
@@ -111,7 +89,7 @@ const (
 // Events are buffered ([WithEventBuffer], default 64). When the buffer is
 // full the oldest buffered event is dropped to make room (change
 // notifications are signals: the newest matters most), [Subscription.Dropped]
-// counts the drops, and an [EventResync] is queued so the consumer knows to
+// counts the drops, and an Event with Resync set is queued so the consumer knows to
 // refetch.
 //
 // All methods are safe for concurrent use.
@@ -213,7 +191,7 @@ func (s *Subscription) send(ev Event) {
 	}
 	s.c.cfg.logger.Warn("conduit: subscription buffer full; dropped the oldest event", "dropped", s.dropped.Load())
 	select {
-	case s.events <- Event{Kind: EventResync}:
+	case s.events <- Event{Resync: true}:
 	default:
 	}
 	select {
@@ -247,31 +225,31 @@ func (s *Subscription) finish(err error) {
 func eventOf(n *jsonrpc.Request) (Event, bool) {
 	switch route.Of(n.Method) {
 	case route.ToolsChanged:
-		return Event{Kind: EventToolsListChanged}, true
+		return Event{Method: protocol.NotificationToolsListChanged}, true
 	case route.PromptsChanged:
-		return Event{Kind: EventPromptsListChanged}, true
+		return Event{Method: protocol.NotificationPromptsListChanged}, true
 	case route.ResourcesChanged:
-		return Event{Kind: EventResourcesListChanged}, true
+		return Event{Method: protocol.NotificationResourcesListChanged}, true
 	case route.ResourceUpdated:
 		var p protocol.ResourceUpdatedParams
 		if json.Unmarshal(n.Params, &p) != nil || p.URI == "" {
 			return Event{}, false
 		}
-		return Event{Kind: EventResourceUpdated, URI: p.URI}, true
+		return Event{Method: protocol.NotificationResourcesUpdated, URI: p.URI}, true
 	}
 	return Event{}, false
 }
 
 // wants reports whether ev is covered by o.
 func (o SubscribeOptions) wants(ev Event) bool {
-	switch ev.Kind {
-	case EventToolsListChanged:
+	switch ev.Method {
+	case protocol.NotificationToolsListChanged:
 		return o.ToolsListChanged
-	case EventPromptsListChanged:
+	case protocol.NotificationPromptsListChanged:
 		return o.PromptsListChanged
-	case EventResourcesListChanged:
+	case protocol.NotificationResourcesListChanged:
 		return o.ResourcesListChanged
-	case EventResourceUpdated:
+	case protocol.NotificationResourcesUpdated:
 		for _, u := range o.Resources {
 			if ev.URI == u || strings.HasPrefix(ev.URI, u) {
 				return true
@@ -301,7 +279,7 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // Modern era: a subscriptions/listen stream; Subscribe returns once the
 // server acknowledged it, and [Subscription.Acknowledged] tells what it
 // honours. A stream that drops is re-established with exponential backoff
-// (an [EventResync] marks the gap), which resets only after a stream that
+// (an Event with Resync set marks the gap), which resets only after a stream that
 // lived 10 seconds past its acknowledgement, so a server whose streams
 // keep dying is not hammered; after 10 attempts in a row that are not
 // acknowledged the subscription ends with the last error. Legacy era: resources/subscribe
@@ -472,7 +450,7 @@ func (s *Subscription) handle(n *jsonrpc.Request) {
 			s.ack = s.want.intersect(ack.Notifications)
 			s.mu.Unlock()
 		}
-		s.send(Event{Kind: EventResync})
+		s.send(Event{Resync: true})
 		return
 	}
 	s.c.invalidate(n.Method, n.Params)
@@ -590,14 +568,14 @@ func (c *Client) autoListen(ctx context.Context) {
 	go func() {
 		defer c.wg.Done()
 		for ev := range sub.Events() {
-			switch ev.Kind {
-			case EventToolsListChanged:
+			switch {
+			case ev.Method == protocol.NotificationToolsListChanged:
 				l.ToolsChanged.OnToolsChanged(sub.ctx)
-			case EventPromptsListChanged:
+			case ev.Method == protocol.NotificationPromptsListChanged:
 				l.PromptsChanged.OnPromptsChanged(sub.ctx)
-			case EventResourcesListChanged:
+			case ev.Method == protocol.NotificationResourcesListChanged:
 				l.ResourcesChanged.OnResourcesChanged(sub.ctx)
-			case EventResync:
+			case ev.Resync:
 				// Changes may have been missed: tell every listener.
 				if l.ToolsChanged != nil {
 					l.ToolsChanged.OnToolsChanged(sub.ctx)
@@ -615,7 +593,7 @@ func (c *Client) autoListen(ctx context.Context) {
 
 // onRestored is the session's OnRestored: after a legacy re-negotiation
 // the engine has re-sent the tracked resources/subscribe calls; every live
-// legacy subscription gets an [EventResync] (updates may have been missed
+// legacy subscription gets an Event with Resync set (updates may have been missed
 // meanwhile). It runs on the session's dispatcher goroutine and never
 // blocks. Modern subscriptions are listen streams, which the subscription
 // re-opens itself.
@@ -624,7 +602,7 @@ func (c *Client) onRestored(context.Context) {
 	defer c.subsMu.Unlock()
 	for s := range c.subs {
 		if s.legacy {
-			s.send(Event{Kind: EventResync})
+			s.send(Event{Resync: true})
 		}
 	}
 }

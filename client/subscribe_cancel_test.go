@@ -7,6 +7,7 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 // TestSubscribeContextEnds: cancelling the context given to Subscribe ends
@@ -23,7 +24,7 @@ func TestSubscribeContextEnds(t *testing.T) {
 					t.Fatalf("Subscribe: %v", err)
 				}
 				f.srv.NotifyToolsChanged()
-				waitEvent(t, sub, client.Event{Kind: client.EventToolsListChanged})
+				waitEvent(t, sub, client.Event{Method: protocol.NotificationToolsListChanged})
 				cancel()
 				select {
 				case <-sub.Done():

@@ -15,7 +15,7 @@ func TestSubscriptionOverflow(t *testing.T) {
 	c := &Client{cfg: newConfig(nil)}
 	s := &Subscription{c: c, events: make(chan Event, 3), done: make(chan struct{})}
 	for _, u := range []string{"a", "b", "c", "d"} {
-		s.send(Event{Kind: EventResourceUpdated, URI: u})
+		s.send(Event{Method: protocol.NotificationResourcesUpdated, URI: u})
 	}
 	// Buffer [a b c] is full when d arrives: a and b are dropped, a resync
 	// marker and d are queued behind c.
@@ -23,7 +23,7 @@ func TestSubscriptionOverflow(t *testing.T) {
 	for len(s.events) > 0 {
 		got = append(got, <-s.events)
 	}
-	want := []Event{{Kind: EventResourceUpdated, URI: "c"}, {Kind: EventResync}, {Kind: EventResourceUpdated, URI: "d"}}
+	want := []Event{{Method: protocol.NotificationResourcesUpdated, URI: "c"}, {Resync: true}, {Method: protocol.NotificationResourcesUpdated, URI: "d"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events after overflow (-want +got):\n%s", diff)
 	}
@@ -31,7 +31,7 @@ func TestSubscriptionOverflow(t *testing.T) {
 		t.Errorf("Dropped() = %d, want 2", got)
 	}
 	s.finish(nil)
-	s.send(Event{Kind: EventToolsListChanged}) // after the end: ignored, no panic
+	s.send(Event{Method: protocol.NotificationToolsListChanged}) // after the end: ignored, no panic
 	if _, ok := <-s.events; ok {
 		t.Error("events open after finish")
 	}
@@ -48,10 +48,10 @@ func TestSubscribeOptionsIntersect(t *testing.T) {
 
 func TestEventOfAndWants(t *testing.T) {
 	o := SubscribeOptions{Resources: []string{"file:///dir/"}}
-	if !o.wants(Event{Kind: EventResourceUpdated, URI: "file:///dir/a.txt"}) {
+	if !o.wants(Event{Method: protocol.NotificationResourcesUpdated, URI: "file:///dir/a.txt"}) {
 		t.Error("sub-resource update not wanted")
 	}
-	if o.wants(Event{Kind: EventResourceUpdated, URI: "file:///other"}) || o.wants(Event{Kind: EventToolsListChanged}) {
+	if o.wants(Event{Method: protocol.NotificationResourcesUpdated, URI: "file:///other"}) || o.wants(Event{Method: protocol.NotificationToolsListChanged}) {
 		t.Error("unrequested event wanted")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 func TestSubscribe(t *testing.T) {
@@ -24,11 +25,11 @@ func TestSubscribe(t *testing.T) {
 		}
 		if f.srv != nil { // the stdio server runs in a child process
 			f.srv.NotifyToolsChanged()
-			waitEvent(t, sub, client.Event{Kind: client.EventToolsListChanged})
+			waitEvent(t, sub, client.Event{Method: protocol.NotificationToolsListChanged})
 			f.srv.NotifyResourceUpdated("file:///hello.txt")
-			waitEvent(t, sub, client.Event{Kind: client.EventResourceUpdated, URI: "file:///hello.txt"})
+			waitEvent(t, sub, client.Event{Method: protocol.NotificationResourcesUpdated, URI: "file:///hello.txt"})
 			f.srv.NotifyPromptsChanged()
-			waitEvent(t, sub, client.Event{Kind: client.EventPromptsListChanged})
+			waitEvent(t, sub, client.Event{Method: protocol.NotificationPromptsListChanged})
 		}
 		if err := sub.Close(); err != nil {
 			t.Errorf("Close: %v", err)
@@ -58,7 +59,7 @@ func TestSubscribeLegacySubset(t *testing.T) {
 	// subscribed one is.
 	f.srv.NotifyResourceUpdated("file:///config.json")
 	f.srv.NotifyResourceUpdated("file:///hello.txt")
-	waitEvent(t, sub, client.Event{Kind: client.EventResourceUpdated, URI: "file:///hello.txt"})
+	waitEvent(t, sub, client.Event{Method: protocol.NotificationResourcesUpdated, URI: "file:///hello.txt"})
 	sub.Close()
 	if n := count(f.srv, "resources/unsubscribe"); n != 1 {
 		t.Errorf("resources/unsubscribe sent %d times, want 1", n)
@@ -77,9 +78,9 @@ func TestSubscribeRelisten(t *testing.T) {
 	}
 	defer sub.Close()
 	f.ts.CloseClientConnections()
-	waitEvent(t, sub, client.Event{Kind: client.EventResync})
+	waitEvent(t, sub, client.Event{Resync: true})
 	f.srv.NotifyToolsChanged()
-	waitEvent(t, sub, client.Event{Kind: client.EventToolsListChanged})
+	waitEvent(t, sub, client.Event{Method: protocol.NotificationToolsListChanged})
 	if n := count(f.srv, "subscriptions/listen"); n < 2 {
 		t.Errorf("subscriptions/listen sent %d times, want at least 2", n)
 	}
@@ -140,7 +141,7 @@ func TestSubscribeRespawn(t *testing.T) {
 	if err == nil {
 		t.Fatal("CallTool that kills the server succeeded")
 	}
-	waitEvent(t, sub, client.Event{Kind: client.EventResync})
+	waitEvent(t, sub, client.Event{Resync: true})
 	if diff := cmp.Diff(client.SubscribeOptions{ToolsListChanged: true}, sub.Acknowledged()); diff != "" {
 		t.Errorf("Acknowledged after re-listen (-want +got):\n%s", diff)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -317,7 +318,7 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		encoded = true
 		b, err := json.Marshal(args)
 		if err != nil {
-			return nil, &ValidationError{Subject: "tool arguments", Problems: []string{"not JSON-encodable"}, Err: err}
+			return nil, &handler.ValidationError{Subject: "tool arguments", Problems: []string{"not JSON-encodable"}, Err: err}
 		}
 		raw = b
 	}
@@ -332,7 +333,7 @@ func marshalArgs(args any) (json.RawMessage, error) {
 	if trimmed[0] != '{' || !encoded && !json.Valid(trimmed) {
 		var obj map[string]json.RawMessage
 		err := json.Unmarshal(raw, &obj)
-		return nil, &ValidationError{Subject: "tool arguments", Problems: []string{notObject(trimmed)}, Err: err}
+		return nil, &handler.ValidationError{Subject: "tool arguments", Problems: []string{notObject(trimmed)}, Err: err}
 	}
 	return raw, nil
 }
@@ -359,7 +360,7 @@ func notObject(b []byte) string {
 // (such as the arguments string of an LLM's function call). nil, a nil
 // map, empty JSON text and JSON null all mean "no arguments". Anything
 // else (an array, a number, text that is not JSON) fails with an [*Error]
-// of kind [KindInvalid] wrapping a [*ValidationError], before anything is
+// of kind [KindInvalid] wrapping a [*handler.ValidationError], before anything is
 // sent.
 //
 // A tool that fails reports it in the result (res.Failed()); the error is

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/conduitmcp/conduit/handler"
 )
 
 func TestMarshalArgs(t *testing.T) {
@@ -46,9 +48,9 @@ func TestMarshalArgs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := marshalArgs(tt.args)
 			if tt.wantErr {
-				var ve *ValidationError
+				var ve *handler.ValidationError
 				if !errors.As(err, &ve) || ve.Err == nil || len(ve.Problems) != 1 {
-					t.Fatalf("marshalArgs = %s, %v; want a *ValidationError with a cause", got, err)
+					t.Fatalf("marshalArgs = %s, %v; want a *handler.ValidationError with a cause", got, err)
 				}
 				if p := ve.Problems[0]; !strings.HasPrefix(p, "not a JSON object but ") && !strings.HasPrefix(p, "not valid JSON") &&
 					p != "not JSON-encodable" {

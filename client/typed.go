@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -74,13 +75,13 @@ func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
 // connection and refreshed after a tools list_changed notification). When
 // the tool has one, structuredContent is validated against it (JSON
 // Schema 2020-12; external $refs are refused, never fetched) before it is
-// decoded; a mismatch is a [*ValidationError] and T is zero. Without an
+// decoded; a mismatch is a [*handler.ValidationError] and T is zero. Without an
 // outputSchema the value is decoded unchecked. A result without
 // structuredContent falls back to a single text block holding JSON (what
 // older servers send).
 //
-// When the tool reports an error the result is returned with an error
-// matching [ErrToolFailed]. A tool missing from the list is an error
+// When the tool reports an error (res.Failed()) the result is returned
+// with an [*Error] of kind [KindServer]. A tool missing from the list is an error
 // matching [ErrUnknownTool]. Other errors are those of [Client.CallTool].
 func CallToolAs[T any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (T, *protocol.CallToolResult, error) {
 	v, res, err := callToolAs[T](ctx, c, name, args, opts)
@@ -98,7 +99,7 @@ func callToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 	}
 	schema, err := info.outputSchema()
 	if err != nil {
-		return zero, nil, &ValidationError{Subject: fmt.Sprintf("tool %q outputSchema", name), Problems: []string{"cannot compile the schema"}, Err: err}
+		return zero, nil, &handler.ValidationError{Subject: fmt.Sprintf("tool %q outputSchema", name), Problems: []string{"cannot compile the schema"}, Err: err}
 	}
 	res, err := c.CallTool(ctx, name, args, opts...)
 	if err != nil {
@@ -106,7 +107,7 @@ func callToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 	}
 	if res.Failed() {
 		return zero, res, &Error{Op: protocol.MethodToolsCall, Kind: KindServer,
-			Err: fmt.Errorf("%w: %q: %s", ErrToolFailed, name, truncate(res.Text(), 200))}
+			Err: fmt.Errorf("tool %q reported an error: %s", name, truncate(res.Text(), 200))}
 	}
 	subject := fmt.Sprintf("tool %q structuredContent", name)
 	raw := bytes.TrimSpace(res.StructuredContent)
@@ -114,21 +115,21 @@ func callToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 		if len(res.Content) == 1 && res.Content[0].Type == protocol.ContentText && json.Valid([]byte(res.Content[0].Text)) {
 			raw = []byte(res.Content[0].Text)
 		} else {
-			return zero, res, &ValidationError{Subject: subject, Problems: []string{"result has no structuredContent"}}
+			return zero, res, &handler.ValidationError{Subject: subject, Problems: []string{"result has no structuredContent"}}
 		}
 	}
 	if schema != nil {
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
-			return zero, res, &ValidationError{Subject: subject, Problems: []string{"not JSON"}, Err: err}
+			return zero, res, &handler.ValidationError{Subject: subject, Problems: []string{"not JSON"}, Err: err}
 		}
 		if err := schema.Validate(inst); err != nil {
-			return zero, res, &ValidationError{Subject: subject, Problems: schemaProblems(err), Err: err}
+			return zero, res, &handler.ValidationError{Subject: subject, Problems: schemaProblems(err), Err: err}
 		}
 	}
 	var v T
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return zero, res, &ValidationError{Subject: subject, Problems: []string{"cannot decode into " + fmt.Sprintf("%T", v)}, Err: err}
+		return zero, res, &handler.ValidationError{Subject: subject, Problems: []string{"cannot decode into " + fmt.Sprintf("%T", v)}, Err: err}
 	}
 	return v, res, nil
 }

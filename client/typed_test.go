@@ -3,7 +3,10 @@ package client_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/conduitmcp/conduit/handler"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -40,8 +43,10 @@ func TestCallToolAs(t *testing.T) {
 			t.Errorf("CallToolAs(nope) error = %v, want ErrUnknownTool", err)
 		}
 		_, res, err = client.CallToolAs[sum](ctx, f.c, "fail", nil)
-		if !errors.Is(err, client.ErrToolFailed) || res == nil {
-			t.Errorf("CallToolAs(fail) = %v, %v; want ErrToolFailed with the result", res, err)
+		var failed *client.Error
+		if !errors.As(err, &failed) || failed.Kind != client.KindServer || res == nil || !res.Failed() ||
+			!strings.Contains(err.Error(), `tool "fail" reported an error`) {
+			t.Errorf("CallToolAs(fail) = %v, %v; want a KindServer *Error with the failed result", res, err)
 		}
 	})
 }
@@ -76,7 +81,7 @@ func TestCallToolAsValidation(t *testing.T) {
 				} else {
 					got, _, err = client.CallToolAs[sum](ctx, f.c, tt.tool, map[string]any{"a": 1, "b": 2})
 				}
-				var ve *client.ValidationError
+				var ve *handler.ValidationError
 				if tt.wantErr != errors.As(err, &ve) {
 					t.Fatalf("CallToolAs error = %v, want *ValidationError: %v", err, tt.wantErr)
 				}

@@ -7,37 +7,15 @@ import (
 	"github.com/conduitmcp/conduit/jsonrpc"
 )
 
-// Direction says which way a message travelled ([WithMessageLog]).
-type Direction int
-
-// Directions.
-const (
-	// Sent: from the client to the server.
-	Sent Direction = iota + 1
-	// Received: from the server to the client.
-	Received
-)
-
-// String returns "send" or "recv".
-func (d Direction) String() string {
-	switch d {
-	case Sent:
-		return "send"
-	case Received:
-		return "recv"
-	}
-	return "unknown"
-}
-
-// WithMessageLog calls f with every JSON-RPC message the client sends or
-// receives, on every transport (stdio, Streamable HTTP, HTTP+SSE,
+// WithMessageLog calls f with every JSON-RPC message the client sends
+// (sent is true) or receives (sent is false), on every transport (stdio, Streamable HTTP, HTTP+SSE,
 // WebSocket, in-memory), including the negotiation's and those of
 // reconnections. f is called synchronously on the goroutine that reads or
 // writes the message, possibly concurrently: it must be safe for
 // concurrent use, must not block, must not modify msg and must not keep it
 // after returning. A message that fails to be written is still reported.
 // Default (and nil): none. See [WithWireLog] for a ready-made logger.
-func WithMessageLog(f func(dir Direction, msg jsonrpc.Message)) Option {
+func WithMessageLog(f func(sent bool, msg jsonrpc.Message)) Option {
 	return optionFunc(func(c *config) { c.messageLog = f })
 }
 
@@ -54,35 +32,24 @@ func WithWireLog(l *slog.Logger, level slog.Level) Option {
 	if l == nil {
 		return WithMessageLog(nil)
 	}
-	return WithMessageLog(func(dir Direction, msg jsonrpc.Message) {
+	return WithMessageLog(func(sent bool, msg jsonrpc.Message) {
 		ctx := context.Background()
+		dir := "recv"
+		if sent {
+			dir = "send"
+		}
 		if !l.Enabled(ctx, level) {
 			return
 		}
 		b, err := jsonrpc.EncodeMessage(msg)
 		if err != nil {
-			l.Log(ctx, level, "wire: "+dir.String(), "dir", dir.String(), "err", err)
+			l.Log(ctx, level, "wire: "+dir, "dir", dir, "err", err)
 			return
 		}
 		s := string(b)
 		if len(s) > maxWireLogMessage {
 			s = s[:maxWireLogMessage] + "…"
 		}
-		l.Log(ctx, level, "wire: "+dir.String(), "dir", dir.String(), "message", s)
+		l.Log(ctx, level, "wire: "+dir, "dir", dir, "message", s)
 	})
-}
-
-// sessionTap adapts a message log to the session's tap, which sits at the
-// session's single read and write points.
-func sessionTap(log func(Direction, jsonrpc.Message)) func(bool, jsonrpc.Message) {
-	if log == nil {
-		return nil
-	}
-	return func(sent bool, m jsonrpc.Message) {
-		dir := Received
-		if sent {
-			dir = Sent
-		}
-		log(dir, m)
-	}
 }

@@ -49,7 +49,7 @@ func NewRecorder(w io.Writer) *Recorder {
 func (r *Recorder) Option() client.Option { return client.WithMessageLog(r.Log) }
 
 // Log records one message; it is the client.WithMessageLog callback.
-func (r *Recorder) Log(dir client.Direction, msg jsonrpc.Message) {
+func (r *Recorder) Log(sent bool, msg jsonrpc.Message) {
 	b, err := jsonrpc.EncodeMessage(msg)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -61,7 +61,7 @@ func (r *Recorder) Log(dir client.Direction, msg jsonrpc.Message) {
 	if r.start.IsZero() {
 		r.start = now
 	}
-	line, err := json.Marshal(Entry{Dir: dir.String(), Ms: float64(now.Sub(r.start).Microseconds()) / 1000, Msg: b})
+	line, err := json.Marshal(Entry{Dir: dirName(sent), Ms: float64(now.Sub(r.start).Microseconds()) / 1000, Msg: b})
 	if err == nil {
 		_, err = r.w.Write(append(line, '\n'))
 	}
@@ -119,4 +119,12 @@ func LoadTranscript(path string) ([]Entry, error) {
 	}
 	defer f.Close()
 	return ReadTranscript(f)
+}
+
+// dirName is an Entry's Dir: "send" or "recv".
+func dirName(sent bool) string {
+	if sent {
+		return "send"
+	}
+	return "recv"
 }

@@ -31,7 +31,7 @@ func TestExamplesRunFromAUserModule(t *testing.T) {
 		"agent":   "step 2: echo",
 		"handler": "-> Hello, Ada!",
 		"http":    "resource file:///hello.txt",
-		"listen":  "prompts-list-changed",
+		"listen":  "notifications/prompts/list_changed",
 		"stdio":   "echo: hello over stdio",
 	} {
 		t.Run(name, func(t *testing.T) {

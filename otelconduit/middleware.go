@@ -50,7 +50,7 @@ func Middleware(opts ...Option) client.Middleware {
 	}
 	return func(next client.Invoker) client.Invoker {
 		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
-			if req.Direction == client.Received {
+			if req.Incoming {
 				return in.incoming(ctx, req, next)
 			}
 			return in.outgoing(ctx, req, next)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -124,7 +123,7 @@ func (pr *prompter) Elicit(ctx context.Context, p *protocol.ElicitParams) (*prot
 		case err != nil:
 			return nil, err
 		}
-		norm, verr := client.ValidateElicitation(p.RequestedSchema, content)
+		norm, verr := handler.ValidateElicitation(p.RequestedSchema, content)
 		if verr == nil {
 			return &protocol.ElicitResult{Action: protocol.ElicitAccept, Content: norm}, nil
 		}

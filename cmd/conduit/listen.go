@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 var listenCommand = &command{
@@ -86,7 +87,7 @@ func runListen(ctx context.Context, inv *invocation) error {
 				return errors.New("listening: the server ended the subscription")
 			}
 			if inv.json {
-				m := map[string]any{"event": ev.Kind.String()}
+				m := map[string]any{"event": eventName(ev)}
 				if ev.URI != "" {
 					m["uri"] = ev.URI
 				}
@@ -102,20 +103,38 @@ func runListen(ctx context.Context, inv *invocation) error {
 	}
 }
 
+// eventNames gives, per notification method, the "event" field of a JSON
+// event line and the text of a plain one.
+var eventNames = map[string][2]string{
+	protocol.NotificationToolsListChanged:     {"tools-list-changed", "tools list changed"},
+	protocol.NotificationPromptsListChanged:   {"prompts-list-changed", "prompts list changed"},
+	protocol.NotificationResourcesListChanged: {"resources-list-changed", "resources list changed"},
+	protocol.NotificationResourcesUpdated:     {"resource-updated", "resource updated"},
+}
+
+// eventName is the "event" field of a JSON event line.
+func eventName(ev client.Event) string {
+	if ev.Resync {
+		return "resync"
+	}
+	if n, ok := eventNames[ev.Method]; ok {
+		return n[0]
+	}
+	return ev.Method
+}
+
 func describeEvent(ev client.Event) string {
-	switch ev.Kind {
-	case client.EventToolsListChanged:
-		return "tools list changed"
-	case client.EventPromptsListChanged:
-		return "prompts list changed"
-	case client.EventResourcesListChanged:
-		return "resources list changed"
-	case client.EventResourceUpdated:
-		return "resource updated: " + ev.URI
-	case client.EventResync:
+	if ev.Resync {
 		return "resync: the subscription was re-established; changes may have been missed"
 	}
-	return ev.Kind.String()
+	n, ok := eventNames[ev.Method]
+	switch {
+	case !ok:
+		return ev.Method
+	case ev.URI != "":
+		return n[1] + ": " + ev.URI
+	}
+	return n[1]
 }
 
 // describeSubscription says what the server acknowledged.

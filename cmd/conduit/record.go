@@ -29,10 +29,14 @@ func (inv *invocation) recordOption() (client.Option, func() error, error) {
 	if l == nil {
 		return rec.Option(), stop, nil
 	}
-	return client.WithMessageLog(func(dir client.Direction, msg jsonrpc.Message) {
-		rec.Log(dir, msg)
+	return client.WithMessageLog(func(sent bool, msg jsonrpc.Message) {
+		rec.Log(sent, msg)
 		if b, err := jsonrpc.EncodeMessage(msg); err == nil {
-			l.Debug("wire: "+dir.String(), "msg", string(b))
+			dir := "recv"
+			if sent {
+				dir = "send"
+			}
+			l.Debug("wire: "+dir, "msg", string(b))
 		}
 	}), stop, nil
 }

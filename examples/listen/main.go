@@ -75,10 +75,13 @@ func main() {
 				fmt.Printf("subscription ended: %v\n", sub.Err())
 				return
 			}
-			if ev.URI != "" {
-				fmt.Printf("%s %s\n", ev.Kind, ev.URI)
-			} else {
-				fmt.Println(ev.Kind)
+			switch {
+			case ev.Resync:
+				fmt.Println("resync")
+			case ev.URI != "":
+				fmt.Printf("%s %s\n", ev.Method, ev.URI)
+			default:
+				fmt.Println(ev.Method)
 			}
 		case <-ctx.Done():
 			return
