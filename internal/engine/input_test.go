@@ -177,6 +177,9 @@ func TestInputRoundEvents(t *testing.T) {
 		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
 			t.Fatal(err)
 		}
+		// Events are delivered in order by the dispatcher, after the fact:
+		// wait until it is idle.
+		synctest.Wait()
 		mu.Lock()
 		defer mu.Unlock()
 		if len(got) != 2 || got[0].Count != 1 || got[1].Count != 2 || got[0].Method != "tools/call" || got[0].Version == "" {
