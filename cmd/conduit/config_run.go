@@ -289,14 +289,7 @@ func runConfigPrompt(ctx context.Context, inv *invocation) error {
 	ctx, cancel := inv.withTimeout(ctx)
 	defer cancel()
 	res, err := hs.GetPrompt(ctx, name, args)
-	if err != nil {
-		return fmt.Errorf("getting prompt %s: %w", name, err)
-	}
-	if inv.json {
-		return writeJSON(inv.std.out, res)
-	}
-	writePromptResult(inv.std.out, res)
-	return nil
+	return inv.reportPrompt(name, res, err)
 }
 
 func writePromptResult(w io.Writer, res *protocol.GetPromptResult) {

@@ -81,14 +81,7 @@ func runPrompt(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	res, err := c.GetPrompt(ctx, name, args)
-	if err != nil {
-		return fmt.Errorf("getting prompt %s: %w", name, err)
-	}
-	if inv.json {
-		return writeJSON(inv.std.out, res)
-	}
-	writePromptResult(inv.std.out, res)
-	return nil
+	return inv.reportPrompt(name, res, err)
 }
 
 var completeCommand = &command{
@@ -153,5 +146,18 @@ func runComplete(ctx context.Context, inv *invocation) error {
 	case len(comp.Values) == 0:
 		fmt.Fprintln(inv.std.err, "(no completions)")
 	}
+	return nil
+}
+
+// reportPrompt prints the prompts/get result (or says why there is none),
+// as text or, with --json, as the result itself.
+func (inv *invocation) reportPrompt(name string, res *protocol.GetPromptResult, err error) error {
+	if err != nil {
+		return fmt.Errorf("getting prompt %s: %w", name, err)
+	}
+	if inv.json {
+		return writeJSON(inv.std.out, res)
+	}
+	writePromptResult(inv.std.out, res)
 	return nil
 }
