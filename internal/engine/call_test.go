@@ -184,6 +184,45 @@ func TestModernResultTypes(t *testing.T) {
 	}
 }
 
+// TestTasksGetAcceptsTaskResultType: tasks/get results may say
+// resultType "complete" or "task" (OPEN-QUESTIONS 38); other methods
+// still reject "task" unless allowed.
+func TestTasksGetAcceptsTaskResultType(t *testing.T) {
+	for _, rt := range []string{"complete", "task"} {
+		t.Run(rt, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newScripted(reqHandler(func(p *peer, req *jsonrpc.Request) {
+					switch req.Method {
+					case protocol.MethodDiscover:
+						p.reply(req, discoverResult)
+					default:
+						p.reply(req, map[string]any{"resultType": rt, "taskId": "t1", "status": "working"})
+					}
+				}))
+				s, err := connect(t, tr, Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := s.Call(t.Context(), protocol.MethodTasksGet, map[string]any{"taskId": "t1"}, nil)
+				if err != nil {
+					t.Fatalf("tasks/get: %v", err)
+				}
+				var got struct {
+					TaskID string `json:"taskId"`
+				}
+				json.Unmarshal(res, &got)
+				if got.TaskID != "t1" {
+					t.Errorf("result = %s", res)
+				}
+				_, err = s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
+				if wantErr := rt == "task"; (err != nil) != wantErr {
+					t.Errorf("tools/list with resultType %q: error = %v, want error %v", rt, err, wantErr)
+				}
+			})
+		})
+	}
+}
+
 func TestLegacyCallIsPlain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, s := legacySession(t)
@@ -345,6 +384,32 @@ func TestCancelSendsNotification(t *testing.T) {
 					t.Errorf("later Call: %v", err)
 				}
 			})
+		})
+	}
+}
+
+// TestCallCancelledContextNoRace: a call whose context is cancelled
+// before it starts returns ctx.Err() while the loop may still be
+// registering it; nothing the loop writes is read by the caller (run with
+// -race). The era hint makes the error path consult the hint state.
+func TestCallCancelledContextNoRace(t *testing.T) {
+	for _, hint := range []negotiation.Era{negotiation.EraUnknown, negotiation.EraModern} {
+		t.Run(hint.String(), func(t *testing.T) {
+			tr := newScripted(modernServer)
+			s, err := connect(t, tr, Config{EraHint: hint})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			for range 200 {
+				if _, err := s.Call(ctx, protocol.MethodToolsCall, map[string]any{"name": "x"}, nil); !errors.Is(err, context.Canceled) {
+					t.Fatalf("Call error = %v, want context.Canceled", err)
+				}
+			}
+			if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+				t.Errorf("later Call: %v", err)
+			}
 		})
 	}
 }

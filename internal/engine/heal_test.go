@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -192,4 +193,147 @@ func TestTooManyBadReadsHeals(t *testing.T) {
 			t.Errorf("connects = %d, want 2 (one reconnection)", got)
 		}
 	})
+}
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// checkReconnected checks that the channel taken before the re-negotiation
+// (before) is closed, that the generation is want, and that the new
+// channel is open.
+func checkReconnected(t *testing.T, s *Session, before <-chan struct{}, want uint64) {
+	t.Helper()
+	if !isClosed(before) {
+		t.Error("Reconnected channel not closed after the re-negotiation")
+	}
+	if g := s.Generation(); g != want {
+		t.Errorf("Generation() = %d, want %d", g, want)
+	}
+	if isClosed(s.Reconnected()) {
+		t.Error("the next Reconnected channel is already closed")
+	}
+}
+
+// checkFresh checks a session that has not re-negotiated since Connect.
+func checkFresh(t *testing.T, s *Session) <-chan struct{} {
+	t.Helper()
+	ch := s.Reconnected()
+	if isClosed(ch) {
+		t.Error("Reconnected channel closed right after Connect")
+	}
+	if g := s.Generation(); g != 1 {
+		t.Errorf("Generation() after Connect = %d, want 1", g)
+	}
+	return ch
+}
+
+// TestReconnectedLegacyHTTPSessionExpiry: a legacy HTTP session answered
+// 404 is initialized again, which closes the Reconnected channel and bumps
+// the generation by the time the replayed request returns.
+func TestReconnectedLegacyHTTPSessionExpiry(t *testing.T) {
+	var expired atomic.Bool
+	h := &httpScript{}
+	h.serve = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		if req.Method == protocol.MethodResourcesSubscribe && !expired.Swap(true) {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		serveLegacyHTTP(w, req)
+	}
+	s, _, err := httpConnect(t, h, Config{Mode: ModeLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := checkFresh(t, s)
+	if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if isClosed(before) || s.Generation() != 1 {
+		t.Fatal("a plain request counted as a re-negotiation")
+	}
+	if _, err := s.Call(t.Context(), protocol.MethodResourcesSubscribe, map[string]string{"uri": "file:///a"}, nil); err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	checkReconnected(t, s, before, 2)
+	want := []string{"initialize", "notifications/initialized", "tools/list", "resources/subscribe", "initialize", "notifications/initialized", "resources/subscribe"}
+	if diff := cmp.Diff(want, h.sent()); diff != "" {
+		t.Errorf("methods (-want +got):\n%s", diff)
+	}
+}
+
+// TestReconnectedStdioRespawn: a real stdio server process that dies
+// during a call is respawned and initialized again, which closes the
+// Reconnected channel; the respawn during the first negotiation (a server
+// that exits on server/discover) is part of Connect and does not.
+func TestReconnectedStdioRespawn(t *testing.T) {
+	t.Run("crash-after-connect", func(t *testing.T) {
+		s, err := Connect(t.Context(), stdioServer(t), Config{Mode: ModeLegacy, Replay: ReplayAll})
+		if err != nil {
+			t.Fatalf("Connect: %v", err)
+		}
+		defer s.Close()
+		before := checkFresh(t, s)
+		if _, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]string{"name": "crash"}, nil); err != nil {
+			t.Fatalf("Call: %v", err)
+		}
+		checkReconnected(t, s, before, 2)
+		if s.Era() != negotiation.EraLegacy {
+			t.Errorf("era = %v", s.Era())
+		}
+	})
+	t.Run("respawn-during-connect", func(t *testing.T) {
+		s, err := Connect(t.Context(), stdioServer(t), Config{})
+		if err != nil {
+			t.Fatalf("Connect: %v", err)
+		}
+		defer s.Close()
+		checkFresh(t, s)
+	})
+}
+
+// TestReconnectedScripted: every kind of re-negotiation closes the channel
+// (legacy and modern respawns); a session that fails to heal does not
+// close it but ends (Done).
+func TestReconnectedScripted(t *testing.T) {
+	tests := []struct {
+		name    string
+		mode    Mode
+		servers []func(p *peer, m jsonrpc.Message)
+		healed  bool
+	}{
+		{"legacy-respawn", ModeLegacy, []func(*peer, jsonrpc.Message){dieOn("tools/call", legacyServer), legacyServer}, true},
+		{"modern-respawn", ModeAuto, []func(*peer, jsonrpc.Message){dieOn("tools/call", modernServer), modernServer}, true},
+		{"modern-came-back-legacy", ModeAuto, []func(*peer, jsonrpc.Message){dieOn("tools/call", modernServer), legacyServer}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newScripted(tt.servers...)
+				s, err := connect(t, tr, Config{Mode: tt.mode, Replay: ReplayAll})
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := checkFresh(t, s)
+				_, err = s.Call(t.Context(), protocol.MethodToolsCall, map[string]string{"name": "x"}, nil)
+				synctest.Wait()
+				if !tt.healed {
+					if err == nil || isClosed(before) || !isClosed(s.Done()) {
+						t.Errorf("failed heal: Call error %v, Reconnected closed %v, Done closed %v", err, isClosed(before), isClosed(s.Done()))
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("Call: %v", err)
+				}
+				checkReconnected(t, s, before, 2)
+			})
+		})
+	}
 }

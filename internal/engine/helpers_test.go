@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -357,4 +358,17 @@ func metaOf(t testing.TB, params json.RawMessage) map[string]json.RawMessage {
 		t.Fatalf("decoding params %s: %v", params, err)
 	}
 	return p.Meta
+}
+
+// testBound bounds waits for events that must happen; reaching it is a
+// test failure, not a timing assertion.
+const testBound = 10 * time.Second
+
+func waitOrFail(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(testBound):
+		t.Fatalf("%s did not happen", what)
+	}
 }

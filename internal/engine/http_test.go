@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -383,6 +384,60 @@ func TestHTTPModernCancelClosesStream(t *testing.T) {
 			t.Error("notifications/cancelled POSTed on modern HTTP")
 		}
 	}
+}
+
+// TestHTTPLegacyCancelClosesStream: on legacy HTTP, abandoning a call
+// sends notifications/cancelled and also closes the request's response
+// stream (the server sees the request's context end).
+func TestHTTPLegacyCancelClosesStream(t *testing.T) {
+	serverSawClose := make(chan struct{})
+	streamOpen := make(chan struct{})
+	h := toolCallScript(serveLegacyHTTP, func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		var pm struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		json.Unmarshal(req.Params, &pm)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "id: e1\ndata: \n\n") // a priming event: resumable
+		// A progress notification tells the test that the client reads
+		// the stream (so the request was written).
+		io.WriteString(w, `id: e2`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+string(pm.Meta[protocol.MetaProgressToken])+`,"progress":1}}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(serverSawClose)
+	})
+	sawCancelled := make(chan struct{})
+	var once, cancelledOnce sync.Once
+	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(body), protocol.NotificationCancelled) {
+				cancelledOnce.Do(func() { close(sawCancelled) })
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+		}
+		h.ServeHTTP(w, r)
+	})
+	s, _, err := httpConnect(t, wrapped, Config{Mode: ModeLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Call(ctx, protocol.MethodToolsCall, map[string]any{"name": "slow"}, &CallOptions{Progress: func(protocol.ProgressParams) {
+			once.Do(func() { close(streamOpen) })
+		}})
+		errc <- err
+	}()
+	waitOrFail(t, streamOpen, "reading the response stream")
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call error = %v, want Canceled", err)
+	}
+	waitOrFail(t, sawCancelled, "POSTing notifications/cancelled")
+	waitOrFail(t, serverSawClose, "closing the legacy response stream")
 }
 
 // TestHTTPBrokenStreamResends: a modern response stream that ends without

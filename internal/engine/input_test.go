@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,9 +9,12 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 // TestURLElicitationMalformed: a -32042 whose data is not a list of URL
@@ -186,4 +190,61 @@ func TestInputRoundEvents(t *testing.T) {
 			t.Errorf("input-round events = %+v", got)
 		}
 	})
+}
+
+// TestOnInputRound: CallOptions.OnInputRound is called once per MRTR
+// round, numbered from 1, before that round's retry is sent: for rounds
+// with input requests (elicitation) and for requestState-only rounds
+// alike; never for a call answered at once, nor for a round that failed
+// before its retry.
+func TestOnInputRound(t *testing.T) {
+	elicitRound := `{"resultType":"input_required","requestState":"s","inputRequests":{
+		"e":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}}}}`
+	stateRound := `{"resultType":"input_required","requestState":"only-state"}`
+	complete := `{"resultType":"complete","content":[]}`
+	tests := []struct {
+		name    string
+		results []string // the server's answer to each tools/call, in order
+		hs      handlerSet
+		want    []int
+		wantErr bool
+	}{
+		{name: "no-rounds", results: []string{complete}, hs: allHandlers},
+		{name: "elicitation-rounds", results: []string{elicitRound, elicitRound, complete}, hs: allHandlers, want: []int{1, 2}},
+		{name: "request-state-only", results: []string{stateRound, complete}, hs: allHandlers, want: []int{1}},
+		{name: "mixed", results: []string{elicitRound, stateRound, complete}, hs: allHandlers, want: []int{1, 2}},
+		{name: "handler-fails", results: []string{elicitRound, complete}, wantErr: true,
+			hs: handlerSet{elicit: func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+				return nil, errors.New("no user here")
+			}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
+					return json.RawMessage(tt.results[min(i, len(tt.results)-1)])
+				}))
+				s, err := connect(t, tr, Config{Handler: handler.Detect(tt.hs.build())})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []int
+				opts := &CallOptions{OnInputRound: func(round int) {
+					got = append(got, round)
+					// Called before the retry: the server has seen
+					// exactly the requests of the rounds so far.
+					if n := len(tr.peer(0).requests(protocol.MethodToolsCall)); n != round {
+						t.Errorf("OnInputRound(%d) after %d tools/call requests, want %d", round, n, round)
+					}
+				}}
+				_, err = s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "x"}, opts)
+				if (err != nil) != tt.wantErr {
+					t.Fatalf("Call error = %v, want error %v", err, tt.wantErr)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("rounds reported (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -472,6 +475,70 @@ func TestModernHintConfirmed(t *testing.T) {
 			t.Errorf("era = %v, discover %v", s.Era(), s.Discover())
 		}
 	})
+}
+
+// TestModernHintLegacyHTTPEvidence: a wrong modern era hint whose first
+// request a legacy HTTP server refuses (the legacy evidence of the seed
+// table) re-probes and ends in the legacy era.
+func TestModernHintLegacyHTTPEvidence(t *testing.T) {
+	rawErr := func(status int, body string) func(w http.ResponseWriter, req *jsonrpc.Request) {
+		return func(w http.ResponseWriter, req *jsonrpc.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+		}
+	}
+	tests := []struct {
+		name   string
+		refuse func(w http.ResponseWriter, req *jsonrpc.Request)
+	}{
+		{"400-no-valid-session-id-null-id", rawErr(400, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`)},
+		{"400-no-valid-session-id-with-id", func(w http.ResponseWriter, req *jsonrpc.Request) {
+			writeRPCError(w, http.StatusBadRequest, req, -32000, "Bad Request: no valid session ID")
+		}},
+		{"400-plain-text", func(w http.ResponseWriter, req *jsonrpc.Request) {
+			http.Error(w, "Bad Request: missing session ID", 400)
+		}},
+		{"404-server-error", rawErr(404, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`)},
+		{"405-empty", func(w http.ResponseWriter, req *jsonrpc.Request) { w.WriteHeader(405) }},
+		{"200-method-not-found", func(w http.ResponseWriter, req *jsonrpc.Request) {
+			writeRPCError(w, http.StatusOK, req, jsonrpc.CodeMethodNotFound, "Method not found")
+		}},
+		{"500-method-not-found", func(w http.ResponseWriter, req *jsonrpc.Request) {
+			writeRPCError(w, http.StatusInternalServerError, req, jsonrpc.CodeMethodNotFound, "Method not found")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &httpScript{}
+			var initialized atomic.Bool
+			h.serve = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+				switch {
+				case req.Method == protocol.MethodInitialize:
+					initialized.Store(true)
+					serveLegacyHTTP(w, req)
+				case !initialized.Load():
+					tt.refuse(w, req)
+				default:
+					serveLegacyHTTP(w, req)
+				}
+			}
+			s, _, err := httpConnect(t, h, Config{EraHint: negotiation.EraModern})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+				t.Fatalf("Call: %v", err)
+			}
+			if s.Era() != negotiation.EraLegacy {
+				t.Errorf("era = %v, want legacy", s.Era())
+			}
+			want := []string{"tools/list", "server/discover", "initialize", "notifications/initialized", "tools/list"}
+			if diff := cmp.Diff(want, h.sent()); diff != "" {
+				t.Errorf("methods (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestProbeTimeoutHonoursConfig(t *testing.T) {

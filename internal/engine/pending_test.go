@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/conduitmcp/conduit/jsonrpc"
-	"github.com/conduitmcp/conduit/protocol"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 // TestLateProgressDropped: progress for a request of ours that has already
@@ -57,6 +61,73 @@ func TestLateProgressDropped(t *testing.T) {
 				defer mu.Unlock()
 				if diff := cmp.Diff([]string{protocol.NotificationToolsListChanged}, got); diff != "" {
 					t.Errorf("notifications delivered (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
+}
+
+// progressServer sends n progress notifications for every tools/call
+// that carries a progress token, then the result.
+func progressServer(n int, base func(p *peer, m jsonrpc.Message), modern bool) func(p *peer, m jsonrpc.Message) {
+	return func(p *peer, m jsonrpc.Message) {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || req.Method != protocol.MethodToolsCall {
+			base(p, m)
+			return
+		}
+		var pm struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		json.Unmarshal(req.Params, &pm)
+		tok := pm.Meta[protocol.MetaProgressToken]
+		for i := range n {
+			p.notify(protocol.NotificationProgress, map[string]any{"progressToken": tok, "progress": i + 1, "total": n})
+		}
+		p.notify(protocol.NotificationMessage, map[string]any{"level": "info", "data": "done"})
+		p.reply(req, echoResult(nil, modern))
+	}
+}
+
+// TestProgressDeliveredBeforeReturn: every progress notification (and log
+// message) the server sent before the response has been delivered when
+// Call returns, in both eras, even with slow callbacks.
+func TestProgressDeliveredBeforeReturn(t *testing.T) {
+	const n = 50
+	for _, era := range []negotiation.Era{negotiation.EraModern, negotiation.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base, mode := modernServer, ModeAuto
+				if era == negotiation.EraLegacy {
+					base, mode = legacyServer, ModeLegacy
+				}
+				var logs atomic.Int32
+				h := handler.LogListenerFunc(func(ctx context.Context, p *protocol.LoggingMessageParams) {
+					time.Sleep(time.Millisecond)
+					logs.Add(1)
+				})
+				tr := newScripted(progressServer(n, base, era == negotiation.EraModern))
+				s, err := connect(t, tr, Config{Mode: mode, Handler: handler.Detect(h)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var count atomic.Int32
+				opts := &CallOptions{Progress: func(protocol.ProgressParams) {
+					time.Sleep(time.Millisecond) // slow user code
+					count.Add(1)
+				}}
+				for i := range 3 {
+					count.Store(0)
+					logs.Store(0)
+					if _, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "x"}, opts); err != nil {
+						t.Fatal(err)
+					}
+					if got := count.Load(); got != n {
+						t.Errorf("call %d: %d progress callbacks ran before Call returned, want %d", i, got, n)
+					}
+					if got := logs.Load(); got != 1 {
+						t.Errorf("call %d: %d log messages delivered before Call returned, want 1", i, got)
+					}
 				}
 			})
 		})

@@ -8,9 +8,13 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
@@ -268,5 +272,140 @@ func TestHTTPLegacyGETOnDemand(t *testing.T) {
 				t.Errorf("requests = %q, want %q", log, want)
 			}
 		})
+	}
+}
+
+// getStreamServer is a legacy Streamable HTTP server with a GET stream
+// that opens slowly. A tools/call sends elicitation/create on the GET
+// stream if it is open (and answers with the elicitation's action), and
+// otherwise drops it, as real servers do, answering "dropped".
+type getStreamServer struct {
+	initialized chan struct{} // closed on notifications/initialized
+	initOnce    sync.Once
+	open        atomic.Bool
+	toGET       chan []byte
+	mu          sync.Mutex
+	answers     map[string]chan json.RawMessage
+}
+
+func newGETStreamServer() *getStreamServer {
+	return &getStreamServer{initialized: make(chan struct{}), toGET: make(chan []byte, 4), answers: map[string]chan json.RawMessage{}}
+}
+
+func (g *getStreamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		select {
+		case <-g.initialized:
+		case <-r.Context().Done():
+			return
+		}
+		// A server that is slow to open the stream.
+		time.Sleep(150 * time.Millisecond)
+		g.open.Store(true) // before the client can see the headers
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case b := <-g.toGET:
+				w.Write([]byte("data: "))
+				w.Write(b)
+				w.Write([]byte("\n\n"))
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				return
+			}
+		}
+	case http.MethodDelete:
+		w.WriteHeader(http.StatusOK)
+		return
+	case http.MethodPost:
+	default:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	m, ok := decodePosted(w, r)
+	if !ok {
+		return
+	}
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		g.mu.Lock()
+		ch := g.answers[m.ID.String()]
+		g.mu.Unlock()
+		if ch != nil {
+			ch <- m.Result
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	case *jsonrpc.Request:
+		if m.IsNotification() {
+			if m.Method == protocol.NotificationInitialized {
+				g.initOnce.Do(func() { close(g.initialized) })
+			}
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if m.Method != protocol.MethodToolsCall {
+			serveLegacyHTTP(w, m)
+			return
+		}
+		if !g.open.Load() {
+			writeResult(w, m, map[string]any{"dropped": true})
+			return
+		}
+		id := jsonrpc.StringID("elicit-1")
+		ch := make(chan json.RawMessage, 1)
+		g.mu.Lock()
+		g.answers[id.String()] = ch
+		g.mu.Unlock()
+		req, _ := jsonrpc.NewRequest(id, protocol.MethodElicitationCreate, map[string]any{
+			"message":         "name?",
+			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+		})
+		b, _ := jsonrpc.EncodeMessage(req)
+		g.toGET <- b
+		select {
+		case res := <-ch:
+			writeResult(w, m, map[string]any{"elicited": res})
+		case <-r.Context().Done():
+		}
+	}
+}
+
+// TestHTTPLegacyGETStreamServerRequest: after the legacy handshake the
+// session waits (bounded) for the GET stream to open, so a server request
+// sent on it right away is received; the handler answers it.
+func TestHTTPLegacyGETStreamServerRequest(t *testing.T) {
+	g := newGETStreamServer()
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	tr := &transport.StreamableHTTP{URL: srv.URL}
+	el := handler.ElicitorFunc(func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+		return &protocol.ElicitResult{Action: "accept", Content: map[string]any{"name": "conduit"}}, nil
+	})
+	s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy, Handler: handler.Detect(el)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "ask"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Dropped  bool                  `json:"dropped"`
+		Elicited protocol.ElicitResult `json:"elicited"`
+	}
+	if err := json.Unmarshal(res, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Dropped {
+		t.Fatal("the server request was sent before the GET stream was open and dropped")
+	}
+	want := protocol.ElicitResult{Action: "accept", Content: map[string]any{"name": "conduit"}}
+	if diff := cmp.Diff(want, got.Elicited); diff != "" {
+		t.Errorf("elicitation answer (-want +got):\n%s", diff)
 	}
 }
