@@ -90,7 +90,7 @@ func TestResultType(t *testing.T) {
 func TestModernRequestMeta(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(modernServer)
-		h := handlerSet{elicit: acceptAll}.build()
+		h := handler.Funcs{Elicit: acceptAll}
 		s, err := connect(t, tr, Config{Handler: handler.Detect(h)})
 		if err != nil {
 			t.Fatal(err)

@@ -51,7 +51,7 @@ func TestURLElicitationMalformed(t *testing.T) {
 					}
 					legacyServer(p, m)
 				})
-				s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handlerSet{elicit: acceptAll}.build())})
+				s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{Elicit: acceptAll})})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +119,7 @@ func TestTaskReceiverPeerErrors(t *testing.T) {
 						p.reply(r, map[string]any{"out": out})
 					})
 				})
-				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handlerSet{sample: sampleOK}.build()),
+				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{CreateMessage: sampleOK}),
 					CapabilityOptions: negotiation.CapabilityOptions{TaskRequests: declared}}
 				s, err := connect(t, tr, cfg)
 				if err != nil {
@@ -167,7 +167,7 @@ func TestInputRoundEvents(t *testing.T) {
 		}))
 		var mu sync.Mutex
 		var got []Event
-		cfg := Config{Handler: handler.Detect(handlerSet{roots: rootsOK}.build()), OnEvent: func(e Event) {
+		cfg := Config{Handler: handler.Detect(handler.Funcs{ListRoots: rootsOK}), OnEvent: func(e Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			if e.Kind == EventInputRound {
@@ -205,7 +205,7 @@ func TestOnInputRound(t *testing.T) {
 	tests := []struct {
 		name    string
 		results []string // the server's answer to each tools/call, in order
-		hs      handlerSet
+		hs      handler.Funcs
 		want    []int
 		wantErr bool
 	}{
@@ -214,7 +214,7 @@ func TestOnInputRound(t *testing.T) {
 		{name: "request-state-only", results: []string{stateRound, complete}, hs: allHandlers, want: []int{1}},
 		{name: "mixed", results: []string{elicitRound, stateRound, complete}, hs: allHandlers, want: []int{1, 2}},
 		{name: "handler-fails", results: []string{elicitRound, complete}, wantErr: true,
-			hs: handlerSet{elicit: func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+			hs: handler.Funcs{Elicit: func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 				return nil, errors.New("no user here")
 			}}},
 	}
@@ -224,7 +224,7 @@ func TestOnInputRound(t *testing.T) {
 				tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
 					return json.RawMessage(tt.results[min(i, len(tt.results)-1)])
 				}))
-				s, err := connect(t, tr, Config{Handler: handler.Detect(tt.hs.build())})
+				s, err := connect(t, tr, Config{Handler: handler.Detect(tt.hs)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -44,7 +44,7 @@ func mrtrServer(round func(i int, p *peer, r *jsonrpc.Request) any) func(p *peer
 	})
 }
 
-var allHandlers = handlerSet{elicit: acceptAll, sample: sampleOK, roots: rootsOK}
+var allHandlers = handler.Funcs{Elicit: acceptAll, CreateMessage: sampleOK, ListRoots: rootsOK}
 
 // TestMRTRMultiRound: input requests of all three kinds are fulfilled;
 // each retry has a new id, the original params, inputResponses under the
@@ -64,7 +64,7 @@ func TestMRTRMultiRound(t *testing.T) {
 			}
 			return json.RawMessage(`{"resultType":"complete","content":[]}`)
 		}))
-		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build())})
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,10 +128,10 @@ func TestMRTRNoStateWhenAbsent(t *testing.T) {
 			}
 			return json.RawMessage(`{"resultType":"complete"}`)
 		}))
-		decline := handlerSet{elicit: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+		decline := handler.Funcs{Elicit: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 			return &protocol.ElicitResult{Action: protocol.ElicitDecline}, nil
 		}}
-		s, err := connect(t, tr, Config{Handler: handler.Detect(decline.build())})
+		s, err := connect(t, tr, Config{Handler: handler.Detect(decline)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,16 +177,16 @@ func TestMRTRRoundCap(t *testing.T) {
 func TestMRTRRejects(t *testing.T) {
 	tests := []struct {
 		name     string
-		h        handlerSet
+		h        handler.Funcs
 		requests string
 		wantErr  error
 		inputErr bool
 	}{
-		{name: "url-undeclared", h: handlerSet{elicit: acceptAll},
+		{name: "url-undeclared", h: handler.Funcs{Elicit: acceptAll},
 			requests: `{"u":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"https://x"}}}`, wantErr: ErrUnexpectedInputRequest},
-		{name: "form-undeclared", h: handlerSet{elicitURL: acceptAll},
+		{name: "form-undeclared", h: handler.Funcs{ElicitURL: acceptAll},
 			requests: `{"f":{"method":"elicitation/create","params":{"message":"m"}}}`, wantErr: ErrUnexpectedInputRequest},
-		{name: "sampling-undeclared", h: handlerSet{elicit: acceptAll},
+		{name: "sampling-undeclared", h: handler.Funcs{Elicit: acceptAll},
 			requests: `{"s":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}}`, wantErr: ErrUnexpectedInputRequest},
 		{name: "roots-undeclared",
 			requests: `{"r":{"method":"roots/list"}}`, wantErr: ErrUnexpectedInputRequest},
@@ -194,10 +194,10 @@ func TestMRTRRejects(t *testing.T) {
 			requests: `{"t":{"method":"tasks/get","params":{}}}`, wantErr: ErrUnexpectedInputRequest},
 		{name: "sampling-tools-undeclared", h: allHandlers,
 			requests: `{"s":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"tools":[{"name":"t","inputSchema":{}}]}}}`, wantErr: ErrUnexpectedInputRequest},
-		{name: "sampling-handler-error", h: handlerSet{sample: func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+		{name: "sampling-handler-error", h: handler.Funcs{CreateMessage: func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
 			return nil, errors.New("no model")
 		}}, requests: `{"s":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}}`, inputErr: true},
-		{name: "roots-handler-error", h: handlerSet{roots: func(ctx context.Context) ([]protocol.Root, error) {
+		{name: "roots-handler-error", h: handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
 			return nil, errors.New("no roots")
 		}}, requests: `{"r":{"method":"roots/list"}}`, inputErr: true},
 	}
@@ -207,7 +207,7 @@ func TestMRTRRejects(t *testing.T) {
 				tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
 					return json.RawMessage(`{"resultType":"input_required","inputRequests":` + tt.requests + `}`)
 				}))
-				s, err := connect(t, tr, Config{Handler: handler.Detect(tt.h.build())})
+				s, err := connect(t, tr, Config{Handler: handler.Detect(tt.h)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -257,7 +257,7 @@ func TestMRTRParallelIsolation(t *testing.T) {
 			}
 			p.reply(r, json.RawMessage(fmt.Sprintf(`{"resultType":"complete","n":%d}`, args.N)))
 		}))
-		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build())})
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func floodRequests(p *peer, n int) {
 func TestServerRequestOverflowAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		h := handlerSet{roots: func(ctx context.Context) ([]protocol.Root, error) {
+		h := handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
 			select {
 			case <-release:
 				return []protocol.Root{}, nil
@@ -81,7 +81,7 @@ func TestServerRequestOverflowAnswered(t *testing.T) {
 		}}
 		a := &answers{}
 		tr := newScripted(a.peer)
-		if _, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())}); err != nil {
+		if _, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)}); err != nil {
 			t.Fatal(err)
 		}
 		floodRequests(tr.peer(0), 300)
@@ -101,10 +101,10 @@ func TestServerRequestOverflowAnswered(t *testing.T) {
 // legacy server are all answered (a result or a "client busy" error).
 func TestServerRequestFloodAllAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := handlerSet{roots: rootsOK}
+		h := handler.Funcs{ListRoots: rootsOK}
 		a := &answers{}
 		tr := newScripted(a.peer)
-		if _, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())}); err != nil {
+		if _, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)}); err != nil {
 			t.Fatal(err)
 		}
 		const n = 10000

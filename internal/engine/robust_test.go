@@ -41,7 +41,7 @@ func TestPeerNoise(t *testing.T) {
 			modernServer(p, r)
 		}))
 		var got []string
-		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build()), OnNotification: func(_ context.Context, n *jsonrpc.Request) {
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers), OnNotification: func(_ context.Context, n *jsonrpc.Request) {
 			got = append(got, n.Method)
 		}})
 		if err != nil {
@@ -128,7 +128,7 @@ func TestServerRequestFlood(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		started := 0
-		h := handlerSet{roots: func(ctx context.Context) ([]protocol.Root, error) {
+		h := handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
 			mu.Lock()
 			started++
 			mu.Unlock()
@@ -136,7 +136,7 @@ func TestServerRequestFlood(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())})
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestMRTRTooManyInputRequests(t *testing.T) {
 		}
 		b.WriteString(`}}`)
 		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any { return json.RawMessage(b.String()) }))
-		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers.build())})
+		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers)})
 		if err != nil {
 			t.Fatal(err)
 		}

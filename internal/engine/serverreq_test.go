@@ -15,70 +15,6 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
-// handlerSet builds a handler value implementing exactly the interfaces
-// whose function is set, linked through Unwrap as handler.Detect expects.
-type handlerSet struct {
-	elicit    func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error)
-	elicitURL func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error)
-	sample    func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error)
-	roots     func(ctx context.Context) ([]protocol.Root, error)
-}
-
-type hElicit struct {
-	f    func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error)
-	next any
-}
-
-func (h hElicit) Elicit(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
-	return h.f(ctx, p)
-}
-func (h hElicit) Unwrap() any { return h.next }
-
-type hURL struct {
-	f    func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error)
-	next any
-}
-
-func (h hURL) ElicitURL(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
-	return h.f(ctx, p)
-}
-func (h hURL) Unwrap() any { return h.next }
-
-type hSample struct {
-	f    func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error)
-	next any
-}
-
-func (h hSample) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
-	return h.f(ctx, p)
-}
-func (h hSample) Unwrap() any { return h.next }
-
-type hRoots struct {
-	f    func(ctx context.Context) ([]protocol.Root, error)
-	next any
-}
-
-func (h hRoots) ListRoots(ctx context.Context) ([]protocol.Root, error) { return h.f(ctx) }
-func (h hRoots) Unwrap() any                                            { return h.next }
-
-func (hs handlerSet) build() any {
-	var h any
-	if hs.elicit != nil {
-		h = hElicit{hs.elicit, h}
-	}
-	if hs.elicitURL != nil {
-		h = hURL{hs.elicitURL, h}
-	}
-	if hs.sample != nil {
-		h = hSample{hs.sample, h}
-	}
-	if hs.roots != nil {
-		h = hRoots{hs.roots, h}
-	}
-	return h
-}
-
 func acceptAll(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 	return &protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"ok": true}}, nil
 }
@@ -96,33 +32,33 @@ func rootsOK(ctx context.Context) ([]protocol.Root, error) {
 func TestLegacyServerRequests(t *testing.T) {
 	tests := []struct {
 		name    string
-		h       handlerSet
+		h       handler.Funcs
 		method  string
 		params  any
 		want    string // result JSON, or
 		wantErr int64  // error code
 	}{
 		{name: "ping", method: "ping", want: `{}`},
-		{name: "roots", h: handlerSet{roots: rootsOK}, method: "roots/list", want: `{"roots":[{"uri":"file:///r","name":"r"}]}`},
+		{name: "roots", h: handler.Funcs{ListRoots: rootsOK}, method: "roots/list", want: `{"roots":[{"uri":"file:///r","name":"r"}]}`},
 		{name: "roots-missing", method: "roots/list", wantErr: jsonrpc.CodeMethodNotFound},
-		{name: "sampling", h: handlerSet{sample: sampleOK}, method: "sampling/createMessage",
+		{name: "sampling", h: handler.Funcs{CreateMessage: sampleOK}, method: "sampling/createMessage",
 			params: map[string]any{"messages": []any{}, "maxTokens": 10},
 			want:   `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`},
-		{name: "sampling-tools-undeclared", h: handlerSet{sample: sampleOK}, method: "sampling/createMessage",
+		{name: "sampling-tools-undeclared", h: handler.Funcs{CreateMessage: sampleOK}, method: "sampling/createMessage",
 			params:  map[string]any{"messages": []any{}, "maxTokens": 10, "tools": []any{map[string]any{"name": "t", "inputSchema": map[string]any{"type": "object"}}}},
 			wantErr: jsonrpc.CodeInvalidParams},
 		{name: "sampling-missing", method: "sampling/createMessage", wantErr: jsonrpc.CodeMethodNotFound},
-		{name: "elicit-form-no-mode", h: handlerSet{elicit: acceptAll}, method: "elicitation/create",
+		{name: "elicit-form-no-mode", h: handler.Funcs{Elicit: acceptAll}, method: "elicitation/create",
 			params: map[string]any{"message": "m", "requestedSchema": map[string]any{"type": "object"}},
 			want:   `{"action":"accept","content":{"ok":true}}`},
-		{name: "elicit-url", h: handlerSet{elicitURL: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+		{name: "elicit-url", h: handler.Funcs{ElicitURL: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 			return &protocol.ElicitResult{Action: p.URL}, nil
 		}}, method: "elicitation/create", params: map[string]any{"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"},
 			want: `{"action":"https://x"}`},
-		{name: "elicit-url-undeclared", h: handlerSet{elicit: acceptAll}, method: "elicitation/create",
+		{name: "elicit-url-undeclared", h: handler.Funcs{Elicit: acceptAll}, method: "elicitation/create",
 			params: map[string]any{"mode": "url", "message": "m", "url": "https://x"}, wantErr: jsonrpc.CodeInvalidParams},
 		{name: "elicit-missing", method: "elicitation/create", params: map[string]any{"message": "m"}, wantErr: jsonrpc.CodeMethodNotFound},
-		{name: "handler-error", h: handlerSet{roots: func(ctx context.Context) ([]protocol.Root, error) {
+		{name: "handler-error", h: handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
 			return nil, jsonrpc.NewError(-1, "user rejected")
 		}}, method: "roots/list", wantErr: -1},
 		{name: "unknown", method: "tasks/list", wantErr: jsonrpc.CodeMethodNotFound},
@@ -146,7 +82,7 @@ func TestLegacyServerRequests(t *testing.T) {
 					}
 					legacyServer(p, m)
 				})
-				s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(tt.h.build())})
+				s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(tt.h)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -194,14 +130,14 @@ func TestServerCancelsRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		started := make(chan struct{})
 		var handlerErr error
-		h := handlerSet{elicit: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+		h := handler.Funcs{Elicit: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 			close(started)
 			<-ctx.Done()
 			handlerErr = ctx.Err()
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())})
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +166,7 @@ func TestCloseCancelsHandlers(t *testing.T) {
 		var mu sync.Mutex
 		var errs []error
 		started := make(chan struct{}, 2)
-		h := handlerSet{sample: func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+		h := handler.Funcs{CreateMessage: func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
 			started <- struct{}{}
 			<-ctx.Done()
 			mu.Lock()
@@ -239,7 +175,7 @@ func TestCloseCancelsHandlers(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h.build())})
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
 		if err != nil {
 			t.Fatal(err)
 		}
