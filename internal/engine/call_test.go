@@ -552,12 +552,9 @@ func TestNotificationsInOrder(t *testing.T) {
 			}
 			legacyServer(p, r)
 		}))
-		var mu sync.Mutex
-		var got []string
+		var got record[string]
 		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
-			mu.Lock()
-			got = append(got, string(n.Params))
-			mu.Unlock()
+			got.add(string(n.Params))
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -566,13 +563,11 @@ func TestNotificationsInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
 		var want []string
 		for i := range 20 {
 			want = append(want, fmt.Sprintf(`{"data":%d,"level":"info"}`, i))
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got.all()); diff != "" {
 			t.Errorf("notifications (-want +got):\n%s", diff)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -334,6 +335,13 @@ func (r *record[T]) add(v T) {
 	r.mu.Lock()
 	r.got = append(r.got, v)
 	r.mu.Unlock()
+}
+
+// all returns a copy of what was added so far.
+func (r *record[T]) all() []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
 }
 
 // legacySession connects a session pinned to the legacy era to a

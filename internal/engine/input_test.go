@@ -165,13 +165,10 @@ func TestInputRoundEvents(t *testing.T) {
 			}
 			return json.RawMessage(`{"resultType":"complete","content":[]}`)
 		}))
-		var mu sync.Mutex
-		var got []Event
+		var events record[Event]
 		cfg := Config{Handler: handler.Detect(handler.Funcs{ListRoots: rootsOK}), OnEvent: func(e Event) {
-			mu.Lock()
-			defer mu.Unlock()
 			if e.Kind == EventInputRound {
-				got = append(got, e)
+				events.add(e)
 			}
 		}}
 		s, err := connect(t, tr, cfg)
@@ -184,8 +181,7 @@ func TestInputRoundEvents(t *testing.T) {
 		// Events are delivered in order by the dispatcher, after the fact:
 		// wait until it is idle.
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
+		got := events.all()
 		if len(got) != 2 || got[0].Count != 1 || got[1].Count != 2 || got[0].Method != "tools/call" || got[0].Version == "" {
 			t.Errorf("input-round events = %+v", got)
 		}
