@@ -118,6 +118,38 @@ func TestServerRequestFloodAllAnswered(t *testing.T) {
 	})
 }
 
+// TestServerRequestFlood: a legacy server sending more concurrent requests
+// than MaxConcurrentServerRequests gets the excess refused (see
+// TestServerRequestOverflowAnswered); the client's goroutines stay bounded.
+func TestServerRequestFlood(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		started := 0
+		h := handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
+			mu.Lock()
+			started++
+			mu.Unlock()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+		tr := newScripted(legacyServer)
+		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range MaxConcurrentServerRequests + 10 {
+			tr.peer(0).send(&jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i + 1)), Method: protocol.MethodRootsList})
+		}
+		synctest.Wait()
+		mu.Lock()
+		if started != MaxConcurrentServerRequests {
+			t.Errorf("handlers started = %d, want %d", started, MaxConcurrentServerRequests)
+		}
+		mu.Unlock()
+		s.Close()
+	})
+}
+
 // dropCounter sums EventDropped counts per method.
 type dropCounter struct {
 	mu sync.Mutex

@@ -4,17 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // TestPeerNoise: malformed or unexpected traffic from the server is
@@ -72,6 +71,61 @@ func TestPeerNoise(t *testing.T) {
 	})
 }
 
+// corrupting wraps a scripted transport: a response whose result is
+// {"corrupt":true} reads as the non-terminal *jsonrpc.DecodeError the
+// stdio and WebSocket transports return for a malformed answer whose id
+// they could recover.
+type corrupting struct{ *scripted }
+
+type corruptConn struct{ transport.Conn }
+
+func (c corrupting) Connect(ctx context.Context) (transport.Conn, error) {
+	conn, err := c.scripted.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return corruptConn{conn}, nil
+}
+
+func (c corruptConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Conn.Read(ctx)
+	if r, ok := m.(*jsonrpc.Response); ok && err == nil && string(r.Result) == `{"corrupt":true}` {
+		return nil, &jsonrpc.DecodeError{Reason: "result and error both present", ID: r.ID}
+	}
+	return m, err
+}
+
+// TestMalformedAnswerFailsItsCall: a malformed answer whose id the
+// transport recovered fails the call it was meant for at once, with a
+// typed protocol error, and the connection goes on.
+func TestMalformedAnswerFailsItsCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == protocol.MethodToolsList && len(p.requests(protocol.MethodToolsList)) == 1 {
+				p.reply(r, map[string]any{"corrupt": true})
+				return
+			}
+			modernServer(p, r)
+		}))
+		s, err := connect(t, corrupting{tr}, Config{Mode: ModeModern})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
+		pe, ok := errors.AsType[*ProtocolError](err)
+		if !ok || !errors.Is(err, ErrInvalidResponse) || pe.Method != protocol.MethodToolsList {
+			t.Fatalf("Call error = %v (%T), want a *ProtocolError for tools/list matching ErrInvalidResponse", err, err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the call failed after %v of fake time, want at once", d)
+		}
+		if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+			t.Errorf("next call: %v, want the connection to go on", err)
+		}
+	})
+}
+
 // listeners records, in order, the listener calls the handler gets.
 type listeners struct{ record[string] }
 
@@ -117,60 +171,6 @@ func TestHandlerListeners(t *testing.T) {
 		}
 		if caps := s.ClientCapabilities(); caps.Sampling != nil || caps.Roots != nil || caps.Elicitation != nil {
 			t.Errorf("ClientCapabilities() = %+v, want none for listeners only", caps)
-		}
-	})
-}
-
-// TestServerRequestFlood: a legacy server sending more concurrent requests
-// than MaxConcurrentServerRequests gets the excess refused (see
-// TestServerRequestOverflowAnswered); the client's goroutines stay bounded.
-func TestServerRequestFlood(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		started := 0
-		h := handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
-			mu.Lock()
-			started++
-			mu.Unlock()
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}}
-		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range MaxConcurrentServerRequests + 10 {
-			tr.peer(0).send(&jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i + 1)), Method: protocol.MethodRootsList})
-		}
-		synctest.Wait()
-		mu.Lock()
-		if started != MaxConcurrentServerRequests {
-			t.Errorf("handlers started = %d, want %d", started, MaxConcurrentServerRequests)
-		}
-		mu.Unlock()
-		s.Close()
-	})
-}
-
-func TestMRTRTooManyInputRequests(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var b strings.Builder
-		b.WriteString(`{"resultType":"input_required","inputRequests":{`)
-		for i := range MaxInputRequests + 1 {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `"k%d":{"method":"roots/list"}`, i)
-		}
-		b.WriteString(`}}`)
-		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any { return json.RawMessage(b.String()) }))
-		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil); !errors.Is(err, ErrInvalidResponse) {
-			t.Errorf("Call error = %v, want ErrInvalidResponse", err)
 		}
 	})
 }
