@@ -247,10 +247,7 @@ func TestReconnectedLegacyHTTPSessionExpiry(t *testing.T) {
 		}
 		serveLegacyHTTP(w, req)
 	}
-	s, _, err := httpConnect(t, h, Config{Mode: ModeLegacy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := httpSession(t, h, Config{Mode: ModeLegacy})
 	before := checkFresh(t, s)
 	if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
 		t.Fatal(err)

@@ -241,15 +241,20 @@ func initResult(version string) map[string]any {
 	}
 }
 
+// reqHandler adapts a request-only handler.
+func reqHandler(f func(p *peer, req *jsonrpc.Request)) func(p *peer, m jsonrpc.Message) {
+	return func(p *peer, m jsonrpc.Message) {
+		if r, ok := m.(*jsonrpc.Request); ok && !r.IsNotification() {
+			f(p, r)
+		}
+	}
+}
+
 // server behaviours, composable.
 
 // modernServer answers server/discover and echoes every other request's
 // params as its result (with resultType complete).
-func modernServer(p *peer, m jsonrpc.Message) {
-	req, ok := m.(*jsonrpc.Request)
-	if !ok || req.IsNotification() {
-		return
-	}
+var modernServer = reqHandler(func(p *peer, req *jsonrpc.Request) {
 	switch req.Method {
 	case protocol.MethodDiscover:
 		p.reply(req, discoverResult)
@@ -258,15 +263,11 @@ func modernServer(p *peer, m jsonrpc.Message) {
 	default:
 		p.reply(req, echoResult(req.Params, true))
 	}
-}
+})
 
 // legacyServer answers discover with -32601 and initialize with the
 // requested version.
-func legacyServer(p *peer, m jsonrpc.Message) {
-	req, ok := m.(*jsonrpc.Request)
-	if !ok || req.IsNotification() {
-		return
-	}
+var legacyServer = reqHandler(func(p *peer, req *jsonrpc.Request) {
 	switch req.Method {
 	case protocol.MethodDiscover:
 		p.replyErr(req, jsonrpc.CodeMethodNotFound, "method not found", nil)
@@ -277,7 +278,7 @@ func legacyServer(p *peer, m jsonrpc.Message) {
 	default:
 		p.reply(req, echoResult(req.Params, false))
 	}
-}
+})
 
 func echoResult(params json.RawMessage, modern bool) json.RawMessage {
 	if len(params) == 0 {

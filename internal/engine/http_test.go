@@ -132,6 +132,17 @@ func httpConnect(t *testing.T, h http.Handler, cfg Config) (*Session, *transport
 	return s, tr, err
 }
 
+// httpSession is httpConnect for a connect that must succeed: it fails the
+// test otherwise.
+func httpSession(t *testing.T, h http.Handler, cfg Config) *Session {
+	t.Helper()
+	s, _, err := httpConnect(t, h, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // legacyAfterDiscover is a legacy HTTP server whose answer to
 // server/discover is discover's.
 func legacyAfterDiscover(discover func(w http.ResponseWriter, req *jsonrpc.Request)) func(n int, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
@@ -295,10 +306,7 @@ func TestHTTPProbe(t *testing.T) {
 // header matching _meta, and CallOptions.Headers reach the POST.
 func TestHTTPModernHeaders(t *testing.T) {
 	h := &httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { serveModernHTTP(w, req) }}
-	s, _, err := httpConnect(t, h, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := httpSession(t, h, Config{})
 	hdr := http.Header{"Mcp-Param-Region": {"eu"}}
 	if _, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "t"}, &CallOptions{Headers: hdr}); err != nil {
 		t.Fatal(err)
@@ -332,10 +340,7 @@ func TestHTTPSessionExpired(t *testing.T) {
 			serveLegacyHTTP(w, req)
 		}
 	}
-	s, _, err := httpConnect(t, h, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := httpSession(t, h, Config{})
 	res, err := s.Call(t.Context(), "tools/list", nil, nil)
 	if err != nil {
 		t.Fatalf("Call: %v", err)
@@ -363,10 +368,7 @@ func TestHTTPModernCancelClosesStream(t *testing.T) {
 		<-r.Context().Done()
 		close(serverSawCancel)
 	})
-	s, _, err := httpConnect(t, h, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := httpSession(t, h, Config{})
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() {
@@ -419,10 +421,7 @@ func TestHTTPLegacyCancelClosesStream(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	})
-	s, _, err := httpConnect(t, wrapped, Config{Mode: ModeLegacy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := httpSession(t, wrapped, Config{Mode: ModeLegacy})
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() {
@@ -457,10 +456,7 @@ func TestHTTPBrokenStreamResends(t *testing.T) {
 		}
 		serveModernHTTP(w, req)
 	})
-	s, _, err := httpConnect(t, h, Config{Replay: ReplayAll})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := httpSession(t, h, Config{Replay: ReplayAll})
 	if _, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "t"}, nil); err != nil {
 		t.Fatalf("Call: %v", err)
 	}
@@ -468,7 +464,7 @@ func TestHTTPBrokenStreamResends(t *testing.T) {
 		t.Errorf("tools/call POSTed %d times, want 2", calls.Load())
 	}
 	calls.Store(0)
-	_, err = s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "t"}, &CallOptions{Replay: ReplayNone})
+	_, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "t"}, &CallOptions{Replay: ReplayNone})
 	if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, transport.ErrStreamBroken) {
 		t.Errorf("ReplayNone Call error = %v, want a lost stream", err)
 	}
@@ -514,10 +510,7 @@ func TestHTTPCallRetries(t *testing.T) {
 		}
 		serveModernHTTP(w, req)
 	}
-	s, _, err := httpConnect(t, h, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := httpSession(t, h, Config{})
 	if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
 		t.Fatalf("Call: %v", err)
 	}
@@ -525,7 +518,7 @@ func TestHTTPCallRetries(t *testing.T) {
 		t.Errorf("tools/list POSTed %d times, want 3", calls.Load())
 	}
 	calls.Store(-100)
-	_, err = s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
+	_, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
 	if he, ok := errors.AsType[*transport.HTTPError](err); !ok || he.StatusCode != 503 {
 		t.Errorf("Call error = %v, want the 503 after the retries", err)
 	}

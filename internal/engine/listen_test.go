@@ -152,10 +152,7 @@ func TestListenOverflow(t *testing.T) {
 
 func TestListenLegacy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := connect(t, newScripted(legacyServer), Config{Mode: ModeLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, s := legacySession(t)
 		if _, err := s.Listen(t.Context(), nil); !errors.Is(err, ErrNotModern) {
 			t.Errorf("Listen on legacy = %v, want ErrNotModern", err)
 		}

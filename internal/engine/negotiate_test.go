@@ -45,15 +45,6 @@ func negotiationErr(k negotiation.ErrorKind, reason string) func(error) bool {
 	}
 }
 
-// reqHandler adapts a request-only handler.
-func reqHandler(f func(p *peer, req *jsonrpc.Request)) func(p *peer, m jsonrpc.Message) {
-	return func(p *peer, m jsonrpc.Message) {
-		if r, ok := m.(*jsonrpc.Request); ok && !r.IsNotification() {
-			f(p, r)
-		}
-	}
-}
-
 func TestNegotiationVerdicts(t *testing.T) {
 	unsupported := func(versions ...string) map[string]any {
 		return map[string]any{"supported": versions, "requested": protocol.Version20260728}
@@ -450,13 +441,7 @@ func TestModernHintWrongReprobes(t *testing.T) {
 // once, stays modern and returns the server's error without re-sending.
 func TestModernHintConfirmed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
-			if r.Method == protocol.MethodToolsList {
-				p.replyErr(r, jsonrpc.CodeMethodNotFound, "no tools", nil)
-				return
-			}
-			modernServer(p, r)
-		}))
+		tr := newScripted(refusing(protocol.MethodToolsList, jsonrpc.CodeMethodNotFound, "no tools", modernServer))
 		s, err := connect(t, tr, Config{EraHint: negotiation.EraModern})
 		if err != nil {
 			t.Fatal(err)
@@ -523,10 +508,7 @@ func TestModernHintLegacyHTTPEvidence(t *testing.T) {
 					serveLegacyHTTP(w, req)
 				}
 			}
-			s, _, err := httpConnect(t, h, Config{EraHint: negotiation.EraModern})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := httpSession(t, h, Config{EraHint: negotiation.EraModern})
 			if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
 				t.Fatalf("Call: %v", err)
 			}

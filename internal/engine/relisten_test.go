@@ -235,10 +235,7 @@ func TestRelistenClosedWhileWaiting(t *testing.T) {
 
 func TestListenDurableLegacy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := connect(t, newScripted(legacyServer), Config{Mode: ModeLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, s := legacySession(t)
 		if _, err := s.ListenDurable(t.Context(), nil); !errors.Is(err, ErrNotModern) {
 			t.Errorf("ListenDurable on legacy = %v, want ErrNotModern", err)
 		}
