@@ -92,10 +92,7 @@ func TestModernRequestMeta(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(modernServer)
 		h := handler.Funcs{Elicit: acceptAll}
-		s, err := connect(t, tr, Config{Handler: handler.Detect(h)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Handler: handler.Detect(h)})
 		var progress []float64
 		res, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "add", "arguments": map[string]int{"a": 1}},
 			&CallOptions{LogLevel: protocol.LevelInfo, Progress: func(p protocol.ProgressParams) { progress = append(progress, p.Progress) }})
@@ -164,10 +161,7 @@ func TestModernResultTypes(t *testing.T) {
 					}
 					p.reply(r, json.RawMessage(results[tt.result]))
 				}))
-				s, err := connect(t, tr, Config{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, Config{})
 				res, err := s.Call(t.Context(), tt.method, map[string]string{"name": "x"}, tt.opts)
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Call error = %v, want %v", err, tt.wantErr)
@@ -200,10 +194,7 @@ func TestTasksGetAcceptsTaskResultType(t *testing.T) {
 						p.reply(req, map[string]any{"resultType": rt, "taskId": "t1", "status": "working"})
 					}
 				}))
-				s, err := connect(t, tr, Config{})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, Config{})
 				res, err := s.Call(t.Context(), protocol.MethodTasksGet, map[string]any{"taskId": "t1"}, nil)
 				if err != nil {
 					t.Fatalf("tasks/get: %v", err)
@@ -250,11 +241,8 @@ func TestServerErrorReturned(t *testing.T) {
 				p.replyErr(r, jsonrpc.CodeInvalidParams, "unknown tool", nil)
 			}
 		}))
-		s, err := connect(t, tr, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = s.Call(t.Context(), "prompts/get", nil, nil)
+		s := connected(t, tr, Config{})
+		_, err := s.Call(t.Context(), "prompts/get", nil, nil)
 		if !errors.Is(err, jsonrpc.ErrInvalidParams) {
 			t.Errorf("Call error = %v, want -32602", err)
 		}
@@ -348,10 +336,7 @@ func TestCancelSendsNotification(t *testing.T) {
 						modernServer(p, m)
 					}
 				})
-				s, err := connect(t, tr, Config{Mode: mode})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, Config{Mode: mode})
 				ctx, cancel := context.WithCancel(t.Context())
 				errc := make(chan error, 1)
 				go func() {
@@ -397,10 +382,7 @@ func TestCallCancelledContextNoRace(t *testing.T) {
 	for _, hint := range []negotiation.Era{negotiation.EraUnknown, negotiation.EraModern} {
 		t.Run(hint.String(), func(t *testing.T) {
 			tr := newScripted(modernServer)
-			s, err := connect(t, tr, Config{EraHint: hint})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := connected(t, tr, Config{EraHint: hint})
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
 			for range 200 {
@@ -459,10 +441,7 @@ func TestTimeouts(t *testing.T) {
 						p.reply(r, map[string]any{"resultType": "complete"})
 					})
 				}))
-				s, err := connect(t, tr, tt.cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, tt.cfg)
 				var mu sync.Mutex
 				var got []float64
 				opts := tt.opts
@@ -473,7 +452,7 @@ func TestTimeouts(t *testing.T) {
 						mu.Unlock()
 					}
 				}
-				_, err = s.Call(t.Context(), "tools/call", nil, opts)
+				_, err := s.Call(t.Context(), "tools/call", nil, opts)
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Call error = %v, want %v", err, tt.wantErr)
 				}
@@ -506,10 +485,7 @@ func TestCloseRetiresPending(t *testing.T) {
 				modernServer(p, r)
 			}
 		}))
-		s, err := connect(t, tr, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{})
 		errc := make(chan error, 3)
 		for range 3 {
 			go func() {
@@ -554,12 +530,9 @@ func TestNotificationsInOrder(t *testing.T) {
 			legacyServer(p, r)
 		}))
 		var got record[string]
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
+		s := connected(t, tr, Config{Mode: ModeLegacy, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
 			got.add(string(n.Params))
 		}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -591,7 +564,7 @@ func TestNotificationOverflowDropsOldest(t *testing.T) {
 		var mu sync.Mutex
 		var got []int
 		dropped := 0
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnEvent: func(ev Event) {
+		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: func(ev Event) {
 			if ev.Kind == EventDropped {
 				mu.Lock()
 				dropped += ev.Count
@@ -607,9 +580,6 @@ func TestNotificationOverflowDropsOldest(t *testing.T) {
 			got = append(got, p.Data)
 			mu.Unlock()
 		}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
 			t.Fatalf("Call with a stuck notification handler: %v", err)
 		}
@@ -674,10 +644,7 @@ func TestLateProgressDropped(t *testing.T) {
 					got = append(got, n.Method)
 					mu.Unlock()
 				}
-				s, err := connect(t, tr, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, cfg)
 				defer s.Close()
 				if _, err := s.Call(t.Context(), "tools/call", nil, tt.opts); err != nil {
 					t.Fatalf("Call: %v", err)
@@ -733,10 +700,7 @@ func TestProgressDeliveredBeforeReturn(t *testing.T) {
 					logs.Add(1)
 				})
 				tr := newScripted(progressServer(n, base, era == negotiation.EraModern))
-				s, err := connect(t, tr, Config{Mode: mode, Handler: handler.Detect(h)})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, Config{Mode: mode, Handler: handler.Detect(h)})
 				var count atomic.Int32
 				opts := &CallOptions{Progress: func(protocol.ProgressParams) {
 					time.Sleep(time.Millisecond) // slow user code
@@ -784,10 +748,7 @@ func TestDirectCallsAcrossReconnect(t *testing.T) {
 			}
 			p.reply(r, map[string]any{"resultType": "complete"})
 		}))
-		s, err := connect(t, tr, Config{Replay: ReplayAll})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Replay: ReplayAll})
 		defer s.Close()
 		var wg sync.WaitGroup
 		errs := make(chan error, 50)

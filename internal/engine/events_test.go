@@ -20,7 +20,7 @@ func TestEventsOffTheLoop(t *testing.T) {
 		var mu sync.Mutex
 		var kinds []EventKind
 		tr := newScripted(dieOn("tools/call", legacyServer), legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnEvent: func(ev Event) {
+		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: func(ev Event) {
 			mu.Lock()
 			kinds = append(kinds, ev.Kind)
 			first := len(kinds) == 1
@@ -29,9 +29,6 @@ func TestEventsOffTheLoop(t *testing.T) {
 				<-release // blocks the dispatcher, not the loop
 			}
 		}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		done := make(chan error, 1)
 		go func() {
 			_, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, &CallOptions{Idempotent: true})

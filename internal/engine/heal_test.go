@@ -86,11 +86,8 @@ func TestProcessDeathHeals(t *testing.T) {
 				tr := newScripted(tt.servers...)
 				cfg := tt.cfg
 				cfg.Mode = tt.mode
-				s, err := connect(t, tr, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, tt.opts)
+				s := connected(t, tr, cfg)
+				_, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, tt.opts)
 				if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 					t.Fatalf("Call error = %v, want %v", err, tt.wantErr)
 				}
@@ -182,10 +179,7 @@ func (g *garbageFirst) Connect(ctx context.Context) (transport.Conn, error) {
 func TestTooManyBadReadsHeals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := &garbageFirst{scripted: newScripted(legacyServer)}
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Replay: ReplayAll})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Mode: ModeLegacy, Replay: ReplayAll})
 		if _, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, nil); err != nil {
 			t.Fatalf("Call after the connection turned to garbage = %v, want a healed call", err)
 		}
@@ -313,12 +307,9 @@ func TestReconnectedScripted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tr := newScripted(tt.servers...)
-				s, err := connect(t, tr, Config{Mode: tt.mode, Replay: ReplayAll})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, Config{Mode: tt.mode, Replay: ReplayAll})
 				before := checkFresh(t, s)
-				_, err = s.Call(t.Context(), protocol.MethodToolsCall, map[string]string{"name": "x"}, nil)
+				_, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]string{"name": "x"}, nil)
 				synctest.Wait()
 				if !tt.healed {
 					if err == nil || isClosed(before) || !isClosed(s.Done()) {

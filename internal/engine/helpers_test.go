@@ -221,6 +221,33 @@ func (s *scripted) connects() int {
 	return len(s.peers)
 }
 
+// connect connects over tr with cfg inside a synctest bubble and returns
+// the session (closed by cleanup) or the error.
+func connect(t *testing.T, tr transport.Transport, cfg Config) (*Session, error) {
+	t.Helper()
+	s, err := Connect(t.Context(), tr, cfg)
+	t.Cleanup(func() {
+		if s != nil {
+			s.Close()
+		}
+		if sc, ok := tr.(*scripted); ok {
+			sc.wait()
+		}
+	})
+	return s, err
+}
+
+// connected is connect for a connect that must succeed: it fails the test
+// otherwise.
+func connected(t *testing.T, tr transport.Transport, cfg Config) *Session {
+	t.Helper()
+	s, err := connect(t, tr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // discoverResult is a valid DiscoverResult for 2026-07-28.
 var discoverResult = map[string]any{
 	"resultType":        "complete",
@@ -315,10 +342,7 @@ func toolCallServer(t testing.TB, mode Mode, serve func(p *peer, r *jsonrpc.Requ
 // for every notification, failing the test when either step fails.
 func listenAll(t *testing.T, tr transport.Transport, cfg Config) (*Session, *Stream) {
 	t.Helper()
-	s, err := connect(t, tr, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := connected(t, tr, cfg)
 	st, err := s.Listen(t.Context(), map[string]any{"notifications": map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
@@ -350,10 +374,7 @@ func (r *record[T]) all() []T {
 func legacySession(t *testing.T) (*scripted, *Session) {
 	t.Helper()
 	tr := newScripted(legacyServer)
-	s, err := connect(t, tr, Config{Mode: ModeLegacy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := connected(t, tr, Config{Mode: ModeLegacy})
 	return tr, s
 }
 

@@ -69,12 +69,9 @@ func TestListen(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tr := newScripted(listenServer(tt.end))
 				var other []string
-				s, err := connect(t, tr, Config{OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
+				s := connected(t, tr, Config{OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
 					other = append(other, n.Method)
 				}})
-				if err != nil {
-					t.Fatal(err)
-				}
 				st, err := s.Listen(t.Context(), map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
 				if err != nil {
 					t.Fatal(err)

@@ -66,10 +66,7 @@ func TestMRTRMultiRound(t *testing.T) {
 			}
 			return json.RawMessage(`{"resultType":"complete","content":[]}`)
 		}))
-		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Handler: handler.Detect(allHandlers)})
 		res, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "book", "arguments": map[string]int{"n": 1}}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -133,10 +130,7 @@ func TestMRTRNoStateWhenAbsent(t *testing.T) {
 		decline := handler.Funcs{Elicit: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 			return &protocol.ElicitResult{Action: protocol.ElicitDecline}, nil
 		}}
-		s, err := connect(t, tr, Config{Handler: handler.Detect(decline)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Handler: handler.Detect(decline)})
 		if _, err := s.Call(t.Context(), protocol.MethodPromptsGet, map[string]string{"name": "p"}, nil); err != nil {
 			// prompts/get is served by modernServer's echo, so use tools/call below.
 			t.Logf("prompts/get: %v", err)
@@ -162,11 +156,8 @@ func TestMRTRRoundCap(t *testing.T) {
 		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
 			return json.RawMessage(`{"resultType":"input_required","requestState":"again"}`)
 		}))
-		s, err := connect(t, tr, Config{MaxInputRounds: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = s.Call(t.Context(), protocol.MethodToolsCall, nil, nil)
+		s := connected(t, tr, Config{MaxInputRounds: 3})
+		_, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil)
 		if !errors.Is(err, ErrTooManyInputRounds) {
 			t.Fatalf("Call error = %v, want ErrTooManyInputRounds", err)
 		}
@@ -188,10 +179,7 @@ func TestMRTRTooManyInputRequests(t *testing.T) {
 		}
 		b.WriteString(`}}`)
 		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any { return json.RawMessage(b.String()) }))
-		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Handler: handler.Detect(allHandlers)})
 		if _, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil); !errors.Is(err, ErrInvalidResponse) {
 			t.Errorf("Call error = %v, want ErrInvalidResponse", err)
 		}
@@ -231,11 +219,8 @@ func TestMRTRRejects(t *testing.T) {
 				tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
 					return json.RawMessage(`{"resultType":"input_required","inputRequests":` + tt.requests + `}`)
 				}))
-				s, err := connect(t, tr, Config{Handler: handler.Detect(tt.h)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = s.Call(t.Context(), protocol.MethodToolsCall, nil, nil)
+				s := connected(t, tr, Config{Handler: handler.Detect(tt.h)})
+				_, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil)
 				if tt.inputErr {
 					if _, ok := errors.AsType[*InputError](err); !ok {
 						t.Errorf("Call error = %v, want *InputError", err)
@@ -281,10 +266,7 @@ func TestMRTRParallelIsolation(t *testing.T) {
 			}
 			p.reply(r, json.RawMessage(fmt.Sprintf(`{"resultType":"complete","n":%d}`, args.N)))
 		}))
-		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Handler: handler.Detect(allHandlers)})
 		var wg sync.WaitGroup
 		for i := range 20 {
 			wg.Go(func() {
@@ -318,10 +300,7 @@ func TestInputRoundEvents(t *testing.T) {
 				events.add(e)
 			}
 		}}
-		s, err := connect(t, tr, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, cfg)
 		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -367,10 +346,7 @@ func TestOnInputRound(t *testing.T) {
 				tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
 					return json.RawMessage(tt.results[min(i, len(tt.results)-1)])
 				}))
-				s, err := connect(t, tr, Config{Handler: handler.Detect(tt.hs)})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, Config{Handler: handler.Detect(tt.hs)})
 				var got []int
 				opts := &CallOptions{OnInputRound: func(round int) {
 					got = append(got, round)
@@ -380,7 +356,7 @@ func TestOnInputRound(t *testing.T) {
 						t.Errorf("OnInputRound(%d) after %d tools/call requests, want %d", round, n, round)
 					}
 				}}
-				_, err = s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "x"}, opts)
+				_, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "x"}, opts)
 				if (err != nil) != tt.wantErr {
 					t.Fatalf("Call error = %v, want error %v", err, tt.wantErr)
 				}
@@ -426,11 +402,8 @@ func TestURLElicitationMalformed(t *testing.T) {
 					}
 					legacyServer(p, m)
 				})
-				s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{Elicit: acceptAll})})
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = s.Call(t.Context(), "tools/call", nil, nil)
+				s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{Elicit: acceptAll})})
+				_, err := s.Call(t.Context(), "tools/call", nil, nil)
 				_, typed := errors.AsType[*URLElicitationRequiredError](err)
 				_, proto := errors.AsType[*ProtocolError](err)
 				if typed != tt.typed || proto == tt.typed || !errors.Is(err, jsonrpc.ErrURLElicitationRequired) {
@@ -496,10 +469,7 @@ func TestTaskReceiverPeerErrors(t *testing.T) {
 				})
 				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{CreateMessage: sampleOK}),
 					CapabilityOptions: negotiation.CapabilityOptions{TaskRequests: declared}}
-				s, err := connect(t, tr, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, cfg)
 				res, err := s.Call(t.Context(), "tools/call", nil, nil)
 				if err != nil {
 					t.Fatal(err)

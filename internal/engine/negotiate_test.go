@@ -20,22 +20,6 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// connectTest connects over tr with cfg inside a synctest bubble and
-// returns the session (closed by cleanup) or the error.
-func connect(t *testing.T, tr transport.Transport, cfg Config) (*Session, error) {
-	t.Helper()
-	s, err := Connect(t.Context(), tr, cfg)
-	t.Cleanup(func() {
-		if s != nil {
-			s.Close()
-		}
-		if sc, ok := tr.(*scripted); ok {
-			sc.wait()
-		}
-	})
-	return s, err
-}
-
 // negotiationErr matches a *negotiation.Error of kind k (and, when reason
 // is set, of that reason).
 func negotiationErr(k negotiation.ErrorKind, reason string) func(error) bool {
@@ -355,10 +339,7 @@ func traceOf(s *Session, err error) []TraceStep {
 func TestNegotiationObservable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(modernServer)
-		s, err := connect(t, tr, Config{ClientInfo: protocol.Implementation{Name: "test", Version: "9"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{ClientInfo: protocol.Implementation{Name: "test", Version: "9"}})
 		if s.Discover() == nil || s.InitializeResult() != nil {
 			t.Errorf("Discover, InitializeResult = %v, %v; want set, nil", s.Discover(), s.InitializeResult())
 		}
@@ -416,10 +397,7 @@ func TestModernHintWrongReprobes(t *testing.T) {
 			}
 			legacyServer(p, r)
 		})}
-		s, err := connect(t, tr, Config{EraHint: negotiation.EraModern})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{EraHint: negotiation.EraModern})
 		res, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
 		if err != nil {
 			t.Fatalf("Call: %v", err)
@@ -442,12 +420,9 @@ func TestModernHintWrongReprobes(t *testing.T) {
 func TestModernHintConfirmed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(refusing(protocol.MethodToolsList, jsonrpc.CodeMethodNotFound, "no tools", modernServer))
-		s, err := connect(t, tr, Config{EraHint: negotiation.EraModern})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{EraHint: negotiation.EraModern})
 		for range 2 {
-			_, err = s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
+			_, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
 			if !errors.Is(err, jsonrpc.ErrMethodNotFound) {
 				t.Fatalf("Call error = %v, want -32601", err)
 			}
@@ -532,10 +507,7 @@ func TestProbeTimeoutHonoursConfig(t *testing.T) {
 		}))
 		tr.kind = transport.KindStdio
 		start := time.Now()
-		s, err := connect(t, tr, Config{ProbeTimeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{ProbeTimeout: time.Second})
 		if got := time.Since(start); got != time.Second {
 			t.Errorf("negotiation took %v of fake time, want the probe timeout 1s", got)
 		}
@@ -588,20 +560,14 @@ func refusing(method string, code int64, msg string, next func(p *peer, m jsonrp
 func TestHintFailedReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(refusing(protocol.MethodInitialize, jsonrpc.CodeMethodNotFound, "no initialize here", modernServer))
-		s, err := connect(t, tr, Config{EraHint: negotiation.EraLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{EraHint: negotiation.EraLegacy})
 		if !s.HintFailed() || s.Era() != negotiation.EraModern {
 			t.Errorf("HintFailed, Era = %v, %v; want true, modern", s.HintFailed(), s.Era())
 		}
 		if !slices.ContainsFunc(s.Trace(), func(st TraceStep) bool { return st.Step == "hint" && st.Verdict == "re-probe" }) {
 			t.Errorf("trace %+v has no re-probe step for the failed hint", s.Trace())
 		}
-		ok, err := connect(t, newScripted(legacyServer), Config{EraHint: negotiation.EraLegacy})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ok := connected(t, newScripted(legacyServer), Config{EraHint: negotiation.EraLegacy})
 		if ok.HintFailed() {
 			t.Error("HintFailed after a hint that held")
 		}

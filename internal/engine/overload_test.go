@@ -133,10 +133,7 @@ func TestServerRequestFlood(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
 		for i := range MaxConcurrentServerRequests + 10 {
 			tr.peer(0).send(&jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i + 1)), Method: protocol.MethodRootsList})
 		}
@@ -207,15 +204,12 @@ func TestNotificationFloodCounted(t *testing.T) {
 		delivered := 0
 		d := &dropCounter{}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnEvent: d.onEvent, OnNotification: func(_ context.Context, n *jsonrpc.Request) {
+		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: d.onEvent, OnNotification: func(_ context.Context, n *jsonrpc.Request) {
 			<-release
 			mu.Lock()
 			delivered++
 			mu.Unlock()
 		}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var before runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -257,15 +251,12 @@ func TestNotificationCoalescing(t *testing.T) {
 		got := map[string]int{}
 		d := &dropCounter{}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, OnEvent: d.onEvent, OnNotification: func(_ context.Context, n *jsonrpc.Request) {
+		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: d.onEvent, OnNotification: func(_ context.Context, n *jsonrpc.Request) {
 			<-release
 			mu.Lock()
 			got[n.Method+" "+string(n.Params)]++
 			mu.Unlock()
 		}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		const burst = 50000
 		// Fill the queue with distinct log messages, then the burst.
 		floodNotes(tr.peer(0), MaxQueuedNotifications-2, func(i int) string {

@@ -29,10 +29,7 @@ func (l *eventLog) count(k EventKind) (n, sum int) {
 // listenDurable connects to tr and opens a durable listen stream.
 func listenDurable(t *testing.T, tr *scripted, cfg Config) *Stream {
 	t.Helper()
-	s, err := connect(t, tr, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := connected(t, tr, cfg)
 	st, err := s.ListenDurable(t.Context(), map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
 	if err != nil {
 		t.Fatal(err)

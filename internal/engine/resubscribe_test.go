@@ -18,10 +18,7 @@ func TestRestoreSubscriptions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(dieOn("tools/call", legacyServer), legacyServer)
 		restored := make(chan struct{}, 4)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Replay: ReplayAll, OnRestored: func(context.Context) { restored <- struct{}{} }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Mode: ModeLegacy, Replay: ReplayAll, OnRestored: func(context.Context) { restored <- struct{}{} }})
 		const kept, dropped = "file:///kept.txt", "file:///dropped.txt"
 		for _, u := range []string{kept, kept, dropped} {
 			s.TrackSubscription(u, true)

@@ -40,12 +40,9 @@ func TestPeerNoise(t *testing.T) {
 			modernServer(p, r)
 		}))
 		var got []string
-		s, err := connect(t, tr, Config{Handler: handler.Detect(allHandlers), OnNotification: func(_ context.Context, n *jsonrpc.Request) {
+		s := connected(t, tr, Config{Handler: handler.Detect(allHandlers), OnNotification: func(_ context.Context, n *jsonrpc.Request) {
 			got = append(got, n.Method)
 		}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		for range 2 {
 			if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
 				t.Fatalf("Call: %v", err)
@@ -107,12 +104,9 @@ func TestMalformedAnswerFailsItsCall(t *testing.T) {
 			}
 			modernServer(p, r)
 		}))
-		s, err := connect(t, corrupting{tr}, Config{Mode: ModeModern})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, corrupting{tr}, Config{Mode: ModeModern})
 		start := time.Now()
-		_, err = s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
+		_, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
 		pe, ok := errors.AsType[*ProtocolError](err)
 		if !ok || !errors.Is(err, ErrInvalidResponse) || pe.Method != protocol.MethodToolsList {
 			t.Fatalf("Call error = %v (%T), want a *ProtocolError for tools/list matching ErrInvalidResponse", err, err)
@@ -155,10 +149,7 @@ func TestHandlerListeners(t *testing.T) {
 			legacyServer(p, r)
 		}))
 		l := &listeners{}
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(l)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(l)})
 		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -82,10 +82,7 @@ func TestLegacyServerRequests(t *testing.T) {
 					}
 					legacyServer(p, m)
 				})
-				s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(tt.h)})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(tt.h)})
 				res, err := s.Call(t.Context(), "tools/call", nil, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -137,10 +134,7 @@ func TestServerCancelsRequest(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
 		p := tr.peer(0)
 		req, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(5), "elicitation/create", map[string]any{"message": "m"})
 		p.send(req)
@@ -175,10 +169,7 @@ func TestCloseCancelsHandlers(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
 		for i := range 2 {
 			req, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(int64(i+1)), "sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 1})
 			tr.peer(0).send(req)

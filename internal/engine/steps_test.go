@@ -63,10 +63,7 @@ func TestCallDuringHealWaitsForHandshake(t *testing.T) {
 		t.Run(era.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tr := newScripted(dieOn("tools/call", era.server), slowHandshake(delay, era.server))
-				s, err := connect(t, tr, Config{Mode: era.mode})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, Config{Mode: era.mode})
 				if _, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, nil); !errors.Is(err, ErrOutcomeUnknown) {
 					t.Fatalf("Call on the dropped connection = %v, want ErrOutcomeUnknown (not replayed by default)", err)
 				}
@@ -101,10 +98,7 @@ func TestCloseDuringHealStep(t *testing.T) {
 		t.Run(era.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tr := newScripted(dieOn("tools/call", era.server), silentHandshake(era.server))
-				s, err := connect(t, tr, Config{Mode: era.mode})
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := connected(t, tr, Config{Mode: era.mode})
 				if _, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, nil); !errors.Is(err, ErrOutcomeUnknown) {
 					t.Fatalf("Call on the dropped connection = %v, want ErrOutcomeUnknown (not replayed by default)", err)
 				}
