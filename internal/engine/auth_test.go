@@ -20,9 +20,10 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// authServer wraps serve: requests whose Authorization is not "Bearer "+good()
-// (and whose method refuse accepts) are answered with status and a
-// WWW-Authenticate challenge.
+// authServer serves with serve behind a bearer-token check: a request or
+// notification whose method refuse accepts and whose Authorization is not
+// "Bearer "+good is answered with status and a WWW-Authenticate challenge.
+// h records the method of every message posted, refused ones included.
 type authServer struct {
 	h      *httpScript
 	good   atomic.Value // string
@@ -31,15 +32,12 @@ type authServer struct {
 }
 
 func (a *authServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a.h.ServeHTTP(w, r)
-}
-
-func newAuthServer(status int, refuse func(string) bool, serve func(w http.ResponseWriter, req *jsonrpc.Request)) *authServer {
-	a := &authServer{status: status, refuse: refuse}
-	a.good.Store("old")
-	a.h = &httpScript{}
-	a.h.serve = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-		if a.refuse(req.Method) && r.Header.Get("Authorization") != "Bearer "+a.good.Load().(string) {
+	if r.Method == http.MethodPost {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		m, _ := jsonrpc.DecodeMessage(body)
+		if req, ok := m.(*jsonrpc.Request); ok && a.refuse(req.Method) && r.Header.Get("Authorization") != "Bearer "+a.good.Load().(string) {
+			a.h.record(req, r)
 			if a.status == http.StatusForbidden {
 				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="tools:write"`)
 			} else {
@@ -48,20 +46,29 @@ func newAuthServer(status int, refuse func(string) bool, serve func(w http.Respo
 			w.WriteHeader(a.status)
 			return
 		}
-		serve(w, req)
 	}
+	a.h.ServeHTTP(w, r)
+}
+
+func newAuthServer(status int, refuse func(string) bool, serve func(w http.ResponseWriter, req *jsonrpc.Request)) *authServer {
+	a := &authServer{status: status, refuse: refuse, h: &httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		serve(w, req)
+	}}}
+	a.good.Store("old")
 	return a
 }
 
-// authTransport is a Streamable HTTP transport whose bearer token the
-// test's Authorize hook replaces.
-func authTransport(t *testing.T, h http.Handler, token *atomic.Value) *transport.StreamableHTTP {
+// authTransport is a Streamable HTTP transport that sends the bearer token
+// held in token, "old" at first; the test's Authorize hook replaces it.
+func authTransport(t *testing.T, h http.Handler) (tr *transport.StreamableHTTP, token *atomic.Value) {
+	token = new(atomic.Value)
+	token.Store("old")
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true, HeaderFunc: func(ctx context.Context, r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+token.Load().(string))
 		return nil
-	}}
+	}}, token
 }
 
 // TestAuthorizeOnRequest: a 401 or 403 on a request after connecting (an
@@ -82,10 +89,8 @@ func TestAuthorizeOnRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var token atomic.Value
-			token.Store("old")
 			a := newAuthServer(tt.status, func(m string) bool { return m == protocol.MethodToolsCall }, tt.serve)
-			tr := authTransport(t, a, &token)
+			tr, token := authTransport(t, a)
 			var challenges []string
 			var mu sync.Mutex
 			cfg := Config{Mode: tt.mode, Authorize: func(ctx context.Context, he *transport.HTTPError) error {
@@ -96,11 +101,7 @@ func TestAuthorizeOnRequest(t *testing.T) {
 				return nil
 			}}
 			a.good.Store("old")
-			s, err := Connect(t.Context(), tr, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := connected(t, tr, cfg)
 			if s.Era() != tt.era {
 				t.Fatalf("era = %v, want %v", s.Era(), tt.era)
 			}
@@ -159,11 +160,9 @@ func TestAuthorizeOnInitialize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var token atomic.Value
-			token.Store("old")
 			a := newAuthServer(http.StatusUnauthorized, func(m string) bool { return m == protocol.MethodInitialize }, serve)
 			a.good.Store("new")
-			tr := authTransport(t, a, &token)
+			tr, token := authTransport(t, a)
 			calls := 0
 			cfg := tt.cfg
 			cfg.Authorize = func(ctx context.Context, he *transport.HTTPError) error {
@@ -171,11 +170,7 @@ func TestAuthorizeOnInitialize(t *testing.T) {
 				token.Store("new")
 				return nil
 			}
-			s, err := Connect(t.Context(), tr, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := connected(t, tr, cfg)
 			if calls != 1 {
 				t.Errorf("Authorize called %d times, want 1", calls)
 			}
@@ -188,11 +183,10 @@ func TestAuthorizeOnInitialize(t *testing.T) {
 		})
 	}
 	t.Run("no-hook", func(t *testing.T) {
-		var token atomic.Value
-		token.Store("old")
 		a := newAuthServer(http.StatusUnauthorized, func(m string) bool { return m == protocol.MethodInitialize }, serve)
 		a.good.Store("new")
-		_, err := Connect(t.Context(), authTransport(t, a, &token), Config{Mode: ModeLegacy})
+		tr, _ := authTransport(t, a)
+		_, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy})
 		if _, ok := errors.AsType[*AuthRequiredError](err); !ok {
 			t.Fatalf("Connect error = %v, want *AuthRequiredError", err)
 		}
@@ -204,10 +198,8 @@ func TestAuthorizeOnInitialize(t *testing.T) {
 // Authorize is entered before any returns).
 func TestAuthorizeConcurrentCalls(t *testing.T) {
 	const n = 4
-	var token atomic.Value
-	token.Store("old")
 	a := newAuthServer(http.StatusUnauthorized, func(m string) bool { return m == protocol.MethodToolsCall }, serveModernHTTP)
-	tr := authTransport(t, a, &token)
+	tr, token := authTransport(t, a)
 	var entered atomic.Int32
 	all := make(chan struct{})
 	cfg := Config{Authorize: func(ctx context.Context, he *transport.HTTPError) error {
@@ -222,11 +214,7 @@ func TestAuthorizeConcurrentCalls(t *testing.T) {
 		token.Store("new")
 		return nil
 	}}
-	s, err := Connect(t.Context(), tr, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := connected(t, tr, cfg)
 	a.good.Store("new")
 	ctx, cancel := context.WithTimeout(t.Context(), testBound)
 	defer cancel()
@@ -265,34 +253,8 @@ func TestNotifyAuthorize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var good, token atomic.Value
-			good.Store("old")
-			token.Store("old")
-			var mu sync.Mutex
-			sent := 0
-			h := &httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { serveModernHTTP(w, req) }}
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				if m, err := jsonrpc.DecodeMessage(body); err == nil {
-					if req, ok := m.(*jsonrpc.Request); ok && req.Method == method {
-						mu.Lock()
-						sent++
-						mu.Unlock()
-						if r.Header.Get("Authorization") != "Bearer "+good.Load().(string) {
-							w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-							w.WriteHeader(http.StatusUnauthorized)
-							return
-						}
-					}
-				}
-				h.ServeHTTP(w, r)
-			}))
-			defer srv.Close()
-			tr := &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true, HeaderFunc: func(ctx context.Context, r *http.Request) error {
-				r.Header.Set("Authorization", "Bearer "+token.Load().(string))
-				return nil
-			}}
+			a := newAuthServer(http.StatusUnauthorized, func(m string) bool { return m == method }, serveModernHTTP)
+			tr, token := authTransport(t, a)
 			var calls atomic.Int32
 			cfg := Config{}
 			if tt.authorize {
@@ -305,13 +267,9 @@ func TestNotifyAuthorize(t *testing.T) {
 					return nil
 				}
 			}
-			s, err := Connect(t.Context(), tr, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			good.Store("new") // the token expires
-			err = s.Notify(t.Context(), method, nil)
+			s := connected(t, tr, cfg)
+			a.good.Store("new") // the token expires
+			err := s.Notify(t.Context(), method, nil)
 			if tt.wantErr {
 				ae, ok := errors.AsType[*AuthRequiredError](err)
 				if !ok || ae.Status != http.StatusUnauthorized {
@@ -323,8 +281,12 @@ func TestNotifyAuthorize(t *testing.T) {
 			if got := int(calls.Load()); got != tt.wantCalls {
 				t.Errorf("Authorize called %d times, want %d", got, tt.wantCalls)
 			}
-			mu.Lock()
-			defer mu.Unlock()
+			sent := 0
+			for _, m := range a.h.sent() {
+				if m == method {
+					sent++
+				}
+			}
 			if sent != tt.wantSent {
 				t.Errorf("server received the notification %d times, want %d", sent, tt.wantSent)
 			}

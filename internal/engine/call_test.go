@@ -272,11 +272,7 @@ func TestConcurrentCalls(t *testing.T) {
 					modernServer(p, m)
 				}
 			})
-			s, err := Connect(t.Context(), tr, Config{Mode: mode})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := connected(t, tr, Config{Mode: mode})
 			const n = 1000
 			var wg sync.WaitGroup
 			errs := make(chan error, n)

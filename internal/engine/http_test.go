@@ -64,17 +64,22 @@ func (h *httpScript) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, ok := m.(*jsonrpc.Request)
-	h.mu.Lock()
 	if ok {
-		h.methods = append(h.methods, req.Method)
-		h.headers = append(h.headers, r.Header.Clone())
+		h.record(req, r)
 	}
-	h.mu.Unlock()
 	if !ok || req.IsNotification() {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	h.serve(w, r, req)
+}
+
+// record notes that req was posted with r's headers.
+func (h *httpScript) record(req *jsonrpc.Request, r *http.Request) {
+	h.mu.Lock()
+	h.methods = append(h.methods, req.Method)
+	h.headers = append(h.headers, r.Header.Clone())
+	h.mu.Unlock()
 }
 
 func (h *httpScript) sent() []string {

@@ -126,11 +126,7 @@ func TestStdioProcessCrashReplays(t *testing.T) {
 		t.Errorf("state = %v", s.State())
 	}
 	// A crash with ReplayNone fails the call with the process's exit.
-	s2, err := Connect(t.Context(), stdioServer(t), Config{Mode: ModeLegacy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := connected(t, stdioServer(t), Config{Mode: ModeLegacy})
 	_, err = s2.Call(t.Context(), protocol.MethodToolsCall, map[string]string{"name": "crash"}, &CallOptions{Replay: ReplayNone})
 	var exit *transport.ExitError
 	if !errors.Is(err, ErrConnectionLost) || !errors.As(err, &exit) || exit.Code != 3 {

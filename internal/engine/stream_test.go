@@ -385,11 +385,7 @@ func TestHTTPLegacyGETStreamServerRequest(t *testing.T) {
 	el := handler.ElicitorFunc(func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 		return &protocol.ElicitResult{Action: "accept", Content: map[string]any{"name": "conduit"}}, nil
 	})
-	s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy, Handler: handler.Detect(el)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(el)})
 	res, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "ask"}, nil)
 	if err != nil {
 		t.Fatal(err)
