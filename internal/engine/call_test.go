@@ -607,8 +607,6 @@ func TestNotify(t *testing.T) {
 	})
 }
 
-var _ = negotiation.EraModern
-
 // TestLateProgressDropped: progress for a request of ours that has already
 // been answered is dropped, not handed to OnNotification as an unknown
 // notification, whether the response took the reader's direct path (a

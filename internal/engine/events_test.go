@@ -6,8 +6,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/conduitmcp/conduit/jsonrpc"
 )
 
 // TestEventsOffTheLoop: the event hook runs on the dispatcher, never on
@@ -57,5 +55,3 @@ func TestEventsOffTheLoop(t *testing.T) {
 		}
 	})
 }
-
-var _ jsonrpc.Message
