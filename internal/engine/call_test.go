@@ -473,140 +473,6 @@ func TestTimeouts(t *testing.T) {
 	}
 }
 
-// TestCloseRetiresPending: calls in flight get ErrClosed; later calls too.
-func TestCloseRetiresPending(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
-			if r.Method == protocol.MethodDiscover {
-				modernServer(p, r)
-			}
-		}))
-		s := connected(t, tr, Config{})
-		errc := make(chan error, 3)
-		for range 3 {
-			go func() {
-				_, err := s.Call(context.Background(), "tools/call", nil, nil)
-				errc <- err
-			}()
-		}
-		synctest.Wait()
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		for range 3 {
-			if err := <-errc; !errors.Is(err, ErrClosed) {
-				t.Errorf("pending Call error = %v, want ErrClosed", err)
-			}
-		}
-		if _, err := s.Call(t.Context(), "tools/list", nil, nil); !errors.Is(err, ErrClosed) {
-			t.Errorf("Call after Close = %v, want ErrClosed", err)
-		}
-		select {
-		case <-s.Done():
-		default:
-			t.Error("Done not closed after Close")
-		}
-		if s.State() != StateClosed || !errors.Is(s.Err(), ErrClosed) {
-			t.Errorf("State, Err = %v, %v", s.State(), s.Err())
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("second Close: %v", err)
-		}
-	})
-}
-
-func TestNotificationsInOrder(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
-			if r.Method == "tools/call" {
-				for i := range 20 {
-					p.notify("notifications/message", map[string]any{"level": "info", "data": i})
-				}
-			}
-			legacyServer(p, r)
-		}))
-		var got record[string]
-		s := connected(t, tr, Config{Mode: ModeLegacy, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
-			got.add(string(n.Params))
-		}})
-		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
-		var want []string
-		for i := range 20 {
-			want = append(want, fmt.Sprintf(`{"data":%d,"level":"info"}`, i))
-		}
-		if diff := cmp.Diff(want, got.all()); diff != "" {
-			t.Errorf("notifications (-want +got):\n%s", diff)
-		}
-	})
-}
-
-// TestNotificationOverflowDropsOldest: a stuck OnNotification never blocks
-// responses; the queue keeps the newest MaxQueuedNotifications.
-func TestNotificationOverflowDropsOldest(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const extra = 10
-		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
-			if r.Method == "tools/call" {
-				for i := range MaxQueuedNotifications + extra + 1 {
-					p.notify("notifications/message", map[string]any{"data": i})
-				}
-			}
-			legacyServer(p, r)
-		}))
-		release := make(chan struct{})
-		var mu sync.Mutex
-		var got []int
-		dropped := 0
-		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: func(ev Event) {
-			if ev.Kind == EventDropped {
-				mu.Lock()
-				dropped += ev.Count
-				mu.Unlock()
-			}
-		}, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
-			var p struct{ Data int }
-			json.Unmarshal(n.Params, &p)
-			if p.Data == 0 {
-				<-release // the first notification blocks the dispatcher
-			}
-			mu.Lock()
-			got = append(got, p.Data)
-			mu.Unlock()
-		}})
-		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
-			t.Fatalf("Call with a stuck notification handler: %v", err)
-		}
-		synctest.Wait()
-		close(release)
-		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		if len(got) != MaxQueuedNotifications+1 || got[0] != 0 || got[1] != extra+1 || got[len(got)-1] != MaxQueuedNotifications+extra {
-			t.Errorf("delivered %d notifications, first %v, last %v", len(got), got[:2], got[len(got)-1])
-		}
-		if dropped != extra {
-			t.Errorf("EventDropped counted %d, want %d: every drop is reported", dropped, extra)
-		}
-	})
-}
-
-func TestNotify(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr, s := legacySession(t)
-		if err := s.Notify(t.Context(), "notifications/roots/list_changed", nil); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
-		ms := tr.peer(0).methods()
-		if ms[len(ms)-1] != "notifications/roots/list_changed" {
-			t.Errorf("methods = %v", ms)
-		}
-	})
-}
-
 // TestLateProgressDropped: progress for a request of ours that has already
 // been answered is dropped, not handed to OnNotification as an unknown
 // notification, whether the response took the reader's direct path (a
@@ -718,6 +584,48 @@ func TestProgressDeliveredBeforeReturn(t *testing.T) {
 	}
 }
 
+// TestCloseRetiresPending: calls in flight get ErrClosed; later calls too.
+func TestCloseRetiresPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == protocol.MethodDiscover {
+				modernServer(p, r)
+			}
+		}))
+		s := connected(t, tr, Config{})
+		errc := make(chan error, 3)
+		for range 3 {
+			go func() {
+				_, err := s.Call(context.Background(), "tools/call", nil, nil)
+				errc <- err
+			}()
+		}
+		synctest.Wait()
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		for range 3 {
+			if err := <-errc; !errors.Is(err, ErrClosed) {
+				t.Errorf("pending Call error = %v, want ErrClosed", err)
+			}
+		}
+		if _, err := s.Call(t.Context(), "tools/list", nil, nil); !errors.Is(err, ErrClosed) {
+			t.Errorf("Call after Close = %v, want ErrClosed", err)
+		}
+		select {
+		case <-s.Done():
+		default:
+			t.Error("Done not closed after Close")
+		}
+		if s.State() != StateClosed || !errors.Is(s.Err(), ErrClosed) {
+			t.Errorf("State, Err = %v, %v", s.State(), s.Err())
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	})
+}
+
 // TestDirectCallsAcrossReconnect: many concurrent plain calls (registered
 // directly, resolved by the reader) while the connection dies under them
 // all complete: the ones in flight on the lost connection are replayed on
@@ -760,6 +668,98 @@ func TestDirectCallsAcrossReconnect(t *testing.T) {
 		}
 		if n := tr.connects(); n != 2 {
 			t.Errorf("connects = %d, want 2", n)
+		}
+	})
+}
+
+func TestNotificationsInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == "tools/call" {
+				for i := range 20 {
+					p.notify("notifications/message", map[string]any{"level": "info", "data": i})
+				}
+			}
+			legacyServer(p, r)
+		}))
+		var got record[string]
+		s := connected(t, tr, Config{Mode: ModeLegacy, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
+			got.add(string(n.Params))
+		}})
+		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		var want []string
+		for i := range 20 {
+			want = append(want, fmt.Sprintf(`{"data":%d,"level":"info"}`, i))
+		}
+		if diff := cmp.Diff(want, got.all()); diff != "" {
+			t.Errorf("notifications (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestNotificationOverflowDropsOldest: a stuck OnNotification never blocks
+// responses; the queue keeps the newest MaxQueuedNotifications.
+func TestNotificationOverflowDropsOldest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const extra = 10
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == "tools/call" {
+				for i := range MaxQueuedNotifications + extra + 1 {
+					p.notify("notifications/message", map[string]any{"data": i})
+				}
+			}
+			legacyServer(p, r)
+		}))
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var got []int
+		dropped := 0
+		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: func(ev Event) {
+			if ev.Kind == EventDropped {
+				mu.Lock()
+				dropped += ev.Count
+				mu.Unlock()
+			}
+		}, OnNotification: func(ctx context.Context, n *jsonrpc.Request) {
+			var p struct{ Data int }
+			json.Unmarshal(n.Params, &p)
+			if p.Data == 0 {
+				<-release // the first notification blocks the dispatcher
+			}
+			mu.Lock()
+			got = append(got, p.Data)
+			mu.Unlock()
+		}})
+		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
+			t.Fatalf("Call with a stuck notification handler: %v", err)
+		}
+		synctest.Wait()
+		close(release)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != MaxQueuedNotifications+1 || got[0] != 0 || got[1] != extra+1 || got[len(got)-1] != MaxQueuedNotifications+extra {
+			t.Errorf("delivered %d notifications, first %v, last %v", len(got), got[:2], got[len(got)-1])
+		}
+		if dropped != extra {
+			t.Errorf("EventDropped counted %d, want %d: every drop is reported", dropped, extra)
+		}
+	})
+}
+
+func TestNotify(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr, s := legacySession(t)
+		if err := s.Notify(t.Context(), "notifications/roots/list_changed", nil); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		ms := tr.peer(0).methods()
+		if ms[len(ms)-1] != "notifications/roots/list_changed" {
+			t.Errorf("methods = %v", ms)
 		}
 	})
 }
