@@ -1,12 +1,9 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,57 +16,6 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
-
-// authServer serves with serve behind a bearer-token check: a request or
-// notification whose method refuse accepts and whose Authorization is not
-// "Bearer "+good is answered with status and a WWW-Authenticate challenge.
-// h records the method of every message posted, refused ones included.
-type authServer struct {
-	h      *httpScript
-	good   atomic.Value // string
-	status int
-	refuse func(method string) bool
-}
-
-func (a *authServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		m, _ := jsonrpc.DecodeMessage(body)
-		if req, ok := m.(*jsonrpc.Request); ok && a.refuse(req.Method) && r.Header.Get("Authorization") != "Bearer "+a.good.Load().(string) {
-			a.h.record(req, r)
-			if a.status == http.StatusForbidden {
-				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="tools:write"`)
-			} else {
-				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			}
-			w.WriteHeader(a.status)
-			return
-		}
-	}
-	a.h.ServeHTTP(w, r)
-}
-
-func newAuthServer(status int, refuse func(string) bool, serve func(w http.ResponseWriter, req *jsonrpc.Request)) *authServer {
-	a := &authServer{status: status, refuse: refuse, h: &httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
-		serve(w, req)
-	}}}
-	a.good.Store("old")
-	return a
-}
-
-// authTransport is a Streamable HTTP transport that sends the bearer token
-// held in token, "old" at first; the test's Authorize hook replaces it.
-func authTransport(t *testing.T, h http.Handler) (tr *transport.StreamableHTTP, token *atomic.Value) {
-	token = new(atomic.Value)
-	token.Store("old")
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true, HeaderFunc: func(ctx context.Context, r *http.Request) error {
-		r.Header.Set("Authorization", "Bearer "+token.Load().(string))
-		return nil
-	}}, token
-}
 
 // TestAuthorizeOnRequest: a 401 or 403 on a request after connecting (an
 // expired token, a scope step-up) calls Config.Authorize with the

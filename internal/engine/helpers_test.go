@@ -2,12 +2,16 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -401,4 +405,184 @@ func waitOrFail(t *testing.T, ch <-chan struct{}, what string) {
 	case <-time.After(testBound):
 		t.Fatalf("%s did not happen", what)
 	}
+}
+
+// Scripted Streamable HTTP servers.
+
+// httpScript is a scripted Streamable HTTP server: serve answers each
+// POSTed JSON-RPC request; notifications and responses get 202.
+type httpScript struct {
+	mu      sync.Mutex
+	methods []string
+	headers []http.Header
+	serve   func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request)
+}
+
+func (h *httpScript) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	m, ok := decodePosted(w, r)
+	if !ok {
+		return
+	}
+	req, ok := m.(*jsonrpc.Request)
+	if ok {
+		h.record(req, r)
+	}
+	if !ok || req.IsNotification() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.serve(w, r, req)
+}
+
+// record notes that req was posted with r's headers.
+func (h *httpScript) record(req *jsonrpc.Request, r *http.Request) {
+	h.mu.Lock()
+	h.methods = append(h.methods, req.Method)
+	h.headers = append(h.headers, r.Header.Clone())
+	h.mu.Unlock()
+}
+
+func (h *httpScript) sent() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.methods...)
+}
+
+// decodePosted decodes the JSON-RPC message a request's body holds; when
+// it holds none it answers 400 and returns false.
+func decodePosted(w http.ResponseWriter, r *http.Request) (jsonrpc.Message, bool) {
+	body, _ := io.ReadAll(r.Body)
+	m, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return nil, false
+	}
+	return m, true
+}
+
+// toolCallScript is an httpScript that serves tools/call with tool and
+// every other request with other (serveLegacyHTTP, serveModernHTTP).
+func toolCallScript(other func(w http.ResponseWriter, req *jsonrpc.Request), tool func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request)) *httpScript {
+	return &httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		if req.Method != protocol.MethodToolsCall {
+			other(w, req)
+			return
+		}
+		tool(w, r, req)
+	}}
+}
+
+func writeResult(w http.ResponseWriter, req *jsonrpc.Request, result any) {
+	resp, _ := jsonrpc.NewResponse(req.ID, result)
+	b, _ := jsonrpc.EncodeMessage(resp)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func writeRPCError(w http.ResponseWriter, status int, req *jsonrpc.Request, code int64, msg string) {
+	b, _ := jsonrpc.EncodeMessage(jsonrpc.NewErrorResponse(req.ID, jsonrpc.NewError(code, msg)))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func serveLegacyHTTP(w http.ResponseWriter, req *jsonrpc.Request) {
+	switch req.Method {
+	case protocol.MethodInitialize:
+		w.Header().Set(protocol.HeaderSessionID, "sess-1")
+		var ip protocol.InitializeParams
+		json.Unmarshal(req.Params, &ip)
+		writeResult(w, req, initResult(ip.ProtocolVersion))
+	default:
+		writeResult(w, req, echoResult(req.Params, false))
+	}
+}
+
+func serveModernHTTP(w http.ResponseWriter, req *jsonrpc.Request) {
+	if req.Method == protocol.MethodDiscover {
+		writeResult(w, req, discoverResult)
+		return
+	}
+	writeResult(w, req, echoResult(req.Params, true))
+}
+
+func httpConnect(t *testing.T, h http.Handler, cfg Config) (*Session, *transport.StreamableHTTP, error) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	tr := &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true}
+	if cfg.Retry == (RetryPolicy{}) {
+		cfg.Retry = RetryPolicy{InitialInterval: time.Millisecond, MaxInterval: 5 * time.Millisecond}
+	}
+	s, err := Connect(t.Context(), tr, cfg)
+	if err == nil {
+		t.Cleanup(func() { s.Close() })
+	}
+	return s, tr, err
+}
+
+// httpSession is httpConnect for a connect that must succeed: it fails the
+// test otherwise.
+func httpSession(t *testing.T, h http.Handler, cfg Config) *Session {
+	t.Helper()
+	s, _, err := httpConnect(t, h, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// authServer serves with serve behind a bearer-token check: a request or
+// notification whose method refuse accepts and whose Authorization is not
+// "Bearer "+good is answered with status and a WWW-Authenticate challenge.
+// h records the method of every message posted, refused ones included.
+type authServer struct {
+	h      *httpScript
+	good   atomic.Value // string
+	status int
+	refuse func(method string) bool
+}
+
+func (a *authServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		m, _ := jsonrpc.DecodeMessage(body)
+		if req, ok := m.(*jsonrpc.Request); ok && a.refuse(req.Method) && r.Header.Get("Authorization") != "Bearer "+a.good.Load().(string) {
+			a.h.record(req, r)
+			if a.status == http.StatusForbidden {
+				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="tools:write"`)
+			} else {
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			}
+			w.WriteHeader(a.status)
+			return
+		}
+	}
+	a.h.ServeHTTP(w, r)
+}
+
+func newAuthServer(status int, refuse func(string) bool, serve func(w http.ResponseWriter, req *jsonrpc.Request)) *authServer {
+	a := &authServer{status: status, refuse: refuse, h: &httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		serve(w, req)
+	}}}
+	a.good.Store("old")
+	return a
+}
+
+// authTransport is a Streamable HTTP transport that sends the bearer token
+// held in token, "old" at first; the test's Authorize hook replaces it.
+func authTransport(t *testing.T, h http.Handler) (tr *transport.StreamableHTTP, token *atomic.Value) {
+	token = new(atomic.Value)
+	token.Store("old")
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true, HeaderFunc: func(ctx context.Context, r *http.Request) error {
+		r.Header.Set("Authorization", "Bearer "+token.Load().(string))
+		return nil
+	}}, token
 }
