@@ -8,8 +8,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -116,52 +114,6 @@ func TestMalformedAnswerFailsItsCall(t *testing.T) {
 		}
 		if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
 			t.Errorf("next call: %v, want the connection to go on", err)
-		}
-	})
-}
-
-// listeners records, in order, the listener calls the handler gets.
-type listeners struct{ record[string] }
-
-func (l *listeners) OnLog(_ context.Context, p *protocol.LoggingMessageParams) {
-	l.add("log " + string(p.Level))
-}
-func (l *listeners) OnToolsChanged(context.Context)     { l.add("tools") }
-func (l *listeners) OnPromptsChanged(context.Context)   { l.add("prompts") }
-func (l *listeners) OnResourcesChanged(context.Context) { l.add("resources") }
-func (l *listeners) OnResourceUpdated(_ context.Context, uri string) {
-	l.add("updated " + uri)
-}
-
-// TestHandlerListeners: without OnNotification, notifications reach the
-// handler's listener interfaces, in order.
-func TestHandlerListeners(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
-			if r.Method == "tools/call" {
-				p.notify(protocol.NotificationMessage, map[string]any{"level": "warning", "data": "x"})
-				p.notify(protocol.NotificationToolsListChanged, nil)
-				p.notify(protocol.NotificationPromptsListChanged, nil)
-				p.notify(protocol.NotificationResourcesListChanged, nil)
-				p.notify(protocol.NotificationResourcesUpdated, map[string]any{"uri": "file:///a"})
-				p.notify("notifications/unknown", nil)
-			}
-			legacyServer(p, r)
-		}))
-		l := &listeners{}
-		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(l)})
-		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
-		want := []string{"log warning", "tools", "prompts", "resources", "updated file:///a"}
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if diff := cmp.Diff(want, l.got); diff != "" {
-			t.Errorf("listener calls (-want +got):\n%s", diff)
-		}
-		if caps := s.ClientCapabilities(); caps.Sampling != nil || caps.Roots != nil || caps.Elicitation != nil {
-			t.Errorf("ClientCapabilities() = %+v, want none for listeners only", caps)
 		}
 	})
 }
