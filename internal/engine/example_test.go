@@ -50,21 +50,8 @@ func ExampleConnect() {
 	for _, step := range s.Trace() {
 		fmt.Println(step.Step, step.Sent, "->", step.Verdict)
 	}
-	// Output:
-	// modern 2026-07-28
-	// probe server/discover 2026-07-28 -> modern
-}
 
-func ExampleSession_Call() {
-	pipe, server := transport.NewPipe()
-	go serveModern(server)
-	s, err := engine.Connect(context.Background(), pipe, engine.Config{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-
+	// A call on the session: the result is the server's raw JSON.
 	raw, err := s.Call(context.Background(), protocol.MethodToolsCall,
 		map[string]any{"name": "add", "arguments": map[string]int{"a": 1, "b": 2}}, nil)
 	if err != nil {
@@ -77,5 +64,7 @@ func ExampleSession_Call() {
 	json.Unmarshal(raw, &res)
 	fmt.Println(res.Content[0].Text)
 	// Output:
+	// modern 2026-07-28
+	// probe server/discover 2026-07-28 -> modern
 	// 3
 }
