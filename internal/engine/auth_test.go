@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
@@ -123,9 +121,7 @@ func TestAuthorizeOnInitialize(t *testing.T) {
 			if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, a.h.sent()); diff != "" {
-				t.Errorf("methods (-want +got):\n%s", diff)
-			}
+			checkDiff(t, "methods", tt.want, a.h.sent())
 		})
 	}
 	t.Run("no-hook", func(t *testing.T) {

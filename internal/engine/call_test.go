@@ -11,8 +11,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
@@ -512,9 +510,7 @@ func TestLateProgressDropped(t *testing.T) {
 				synctest.Wait()
 				mu.Lock()
 				defer mu.Unlock()
-				if diff := cmp.Diff([]string{protocol.NotificationToolsListChanged}, got); diff != "" {
-					t.Errorf("notifications delivered (-want +got):\n%s", diff)
-				}
+				checkDiff(t, "notifications delivered", []string{protocol.NotificationToolsListChanged}, got)
 			})
 		})
 	}
@@ -694,9 +690,7 @@ func TestNotificationsInOrder(t *testing.T) {
 		for i := range 20 {
 			want = append(want, fmt.Sprintf(`{"data":%d,"level":"info"}`, i))
 		}
-		if diff := cmp.Diff(want, got.all()); diff != "" {
-			t.Errorf("notifications (-want +got):\n%s", diff)
-		}
+		checkDiff(t, "notifications", want, got.all())
 	})
 }
 
@@ -787,9 +781,7 @@ func TestHandlerListeners(t *testing.T) {
 		want := []string{"log warning", "tools", "prompts", "resources", "updated file:///a"}
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if diff := cmp.Diff(want, l.got); diff != "" {
-			t.Errorf("listener calls (-want +got):\n%s", diff)
-		}
+		checkDiff(t, "listener calls", want, l.got)
 		if caps := s.ClientCapabilities(); caps.Sampling != nil || caps.Roots != nil || caps.Elicitation != nil {
 			t.Errorf("ClientCapabilities() = %+v, want none for listeners only", caps)
 		}

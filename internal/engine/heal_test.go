@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
-
-	"github.com/google/go-cmp/cmp"
+	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
@@ -108,9 +110,7 @@ func TestProcessDeathHeals(t *testing.T) {
 				if tr.connects() < 2 {
 					t.Fatalf("connects = %d, want a respawn", tr.connects())
 				}
-				if diff := cmp.Diff(tt.second, tr.peer(1).methods()); diff != "" {
-					t.Errorf("methods on the respawned connection (-want +got):\n%s", diff)
-				}
+				checkDiff(t, "methods on the respawned connection", tt.second, tr.peer(1).methods())
 				if s.Era() != tt.wantEra {
 					t.Errorf("era = %v, want %v", s.Era(), tt.wantEra)
 				}
@@ -138,6 +138,95 @@ func TestProcessDeathHeals(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestEventsOffTheLoop: the event hook runs on the dispatcher, never on
+// the loop: a hook that blocks does not stop calls, and the events arrive
+// in order (era pinned at connect, then replayed for a lost idempotent
+// request, then re-initialized and pinned again after the respawn).
+func TestEventsOffTheLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var kinds []EventKind
+		tr := newScripted(dieOn("tools/call", legacyServer), legacyServer)
+		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: func(ev Event) {
+			mu.Lock()
+			kinds = append(kinds, ev.Kind)
+			first := len(kinds) == 1
+			mu.Unlock()
+			if first {
+				<-release // blocks the dispatcher, not the loop
+			}
+		}})
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Call(t.Context(), "tools/call", map[string]string{"name": "x"}, &CallOptions{Idempotent: true})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Call while the hook blocks = %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("a blocked event hook stopped calls: it runs on the loop")
+		}
+		close(release)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		// The caller's replay and the healer's re-negotiation run
+		// concurrently; each side's events keep their order.
+		if len(kinds) != 4 || kinds[0] != EventEraPinned {
+			t.Fatalf("events %v, want era-pinned first, then replayed, era-pinned, reinitialized", kinds)
+		}
+		rest := slices.DeleteFunc(slices.Clone(kinds[1:]), func(k EventKind) bool { return k == EventReplayed })
+		if len(rest) != 2 || rest[0] != EventEraPinned || rest[1] != EventReinitialized {
+			t.Errorf("events %v, want one replayed and era-pinned before reinitialized", kinds)
+		}
+	})
+}
+
+// TestRestoreSubscriptions: after a legacy re-initialization (the server
+// process died and was respawned) the engine re-sends the tracked
+// resources/subscribe calls — each URI once, untracked ones not — and then
+// signals OnRestored on the dispatcher.
+func TestRestoreSubscriptions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(dieOn("tools/call", legacyServer), legacyServer)
+		restored := make(chan struct{}, 4)
+		s := connected(t, tr, Config{Mode: ModeLegacy, Replay: ReplayAll, OnRestored: func(context.Context) { restored <- struct{}{} }})
+		const kept, dropped = "file:///kept.txt", "file:///dropped.txt"
+		for _, u := range []string{kept, kept, dropped} {
+			s.TrackSubscription(u, true)
+		}
+		s.TrackSubscription(kept, false) // still one subscriber
+		s.TrackSubscription(dropped, false)
+		if _, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "echo"}, nil); err != nil {
+			t.Fatalf("call across the respawn: %v", err)
+		}
+		synctest.Wait()
+		select {
+		case <-restored:
+		default:
+			t.Fatal("OnRestored was not called after the re-initialization")
+		}
+		subs := tr.peer(1).requests(protocol.MethodResourcesSubscribe)
+		var uris []string
+		for _, r := range subs {
+			uris = append(uris, string(r.Params))
+		}
+		if len(uris) != 1 || !strings.Contains(uris[0], kept) {
+			t.Errorf("re-subscribed %v, want %s once", uris, kept)
+		}
+		if m := tr.peer(1).methods(); !slices.Contains(m, protocol.MethodInitialize) {
+			t.Errorf("respawned server saw %v, want a new initialize", m)
+		}
+		if len(restored) != 0 {
+			t.Error("OnRestored called more than once")
+		}
+	})
 }
 
 // garbageConn is a connection that turns to garbage once a tools/call is
@@ -265,9 +354,7 @@ func TestReconnectedLegacyHTTPSessionExpiry(t *testing.T) {
 	}
 	checkReconnected(t, s, before, 2)
 	want := []string{"initialize", "notifications/initialized", "tools/list", "resources/subscribe", "initialize", "notifications/initialized", "resources/subscribe"}
-	if diff := cmp.Diff(want, h.sent()); diff != "" {
-		t.Errorf("methods (-want +got):\n%s", diff)
-	}
+	checkDiff(t, "methods", want, h.sent())
 }
 
 // TestReconnectedStdioRespawn: a real stdio server process that dies

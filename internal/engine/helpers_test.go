@@ -17,6 +17,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
@@ -585,4 +587,13 @@ func authTransport(t *testing.T, h http.Handler) (tr *transport.StreamableHTTP, 
 		r.Header.Set("Authorization", "Bearer "+token.Load().(string))
 		return nil
 	}}, token
+}
+
+// checkDiff fails the test, naming what was compared, when got differs
+// from want.
+func checkDiff(t *testing.T, what string, want, got any, opts ...cmp.Option) {
+	t.Helper()
+	if diff := cmp.Diff(want, got, opts...); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
 }

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
@@ -173,9 +171,7 @@ func TestHTTPProbe(t *testing.T) {
 					t.Errorf("Call: %v", err)
 				}
 			}
-			if diff := cmp.Diff(tt.methods, h.sent()); diff != "" {
-				t.Errorf("methods POSTed (-want +got):\n%s", diff)
-			}
+			checkDiff(t, "methods POSTed", tt.methods, h.sent())
 		})
 	}
 }
@@ -227,9 +223,7 @@ func TestHTTPSessionExpired(t *testing.T) {
 		t.Errorf("result %s after %d sessions, want a re-initialized session", res, sessions.Load())
 	}
 	want := []string{"server/discover", "initialize", "notifications/initialized", "tools/list", "initialize", "notifications/initialized", "tools/list"}
-	if diff := cmp.Diff(want, h.sent()); diff != "" {
-		t.Errorf("methods (-want +got):\n%s", diff)
-	}
+	checkDiff(t, "methods", want, h.sent())
 }
 
 // TestHTTPModernCancelClosesStream: on modern HTTP, cancelling a call
@@ -366,12 +360,8 @@ func TestHTTPFallback(t *testing.T) {
 	if _, err := s.Call(t.Context(), "tools/list", nil, nil); err != nil {
 		t.Errorf("Call: %v", err)
 	}
-	if diff := cmp.Diff([]string{"server/discover", "initialize"}, h.sent()); diff != "" {
-		t.Errorf("methods to the HTTP endpoint (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"initialize", "notifications/initialized", "tools/list"}, fb.peer(0).methods()); diff != "" {
-		t.Errorf("methods to the fallback (-want +got):\n%s", diff)
-	}
+	checkDiff(t, "methods to the HTTP endpoint", []string{"server/discover", "initialize"}, h.sent())
+	checkDiff(t, "methods to the fallback", []string{"initialize", "notifications/initialized", "tools/list"}, fb.peer(0).methods())
 	s.Close()
 	fb.wait()
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
@@ -110,9 +108,7 @@ func TestMRTRMultiRound(t *testing.T) {
 		for k, v := range resp {
 			got[k] = string(v)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("inputResponses (-want +got):\n%s", diff)
-		}
+		checkDiff(t, "inputResponses", want, got)
 		if member(calls[2].Params, "inputResponses") != nil || string(member(calls[2].Params, "requestState")) != `"only-state"` {
 			t.Errorf("requestState-only round retried as %s", calls[2].Params)
 		}
@@ -360,9 +356,7 @@ func TestOnInputRound(t *testing.T) {
 				if (err != nil) != tt.wantErr {
 					t.Fatalf("Call error = %v, want error %v", err, tt.wantErr)
 				}
-				if diff := cmp.Diff(tt.want, got); diff != "" {
-					t.Errorf("rounds reported (-want +got):\n%s", diff)
-				}
+				checkDiff(t, "rounds reported", tt.want, got)
 			})
 		})
 	}

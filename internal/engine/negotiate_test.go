@@ -350,9 +350,7 @@ func TestNegotiationObservable(t *testing.T) {
 			t.Errorf("Instructions, capabilities = %q, %+v", s.Instructions(), s.ServerCapabilities())
 		}
 		want := []TraceStep{{Step: "probe", Sent: "server/discover 2026-07-28", Outcome: "result", Verdict: "modern"}}
-		if diff := cmp.Diff(want, s.Trace()); diff != "" {
-			t.Errorf("Trace() (-want +got):\n%s", diff)
-		}
+		checkDiff(t, "Trace()", want, s.Trace())
 		if s.State() != StateModern || s.TransportKind() != transport.KindMemory {
 			t.Errorf("State, TransportKind = %v, %q", s.State(), s.TransportKind())
 		}
@@ -409,9 +407,7 @@ func TestModernHintWrongReprobes(t *testing.T) {
 			t.Errorf("result = %s", res)
 		}
 		want := []string{"tools/list", "server/discover", "initialize", "notifications/initialized", "tools/list"}
-		if diff := cmp.Diff(want, tr.peer(0).methods()); diff != "" {
-			t.Errorf("methods (-want +got):\n%s", diff)
-		}
+		checkDiff(t, "methods", want, tr.peer(0).methods())
 	})
 }
 
@@ -428,9 +424,7 @@ func TestModernHintConfirmed(t *testing.T) {
 			}
 		}
 		want := []string{"tools/list", "server/discover", "tools/list"}
-		if diff := cmp.Diff(want, tr.peer(0).methods()); diff != "" {
-			t.Errorf("methods (-want +got):\n%s", diff)
-		}
+		checkDiff(t, "methods", want, tr.peer(0).methods())
 		if s.Era() != negotiation.EraModern || s.Discover() == nil {
 			t.Errorf("era = %v, discover %v", s.Era(), s.Discover())
 		}
@@ -491,9 +485,7 @@ func TestModernHintLegacyHTTPEvidence(t *testing.T) {
 				t.Errorf("era = %v, want legacy", s.Era())
 			}
 			want := []string{"tools/list", "server/discover", "initialize", "notifications/initialized", "tools/list"}
-			if diff := cmp.Diff(want, h.sent()); diff != "" {
-				t.Errorf("methods (-want +got):\n%s", diff)
-			}
+			checkDiff(t, "methods", want, h.sent())
 		})
 	}
 }

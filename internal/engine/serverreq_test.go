@@ -179,9 +179,7 @@ func TestCloseCancelsHandlers(t *testing.T) {
 		s.Close()
 		mu.Lock()
 		defer mu.Unlock()
-		if diff := cmp.Diff([]error{context.Canceled, context.Canceled}, errs, cmpErrors); diff != "" {
-			t.Errorf("handler errors after Close (-want +got):\n%s", diff)
-		}
+		checkDiff(t, "handler errors after Close", []error{context.Canceled, context.Canceled}, errs, cmpErrors)
 	})
 }
 

@@ -78,9 +78,7 @@ func TestCallDuringHealWaitsForHandshake(t *testing.T) {
 					t.Errorf("methods on the dropped connection = %v, want tools/call last", got)
 				}
 				want := append(append([]string{}, era.handshake...), era.method)
-				if diff := cmp.Diff(want, tr.peer(1).methods()); diff != "" {
-					t.Errorf("methods on the new connection (-want +got):\n%s", diff)
-				}
+				checkDiff(t, "methods on the new connection", want, tr.peer(1).methods())
 				if st := s.State(); !st.ready() {
 					t.Errorf("state after the heal = %v, want a ready state", st)
 				}

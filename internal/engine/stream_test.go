@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -401,7 +399,5 @@ func TestHTTPLegacyGETStreamServerRequest(t *testing.T) {
 		t.Fatal("the server request was sent before the GET stream was open and dropped")
 	}
 	want := protocol.ElicitResult{Action: "accept", Content: map[string]any{"name": "conduit"}}
-	if diff := cmp.Diff(want, got.Elicited); diff != "" {
-		t.Errorf("elicitation answer (-want +got):\n%s", diff)
-	}
+	checkDiff(t, "elicitation answer", want, got.Elicited)
 }
