@@ -363,11 +363,7 @@ func TestReconnectedLegacyHTTPSessionExpiry(t *testing.T) {
 // that exits on server/discover) is part of Connect and does not.
 func TestReconnectedStdioRespawn(t *testing.T) {
 	t.Run("crash-after-connect", func(t *testing.T) {
-		s, err := Connect(t.Context(), stdioServer(t), Config{Mode: ModeLegacy, Replay: ReplayAll})
-		if err != nil {
-			t.Fatalf("Connect: %v", err)
-		}
-		defer s.Close()
+		s := connected(t, stdioServer(t), Config{Mode: ModeLegacy, Replay: ReplayAll})
 		before := checkFresh(t, s)
 		if _, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]string{"name": "crash"}, nil); err != nil {
 			t.Fatalf("Call: %v", err)
@@ -378,11 +374,7 @@ func TestReconnectedStdioRespawn(t *testing.T) {
 		}
 	})
 	t.Run("respawn-during-connect", func(t *testing.T) {
-		s, err := Connect(t.Context(), stdioServer(t), Config{})
-		if err != nil {
-			t.Fatalf("Connect: %v", err)
-		}
-		defer s.Close()
+		s := connected(t, stdioServer(t), Config{})
 		checkFresh(t, s)
 	})
 }

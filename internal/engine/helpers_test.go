@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -26,10 +27,80 @@ import (
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(stdioServerEnv); mode != "" {
-		// The test binary re-run as a stdio MCP server (stdio_test.go).
+		// The test binary re-run as a stdio MCP server (stdioServer).
 		os.Exit(runStdioServer(mode))
 	}
 	goleak.VerifyTestMain(m)
+}
+
+const (
+	stdioServerEnv = "SESSION_TEST_STDIO_SERVER"
+	stdioStateEnv  = "SESSION_TEST_STDIO_STATE"
+)
+
+// runStdioServer is a legacy stdio MCP server that behaves like the rmcp
+// servers of go-sdk #1177: it exits when the first message is not
+// initialize. The tool "crash" makes it exit once (a state file remembers
+// it crashed), as a server process dying mid-call.
+func runStdioServer(mode string) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	send := func(m jsonrpc.Message) {
+		b, _ := jsonrpc.EncodeMessage(m)
+		out.Write(append(b, '\n'))
+		out.Flush()
+	}
+	initialized := false
+	for in.Scan() {
+		m, err := jsonrpc.DecodeMessage(in.Bytes())
+		if err != nil {
+			continue
+		}
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || req.IsNotification() {
+			continue
+		}
+		switch req.Method {
+		case protocol.MethodInitialize:
+			initialized = true
+			var ip protocol.InitializeParams
+			json.Unmarshal(req.Params, &ip)
+			resp, _ := jsonrpc.NewResponse(req.ID, initResult(ip.ProtocolVersion))
+			send(resp)
+		case protocol.MethodToolsCall:
+			state := os.Getenv(stdioStateEnv)
+			if _, err := os.Stat(state); err != nil {
+				os.WriteFile(state, []byte("crashed"), 0o600)
+				return 3
+			}
+			resp, _ := jsonrpc.NewResponse(req.ID, echoResult(req.Params, false))
+			send(resp)
+		default:
+			if !initialized {
+				os.Stderr.WriteString("ExpectedInitializeRequest\n")
+				return 1
+			}
+			resp, _ := jsonrpc.NewResponse(req.ID, echoResult(req.Params, false))
+			send(resp)
+		}
+	}
+	return 0
+}
+
+// stdioServer is a stdio transport that runs the test binary as
+// runStdioServer, a real server process.
+func stdioServer(t *testing.T) *transport.Stdio {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip("no test executable:", err)
+	}
+	return &transport.Stdio{
+		Path:           exe,
+		Env:            []string{stdioServerEnv + "=legacy", stdioStateEnv + "=" + filepath.Join(t.TempDir(), "state")},
+		TerminateDelay: 100 * time.Millisecond,
+		KillDelay:      100 * time.Millisecond,
+	}
 }
 
 // peer is a tiny scripted MCP server speaking newline-delimited JSON on the
