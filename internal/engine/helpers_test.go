@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
@@ -466,6 +467,33 @@ func metaOf(t testing.TB, params json.RawMessage) map[string]json.RawMessage {
 	}
 	return p.Meta
 }
+
+// member returns the raw bytes of a top-level member of params, or nil.
+func member(params json.RawMessage, key string) []byte {
+	s, e, found, err := topLevelMember(params, key)
+	if err != nil || !found {
+		return nil
+	}
+	return params[s:e]
+}
+
+// Handler functions that succeed, for server requests and MRTR input
+// requests: acceptAll accepts every elicitation, sampleOK answers "hi",
+// rootsOK lists one root; allHandlers serves all three.
+
+func acceptAll(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+	return &protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"ok": true}}, nil
+}
+
+func sampleOK(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: json.RawMessage(`{"type":"text","text":"hi"}`), Model: "m"}, nil
+}
+
+func rootsOK(ctx context.Context) ([]protocol.Root, error) {
+	return []protocol.Root{{URI: "file:///r", Name: "r"}}, nil
+}
+
+var allHandlers = handler.Funcs{Elicit: acceptAll, CreateMessage: sampleOK, ListRoots: rootsOK}
 
 // testBound bounds waits for events that must happen; reaching it is a
 // test failure, not a timing assertion.

@@ -6,25 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
-	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 )
-
-// member returns the raw bytes of a top-level member of params, or nil.
-func member(params json.RawMessage, key string) []byte {
-	s, e, found, err := topLevelMember(params, key)
-	if err != nil || !found {
-		return nil
-	}
-	return params[s:e]
-}
 
 // mrtrServer answers server/discover and serves tools/call with rounds:
 // round(i, params) returns the i-th (0-based) result.
@@ -43,8 +32,6 @@ func mrtrServer(round func(i int, p *peer, r *jsonrpc.Request) any) func(p *peer
 		p.reply(r, round(i, p, r))
 	})
 }
-
-var allHandlers = handler.Funcs{Elicit: acceptAll, CreateMessage: sampleOK, ListRoots: rootsOK}
 
 // TestMRTRMultiRound: input requests of all three kinds are fulfilled;
 // each retry has a new id, the original params, inputResponses under the
@@ -165,16 +152,12 @@ func TestMRTRRoundCap(t *testing.T) {
 
 func TestMRTRTooManyInputRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var b strings.Builder
-		b.WriteString(`{"resultType":"input_required","inputRequests":{`)
+		reqs := make(map[string]any)
 		for i := range MaxInputRequests + 1 {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `"k%d":{"method":"roots/list"}`, i)
+			reqs[fmt.Sprintf("k%d", i)] = map[string]string{"method": "roots/list"}
 		}
-		b.WriteString(`}}`)
-		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any { return json.RawMessage(b.String()) }))
+		result := map[string]any{"resultType": "input_required", "inputRequests": reqs}
+		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any { return result }))
 		s := connected(t, tr, Config{Handler: handler.Detect(allHandlers)})
 		if _, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil); !errors.Is(err, ErrInvalidResponse) {
 			t.Errorf("Call error = %v, want ErrInvalidResponse", err)
@@ -402,92 +385,6 @@ func TestURLElicitationMalformed(t *testing.T) {
 				_, proto := errors.AsType[*ProtocolError](err)
 				if typed != tt.typed || proto == tt.typed || !errors.Is(err, jsonrpc.ErrURLElicitationRequired) {
 					t.Errorf("err = %v (typed %v, protocol %v)", err, typed, proto)
-				}
-			})
-		})
-	}
-}
-
-// TestTaskReceiverPeerErrors: a server's bad tasks/* requests get
-// -32602, and without the capability a task-augmented request is served
-// at once (no task) and tasks/* is -32601.
-func TestTaskReceiverPeerErrors(t *testing.T) {
-	probes := []struct {
-		method string
-		params any
-	}{
-		{"tasks/get", map[string]any{"taskId": "nope"}},
-		{"tasks/get", map[string]any{}},
-		{"tasks/result", map[string]any{"taskId": "nope"}},
-		{"tasks/cancel", map[string]any{"taskId": "nope"}},
-		{"tasks/list", map[string]any{"cursor": "c"}},
-		{"sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 5, "task": map[string]any{}}},
-	}
-	for _, declared := range []bool{true, false} {
-		t.Run(fmt.Sprint("declared=", declared), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var mu sync.Mutex
-				waiting := map[jsonrpc.ID]chan *jsonrpc.Response{}
-				tr := newScripted(func(p *peer, m jsonrpc.Message) {
-					if r, ok := m.(*jsonrpc.Response); ok {
-						mu.Lock()
-						ch := waiting[r.ID]
-						mu.Unlock()
-						ch <- r
-						return
-					}
-					r := m.(*jsonrpc.Request)
-					if r.Method != "tools/call" {
-						legacyServer(p, m)
-						return
-					}
-					p.goFn(func() {
-						var out []any
-						for i, pr := range probes {
-							id := jsonrpc.StringID(fmt.Sprint("srv-", i))
-							ch := make(chan *jsonrpc.Response, 1)
-							mu.Lock()
-							waiting[id] = ch
-							mu.Unlock()
-							req, _ := jsonrpc.NewRequest(id, pr.method, pr.params)
-							p.send(req)
-							resp := <-ch
-							if resp.Error != nil {
-								out = append(out, resp.Error.Code)
-							} else {
-								out = append(out, resp.Result)
-							}
-						}
-						p.reply(r, map[string]any{"out": out})
-					})
-				})
-				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{CreateMessage: sampleOK}),
-					CapabilityOptions: negotiation.CapabilityOptions{TaskRequests: declared}}
-				s := connected(t, tr, cfg)
-				res, err := s.Call(t.Context(), "tools/call", nil, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var got struct{ Out []json.RawMessage }
-				if err := json.Unmarshal(res, &got); err != nil || len(got.Out) != len(probes) {
-					t.Fatalf("answers = %s (%v)", res, err)
-				}
-				want := fmt.Sprint(jsonrpc.CodeInvalidParams)
-				if !declared {
-					want = fmt.Sprint(jsonrpc.CodeMethodNotFound)
-				}
-				for i, o := range got.Out[:len(probes)-1] {
-					if string(o) != want {
-						t.Errorf("%s %v: answer %s, want error %s", probes[i].method, probes[i].params, o, want)
-					}
-				}
-				var created struct {
-					Task  *struct{ TaskID, Status string }
-					Model string
-				}
-				last := got.Out[len(probes)-1]
-				if json.Unmarshal(last, &created) != nil || (created.Task != nil) != declared || (created.Model != "") == declared {
-					t.Errorf("task-augmented sampling answered %s (declared %v)", last, declared)
 				}
 			})
 		})

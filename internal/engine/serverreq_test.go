@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -12,20 +13,9 @@ import (
 
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 )
-
-func acceptAll(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
-	return &protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"ok": true}}, nil
-}
-
-func sampleOK(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
-	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: json.RawMessage(`{"type":"text","text":"hi"}`), Model: "m"}, nil
-}
-
-func rootsOK(ctx context.Context) ([]protocol.Root, error) {
-	return []protocol.Root{{URI: "file:///r", Name: "r"}}, nil
-}
 
 // TestLegacyServerRequests: legacy server requests are answered through the
 // handler; what the handler does not implement gets -32601.
@@ -102,6 +92,92 @@ func TestLegacyServerRequests(t *testing.T) {
 				}
 				if string(answer.Result) != tt.want {
 					t.Errorf("result = %s, want %s", answer.Result, tt.want)
+				}
+			})
+		})
+	}
+}
+
+// TestTaskReceiverPeerErrors: a server's bad tasks/* requests get
+// -32602, and without the capability a task-augmented request is served
+// at once (no task) and tasks/* is -32601.
+func TestTaskReceiverPeerErrors(t *testing.T) {
+	probes := []struct {
+		method string
+		params any
+	}{
+		{"tasks/get", map[string]any{"taskId": "nope"}},
+		{"tasks/get", map[string]any{}},
+		{"tasks/result", map[string]any{"taskId": "nope"}},
+		{"tasks/cancel", map[string]any{"taskId": "nope"}},
+		{"tasks/list", map[string]any{"cursor": "c"}},
+		{"sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 5, "task": map[string]any{}}},
+	}
+	for _, declared := range []bool{true, false} {
+		t.Run(fmt.Sprint("declared=", declared), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				waiting := map[jsonrpc.ID]chan *jsonrpc.Response{}
+				tr := newScripted(func(p *peer, m jsonrpc.Message) {
+					if r, ok := m.(*jsonrpc.Response); ok {
+						mu.Lock()
+						ch := waiting[r.ID]
+						mu.Unlock()
+						ch <- r
+						return
+					}
+					r := m.(*jsonrpc.Request)
+					if r.Method != "tools/call" {
+						legacyServer(p, m)
+						return
+					}
+					p.goFn(func() {
+						var out []any
+						for i, pr := range probes {
+							id := jsonrpc.StringID(fmt.Sprint("srv-", i))
+							ch := make(chan *jsonrpc.Response, 1)
+							mu.Lock()
+							waiting[id] = ch
+							mu.Unlock()
+							req, _ := jsonrpc.NewRequest(id, pr.method, pr.params)
+							p.send(req)
+							resp := <-ch
+							if resp.Error != nil {
+								out = append(out, resp.Error.Code)
+							} else {
+								out = append(out, resp.Result)
+							}
+						}
+						p.reply(r, map[string]any{"out": out})
+					})
+				})
+				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{CreateMessage: sampleOK}),
+					CapabilityOptions: negotiation.CapabilityOptions{TaskRequests: declared}}
+				s := connected(t, tr, cfg)
+				res, err := s.Call(t.Context(), "tools/call", nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got struct{ Out []json.RawMessage }
+				if err := json.Unmarshal(res, &got); err != nil || len(got.Out) != len(probes) {
+					t.Fatalf("answers = %s (%v)", res, err)
+				}
+				want := fmt.Sprint(jsonrpc.CodeInvalidParams)
+				if !declared {
+					want = fmt.Sprint(jsonrpc.CodeMethodNotFound)
+				}
+				for i, o := range got.Out[:len(probes)-1] {
+					if string(o) != want {
+						t.Errorf("%s %v: answer %s, want error %s", probes[i].method, probes[i].params, o, want)
+					}
+				}
+				var created struct {
+					Task  *struct{ TaskID, Status string }
+					Model string
+				}
+				last := got.Out[len(probes)-1]
+				if json.Unmarshal(last, &created) != nil || (created.Task != nil) != declared || (created.Model != "") == declared {
+					t.Errorf("task-augmented sampling answered %s (declared %v)", last, declared)
 				}
 			})
 		})
