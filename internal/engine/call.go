@@ -49,9 +49,8 @@ type call struct {
 	token int64     // progress token; written at the first registration
 	ref   *connRef  // written at registration
 	neg   *negState // written at registration
-	// failed is the first handler failure of a legacy server request
-	// tied to this call (tie.go); written under the pending table's
-	// mutex while the call is pending.
+
+	// A tied legacy server request's handler failure (tie.go).
 	failed *InputError
 
 	// Owned by the caller. settled: the final result was received, so
@@ -381,10 +380,7 @@ func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c
 			cs.urlElicited = true
 			return nil, nextResend, nil
 		}
-		if err := c.failedWith(resp.Error); err != nil {
-			// Legacy: the server failed the call after our handler
-			// failed its request; the caller gets what the modern era
-			// gives (tie.go).
+		if err := c.failedWith(resp.Error); err != nil { // legacy, after a handler failure (tie.go)
 			return nil, nextDone, err
 		}
 		return nil, nextDone, serverError(method, resp.Error)
