@@ -232,3 +232,56 @@ func TestReplayExpiredSession(t *testing.T) {
 }
 
 var _ = context.Background
+
+// TestReplayHTTPStatus: an HTTP status that does not say the server did
+// not take the request (500) is retried only as a lost request would be
+// replayed; 503 says the request was not taken, and is retried. Both eras;
+// the server's count proves how many times the tool reached it.
+func TestReplayHTTPStatus(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		tool     string
+		args     map[string]any
+		callOpts []client.CallOption
+		retried  bool // the call succeeds through a retry
+	}{
+		{name: "500-not-idempotent-refused", status: 500, tool: "echo", args: map[string]any{"text": "charge"}},
+		{name: "500-read-only-retried", status: 500, tool: "add", args: map[string]any{"a": 1, "b": 2}, retried: true},
+		{name: "500-per-call-opt-in", status: 500, tool: "echo", args: map[string]any{"text": "x"},
+			callOpts: []client.CallOption{client.WithReplay(client.ReplayAll)}, retried: true},
+		{name: "503-not-taken-retried", status: 503, tool: "echo", args: map[string]any{"text": "charge"}, retried: true},
+	}
+	for _, era := range allEras {
+		for _, tt := range tests {
+			t.Run(era.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				f := connect(t, tHTTP, testserver.Options{Faults: []testserver.Fault{
+					{Kind: testserver.FaultHTTPStatus, Method: "tools/call", Status: tt.status, Times: 1},
+				}}, client.WithProtocol(era.p))
+				drainTools(t, f.c) // the tools' annotations are known
+				_, err := f.c.CallTool(testCtx(t), tt.tool, tt.args, tt.callOpts...)
+				want := 1
+				if tt.retried {
+					want = 2
+				}
+				if n := count(f.srv, "tools/call"); n != want {
+					t.Errorf("tools/call reached the server %d times, want %d", n, want)
+				}
+				if tt.retried {
+					if err != nil {
+						t.Fatalf("CallTool = %v, want the retry's result", err)
+					}
+					return
+				}
+				var ce *client.Error
+				if !errors.As(err, &ce) || ce.Kind != client.KindHTTP || !errors.Is(err, client.ErrOutcomeUnknown) {
+					t.Fatalf("CallTool error = %v, want an *Error of kind http matching ErrOutcomeUnknown", err)
+				}
+				if _, err := f.c.CallTool(testCtx(t), tt.tool, tt.args); err != nil {
+					t.Errorf("the next call: %v", err)
+				}
+			})
+		}
+	}
+}

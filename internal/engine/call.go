@@ -319,9 +319,12 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		cs.why = "reauthorize"
 		return nextResend, nil
 	}
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayRetry(o) {
-		// 408, 429, 5xx: the server did not take the request; retry with
-		// backoff (honouring Retry-After) within Config.Retry.
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() {
+		// 408, 429, 5xx: retry with backoff (honouring Retry-After)
+		// within Config.Retry, when the policy allows it (retryHTTP).
+		if retry, rerr := s.retryHTTP(method, o, he, err); !retry {
+			return nextDone, rerr
+		}
 		if cs.retry == nil {
 			cs.retry = newRetrier(s.cfg.Retry)
 		}

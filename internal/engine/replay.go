@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
@@ -75,9 +76,37 @@ func (s *Session) policy(o *CallOptions) ReplayPolicy {
 	return p
 }
 
-// mayRetry reports whether a request refused with a retryable HTTP
-// status (408, 429, 5xx: the server did not take it) may be sent again.
-func (s *Session) mayRetry(o *CallOptions) bool { return s.policy(o) != ReplayNone }
+// retryHTTP decides whether a request that failed with err, a retryable
+// HTTP status he (408, 429, 5xx), is sent again, and returns the error for the
+// caller when it is not. 408, 429 and 503 say that the server (or a proxy
+// in front of it) did not take the request: they are retried unless the
+// policy is [ReplayNone]. 500, 502, 504 and the other 5xx do not: the
+// server, or the server behind a gateway, may have executed it, so under
+// [ReplaySafe] only a request that cannot run twice is retried, and any
+// other fails with an error matching [ErrOutcomeUnknown] (reported as
+// [EventReplayRefused]).
+func (s *Session) retryHTTP(method string, o *CallOptions, he *transport.HTTPError, err error) (bool, error) {
+	untaken := untakenStatus(he.StatusCode)
+	p := s.policy(o)
+	switch {
+	case p == ReplayNone:
+	case untaken, p == ReplayAll, o.Idempotent, ReadOnlyMethod(method):
+		return true, nil
+	}
+	if untaken {
+		return false, err
+	}
+	s.log.Info("not retrying a request that the server may have executed", "method", method, "status", he.StatusCode, "policy", p)
+	s.emit(Event{Kind: EventReplayRefused, Method: method, Err: err})
+	return false, &OutcomeUnknownError{Method: method, Err: err}
+}
+
+// untakenStatus reports an HTTP status by which the server says it did
+// not take the request: 408 Request Timeout (it did not receive all of
+// it), 429 Too Many Requests and 503 Service Unavailable (it refused it).
+func untakenStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
+}
 
 // replayLost decides whether a request lost with err (an error matching
 // [ErrConnectionLost]) is sent again, reports the decision as an event,
