@@ -5,7 +5,8 @@ import (
 )
 
 // ReplayPolicy says which requests lost with their connection (a stdio
-// server that died, a broken response stream, an expired legacy HTTP
+// server that died, a broken response stream, an HTTP POST whose
+// connection broke after the request was written, an expired legacy HTTP
 // session) are sent again automatically, once, on the healed connection.
 // A request that is not replayed and that the server may have executed
 // fails with an [*Error] matching [ErrOutcomeUnknown]; the connection

@@ -599,36 +599,6 @@ func (s *Session) buildRequest(c *call, params json.RawMessage, level protocol.L
 	return &c.req, nil
 }
 
-// writeFailed classifies a failed Write.
-func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !he.SessionExpired && !authStatus(he.StatusCode) &&
-		he.Response != nil && he.Response.Error != nil && !s.hintSuspect(c, nil, err) {
-		// An HTTP error status with a JSON-RPC error body (a modern
-		// server's 400 for -32021/-32022, 404 for -32601): the server's
-		// answer.
-		return he.Response, nil
-	}
-	switch {
-	case errors.Is(err, transport.ErrSessionExpired):
-		// Legacy HTTP 404 with a session id: re-initialize, then replay
-		// (the server did not take the request).
-		s.postHeal(c.ref, err, false)
-		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
-	case errors.Is(err, transport.ErrStreamBroken):
-		return nil, &ConnectionLostError{Method: c.method, Err: err}
-	case errors.Is(err, transport.ErrClosed):
-		// The connection was closed before the request was written.
-		s.postHeal(c.ref, err, false)
-		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
-	}
-	if _, ok := errors.AsType[*transport.NetworkError](err); ok && !perRequest(c.ref.kind) {
-		// A stream connection (WebSocket) that broke under the write.
-		s.postHeal(c.ref, err, false)
-		return nil, &ConnectionLostError{Method: c.method, Err: err}
-	}
-	return nil, err
-}
-
 // await waits for c's next result. timeout (reset on progress) and max
 // bound the wait when positive. On ctx end or timeout the call is
 // abandoned; written says whether the server must be told.

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"errors"
+	"net"
 	"net/http"
 
+	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -145,4 +147,53 @@ func neverReceived(err error) bool {
 		return false
 	}
 	return cl.Unsent || errors.Is(cl.Err, transport.ErrSessionExpired)
+}
+
+// writeFailed classifies a failed Write.
+func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !he.SessionExpired && !authStatus(he.StatusCode) &&
+		he.Response != nil && he.Response.Error != nil && !s.hintSuspect(c, nil, err) {
+		// An HTTP error status with a JSON-RPC error body (a modern
+		// server's 400 for -32021/-32022, 404 for -32601): the server's
+		// answer.
+		return he.Response, nil
+	}
+	switch {
+	case errors.Is(err, transport.ErrSessionExpired):
+		// Legacy HTTP 404 with a session id: re-initialize, then replay
+		// (the server did not take the request).
+		s.postHeal(c.ref, err, false)
+		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
+	case errors.Is(err, transport.ErrStreamBroken):
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	case errors.Is(err, transport.ErrClosed):
+		// The connection was closed before the request was written.
+		s.postHeal(c.ref, err, false)
+		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
+	}
+	if _, ok := errors.AsType[*transport.NetworkError](err); ok {
+		if !perRequest(c.ref.kind) {
+			// A stream connection (WebSocket) that broke under the write.
+			s.postHeal(c.ref, err, false)
+			return nil, &ConnectionLostError{Method: c.method, Err: err}
+		}
+		if !dialFailed(err) {
+			// A POST whose connection broke after the request may have
+			// been written (a reset, no answer in time): the server may
+			// have run it. The next POST needs no healing.
+			return nil, &ConnectionLostError{Method: c.method, Err: err}
+		}
+	}
+	return nil, err
+}
+
+// dialFailed reports a network error from before a request could be
+// written: the connection could not be made (refused, unreachable, a
+// name that does not resolve).
+func dialFailed(err error) bool {
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "dial" {
+		return true
+	}
+	_, ok := errors.AsType[*net.DNSError](err)
+	return ok
 }
