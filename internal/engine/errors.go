@@ -49,14 +49,18 @@ var ErrConnectionLost = errors.New("session: connection lost")
 var ErrOutcomeUnknown = errors.New("session: outcome unknown: the server may have executed the request")
 
 // OutcomeUnknownError reports a request lost with its connection, response
-// stream or session after it was written, that was not sent again (see
-// [ReplayPolicy]): the server may have executed it. The connection heals
-// for the next call. It matches [ErrOutcomeUnknown], and through Err
-// [ErrConnectionLost].
+// stream or session after it was written, or answered with an HTTP 500,
+// 502, 504 or another 5xx that does not say the server did not take it,
+// that was not sent again (see [ReplayPolicy]): the server may have
+// executed it. The connection heals for the next call. It matches
+// [ErrOutcomeUnknown], and through Err [ErrConnectionLost] or the
+// [*transport.HTTPError].
 type OutcomeUnknownError struct {
 	// Method is the request's method.
 	Method string
-	// Err is the loss (a [*ConnectionLostError]).
+	// Err is the loss (a [*ConnectionLostError]) or the HTTP error (a
+	// [*transport.HTTPError] 500, 502, 504, ...) after which the request
+	// was not sent again.
 	Err error
 }
 
