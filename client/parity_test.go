@@ -226,21 +226,22 @@ func checkParityEra(t *testing.T, tc parityCase, tr, eraName string, p client.Pr
 	return text
 }
 
-// TestHandlerFailureUntiedOnStdio: on stdio nothing on the wire ties a
-// server request to a call, so a legacy server request that arrives while
-// two calls are in flight is tied to neither (documented): the failing call
-// gets the server's *jsonrpc.Error, kind server, as the server sent it.
-func TestHandlerFailureUntiedOnStdio(t *testing.T) {
-	t.Parallel()
+// sampleBesideAnother calls the sample tool, whose sampling request the
+// handler fails, in the legacy era over tr while another call is in
+// flight, and returns its error.
+func sampleBesideAnother(t *testing.T, tr string) error {
+	t.Helper()
 	failing := handler.SamplerFunc(func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
 		return nil, errors.New("no model")
 	})
-	pc := parityConnect(t, tStdio, client.WithProtocol(client.Legacy), client.WithHandler(failing))
+	pc := parityConnect(t, tr, client.WithProtocol(client.Legacy), client.WithHandler(failing))
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
 	progressed := make(chan struct{})
 	var once sync.Once
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
 	wg.Go(func() {
 		// In flight until cancelled: 100 steps of 100ms.
 		_, _ = pc.c.CallTool(ctx, "slow", map[string]any{"steps": 100, "delayMs": 100},
@@ -252,8 +253,16 @@ func TestHandlerFailureUntiedOnStdio(t *testing.T) {
 		t.Fatal("the slow call made no progress")
 	}
 	_, err := pc.c.CallTool(testCtx(t), "sample", map[string]any{})
-	cancel()
-	wg.Wait()
+	return err
+}
+
+// TestHandlerFailureUntiedOnStdio: on stdio nothing on the wire ties a
+// server request to a call, so a legacy server request that arrives while
+// two calls are in flight is tied to neither (documented): the failing call
+// gets the server's *jsonrpc.Error, kind server, as the server sent it.
+func TestHandlerFailureUntiedOnStdio(t *testing.T) {
+	t.Parallel()
+	err := sampleBesideAnother(t, tStdio)
 	ce, ok := errors.AsType[*client.Error](err)
 	if !ok || ce.Kind != client.KindServer {
 		t.Fatalf("error = %v (%T), want a *client.Error of kind server", err, err)
@@ -266,6 +275,21 @@ func TestHandlerFailureUntiedOnStdio(t *testing.T) {
 		t.Errorf("error = %v, want the server's -32603 \"no model\"", err)
 	}
 	if want := "client: tools/call: " + je.Error(); err.Error() != want {
+		t.Errorf("error text %q, want %q", err, want)
+	}
+}
+
+// TestHandlerFailureTiedByStreamOnHTTP: on Streamable HTTP the server's
+// request comes on the response stream of the call that caused it, so it
+// is tied to that call even with another call in flight.
+func TestHandlerFailureTiedByStreamOnHTTP(t *testing.T) {
+	t.Parallel()
+	err := sampleBesideAnother(t, tHTTP)
+	ce, ok := errors.AsType[*client.Error](err)
+	if !ok || ce.Kind != client.KindHandler || !isAs[*engine.InputError](err) {
+		t.Fatalf("error = %v (%T), want a *client.Error of kind handler", err, err)
+	}
+	if want := "client: tools/call: session: tools/call: input request sampling/createMessage failed: no model"; err.Error() != want {
 		t.Errorf("error text %q, want %q", err, want)
 	}
 }
