@@ -56,8 +56,8 @@ type parityConn struct {
 
 func parityConnect(t *testing.T, tr string, opts ...client.Option) *parityConn {
 	t.Helper()
-	if tr == tHTTP {
-		f := connect(t, tHTTP, testserver.Options{}, opts...)
+	if tr != tStdio {
+		f := connect(t, tr, testserver.Options{}, opts...)
 		return &parityConn{c: f.c, received: func(*testing.T) []testserver.Recorded {
 			f.c.Close()
 			return f.srv.Received()
@@ -158,14 +158,14 @@ func parityCases() []parityCase {
 }
 
 // TestHandlerFailureParity: for each handler failure, on stdio (a real
-// subprocess) and Streamable HTTP, both eras give an *client.Error of the
+// subprocess), Streamable HTTP, WebSocket and an in-memory pipe, both eras give an *client.Error of the
 // same Kind with the same text; the legacy server received the handler's
 // code (the modern era sends nothing back: the request is abandoned, not
 // retried), and the server's own *jsonrpc.Error is reachable in the
 // legacy era.
 func TestHandlerFailureParity(t *testing.T) {
 	for _, tc := range parityCases() {
-		for _, tr := range []string{tStdio, tHTTP} {
+		for _, tr := range allTransports {
 			t.Run(tc.name+"/"+tr, func(t *testing.T) {
 				t.Parallel()
 				texts := map[string]string{}
