@@ -86,6 +86,20 @@
 // [ErrTaskCancelled] and [ErrTaskExpired]. A value that does not match its
 // schema is a [*handler.ValidationError] listing the problems.
 //
+// A handler failure ends the request that caused it alike in both eras:
+// an [*Error] of kind [KindHandler] ([KindInvalid] for an elicitation
+// answer that does not match its schema) with the same text, wrapping the
+// handler's error. In the legacy era the server is answered with the
+// handler's *jsonrpc.Error (else -32603 with the handler's message) and
+// decides what becomes of the request: a result is returned as it is; a
+// JSON-RPC error stays reachable with errors.As but the failure reads as
+// in the modern era. That holds when the server's request is tied to the
+// request that caused it: on Streamable HTTP, by the request's response
+// stream that carried it; on stdio, WebSocket, HTTP+SSE and in-memory
+// pipes, when that request was the only one in flight as the server's
+// request arrived. Untied, the server's error is the failure (kind
+// [KindServer]).
+//
 // # Wire logging
 //
 // [WithMessageLog] (or [WithWireLog] with a *slog.Logger) sees every

@@ -201,6 +201,29 @@ func callErrCases(name string, p client.Protocol) []errCase {
 		{name: "arguments not an object/" + name, op: "tools/call", kind: client.KindInvalid,
 			run:  func(t *testing.T) error { return call(t, tPipe, testserver.Options{}, "echo", []int{1, 2}) },
 			also: isAs[*handler.ValidationError]},
+		{name: "handler json-rpc error/" + name, op: "tools/call", kind: client.KindHandler,
+			run: func(t *testing.T) error {
+				denied := handler.SamplerFunc(func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+					return nil, jsonrpc.NewError(1001, "declined")
+				})
+				f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(p), client.WithHandler(denied))
+				_, err := f.c.CallTool(testCtx(t), "sample", map[string]any{})
+				return err
+			},
+			also: func(err error) bool {
+				re, ok := errors.AsType[*jsonrpc.Error](err)
+				return isAs[*engine.InputError](err) && ok && re.Code == 1001
+			}},
+		{name: "elicitation answer off its schema/" + name, op: "tools/call", kind: client.KindInvalid,
+			run: func(t *testing.T) error {
+				wrong := handler.ElicitorFunc(func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+					return &protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"name": 42}}, nil
+				})
+				f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(p), client.WithHandler(wrong))
+				_, err := f.c.CallTool(testCtx(t), "ask_user", map[string]any{})
+				return err
+			},
+			also: func(err error) bool { return isAs[*handler.ValidationError](err) && isAs[*engine.InputError](err) }},
 		{name: "process exit/" + name, op: "tools/call", kind: client.KindProcess,
 			run: func(t *testing.T) error {
 				return call(t, tStdio, testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultExit, Method: "tools/call"}}},

@@ -419,3 +419,80 @@ func TestMiddlewareSeesReinitialization(t *testing.T) {
 		t.Errorf("initialize seen %d times, attempts %q; want 2 and a tools/call replay", inits, whys)
 	}
 }
+
+// count returns how many events of middleware name for method and
+// direction were recorded.
+func (r *recorder) count(name, method string, incoming bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e.name == name && e.method == method && e.incoming == incoming {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMiddlewareSeesEveryServerRequest: the legacy server requests that
+// are not served by the handler directly pass through the middleware too,
+// once each: the task receiver's (a task-augmented sampling request,
+// answered with its task, and the tasks/* requests that follow), a request
+// held for a manual caller (with the answer given to Resume), and the URL
+// elicitations of a -32042 answer (presented as elicitation/create, as a
+// modern MRTR round presents them). Pipe, stdio and HTTP.
+func TestMiddlewareSeesEveryServerRequest(t *testing.T) {
+	legacy := client.WithProtocol(client.Pin(protocol.Version20251125))
+	for _, tr := range []string{tPipe, tStdio, tHTTP} {
+		t.Run(tr+"/task-receiver", func(t *testing.T) {
+			r := &recorder{}
+			f := connect(t, tr, testserver.Options{}, legacy, client.WithHandler(mwHandler), client.WithMiddleware(r.mw("m")),
+				client.WithCapabilityOptions(client.CapabilityOptions{TaskRequests: true}))
+			res, err := f.c.CallTool(testCtx(t), "task_input", map[string]any{"kind": "sample"})
+			if err != nil || !strings.Contains(res.Text(), "Paris") {
+				t.Fatalf("CallTool = %v, %v", res, err)
+			}
+			e := r.find(t, "m", protocol.MethodSamplingCreateMessage, received)
+			if !strings.Contains(e.result, `"taskId"`) {
+				t.Errorf("sampling/createMessage result seen = %s, want the task", e.result)
+			}
+			res2 := r.find(t, "m", protocol.MethodTasksResult, received)
+			if !strings.Contains(res2.result, "Paris") {
+				t.Errorf("tasks/result seen = %s, want the handler's result", res2.result)
+			}
+			if n := r.count("m", protocol.MethodSamplingCreateMessage, received); n != 1 {
+				t.Errorf("sampling/createMessage passed the middleware %d times, want once", n)
+			}
+		})
+		t.Run(tr+"/held-for-manual-caller", func(t *testing.T) {
+			r := &recorder{}
+			f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Legacy), client.WithHandler(refusingElicitor(t)),
+				client.WithMiddleware(r.mw("m")))
+			ctx := testCtx(t)
+			_, err := f.c.CallTool(ctx, "ask_rounds", map[string]any{"rounds": 1}, client.WithManualInput(true))
+			ir, k := onlyKey(t, err)
+			var res protocol.CallToolResult
+			if err := f.c.Resume(ctx, ir, map[string]any{k: nameAnswer("Ada")}, &res); err != nil {
+				t.Fatalf("Resume = %v", err)
+			}
+			e := r.find(t, "m", protocol.MethodElicitationCreate, received)
+			if !strings.Contains(e.result, "Ada") || e.err != nil {
+				t.Errorf("elicitation/create seen with result %s, err %v; want the answer given to Resume", e.result, e.err)
+			}
+		})
+		t.Run(tr+"/url-elicitation", func(t *testing.T) {
+			r := &recorder{}
+			h := handler.Funcs{ElicitURL: func(_ context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+				return &protocol.ElicitResult{Action: protocol.ElicitAccept}, nil
+			}}
+			f := connect(t, tr, testserver.Options{}, legacy, client.WithHandler(h), client.WithMiddleware(r.mw("m")))
+			if _, err := f.c.CallTool(testCtx(t), "url_required", nil); err != nil {
+				t.Fatalf("CallTool = %v", err)
+			}
+			e := r.find(t, "m", protocol.MethodElicitationCreate, received)
+			if !strings.Contains(e.result, `"accept"`) || e.idBefore.String() == "" {
+				t.Errorf("elicitation/create seen = %+v, want the accepted URL elicitation keyed by its id", e)
+			}
+		})
+	}
+}

@@ -5,11 +5,19 @@ import (
 )
 
 // ReplayPolicy says which requests lost with their connection (a stdio
-// server that died, a broken response stream, an expired legacy HTTP
+// server that died, a broken response stream, an HTTP POST whose
+// connection broke after the request was written, an expired legacy HTTP
 // session) are sent again automatically, once, on the healed connection.
 // A request that is not replayed and that the server may have executed
 // fails with an [*Error] matching [ErrOutcomeUnknown]; the connection
 // still heals, so the next call works.
+//
+// The same policy governs the retries of requests an HTTP server answered
+// with a transient status: 408, 429 and 503 say that the request was not
+// taken, and are retried (within [RetryPolicy]) unless the policy is
+// ReplayNone; 500, 502, 504 and the other 5xx do not say so, and are
+// retried only as a lost request would be replayed (otherwise the call
+// fails with the *Error of kind [KindHTTP] matching [ErrOutcomeUnknown]).
 type ReplayPolicy int
 
 const (

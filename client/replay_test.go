@@ -232,3 +232,65 @@ func TestReplayExpiredSession(t *testing.T) {
 }
 
 var _ = context.Background
+
+// TestReplayHTTPFailure: a POST whose answer was an HTTP status that does
+// not say the server did not take the request (500), or whose connection
+// broke after the request was written (a reset), is sent again only as a
+// lost request would be replayed; 503 says the request was not taken, and
+// is retried. Both eras; the server's count proves how many times the tool
+// reached it.
+func TestReplayHTTPFailure(t *testing.T) {
+	status := func(code int) testserver.Fault {
+		return testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: "tools/call", Status: code, Times: 1}
+	}
+	reset := testserver.Fault{Kind: testserver.FaultReset, Method: "tools/call", Times: 1}
+	tests := []struct {
+		name     string
+		fault    testserver.Fault
+		kind     client.Kind // of the refused call's error
+		tool     string
+		args     map[string]any
+		callOpts []client.CallOption
+		retried  bool // the call succeeds through a retry
+	}{
+		{name: "500-not-idempotent-refused", fault: status(500), kind: client.KindHTTP, tool: "echo", args: map[string]any{"text": "charge"}},
+		{name: "500-read-only-retried", fault: status(500), tool: "add", args: map[string]any{"a": 1, "b": 2}, retried: true},
+		{name: "500-per-call-opt-in", fault: status(500), tool: "echo", args: map[string]any{"text": "x"},
+			callOpts: []client.CallOption{client.WithReplay(client.ReplayAll)}, retried: true},
+		{name: "503-not-taken-retried", fault: status(503), tool: "echo", args: map[string]any{"text": "charge"}, retried: true},
+		{name: "reset-not-idempotent-refused", fault: reset, kind: client.KindNetwork, tool: "echo", args: map[string]any{"text": "charge"}},
+		{name: "reset-idempotent-replayed", fault: reset, tool: "structured", args: map[string]any{"city": "Oslo"}, retried: true},
+		{name: "reset-per-call-opt-in", fault: reset, tool: "echo", args: map[string]any{"text": "x"},
+			callOpts: []client.CallOption{client.WithReplay(client.ReplayAll)}, retried: true},
+	}
+	for _, era := range allEras {
+		for _, tt := range tests {
+			t.Run(era.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				f := connect(t, tHTTP, testserver.Options{Faults: []testserver.Fault{tt.fault}}, client.WithProtocol(era.p))
+				drainTools(t, f.c) // the tools' annotations are known
+				_, err := f.c.CallTool(testCtx(t), tt.tool, tt.args, tt.callOpts...)
+				want := 1
+				if tt.retried {
+					want = 2
+				}
+				if n := count(f.srv, "tools/call"); n != want {
+					t.Errorf("tools/call reached the server %d times, want %d", n, want)
+				}
+				if tt.retried {
+					if err != nil {
+						t.Fatalf("CallTool = %v, want the retry's result", err)
+					}
+					return
+				}
+				var ce *client.Error
+				if !errors.As(err, &ce) || ce.Kind != tt.kind || !errors.Is(err, client.ErrOutcomeUnknown) {
+					t.Fatalf("CallTool error = %v, want an *Error of kind %v matching ErrOutcomeUnknown", err, tt.kind)
+				}
+				if _, err := f.c.CallTool(testCtx(t), tt.tool, tt.args); err != nil {
+					t.Errorf("the next call: %v", err)
+				}
+			})
+		}
+	}
+}

@@ -176,11 +176,11 @@ func TestParseDiscoverResultInvalid(t *testing.T) {
 	}
 }
 
-// TestParseDiscoverResultSpecExample reads the spec's own example.
+// TestParseDiscoverResultSpecExample reads the spec's own example
+// (2026-07-28 examples/DiscoverResult/server-capabilities-discovery.json,
+// copied into testdata so that the test needs nothing outside the module).
 func TestParseDiscoverResultSpecExample(t *testing.T) {
-	// The shared spec folder sits beside the repository (../shared from the
-	// module root), on developers' machines and in CI alike.
-	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "spec", "2026-07-28", "examples", "DiscoverResult", "server-capabilities-discovery.json"))
+	raw, err := os.ReadFile(filepath.Join("testdata", "server-capabilities-discovery.json"))
 	if err != nil {
 		t.Fatalf("reading the spec example: %v", err)
 	}

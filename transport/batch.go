@@ -57,6 +57,7 @@ func (b *inbox) deliverAll(ins []inbound) bool {
 func (c *httpConn) enqueueBatch(data []byte, id jsonrpc.ID) bool {
 	got := !id.IsValid()
 	for _, in := range batchInbound(data, c.log, c.url) {
+		in.on = id
 		c.enqueue(in)
 		if r, ok := in.msg.(*jsonrpc.Response); ok && r.ID == id {
 			got = true
@@ -74,6 +75,7 @@ func (c *httpConn) enqueueBatch(data []byte, id jsonrpc.ID) bool {
 // response to want came.
 func (c *httpConn) deliverBatch(ctx context.Context, data []byte, want jsonrpc.ID, got *bool) bool {
 	for _, in := range batchInbound(data, c.log, c.url) {
+		in.on = want
 		if !c.deliver(ctx, in) {
 			return false
 		}

@@ -115,10 +115,13 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 	return c, nil
 }
 
-// inbound is what Read returns next: a message, or a *StreamError.
+// inbound is what Read returns next: a message, or a *StreamError. on is
+// the request whose response stream carried msg (Streamable HTTP; the zero
+// ID elsewhere and for the GET stream), for [OriginReader].
 type inbound struct {
 	msg jsonrpc.Message
 	err error
+	on  jsonrpc.ID
 }
 
 // reqStream is the response of one request in flight.
@@ -180,6 +183,7 @@ var (
 	_ StreamReadyWaiter     = (*httpConn)(nil)
 	_ StreamDeferrer        = (*httpConn)(nil)
 	_ Kinder                = (*httpConn)(nil)
+	_ OriginReader          = (*httpConn)(nil)
 )
 
 // Kind returns [KindHTTP].
@@ -214,28 +218,36 @@ func (c *httpConn) CancelStream(id jsonrpc.ID) bool {
 // stream. A [*StreamError] is per request: the connection stays usable and
 // Read may be called again.
 func (c *httpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, _, err := c.ReadOrigin(ctx)
+	return m, err
+}
+
+// ReadOrigin is Read that also returns the request whose POST response
+// stream (or its legacy resumption) carried the message; the zero ID for
+// the GET stream and with an error.
+func (c *httpConn) ReadOrigin(ctx context.Context) (jsonrpc.Message, jsonrpc.ID, error) {
 	for {
 		select {
 		case <-c.done:
-			return nil, ErrClosed // what is queued is dropped with the connection
+			return nil, jsonrpc.ID{}, ErrClosed // what is queued is dropped with the connection
 		default:
 		}
 		if in, ok := c.dequeue(); ok {
-			return in.msg, in.err
+			return in.msg, in.on, in.err
 		}
 		select {
 		case in := <-c.incoming:
-			return in.msg, in.err
+			return in.msg, in.on, in.err
 		default:
 		}
 		select {
 		case in := <-c.incoming:
-			return in.msg, in.err
+			return in.msg, in.on, in.err
 		case <-c.queued:
 		case <-c.done:
-			return nil, ErrClosed
+			return nil, jsonrpc.ID{}, ErrClosed
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, jsonrpc.ID{}, ctx.Err()
 		}
 	}
 }

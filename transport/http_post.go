@@ -213,7 +213,7 @@ func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCa
 		msg, err = jsonrpc.DecodeMessage(data)
 	}
 	if msg != nil {
-		c.enqueue(inbound{msg: msg})
+		c.enqueue(inbound{msg: msg, on: id})
 	}
 	if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id || !id.IsValid() {
 		if err != nil {
@@ -300,7 +300,7 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 			}
 			return true
 		}
-		if !c.deliver(ctx, inbound{msg: msg}) {
+		if !c.deliver(ctx, inbound{msg: msg, on: want}) {
 			return false
 		}
 		if r, ok := msg.(*jsonrpc.Response); ok && want.IsValid() && r.ID == want {

@@ -126,6 +126,20 @@ type StreamDeferrer interface {
 	OpenStream()
 }
 
+// OriginReader is implemented by connections that can tell on which
+// request's response stream a message arrived: Streamable HTTP, in both
+// eras, where a server sends the requests and notifications that concern
+// a request on that request's POST response stream. The session layer
+// uses it to tie a legacy server request to the call that caused it.
+type OriginReader interface {
+	// ReadOrigin is Read, and also returns the id of the request whose
+	// response stream carried the message (a legacy stream resumed with
+	// GET and Last-Event-ID included); the zero ID for a message that
+	// came on no request's stream (the standalone GET stream) and
+	// whenever the error is not nil.
+	ReadOrigin(ctx context.Context) (jsonrpc.Message, jsonrpc.ID, error)
+}
+
 // Kinder is implemented by every connection of this package, so that the
 // session layer can tell stdio-like transports (where a probe timeout means
 // legacy) from HTTP-like ones (where it means retry).

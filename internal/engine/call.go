@@ -50,6 +50,9 @@ type call struct {
 	ref   *connRef  // written at registration
 	neg   *negState // written at registration
 
+	// A tied legacy server request's handler failure (tie.go).
+	failed *InputError
+
 	// Owned by the caller. settled: the final result was received, so
 	// neither the table, the loop nor the reader holds a reference any
 	// more and the call may be pooled. req and
@@ -319,9 +322,12 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		cs.why = "reauthorize"
 		return nextResend, nil
 	}
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() && s.mayRetry(o) {
-		// 408, 429, 5xx: the server did not take the request; retry with
-		// backoff (honouring Retry-After) within Config.Retry.
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() {
+		// 408, 429, 5xx: retry with backoff (honouring Retry-After)
+		// within Config.Retry, when the policy allows it (retryHTTP).
+		if retry, rerr := s.retryHTTP(method, o, he, err); !retry {
+			return nextDone, rerr
+		}
 		if cs.retry == nil {
 			cs.retry = newRetrier(s.cfg.Retry)
 		}
@@ -376,6 +382,9 @@ func (s *Session) answered(ctx context.Context, cs *callState, o *CallOptions, c
 			}
 			cs.urlElicited = true
 			return nil, nextResend, nil
+		}
+		if err := c.failedWith(resp.Error); err != nil { // legacy, after a handler failure (tie.go)
+			return nil, nextDone, err
 		}
 		return nil, nextDone, serverError(method, resp.Error)
 	}
@@ -594,36 +603,6 @@ func (s *Session) buildRequest(c *call, params json.RawMessage, level protocol.L
 	}
 	c.req = jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: c.method, Params: body}
 	return &c.req, nil
-}
-
-// writeFailed classifies a failed Write.
-func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !he.SessionExpired && !authStatus(he.StatusCode) &&
-		he.Response != nil && he.Response.Error != nil && !s.hintSuspect(c, nil, err) {
-		// An HTTP error status with a JSON-RPC error body (a modern
-		// server's 400 for -32021/-32022, 404 for -32601): the server's
-		// answer.
-		return he.Response, nil
-	}
-	switch {
-	case errors.Is(err, transport.ErrSessionExpired):
-		// Legacy HTTP 404 with a session id: re-initialize, then replay
-		// (the server did not take the request).
-		s.postHeal(c.ref, err, false)
-		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
-	case errors.Is(err, transport.ErrStreamBroken):
-		return nil, &ConnectionLostError{Method: c.method, Err: err}
-	case errors.Is(err, transport.ErrClosed):
-		// The connection was closed before the request was written.
-		s.postHeal(c.ref, err, false)
-		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
-	}
-	if _, ok := errors.AsType[*transport.NetworkError](err); ok && !perRequest(c.ref.kind) {
-		// A stream connection (WebSocket) that broke under the write.
-		s.postHeal(c.ref, err, false)
-		return nil, &ConnectionLostError{Method: c.method, Err: err}
-	}
-	return nil, err
 }
 
 // await waits for c's next result. timeout (reset on progress) and max

@@ -41,8 +41,9 @@
 // otherwise it fails with an [*OutcomeUnknownError] (when the server may
 // have run it) or a [*ConnectionLostError]. Listen streams end with that
 // error, except a durable one ([Session.ListenDurable]), which the engine
-// opens again, with backoff, reporting [EventRelistened]. Requests answered HTTP 408, 429 or 5xx are retried within
-// [Config.Retry]. Each completed re-negotiation closes the channel
+// opens again, with backoff, reporting [EventRelistened]. Requests answered HTTP 408, 429 or 503
+// are retried within [Config.Retry]; 500, 502, 504 and the other 5xx only
+// when the replay policy would replay them (replay.go). Each completed re-negotiation closes the channel
 // [Session.Reconnected] returned and bumps [Session.Generation]. After a
 // legacy re-negotiation the engine itself restores the resource
 // subscriptions tracked with [Session.TrackSubscription] and then calls

@@ -49,14 +49,18 @@ var ErrConnectionLost = errors.New("session: connection lost")
 var ErrOutcomeUnknown = errors.New("session: outcome unknown: the server may have executed the request")
 
 // OutcomeUnknownError reports a request lost with its connection, response
-// stream or session after it was written, that was not sent again (see
-// [ReplayPolicy]): the server may have executed it. The connection heals
-// for the next call. It matches [ErrOutcomeUnknown], and through Err
-// [ErrConnectionLost].
+// stream or session after it was written, or answered with an HTTP 500,
+// 502, 504 or another 5xx that does not say the server did not take it,
+// that was not sent again (see [ReplayPolicy]): the server may have
+// executed it. The connection heals for the next call. It matches
+// [ErrOutcomeUnknown], and through Err [ErrConnectionLost] or the
+// [*transport.HTTPError].
 type OutcomeUnknownError struct {
 	// Method is the request's method.
 	Method string
-	// Err is the loss (a [*ConnectionLostError]).
+	// Err is the loss (a [*ConnectionLostError]) or the HTTP error (a
+	// [*transport.HTTPError] 500, 502, 504, ...) after which the request
+	// was not sent again.
 	Err error
 }
 
@@ -196,26 +200,40 @@ func (e *MissingCapabilityError) Error() string {
 // Unwrap returns the server's error.
 func (e *MissingCapabilityError) Unwrap() error { return e.Err }
 
-// InputError reports an MRTR input request whose handler failed; the
-// request was abandoned without a retry (OPEN-QUESTIONS C18).
+// InputError reports a request whose handler failed one of its input
+// requests, with the same text in both eras. Modern era: an MRTR input
+// request whose handler failed; the request was abandoned without a retry
+// (OPEN-QUESTIONS C18). Legacy era: a server request tied to the call
+// (see tie.go) whose handler failed, after which the server failed the
+// call with a JSON-RPC error (in Server).
 type InputError struct {
 	// Method is the original request's method.
 	Method string
-	// Key is the inputRequests key.
+	// Key is the inputRequests key (modern era); "" in the legacy era.
 	Key string
 	// InputMethod is the input request's method, e.g. sampling/createMessage.
 	InputMethod string
 	// Err is the handler's error.
 	Err error
+	// Server is, in the legacy era, the error the server answered the
+	// original request with; nil in the modern era. It is not part of
+	// the message.
+	Server *jsonrpc.Error
 }
 
 // Error implements the error interface.
 func (e *InputError) Error() string {
-	return fmt.Sprintf("session: %s: input request %q (%s) failed: %v", e.Method, e.Key, e.InputMethod, e.Err)
+	return fmt.Sprintf("session: %s: input request %s failed: %v", e.Method, e.InputMethod, e.Err)
 }
 
-// Unwrap returns the handler's error.
-func (e *InputError) Unwrap() error { return e.Err }
+// Unwrap returns the handler's error, and the server's error when there
+// is one.
+func (e *InputError) Unwrap() []error {
+	if e.Server == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Server}
+}
 
 // AuthRequiredError reports an HTTP 401 or 403, during negotiation or on a
 // request, when [Config.Authorize] is nil or did not help within its

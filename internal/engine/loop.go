@@ -166,7 +166,7 @@ func (s *Session) handle(ev event) {
 	case evAbandon:
 		s.abandonOnLoop(ev.call, ev.cancel, ev.reason)
 	case evRead:
-		s.route(ev.ref, ev.msg)
+		s.route(ev.ref, ev.msg, ev.id)
 	case evReadErr:
 		s.readErr(ev.ref, ev.err)
 	case evServed:
@@ -256,9 +256,11 @@ func (s *Session) abandonOnLoop(c *call, cancel bool, reason string) {
 	}
 }
 
-// route handles one message read from ref. Responses to plain calls do
-// not come here: the reader resolves them (pendingTable.resolveDirect).
-func (s *Session) route(ref *connRef, m jsonrpc.Message) {
+// route handles one message read from ref (on the response stream of
+// request on, when valid; see transport.OriginReader). Responses to plain
+// calls do not come here: the reader resolves them
+// (pendingTable.resolveDirect).
+func (s *Session) route(ref *connRef, m jsonrpc.Message, on jsonrpc.ID) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		c := s.pending.resolve(m)
@@ -283,7 +285,7 @@ func (s *Session) route(ref *connRef, m jsonrpc.Message) {
 			s.notification(m)
 			return
 		}
-		s.serverRequest(ref, m)
+		s.serverRequest(ref, m, on)
 	}
 }
 
@@ -417,8 +419,18 @@ const maxBadReads = 100
 func (s *Session) reader(ref *connRef) {
 	defer s.wg.Done()
 	bad := 0
+	or, _ := ref.conn.(transport.OriginReader)
 	for {
-		m, err := ref.conn.Read(s.lifeCtx)
+		var (
+			m   jsonrpc.Message
+			on  jsonrpc.ID
+			err error
+		)
+		if or != nil {
+			m, on, err = or.ReadOrigin(s.lifeCtx)
+		} else {
+			m, err = ref.conn.Read(s.lifeCtx)
+		}
 		if err == nil && m != nil && s.cfg.Tap != nil {
 			s.cfg.Tap(false, m)
 		}
@@ -429,7 +441,7 @@ func (s *Session) reader(ref *connRef) {
 				continue
 			}
 		}
-		ev := event{kind: evRead, ref: ref, msg: m}
+		ev := event{kind: evRead, ref: ref, msg: m, id: on}
 		terminal := false
 		if err != nil {
 			ev = event{kind: evReadErr, ref: ref, err: err}

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"errors"
+	"net"
+	"net/http"
 
+	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -75,9 +78,37 @@ func (s *Session) policy(o *CallOptions) ReplayPolicy {
 	return p
 }
 
-// mayRetry reports whether a request refused with a retryable HTTP
-// status (408, 429, 5xx: the server did not take it) may be sent again.
-func (s *Session) mayRetry(o *CallOptions) bool { return s.policy(o) != ReplayNone }
+// retryHTTP decides whether a request that failed with err, a retryable
+// HTTP status he (408, 429, 5xx), is sent again, and returns the error for the
+// caller when it is not. 408, 429 and 503 say that the server (or a proxy
+// in front of it) did not take the request: they are retried unless the
+// policy is [ReplayNone]. 500, 502, 504 and the other 5xx do not: the
+// server, or the server behind a gateway, may have executed it, so under
+// [ReplaySafe] only a request that cannot run twice is retried, and any
+// other fails with an error matching [ErrOutcomeUnknown] (reported as
+// [EventReplayRefused]).
+func (s *Session) retryHTTP(method string, o *CallOptions, he *transport.HTTPError, err error) (bool, error) {
+	untaken := untakenStatus(he.StatusCode)
+	p := s.policy(o)
+	switch {
+	case p == ReplayNone:
+	case untaken, p == ReplayAll, o.Idempotent, ReadOnlyMethod(method):
+		return true, nil
+	}
+	if untaken {
+		return false, err
+	}
+	s.log.Info("not retrying a request that the server may have executed", "method", method, "status", he.StatusCode, "policy", p)
+	s.emit(Event{Kind: EventReplayRefused, Method: method, Err: err})
+	return false, &OutcomeUnknownError{Method: method, Err: err}
+}
+
+// untakenStatus reports an HTTP status by which the server says it did
+// not take the request: 408 Request Timeout (it did not receive all of
+// it), 429 Too Many Requests and 503 Service Unavailable (it refused it).
+func untakenStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
+}
 
 // replayLost decides whether a request lost with err (an error matching
 // [ErrConnectionLost]) is sent again, reports the decision as an event,
@@ -116,4 +147,53 @@ func neverReceived(err error) bool {
 		return false
 	}
 	return cl.Unsent || errors.Is(cl.Err, transport.ErrSessionExpired)
+}
+
+// writeFailed classifies a failed Write.
+func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !he.SessionExpired && !authStatus(he.StatusCode) &&
+		he.Response != nil && he.Response.Error != nil && !s.hintSuspect(c, nil, err) {
+		// An HTTP error status with a JSON-RPC error body (a modern
+		// server's 400 for -32021/-32022, 404 for -32601): the server's
+		// answer.
+		return he.Response, nil
+	}
+	switch {
+	case errors.Is(err, transport.ErrSessionExpired):
+		// Legacy HTTP 404 with a session id: re-initialize, then replay
+		// (the server did not take the request).
+		s.postHeal(c.ref, err, false)
+		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
+	case errors.Is(err, transport.ErrStreamBroken):
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
+	case errors.Is(err, transport.ErrClosed):
+		// The connection was closed before the request was written.
+		s.postHeal(c.ref, err, false)
+		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
+	}
+	if _, ok := errors.AsType[*transport.NetworkError](err); ok {
+		if !perRequest(c.ref.kind) {
+			// A stream connection (WebSocket) that broke under the write.
+			s.postHeal(c.ref, err, false)
+			return nil, &ConnectionLostError{Method: c.method, Err: err}
+		}
+		if !dialFailed(err) {
+			// A POST whose connection broke after the request may have
+			// been written (a reset, no answer in time): the server may
+			// have run it. The next POST needs no healing.
+			return nil, &ConnectionLostError{Method: c.method, Err: err}
+		}
+	}
+	return nil, err
+}
+
+// dialFailed reports a network error from before a request could be
+// written: the connection could not be made (refused, unreachable, a
+// name that does not resolve).
+func dialFailed(err error) bool {
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "dial" {
+		return true
+	}
+	_, ok := errors.AsType[*net.DNSError](err)
+	return ok
 }

@@ -10,10 +10,11 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
-// serverRequest starts answering a legacy server-to-client request. It
-// runs on the loop; the handler runs on its own tracked goroutine with a
+// serverRequest starts answering a legacy server-to-client request that
+// arrived on ref (on request on's response stream, when valid). It runs
+// on the loop; the handler runs on its own tracked goroutine with a
 // context cancelled by the server's notifications/cancelled or by Close.
-func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request) {
+func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request, on jsonrpc.ID) {
 	lp := &s.lp
 	if lp.st == StateModern {
 		// Modern servers never send requests (MRTR replaced them).
@@ -35,12 +36,15 @@ func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request) {
 	ctx, cancel := context.WithCancel(s.lifeCtx)
 	lp.serving[req.ID] = cancel
 	s.wg.Add(1)
-	go s.serveRequest(ctx, ref, req)
+	go s.serveRequest(ctx, ref, req, s.tieOf(ref, on))
 }
 
-// serveRequest answers one server request. A request the server cancelled
-// gets no answer.
-func (s *Session) serveRequest(ctx context.Context, ref *connRef, req *jsonrpc.Request) {
+// serveRequest answers one server request, tied to the call t (nil:
+// none, see tie.go). A request the server cancelled gets no answer. The
+// answer to a failed handler is the handler's *jsonrpc.Error, else
+// -32603 with the handler's message; the failure is first remembered on
+// the tied call.
+func (s *Session) serveRequest(ctx context.Context, ref *connRef, req *jsonrpc.Request, t *tie) {
 	defer s.wg.Done()
 	defer s.post(event{kind: evServed, id: req.ID})
 	result, err := s.serveLegacy(ctx, req)
@@ -49,6 +53,9 @@ func (s *Session) serveRequest(ctx context.Context, ref *connRef, req *jsonrpc.R
 	}
 	resp := &jsonrpc.Response{ID: req.ID, Result: result}
 	if err != nil {
+		if he, ok := errors.AsType[*handlerError](err); ok {
+			s.pending.handlerFailed(t, req.Method, he.err)
+		}
 		je, ok := errors.AsType[*jsonrpc.Error](err)
 		if !ok {
 			je = jsonrpc.ErrInternal.WithMessage(err.Error())

@@ -50,9 +50,23 @@ type taskReceiver struct {
 	order []string // ids in creation order
 }
 
-// serveLegacy answers one legacy server request: tasks/* and
-// task-augmented requests here, the rest through invoke.
+// serveLegacy answers one legacy server request, through the middleware:
+// every request the server sends passes through it once, whether it is
+// held for a manual caller, served by the task receiver (tasks/*, a
+// task-augmented request answered with its task) or by the handler.
 func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
+	if s.cfg.Middleware == nil {
+		return s.dispatchLegacy(ctx, req)
+	}
+	m := &Message{Method: req.Method, Params: req.Params, Incoming: true, ID: req.ID}
+	return s.through(ctx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
+		return s.dispatchLegacy(ctx, &jsonrpc.Request{ID: req.ID, Method: m.Method, Params: m.Params})
+	})
+}
+
+// dispatchLegacy answers a legacy server request: tasks/* and
+// task-augmented requests here, the rest through invoke.
+func (s *Session) dispatchLegacy(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
 	if !hasTask(req.Params) {
 		if res, err, held := s.holdForCaller(ctx, req); held {
 			return res, err
@@ -72,7 +86,7 @@ func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (json.R
 			return s.startRecvTask(req, p.Task)
 		}
 	}
-	return s.serveThrough(ctx, req.ID, req.Method, req.Params, s.legacyCaps)
+	return s.invoke(ctx, req.Method, req.Params, s.legacyCaps)
 }
 
 // hasTask reports whether params carry a task augmentation.
@@ -137,7 +151,9 @@ func (s *Session) startRecvTask(req *jsonrpc.Request, meta *protocol.TaskMetadat
 func (s *Session) runRecvTask(ctx context.Context, t *recvTask, req *jsonrpc.Request) {
 	defer s.wg.Done()
 	defer t.cancel()
-	res, err := s.serveThrough(ctx, req.ID, req.Method, req.Params, s.legacyCaps)
+	// The request already passed the middleware when it arrived
+	// (serveLegacy); its outcome reaches the server through tasks/result.
+	res, err := s.invoke(ctx, req.Method, req.Params, s.legacyCaps)
 	r := &s.recv
 	r.mu.Lock()
 	if t.task.Status.Terminal() { // cancelled meanwhile

@@ -126,14 +126,14 @@ func (s *Session) urlElicit(ctx context.Context, method string, e *jsonrpc.Error
 	}
 	defer s.urls.forget(ids)
 	for i := range ue.Elicitations {
-		res, herr := s.set.URLElicitor.ElicitURL(ctx, &ue.Elicitations[i])
+		res, herr := s.presentURL(ctx, ids[i], &ue.Elicitations[i])
 		if herr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return &InputError{Method: method, Key: ids[i], InputMethod: protocol.MethodElicitationCreate, Err: herr}
 		}
-		if res == nil || res.Action != protocol.ElicitAccept {
+		if res.Action != protocol.ElicitAccept {
 			return ue
 		}
 	}
@@ -164,4 +164,26 @@ func (s *Session) elicitationComplete(ctx context.Context, params json.RawMessag
 	if l := s.set.ElicitationDone; l != nil {
 		l.OnElicitationComplete(ctx, p.ElicitationID)
 	}
+}
+
+// presentURL shows one URL elicitation of a -32042 answer to the handler,
+// as an incoming elicitation/create through the middleware (as a modern
+// MRTR round presents it), keyed by its elicitationId. It returns the
+// handler's own error unwrapped.
+func (s *Session) presentURL(ctx context.Context, id string, el *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+	params, err := json.Marshal(el)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.serveThrough(ctx, jsonrpc.StringID(id), protocol.MethodElicitationCreate, params, s.legacyCaps)
+	if he, ok := errors.AsType[*handlerError](err); ok {
+		return nil, he.err
+	} else if err != nil {
+		return nil, err
+	}
+	var res protocol.ElicitResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }
