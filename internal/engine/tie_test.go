@@ -124,11 +124,8 @@ func TestLegacyHandlerFailureTied(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				a := &askingServer{fail: true}
-				s, err := connect(t, newScripted(a.serve), Config{Mode: ModeLegacy, Handler: failingSampler(tt.err)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = s.Call(t.Context(), "tools/call", map[string]any{"name": "sample"}, nil)
+				s := connected(t, newScripted(a.serve), Config{Mode: ModeLegacy, Handler: failingSampler(tt.err)})
+				_, err := s.Call(t.Context(), "tools/call", map[string]any{"name": "sample"}, nil)
 				ie, ok := errors.AsType[*InputError](err)
 				if !ok {
 					t.Fatalf("Call error = %v (%T), want *InputError", err, err)
@@ -156,10 +153,7 @@ func TestLegacyHandlerFailureTied(t *testing.T) {
 func TestLegacyHandlerFailureCoped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := &askingServer{}
-		s, err := connect(t, newScripted(a.serve), Config{Mode: ModeLegacy, Handler: failingSampler(errors.New("no model"))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, newScripted(a.serve), Config{Mode: ModeLegacy, Handler: failingSampler(errors.New("no model"))})
 		res, err := s.Call(t.Context(), "tools/call", map[string]any{"name": "sample"}, nil)
 		if err != nil {
 			t.Fatalf("Call: %v", err)
@@ -182,10 +176,7 @@ func TestLegacyHandlerFailureUntied(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hold := make(chan struct{})
 		a := &askingServer{fail: true, hold: hold, answered: make(chan struct{})}
-		s, err := connect(t, newScripted(a.serve), Config{Mode: ModeLegacy, Handler: failingSampler(errors.New("no model"))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := connected(t, newScripted(a.serve), Config{Mode: ModeLegacy, Handler: failingSampler(errors.New("no model"))})
 		var wg sync.WaitGroup
 		var otherErr error
 		wg.Go(func() {
