@@ -260,3 +260,192 @@ func TestCloseCancelsHandlers(t *testing.T) {
 }
 
 var cmpErrors = cmp.Comparer(func(a, b error) bool { return errors.Is(a, b) || errors.Is(b, a) })
+
+// askingServer is a legacy peer whose tools/call sends one
+// sampling/createMessage to the client and, once the client answered it,
+// answers the call: with the client's error as its own when fail is set
+// and the client answered with one, else with a result naming what the
+// client answered. It records the client's answers.
+type askingServer struct {
+	fail bool
+	// hold, when set, is waited for (closed) before the server sends its
+	// request, so that a test can have other calls in flight first; the
+	// other calls are then answered after the client answered it.
+	hold     chan struct{}
+	answered chan struct{}
+	once     sync.Once
+
+	mu      sync.Mutex
+	calls   map[jsonrpc.ID]*jsonrpc.Request // server request id → the call it was sent for
+	answers []*jsonrpc.Response
+	n       int
+}
+
+func (a *askingServer) serve(p *peer, m jsonrpc.Message) {
+	if r, ok := m.(*jsonrpc.Response); ok {
+		a.mu.Lock()
+		call := a.calls[r.ID]
+		delete(a.calls, r.ID)
+		a.answers = append(a.answers, r)
+		a.mu.Unlock()
+		if a.answered != nil {
+			a.once.Do(func() { close(a.answered) })
+		}
+		if call == nil {
+			return
+		}
+		if r.Error != nil && a.fail {
+			p.send(jsonrpc.NewErrorResponse(call.ID, r.Error))
+			return
+		}
+		p.reply(call, map[string]any{"coped": true, "clientError": r.Error != nil})
+		return
+	}
+	r := m.(*jsonrpc.Request)
+	if r.Method != "tools/call" {
+		legacyServer(p, m)
+		return
+	}
+	var params struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(r.Params, &params)
+	if params.Name != "sample" {
+		p.goFn(func() {
+			if a.answered != nil {
+				<-a.answered
+			}
+			p.reply(r, map[string]any{"plain": true})
+		})
+		return
+	}
+	a.mu.Lock()
+	a.n++
+	id := jsonrpc.StringID("srv-" + string(rune('0'+a.n)))
+	if a.calls == nil {
+		a.calls = map[jsonrpc.ID]*jsonrpc.Request{}
+	}
+	a.calls[id] = r
+	a.mu.Unlock()
+	req, _ := jsonrpc.NewRequest(id, protocol.MethodSamplingCreateMessage, map[string]any{"messages": []any{}, "maxTokens": 1})
+	p.goFn(func() {
+		if a.hold != nil {
+			<-a.hold
+		}
+		p.send(req)
+	})
+}
+
+func (a *askingServer) received() []*jsonrpc.Response {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]*jsonrpc.Response(nil), a.answers...)
+}
+
+func failingSampler(err error) handler.Set {
+	return handler.Detect(handler.Funcs{CreateMessage: func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+		return nil, err
+	}})
+}
+
+// TestLegacyHandlerFailureTied: a legacy server request that arrived while
+// its call was the only one in flight is tied to it; when the handler
+// fails and the server then fails the call, the call's error is the
+// *InputError the modern era gives (same text), with the server's error
+// reachable; the server got the handler's *jsonrpc.Error, else -32603 with
+// the handler's message.
+func TestLegacyHandlerFailureTied(t *testing.T) {
+	denied := jsonrpc.NewError(-7, "denied by the user")
+	tests := []struct {
+		name     string
+		err      error
+		wantCode int64
+		wantMsg  string
+		wantText string
+	}{
+		{"plain error", errors.New("no model"), jsonrpc.CodeInternalError, "no model",
+			"session: tools/call: input request sampling/createMessage failed: no model"},
+		{"json-rpc error", denied, -7, "denied by the user",
+			"session: tools/call: input request sampling/createMessage failed: " + denied.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := &askingServer{fail: true}
+				s := connected(t, newScripted(a.serve), Config{Mode: ModeLegacy, Handler: failingSampler(tt.err)})
+				_, err := s.Call(t.Context(), "tools/call", map[string]any{"name": "sample"}, nil)
+				ie, ok := errors.AsType[*InputError](err)
+				if !ok {
+					t.Fatalf("Call error = %v (%T), want *InputError", err, err)
+				}
+				if err.Error() != tt.wantText {
+					t.Errorf("error text = %q, want %q", err, tt.wantText)
+				}
+				if ie.Method != "tools/call" || ie.InputMethod != protocol.MethodSamplingCreateMessage || ie.Key != "" || !errors.Is(err, tt.err) {
+					t.Errorf("InputError = %+v", ie)
+				}
+				if ie.Server == nil || ie.Server.Code != tt.wantCode || ie.Server.Message != tt.wantMsg {
+					t.Errorf("Server = %v, want the server's code %d %q", ie.Server, tt.wantCode, tt.wantMsg)
+				}
+				got := a.received()
+				if len(got) != 1 || got[0].Error == nil || got[0].Error.Code != tt.wantCode || got[0].Error.Message != tt.wantMsg {
+					t.Errorf("the server received %+v, want one error %d %q", got, tt.wantCode, tt.wantMsg)
+				}
+			})
+		})
+	}
+}
+
+// TestLegacyHandlerFailureCoped: when the server copes with the handler's
+// failure, the tied call's result is returned as it is.
+func TestLegacyHandlerFailureCoped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := &askingServer{}
+		s := connected(t, newScripted(a.serve), Config{Mode: ModeLegacy, Handler: failingSampler(errors.New("no model"))})
+		res, err := s.Call(t.Context(), "tools/call", map[string]any{"name": "sample"}, nil)
+		if err != nil {
+			t.Fatalf("Call: %v", err)
+		}
+		if string(res) != `{"clientError":true,"coped":true}` {
+			t.Errorf("result = %s, want the server's as it is", res)
+		}
+		// The call after it is not touched by the old failure.
+		if _, err := s.Call(t.Context(), "tools/call", map[string]any{"name": "echo"}, nil); err != nil {
+			t.Errorf("next call: %v", err)
+		}
+	})
+}
+
+// TestLegacyHandlerFailureUntied: on a connection with no link between a
+// server request and a call (here an in-memory pipe), a request that
+// arrives while two calls are in flight is tied to neither: the failing
+// call gets the server's *jsonrpc.Error, as before.
+func TestLegacyHandlerFailureUntied(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hold := make(chan struct{})
+		a := &askingServer{fail: true, hold: hold, answered: make(chan struct{})}
+		s := connected(t, newScripted(a.serve), Config{Mode: ModeLegacy, Handler: failingSampler(errors.New("no model"))})
+		var wg sync.WaitGroup
+		var otherErr error
+		wg.Go(func() {
+			_, otherErr = s.Call(t.Context(), "tools/call", map[string]any{"name": "echo"}, nil)
+		})
+		var sampleErr error
+		wg.Go(func() {
+			_, sampleErr = s.Call(t.Context(), "tools/call", map[string]any{"name": "sample"}, nil)
+		})
+		synctest.Wait() // both calls are pending at the server
+		close(hold)
+		wg.Wait()
+		if otherErr != nil {
+			t.Errorf("the other call: %v", otherErr)
+		}
+		if _, ok := errors.AsType[*InputError](sampleErr); ok {
+			t.Errorf("error = %v, want no tie with two calls in flight", sampleErr)
+		}
+		je, ok := errors.AsType[*jsonrpc.Error](sampleErr)
+		if !ok || je.Code != jsonrpc.CodeInternalError || je.Message != "no model" {
+			t.Errorf("error = %v, want the server's -32603 \"no model\"", sampleErr)
+		}
+	})
+}
