@@ -89,20 +89,19 @@ type ProtocolError struct {
 
 // Error implements the error interface.
 func (e *ProtocolError) Error() string {
-	reason := ""
-	if e.Reason != "" {
-		reason = ": " + e.Reason
-	}
-	return describeErr("session: protocol error", " in ", e.Method, reason, e.Err)
+	return describeErr("session: protocol error", " in ", e.Method, e.Reason, e.Err)
 }
 
 // describeErr is an error's text: s, then sep and what when what is set,
-// then more, then ": " and err's text when err is set.
-func describeErr(s, sep, what, more string, err error) string {
+// then ": " and detail when detail is set, then ": " and err's text when
+// err is set.
+func describeErr(s, sep, what, detail string, err error) string {
 	if what != "" {
 		s += sep + what
 	}
-	s += more
+	if detail != "" {
+		s += ": " + detail
+	}
 	if err != nil {
 		s += ": " + err.Error()
 	}
