@@ -353,7 +353,7 @@ type Session struct {
 	events     chan event        // to the loop; buffered so posting is cheap
 	dispatchCh chan dispatchItem // loop → dispatcher, unbuffered
 	closing    chan struct{}     // closed by Close
-	urls       urlWaits          // -32042 calls waiting for elicitation/complete (urlelicit.go)
+	urls       urlWaits          // -32042 calls waiting for elicitation/complete (input.go)
 	recv       taskReceiver      // tasks run for a legacy server (taskrecv.go)
 	held       heldCalls         // legacy manual calls holding server requests (heldinput.go)
 	loopDone   chan struct{}     // closed when the loop returns

@@ -7,7 +7,7 @@ import (
 
 // One behaviour in both eras for handler failures. In the modern era a
 // handler that fails an input request ends the call with an [*InputError]
-// (mrtr.go). In the legacy era the handler answers a server request, and
+// (input.go). In the legacy era the handler answers a server request, and
 // the server then decides what becomes of the call that caused it; when
 // that call fails with a JSON-RPC error, the caller gets the same
 // [*InputError] as in the modern era (same Method, InputMethod and Err,
