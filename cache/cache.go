@@ -1,6 +1,18 @@
-// Package cache holds the store of cacheable modern MCP results a client
-// serves while their ttlMs lasts (client.WithCache): the [Store]
-// interface, its [Key] and [Entry], and an in-memory [Store].
+// Package cache holds what a client remembers about servers across
+// requests and connections:
+//
+//   - the store of cacheable modern MCP results a client serves while
+//     their ttlMs lasts (client.WithCache): the [Store] interface, its
+//     [Key] and [Entry], and an in-memory [Store] ([NewMemory]);
+//   - the store of negotiation verdicts that lets a reconnect skip the
+//     era probe (client.WithEraCache): the [EraStore] interface, its
+//     [EraRecord], and an in-memory and a file [EraStore]
+//     ([NewMemoryEraStore], [NewFileEraStore]).
+//
+// # Concurrency
+//
+// Every store here is safe for concurrent use and may be shared by
+// several clients.
 package cache
 
 import (

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/conduitmcp/conduit/cache"
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -167,7 +168,7 @@ func (c *Client) eraHint() (eraHintRec, time.Time) {
 	case negotiation.EraLegacy:
 		return eraHintRec{Era: rec.Era, Version: rec.Version}, time.Time{}
 	case negotiation.EraModern:
-		if d, expires := rec.freshDiscover(cfg.now()); d != nil {
+		if d, expires := freshDiscover(rec, cfg.now()); d != nil {
 			return eraHintRec{Era: rec.Era, Version: rec.Version, disc: d}, expires
 		}
 	}
@@ -194,7 +195,7 @@ func (c *Client) rememberEra() {
 	if era == negotiation.EraUnknown {
 		return
 	}
-	rec := EraRecord{Era: era, Version: c.sess.ProtocolVersion()}
+	rec := cache.EraRecord{Era: era, Version: c.sess.ProtocolVersion()}
 	if era == negotiation.EraModern {
 		c.discMu.Lock()
 		d := c.disc

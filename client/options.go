@@ -143,7 +143,7 @@ type config struct {
 	oauth          *auth.Client // set by WithOAuth; names the private cache partition
 	endpoint       string       // Dial's endpoint URL; "" for Connect
 	cache          cache.Store
-	eraCache       EraCache
+	eraCache       cache.EraStore
 	serverKey      string
 	tasks          bool
 	olderVersions  bool
@@ -285,11 +285,11 @@ func WithCache(c cache.Store) Option {
 // WithEraCache sets where negotiation verdicts are remembered, so that a
 // reconnect to the same server skips the probe; a verdict that proves
 // wrong is dropped and the server re-probed. Default (and nil): none.
-func WithEraCache(ec EraCache) Option {
+func WithEraCache(ec cache.EraStore) Option {
 	return optionFunc(func(c *config) { c.eraCache = ec })
 }
 
-// WithServerKey overrides the key of this server in the [EraCache] and the
+// WithServerKey overrides the key of this server in the era store ([WithEraCache]) and the
 // [cache.Store]. Default: the endpoint URL for [Dial]; for [Connect] the command
 // line of a command transport, else no era caching and a key unique to the
 // connection.
