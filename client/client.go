@@ -24,17 +24,16 @@ import (
 // All methods are safe for concurrent use. [Client.Close] ends the
 // connection, every [Subscription] and every goroutine the client started.
 type Client struct {
-	sess       *engine.Session                                                                 // written once by Connect
-	cfg        config                                                                          // frozen at Connect
-	key        string                                                                          // server key for the caches
-	eraKey     string                                                                          // era cache key; "" for none
-	hinted     bool                                                                            // written once by connect: negotiated from an era cache record
-	verified   atomic.Bool                                                                     // a request succeeded (proves a hinted era)
-	doubted    atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
-	kind       string                                                                          // transport kind
-	listeners  handler.Set                                                                     // the user's handler, detected once
-	mw         func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
-	rootsDirty chan struct{}                                                                   // cap 1: a change of cfg.roots to notify (roots.go)
+	sess      *engine.Session                                                                 // written once by Connect
+	cfg       config                                                                          // frozen at Connect
+	key       string                                                                          // server key for the caches
+	eraKey    string                                                                          // era cache key; "" for none
+	hinted    bool                                                                            // written once by connect: negotiated from an era cache record
+	verified  atomic.Bool                                                                     // a request succeeded (proves a hinted era)
+	doubted   atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
+	kind      string                                                                          // transport kind
+	listeners handler.Set                                                                     // the user's handler, detected once
+	mw        func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
 
 	tools toolRegistry // per-connection tool metadata
 
@@ -250,10 +249,13 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 			TaskRequests:     cfg.capOpts.TaskRequests,
 		},
 	}
-	if cfg.roots != nil {
+	if cfg.hasRoots {
 		// The client's own list answers roots requests and announces its
 		// changes (legacy).
-		s.Handler.RootsLister = rootsLister{cfg.roots}
+		if err := checkRoots("connect", cfg.roots); err != nil {
+			return engine.Config{}, err
+		}
+		s.Handler.RootsLister = newRootList(cfg.roots)
 		s.CapabilityOptions.RootsListChanged = true
 	}
 	switch cfg.protocol {

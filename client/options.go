@@ -54,8 +54,9 @@ type CapabilityOptions struct {
 	// SamplingContext declares sampling.context (includeContext other
 	// than "none"; deprecated by the spec).
 	SamplingContext bool
-	// RootsListChanged declares roots.listChanged in the legacy era, so
-	// that a [Roots] handler notifies the server of its changes.
+	// RootsListChanged declares roots.listChanged in the legacy era, for
+	// a handler.RootsLister whose changes the server is told of
+	// ([WithRoots] declares it itself).
 	RootsListChanged bool
 	// TaskRequests lets a 2025-11-25 server run sampling/createMessage
 	// and elicitation/create as tasks on the client: it declares the
@@ -152,7 +153,8 @@ type config struct {
 	messageLog     func(sent bool, msg jsonrpc.Message)
 	middleware     []Middleware
 	maxInputRounds int              // MRTR round cap; 0 for the engine's default
-	roots          *Roots           // WithRoots; nil for none
+	roots          []protocol.Root  // WithRoots: the initial list
+	hasRoots       bool             // WithRoots was given
 	now            func() time.Time // test seam; nil => time.Now
 }
 

@@ -60,7 +60,8 @@ func (c *Client) Ping(ctx context.Context) error {
 }
 
 // notifyRootsChanged tells a legacy server that the roots changed
-// (notifications/roots/list_changed); [Roots] calls it on every change. It
+// (notifications/roots/list_changed); [Client.SetRoots] has it called on
+// every change. It
 // is sent only when the client advertised roots.listChanged (a RootsLister
 // handler plus CapabilityOptions.RootsListChanged) and is a no-op
 // otherwise. The modern era has no such notification: the server asks for
