@@ -34,7 +34,7 @@ type Key struct {
 	// Method is the request method, e.g. "tools/list".
 	Method string
 	// Params is what distinguishes results of one method: the cursor for
-	// listings, the URI for resources/read, "" for server/discover.
+	// listings, the URI for resources/read.
 	Params string
 }
 

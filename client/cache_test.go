@@ -128,24 +128,6 @@ func TestCacheFreshStaleInvalidated(t *testing.T) {
 		t.Fatalf("after resources/updated: resources/read sent %d times, want 2", n)
 	}
 
-	// Discover: fresh for the TTL, refetched when stale.
-	if _, err := c.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	before := count(srv, "server/discover")
-	if _, err := c.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(srv, "server/discover"); n != before {
-		t.Fatalf("fresh Discover sent server/discover (%d -> %d)", before, n)
-	}
-	clock.Advance(2 * time.Minute)
-	if _, err := c.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(srv, "server/discover"); n != before+1 {
-		t.Fatalf("stale Discover: server/discover %d -> %d, want one more", before, n)
-	}
 }
 
 func TestCacheZeroTTLAndLegacy(t *testing.T) {

@@ -135,7 +135,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 		c.disc = &discoverEntry{res: hint.disc, expires: discExpires}
 		c.discMu.Unlock()
 	} else {
-		c.seedDiscover(ctx)
+		c.seedDiscover()
 	}
 	c.rememberEra()
 	c.autoListen(ctx)
@@ -392,18 +392,27 @@ type Negotiation struct {
 	// Trace lists the negotiation steps taken so far (re-negotiations
 	// after a lost connection included), for diagnostics.
 	Trace []TraceStep
+	// Discover is the newest server/discover result the client knows
+	// (from the negotiation, an era cache record, [Client.Ping], or a
+	// server/discover sent with [Client.Call]); nil in the legacy era.
+	// A fresh one is c.Call(ctx, protocol.MethodDiscover, nil, &res).
+	Discover *negotiation.DiscoverResult
 }
 
 // Negotiated reports what the connection negotiated. It reflects the
 // latest re-negotiation; the Trace is a copy.
 func (c *Client) Negotiated() Negotiation {
-	return Negotiation{
+	n := Negotiation{
 		Era:                c.sess.Era(),
 		Version:            c.sess.ProtocolVersion(),
 		Transport:          c.kind,
 		ClientCapabilities: c.sess.ClientCapabilities(),
 		Trace:              traceOf(c.sess.Trace()),
 	}
+	if n.Era == negotiation.EraModern {
+		n.Discover = c.freshDiscover()
+	}
+	return n
 }
 
 // isModern reports whether the modern era was negotiated.

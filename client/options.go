@@ -276,8 +276,8 @@ func WithAuth(a Auth) Option {
 }
 
 // WithCache sets the store for cacheable modern results (tools/list,
-// prompts/list, resources/list, resources/templates/list, resources/read,
-// server/discover): a result is served from it while its ttlMs lasts.
+// prompts/list, resources/list, resources/templates/list, resources/read):
+// a result is served from it while its ttlMs lasts.
 // Default (and nil): no caching. [cache.NewMemory] is an in-memory store;
 // a store may be shared by several clients.
 func WithCache(c cache.Store) Option {
