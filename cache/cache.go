@@ -24,7 +24,8 @@ import (
 // Key identifies one cached result. Each page of a listing is its own
 // entry (Params is its cursor); a resources/read entry's Params is the URI.
 type Key struct {
-	// Server is the server key (see client.WithServerKey).
+	// Server is the server key: the endpoint URL of client.Dial, or the
+	// ServerKey of client.Connect's transport (see client.WithEraCache).
 	Server string
 	// Partition is "public" for public entries and "private:<identity>"
 	// for private ones, identity naming the authorization context ("" for

@@ -35,7 +35,8 @@ type EraRecord struct {
 // EraStore remembers negotiation verdicts per server, so a reconnect can
 // skip the probe (client.WithEraCache). The key is the full endpoint URL
 // for client.Dial and, for client.Connect, the key of a transport with a
-// ServerKey method (the command line for a transport.Command).
+// ServerKey method (the command line of a transport.Stdio); see
+// client.WithEraCache.
 //
 // Implementations must be safe for concurrent use; no method may block for
 // long. A record that proves wrong is replaced (or deleted) by the client.

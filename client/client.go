@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,29 +63,18 @@ var connSeq atomic.Int64
 // negotiation steps taken.
 func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
-	key := cfg.serverKey
-	eraKey := key
-	if key == "" {
-		if s, ok := t.(*transport.Stdio); ok {
-			key = commandLine(s.Path, s.Args)
-			eraKey = key
-		} else {
-			key = "conn-" + strconv.FormatInt(connSeq.Add(1), 10)
-		}
+	key, eraKey := "", ""
+	if k, ok := t.(interface{ ServerKey() string }); ok && k.ServerKey() != "" {
+		key = k.ServerKey()
+		eraKey = key
+	} else {
+		key = "conn-" + strconv.FormatInt(connSeq.Add(1), 10)
 	}
 	c, err := connect(ctx, t, nil, cfg, key, eraKey)
 	if err != nil {
 		return nil, connectError(t, err)
 	}
 	return c, nil
-}
-
-func commandLine(path string, args []string) string {
-	parts := append([]string{path}, args...)
-	for i, p := range parts {
-		parts[i] = strconv.Quote(p)
-	}
-	return "cmd:" + strings.Join(parts, " ")
 }
 
 func connect(ctx context.Context, t, fallback transport.Transport, cfg config, key, eraKey string) (*Client, error) {

@@ -31,10 +31,7 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	if err != nil {
 		return nil, &Error{Op: "connect", Kind: KindInvalid, Err: err}
 	}
-	key := cfg.serverKey
-	if key == "" {
-		key = u.String()
-	}
+	key := u.String()
 	cfg.endpoint = endpoint
 	var t, fallback transport.Transport
 	switch strings.ToLower(u.Scheme) {

@@ -154,12 +154,10 @@ func TestEraCacheKnowsServer(t *testing.T) {
 			t.Run(tr+"/"+name, func(t *testing.T) {
 				eras := newCache()
 				so := testserver.Options{TTL: time.Minute}
+				// The key of an HTTP server is its URL, new per test
+				// server; both stdio connections run the same command
+				// line, whose transport's ServerKey is the key.
 				opts := []client.Option{client.WithEraCache(eras), client.WithStrictCapabilities(true)}
-				if tr == tStdio {
-					// The key of an HTTP server is its URL, new per test
-					// server; both stdio connections run the same command.
-					opts = append(opts, client.WithServerKey("stdio-server"))
-				}
 				first := connect(t, tr, so, opts...)
 				if probes(first.c) != 1 || first.c.Negotiated().Era != negotiation.EraModern {
 					t.Fatalf("first connection: era %v, trace %+v; want one probe, modern", first.c.Negotiated().Era, first.c.Negotiated().Trace)
@@ -207,8 +205,9 @@ func TestEraCacheKnowsServer(t *testing.T) {
 // capabilities refuse nothing.
 func TestEraCacheBareHintStrict(t *testing.T) {
 	eras := client.MemoryEraCache()
-	eras.StoreEra("bare", cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
-	f := connect(t, tStdio, testserver.Options{}, client.WithEraCache(eras), client.WithServerKey("bare"), client.WithStrictCapabilities(true))
+	so := testserver.Options{}
+	eras.StoreEra(stdioServer(t, so).ServerKey(), cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
+	f := connect(t, tStdio, so, client.WithEraCache(eras), client.WithStrictCapabilities(true))
 	if f.c.ServerInfo() == nil || f.c.ServerCapabilities().Tools == nil {
 		t.Errorf("client knows %+v after a bare hint, want the server's description", known(f.c))
 	}
@@ -230,4 +229,37 @@ func reconnect(t *testing.T, tr string, url string, so testserver.Options, opts 
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// TestEraCacheServerKey: Connect over a transport with a ServerKey
+// remembers the verdict under that key, and a second connection through a
+// transport with the same key takes it (no probe); a transport without
+// one gets no era caching and shares no cached results.
+func TestEraCacheServerKey(t *testing.T) {
+	srv := testserver.New(testserver.Options{TTL: time.Minute})
+	t.Cleanup(func() { srv.Close() })
+	eras := client.MemoryEraCache()
+	first := keyedPipeClient(t, srv, "my-server", client.WithEraCache(eras))
+	if n := probes(first); n != 1 {
+		t.Fatalf("first connection: %d probes, want 1", n)
+	}
+	if rec, ok := eras.LoadEra("my-server"); !ok || rec.Era != negotiation.EraModern {
+		t.Fatalf("record under the ServerKey = %+v, %v; want a modern one", rec, ok)
+	}
+	if n := probes(keyedPipeClient(t, srv, "my-server", client.WithEraCache(eras))); n != 0 {
+		t.Errorf("second connection with the same ServerKey: %d probes, want the remembered verdict", n)
+	}
+
+	plainEras := client.MemoryEraCache()
+	results := cache.NewMemory(0)
+	for i := range 2 {
+		c := pipeClient(t, srv, client.WithEraCache(plainEras), client.WithCache(results))
+		if n := probes(c); n != 1 {
+			t.Errorf("connection %d without a ServerKey: %d probes, want 1", i+1, n)
+		}
+		drainTools(t, c)
+	}
+	if n := count(srv, protocol.MethodToolsList); n != 2 {
+		t.Errorf("two connections without a ServerKey sent tools/list %d times, want 2 (no shared entries)", n)
+	}
 }

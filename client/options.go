@@ -145,7 +145,6 @@ type config struct {
 	endpoint       string       // Dial's endpoint URL; "" for Connect
 	cache          cache.Store
 	eraCache       cache.EraStore
-	serverKey      string
 	tasks          bool
 	olderVersions  bool
 	maxPages       int
@@ -287,16 +286,16 @@ func WithCache(c cache.Store) Option {
 // WithEraCache sets where negotiation verdicts are remembered, so that a
 // reconnect to the same server skips the probe; a verdict that proves
 // wrong is dropped and the server re-probed. Default (and nil): none.
+//
+// The server's key, here and in the [WithCache] store, is the endpoint
+// URL for [Dial]; for [Connect] it is the key of a transport implementing
+//
+//	interface{ ServerKey() string }
+//
+// (a transport.Stdio's is its command line); any other transport gets no
+// era caching and a key unique to the connection.
 func WithEraCache(ec cache.EraStore) Option {
 	return optionFunc(func(c *config) { c.eraCache = ec })
-}
-
-// WithServerKey overrides the key of this server in the era store ([WithEraCache]) and the
-// [cache.Store]. Default: the endpoint URL for [Dial]; for [Connect] the command
-// line of a command transport, else no era caching and a key unique to the
-// connection.
-func WithServerKey(key string) Option {
-	return optionFunc(func(c *config) { c.serverKey = key })
 }
 
 // WithTasksExtension(true) advertises the modern tasks extension
