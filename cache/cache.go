@@ -28,9 +28,9 @@ type Key struct {
 	// ServerKey of client.Connect's transport (see client.WithEraCache).
 	Server string
 	// Partition is "public" for public entries and "private:<identity>"
-	// for private ones, identity naming the authorization context ("" for
-	// a client without client.WithAuth or client.WithOAuth; see client.WithOAuth for how
-	// an OAuth client's context is named).
+	// for private ones, identity naming the authorization context (""
+	// for a client without credentials; see client.Auth's Tokens for how
+	// a context is named).
 	Partition string
 	// Method is the request method, e.g. "tools/list".
 	Method string

@@ -85,6 +85,24 @@ func isLegacyPin(p Protocol) bool {
 	return negotiation.EraOf(string(p)) == negotiation.EraLegacy
 }
 
+// resolveAuth applies the optional methods of a.Tokens (see
+// [Auth].Tokens): a Header method takes the place of the Header field when
+// that is nil, and Token is then not asked; an Authorize method that of
+// the Authorize field when that is nil.
+func resolveAuth(a Auth) Auth {
+	if z, ok := a.Tokens.(interface {
+		Authorize(context.Context, *transport.HTTPError) error
+	}); ok && a.Authorize == nil {
+		a.Authorize = z.Authorize
+	}
+	if h, ok := a.Tokens.(interface {
+		Header(context.Context, *http.Request) error
+	}); ok && a.Header == nil {
+		a.Header, a.Tokens = h.Header, nil
+	}
+	return a
+}
+
 // bearerClient returns a copy of hc (or of a default client) whose
 // requests carry "Authorization: Bearer <token>" from ts (when not nil),
 // then whatever header sets.
