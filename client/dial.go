@@ -36,7 +36,7 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	var t, fallback transport.Transport
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
-		t = &transport.StreamableHTTP{
+		h := &transport.StreamableHTTP{
 			URL:         endpoint,
 			HTTPClient:  cfg.httpClient,
 			Header:      cfg.headers.Clone(),
@@ -44,15 +44,9 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 			HeaderFunc:  cfg.auth.Header,
 			Logger:      cfg.logger,
 		}
+		t = h
 		if cfg.protocol == Auto || cfg.protocol == Legacy || isLegacyPin(cfg.protocol) {
-			fallback = &transport.SSE{
-				URL:         endpoint,
-				HTTPClient:  cfg.httpClient,
-				Header:      cfg.headers.Clone(),
-				TokenSource: cfg.auth.Tokens,
-				HeaderFunc:  cfg.auth.Header,
-				Logger:      cfg.logger,
-			}
+			fallback = sseFallback(h)
 		}
 	case "ws", "wss":
 		hc := cfg.httpClient
@@ -73,6 +67,13 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 		return nil, opError("connect", err)
 	}
 	return c, nil
+}
+
+// sseFallback returns the HTTP+SSE transport to h's endpoint, with h's
+// client, headers, credentials and logger.
+func sseFallback(h *transport.StreamableHTTP) *transport.SSE {
+	return &transport.SSE{URL: h.URL, HTTPClient: h.HTTPClient, Header: h.Header.Clone(),
+		TokenSource: h.TokenSource, HeaderFunc: h.HeaderFunc, Logger: h.Logger}
 }
 
 // isLegacyPin reports whether p pins a legacy-era version; which era a
