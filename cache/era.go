@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/conduitmcp/conduit/internal/atomicfile"
 	"github.com/conduitmcp/conduit/negotiation"
 )
 
@@ -97,8 +98,8 @@ type fileEras struct {
 
 // NewFileEraStore returns an [EraStore] persisted as one JSON file at
 // path, so verdicts survive restarts. Every store rewrites the file
-// atomically (temporary file + rename), creating its directory (mode
-// 0700) if needed. It is safe for concurrent use within one process; two
+// atomically (temporary file + rename, mode 0600), creating its directory
+// (mode 0700) if needed. It is safe for concurrent use within one process; two
 // processes sharing a file may lose each other's latest writes, which
 // only costs a probe. A missing or unreadable file reads as empty; a
 // failure to write is ignored (the store is an optimization).
@@ -121,23 +122,10 @@ func (c *fileEras) writeLocked(m map[string]EraRecord) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(c.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".eracache-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), c.path); err != nil {
+	if err := atomicfile.Write(c.path, b); err != nil {
 		return fmt.Errorf("writing era cache: %v", err)
 	}
 	return nil
