@@ -54,6 +54,8 @@ type Client struct {
 var connSeq atomic.Int64
 
 // Connect negotiates with the server behind t and returns a ready Client.
+// When t has a ServerKey method (a transport.Stdio has), verdicts and
+// cached results are remembered under its key (see [WithEraCache]).
 //
 // Errors: an [*Error] with Op "connect" whose Kind says what failed, whose
 // Err is the cause (a *negotiation.Error, a
@@ -63,11 +65,12 @@ var connSeq atomic.Int64
 // negotiation steps taken.
 func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
-	key, eraKey := "", ""
-	if k, ok := t.(interface{ ServerKey() string }); ok && k.ServerKey() != "" {
-		key = k.ServerKey()
-		eraKey = key
-	} else {
+	eraKey := "" // no era caching without a server key
+	if k, ok := t.(interface{ ServerKey() string }); ok {
+		eraKey = k.ServerKey()
+	}
+	key := eraKey
+	if key == "" {
 		key = "conn-" + strconv.FormatInt(connSeq.Add(1), 10)
 	}
 	c, err := connect(ctx, t, nil, cfg, key, eraKey)
@@ -384,6 +387,7 @@ type Negotiation struct {
 	// (from the negotiation, an era cache record, [Client.Ping], or a
 	// server/discover sent with [Client.Call]); nil in the legacy era.
 	// A fresh one is c.Call(ctx, protocol.MethodDiscover, nil, &res).
+	// The value is the client's own: do not modify it.
 	Discover *negotiation.DiscoverResult
 }
 
