@@ -12,6 +12,10 @@
 //   - the session calls [Client.Authorize] with the *transport.HTTPError of
 //     a 401 or 403 response and retries the request when it returns nil.
 //
+// With the client package, client.WithAuth(client.Auth{Tokens: c}) does
+// both: the client finds Header and Authorize on the token source and uses
+// them (Header in place of Token, so DPoP-bound tokens work too).
+//
 // Authorize runs the whole flow: it parses the WWW-Authenticate challenge
 // ([ParseChallenges]), fetches the Protected Resource Metadata (RFC 9728)
 // and the authorization server metadata (RFC 8414 / OpenID Connect

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
+
+	"github.com/conduitmcp/conduit/internal/atomicfile"
 )
 
 // TokenStore keeps tokens (keyed by the canonical server URL) and client
@@ -197,43 +198,9 @@ func (s *FileStore) write(d *fileData) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.Path, b); err != nil {
+	if err := atomicfile.Write(s.Path, b); err != nil {
 		return fmt.Errorf("auth: writing token store: %v", err)
 	}
-	return nil
-}
-
-// writeFileAtomic replaces path with b, mode 0600: it writes and syncs a
-// temporary file in the same directory, then renames it over path.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
 	return nil
 }
 

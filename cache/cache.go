@@ -1,6 +1,18 @@
-// Package cache holds the store of cacheable modern MCP results a client
-// serves while their ttlMs lasts (client.WithCache): the [Store]
-// interface, its [Key] and [Entry], and an in-memory [Store].
+// Package cache holds what a client remembers about servers across
+// requests and connections:
+//
+//   - the store of cacheable modern MCP results a client serves while
+//     their ttlMs lasts (client.WithCache): the [Store] interface, its
+//     [Key] and [Entry], and an in-memory [Store] ([NewMemory]);
+//   - the store of negotiation verdicts that lets a reconnect skip the
+//     era probe (client.WithEraCache): the [EraStore] interface, its
+//     [EraRecord], and an in-memory and a file [EraStore]
+//     ([NewMemoryEraStore], [NewFileEraStore]).
+//
+// # Concurrency
+//
+// Every store here is safe for concurrent use and may be shared by
+// several clients.
 package cache
 
 import (
@@ -12,17 +24,18 @@ import (
 // Key identifies one cached result. Each page of a listing is its own
 // entry (Params is its cursor); a resources/read entry's Params is the URI.
 type Key struct {
-	// Server is the server key (see client.WithServerKey).
+	// Server is the server key: the endpoint URL of client.Dial, or the
+	// ServerKey of client.Connect's transport (see client.WithEraCache).
 	Server string
 	// Partition is "public" for public entries and "private:<identity>"
-	// for private ones, identity naming the authorization context ("" for
-	// a client without client.WithAuth or client.WithOAuth; see client.WithOAuth for how
-	// an OAuth client's context is named).
+	// for private ones, identity naming the authorization context (""
+	// for a client without credentials; see client.Auth's Tokens for how
+	// a context is named).
 	Partition string
 	// Method is the request method, e.g. "tools/list".
 	Method string
 	// Params is what distinguishes results of one method: the cursor for
-	// listings, the URI for resources/read, "" for server/discover.
+	// listings, the URI for resources/read.
 	Params string
 }
 

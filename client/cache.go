@@ -55,44 +55,38 @@ func readCacheHints(raw json.RawMessage) (time.Duration, string) {
 }
 
 // authIdentity names the authorization context for private cache
-// entries: "" without credentials; for [WithOAuth] the auth client's
-// Identity() if it has one, else a hash of its current credentials; for a
-// token source its Identity() if it has one, else a hash of the current
-// token. It reports false when the context cannot be named (no private
-// entry is then stored or served).
+// entries (see [Auth].Tokens): "" without credentials; the Identity() of
+// the token source if it has one; else a hash of its current token, or
+// of the Authorization header the Header hook sets. It reports false when
+// the context cannot be named (no private entry is then stored or
+// served).
 func (c *Client) authIdentity(ctx context.Context) (string, bool) {
-	if a := c.cfg.oauth; a != nil {
-		if id, ok := any(a).(interface{ Identity() string }); ok {
-			return "oauth:" + id.Identity(), true
+	if id, ok := c.cfg.credentials.(interface{ Identity() string }); ok {
+		return id.Identity(), true
+	}
+	a := c.cfg.auth
+	if a.Tokens != nil {
+		tok, err := a.Tokens.Token(ctx)
+		if err != nil || tok == "" {
+			return "unauthenticated", true
 		}
-		if tok, err := a.Token(ctx); err == nil && tok != "" {
-			return tokenIdentity(tok), true
-		}
-		// A DPoP-bound token is not handed out as a bearer token: hash
-		// the Authorization header the client sets instead.
-		if c.cfg.endpoint != "" {
-			if req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.endpoint, nil); err == nil {
-				if a.Header(ctx, req) == nil {
-					if v := req.Header.Get("Authorization"); v != "" {
-						return tokenIdentity(v), true
-					}
+		return tokenIdentity(tok), true
+	}
+	if a.Header == nil {
+		return "", true
+	}
+	// Credentials set by a hook (an *auth.Client, a DPoP-bound token):
+	// hash the Authorization header it sets on the endpoint.
+	if c.cfg.endpoint != "" {
+		if req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.endpoint, nil); err == nil {
+			if a.Header(ctx, req) == nil {
+				if v := req.Header.Get("Authorization"); v != "" {
+					return tokenIdentity(v), true
 				}
 			}
 		}
-		return "", false
 	}
-	ts := c.cfg.auth.Tokens
-	if ts == nil {
-		return "", true
-	}
-	if id, ok := ts.(interface{ Identity() string }); ok {
-		return id.Identity(), true
-	}
-	tok, err := ts.Token(ctx)
-	if err != nil || tok == "" {
-		return "unauthenticated", true
-	}
-	return tokenIdentity(tok), true
+	return "", false
 }
 
 // tokenIdentity names an authorization context by a hash of its

@@ -37,13 +37,32 @@ func (c *fakeClock) Advance(d time.Duration) {
 // pipeClient connects a client to srv over a new in-memory pipe.
 func pipeClient(t *testing.T, srv *testserver.Server, opts ...client.Option) *client.Client {
 	t.Helper()
+	return keyedPipeClient(t, srv, "", opts...)
+}
+
+// keyedPipe is a pipe transport with a server key.
+type keyedPipe struct {
+	transport.Transport
+	key string
+}
+
+func (k keyedPipe) ServerKey() string { return k.key }
+
+// keyedPipeClient is pipeClient over a transport whose ServerKey is key
+// (none for "").
+func keyedPipeClient(t *testing.T, srv *testserver.Server, key string, opts ...client.Option) *client.Client {
+	t.Helper()
 	pipe, end := transport.NewPipe()
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
 		_ = srv.ServeStream(context.Background(), end, end)
 	}()
-	c, err := client.Connect(testCtx(t), pipe, opts...)
+	var tr transport.Transport = pipe
+	if key != "" {
+		tr = keyedPipe{pipe, key}
+	}
+	c, err := client.Connect(testCtx(t), tr, opts...)
 	if err != nil {
 		end.Close()
 		<-served
@@ -128,24 +147,6 @@ func TestCacheFreshStaleInvalidated(t *testing.T) {
 		t.Fatalf("after resources/updated: resources/read sent %d times, want 2", n)
 	}
 
-	// Discover: fresh for the TTL, refetched when stale.
-	if _, err := c.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	before := count(srv, "server/discover")
-	if _, err := c.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(srv, "server/discover"); n != before {
-		t.Fatalf("fresh Discover sent server/discover (%d -> %d)", before, n)
-	}
-	clock.Advance(2 * time.Minute)
-	if _, err := c.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(srv, "server/discover"); n != before+1 {
-		t.Fatalf("stale Discover: server/discover %d -> %d, want one more", before, n)
-	}
 }
 
 func TestCacheZeroTTLAndLegacy(t *testing.T) {
@@ -182,9 +183,10 @@ func TestCachePrivatePartition(t *testing.T) {
 	srv := testserver.New(testserver.Options{TTL: time.Minute, CacheScope: protocol.CacheScopePrivate})
 	t.Cleanup(func() { srv.Close() })
 	shared := cache.NewMemory(0)
+	// The transports share a ServerKey, so the clients share entries.
 	newClient := func(tokens transport.TokenSource) *client.Client {
-		return pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(shared),
-			client.WithServerKey("testserver"), client.WithAuth(client.Auth{Tokens: tokens}))
+		return keyedPipeClient(t, srv, "testserver", client.WithProtocol(client.Modern), client.WithCache(shared),
+			client.WithAuth(client.Auth{Tokens: tokens}))
 	}
 	alice := newClient(identity{"alice"})
 	drainTools(t, alice)

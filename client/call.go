@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 // Call sends a request for any method, typed wrapper or not (vendor
@@ -14,7 +16,10 @@ import (
 // (protocol version, client capabilities and info) and, on Streamable
 // HTTP, the standard headers; timeouts, replay and healing apply as for
 // any request; [WithCallMeta] and [WithCallHeaders] add per-call _meta
-// entries and HTTP headers, and [WithMiddleware] sees the call. A server error is a *jsonrpc.Error; every other failure is
+// entries and HTTP headers, and [WithMiddleware] sees the call. A modern
+// server/discover sent this way also refreshes what the client knows of
+// the server ([Negotiation].Discover); a result that is not a valid
+// DiscoverResult is then an *Error of kind [KindProtocol]. A server error is a *jsonrpc.Error; every other failure is
 // an *Error whose Op is method.
 func (c *Client) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
 	if method == "" {
@@ -27,6 +32,12 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	raw, err := c.call(ctx, method, params, cc.sessionOptions())
 	if err != nil {
 		return err
+	}
+	if method == protocol.MethodDiscover && c.isModern() {
+		// What the client knows of the server follows the newest result.
+		if err := c.noteDiscover(raw); err != nil {
+			return err
+		}
 	}
 	if result == nil {
 		return nil

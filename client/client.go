@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/conduitmcp/conduit/cache"
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -23,17 +23,16 @@ import (
 // All methods are safe for concurrent use. [Client.Close] ends the
 // connection, every [Subscription] and every goroutine the client started.
 type Client struct {
-	sess       *engine.Session                                                                 // written once by Connect
-	cfg        config                                                                          // frozen at Connect
-	key        string                                                                          // server key for the caches
-	eraKey     string                                                                          // era cache key; "" for none
-	hinted     bool                                                                            // written once by connect: negotiated from an era cache record
-	verified   atomic.Bool                                                                     // a request succeeded (proves a hinted era)
-	doubted    atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
-	kind       string                                                                          // transport kind
-	listeners  handler.Set                                                                     // the user's handler, detected once
-	mw         func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
-	rootsDirty chan struct{}                                                                   // cap 1: a change of cfg.roots to notify (roots.go)
+	sess      *engine.Session                                                                 // written once by Connect
+	cfg       config                                                                          // frozen at Connect
+	key       string                                                                          // server key for the caches
+	eraKey    string                                                                          // era cache key; "" for none
+	hinted    bool                                                                            // written once by connect: negotiated from an era cache record
+	verified  atomic.Bool                                                                     // a request succeeded (proves a hinted era)
+	doubted   atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
+	kind      string                                                                          // transport kind
+	listeners handler.Set                                                                     // the user's handler, detected once
+	mw        func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
 
 	tools toolRegistry // per-connection tool metadata
 
@@ -55,6 +54,8 @@ type Client struct {
 var connSeq atomic.Int64
 
 // Connect negotiates with the server behind t and returns a ready Client.
+// When t has a ServerKey method (a transport.Stdio has), verdicts and
+// cached results are remembered under its key (see [WithEraCache]).
 //
 // Errors: an [*Error] with Op "connect" whose Kind says what failed, whose
 // Err is the cause (a *negotiation.Error, a
@@ -64,29 +65,19 @@ var connSeq atomic.Int64
 // negotiation steps taken.
 func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
-	key := cfg.serverKey
-	eraKey := key
+	eraKey := "" // no era caching without a server key
+	if k, ok := t.(interface{ ServerKey() string }); ok {
+		eraKey = k.ServerKey()
+	}
+	key := eraKey
 	if key == "" {
-		if s, ok := t.(*transport.Stdio); ok {
-			key = commandLine(s.Path, s.Args)
-			eraKey = key
-		} else {
-			key = "conn-" + strconv.FormatInt(connSeq.Add(1), 10)
-		}
+		key = "conn-" + strconv.FormatInt(connSeq.Add(1), 10)
 	}
 	c, err := connect(ctx, t, nil, cfg, key, eraKey)
 	if err != nil {
 		return nil, connectError(t, err)
 	}
 	return c, nil
-}
-
-func commandLine(path string, args []string) string {
-	parts := append([]string{path}, args...)
-	for i, p := range parts {
-		parts[i] = strconv.Quote(p)
-	}
-	return "cmd:" + strings.Join(parts, " ")
 }
 
 func connect(ctx context.Context, t, fallback transport.Transport, cfg config, key, eraKey string) (*Client, error) {
@@ -135,7 +126,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 		c.disc = &discoverEntry{res: hint.disc, expires: discExpires}
 		c.discMu.Unlock()
 	} else {
-		c.seedDiscover(ctx)
+		c.seedDiscover()
 	}
 	c.rememberEra()
 	c.autoListen(ctx)
@@ -167,7 +158,7 @@ func (c *Client) eraHint() (eraHintRec, time.Time) {
 	case negotiation.EraLegacy:
 		return eraHintRec{Era: rec.Era, Version: rec.Version}, time.Time{}
 	case negotiation.EraModern:
-		if d, expires := rec.freshDiscover(cfg.now()); d != nil {
+		if d, expires := freshDiscover(rec, cfg.now()); d != nil {
 			return eraHintRec{Era: rec.Era, Version: rec.Version, disc: d}, expires
 		}
 	}
@@ -194,7 +185,7 @@ func (c *Client) rememberEra() {
 	if era == negotiation.EraUnknown {
 		return
 	}
-	rec := EraRecord{Era: era, Version: c.sess.ProtocolVersion()}
+	rec := cache.EraRecord{Era: era, Version: c.sess.ProtocolVersion()}
 	if era == negotiation.EraModern {
 		c.discMu.Lock()
 		d := c.disc
@@ -249,10 +240,13 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 			TaskRequests:     cfg.capOpts.TaskRequests,
 		},
 	}
-	if cfg.roots != nil {
+	if cfg.hasRoots {
 		// The client's own list answers roots requests and announces its
 		// changes (legacy).
-		s.Handler.RootsLister = rootsLister{cfg.roots}
+		if err := checkRoots("connect", cfg.roots); err != nil {
+			return engine.Config{}, err
+		}
+		s.Handler.RootsLister = newRootList(cfg.roots)
 		s.CapabilityOptions.RootsListChanged = true
 	}
 	switch cfg.protocol {
@@ -389,18 +383,28 @@ type Negotiation struct {
 	// Trace lists the negotiation steps taken so far (re-negotiations
 	// after a lost connection included), for diagnostics.
 	Trace []TraceStep
+	// Discover is the newest server/discover result the client knows
+	// (from the negotiation, an era cache record, [Client.Ping], or a
+	// server/discover sent with [Client.Call]); nil in the legacy era.
+	// A fresh one is c.Call(ctx, protocol.MethodDiscover, nil, &res).
+	// The value is the client's own: do not modify it.
+	Discover *negotiation.DiscoverResult
 }
 
 // Negotiated reports what the connection negotiated. It reflects the
 // latest re-negotiation; the Trace is a copy.
 func (c *Client) Negotiated() Negotiation {
-	return Negotiation{
+	n := Negotiation{
 		Era:                c.sess.Era(),
 		Version:            c.sess.ProtocolVersion(),
 		Transport:          c.kind,
 		ClientCapabilities: c.sess.ClientCapabilities(),
 		Trace:              traceOf(c.sess.Trace()),
 	}
+	if n.Era == negotiation.EraModern {
+		n.Discover = c.freshDiscover()
+	}
+	return n
 }
 
 // isModern reports whether the modern era was negotiated.

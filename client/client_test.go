@@ -52,13 +52,13 @@ func TestIntrospection(t *testing.T) {
 		if err := c.Ping(testCtx(t)); err != nil {
 			t.Errorf("Ping() = %v", err)
 		}
-		d, err := c.Discover(testCtx(t))
+		d := c.Negotiated().Discover
 		if p == client.Legacy {
-			if !errors.Is(err, client.ErrNotSupported) {
-				t.Errorf("Discover() error = %v, want ErrNotSupported", err)
+			if d != nil {
+				t.Errorf("legacy Negotiated().Discover = %+v, want nil", d)
 			}
-		} else if err != nil || d == nil || !slices.Contains(d.SupportedVersions, protocol.Version20260728) {
-			t.Errorf("Discover() = %+v, %v", d, err)
+		} else if d == nil || !slices.Contains(d.SupportedVersions, protocol.Version20260728) {
+			t.Errorf("Negotiated().Discover = %+v", d)
 		}
 	})
 }

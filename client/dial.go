@@ -31,15 +31,12 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	if err != nil {
 		return nil, &Error{Op: "connect", Kind: KindInvalid, Err: err}
 	}
-	key := cfg.serverKey
-	if key == "" {
-		key = u.String()
-	}
+	key := u.String()
 	cfg.endpoint = endpoint
 	var t, fallback transport.Transport
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
-		t = &transport.StreamableHTTP{
+		h := &transport.StreamableHTTP{
 			URL:         endpoint,
 			HTTPClient:  cfg.httpClient,
 			Header:      cfg.headers.Clone(),
@@ -47,15 +44,9 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 			HeaderFunc:  cfg.auth.Header,
 			Logger:      cfg.logger,
 		}
+		t = h
 		if cfg.protocol == Auto || cfg.protocol == Legacy || isLegacyPin(cfg.protocol) {
-			fallback = &transport.SSE{
-				URL:         endpoint,
-				HTTPClient:  cfg.httpClient,
-				Header:      cfg.headers.Clone(),
-				TokenSource: cfg.auth.Tokens,
-				HeaderFunc:  cfg.auth.Header,
-				Logger:      cfg.logger,
-			}
+			fallback = sseFallback(h)
 		}
 	case "ws", "wss":
 		hc := cfg.httpClient
@@ -78,6 +69,13 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	return c, nil
 }
 
+// sseFallback returns the HTTP+SSE transport to h's endpoint, with h's
+// client, headers, credentials and logger.
+func sseFallback(h *transport.StreamableHTTP) *transport.SSE {
+	return &transport.SSE{URL: h.URL, HTTPClient: h.HTTPClient, Header: h.Header.Clone(),
+		TokenSource: h.TokenSource, HeaderFunc: h.HeaderFunc, Logger: h.Logger}
+}
+
 // isLegacyPin reports whether p pins a legacy-era version; which era a
 // version belongs to is negotiation's decision.
 func isLegacyPin(p Protocol) bool {
@@ -86,6 +84,24 @@ func isLegacyPin(p Protocol) bool {
 		return false
 	}
 	return negotiation.EraOf(string(p)) == negotiation.EraLegacy
+}
+
+// resolveAuth applies the optional methods of a.Tokens (see
+// [Auth].Tokens): a Header method takes the place of the Header field when
+// that is nil, and Token is then not asked; an Authorize method that of
+// the Authorize field when that is nil.
+func resolveAuth(a Auth) Auth {
+	if z, ok := a.Tokens.(interface {
+		Authorize(context.Context, *transport.HTTPError) error
+	}); ok && a.Authorize == nil {
+		a.Authorize = z.Authorize
+	}
+	if h, ok := a.Tokens.(interface {
+		Header(context.Context, *http.Request) error
+	}); ok && a.Header == nil {
+		a.Header, a.Tokens = h.Header, nil
+	}
+	return a
 }
 
 // bearerClient returns a copy of hc (or of a default client) whose

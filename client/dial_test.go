@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,6 +120,89 @@ func TestAuthRequired(t *testing.T) {
 	defer c.Close()
 	if authorized != 1 {
 		t.Errorf("Authorize called %d times, want 1", authorized)
+	}
+}
+
+// hookedTokens is a token source with the optional Header and Authorize
+// methods of an *auth.Client: the client uses them and never asks Token.
+type hookedTokens struct {
+	mu         sync.Mutex
+	token      string
+	authorized int
+	asked      int // Token calls
+}
+
+func (h *hookedTokens) Token(context.Context) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.asked++
+	return "from-token", nil
+}
+
+func (h *hookedTokens) Header(_ context.Context, req *http.Request) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.token != "" {
+		req.Header.Set("Authorization", "Custom "+h.token)
+	}
+	return nil
+}
+
+func (h *hookedTokens) Authorize(context.Context, *transport.HTTPError) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.authorized++
+	h.token = "good"
+	return nil
+}
+
+// TestAuthTokensHooks: Auth{Tokens: x}, x having Header and Authorize
+// methods (as an *auth.Client has), sets credentials with x.Header, not
+// x.Token, and answers a 401 with x.Authorize, over HTTP and WebSocket.
+func TestAuthTokensHooks(t *testing.T) {
+	for _, tr := range []string{tHTTP, tWS} {
+		t.Run(tr, func(t *testing.T) {
+			srv := testserver.New(testserver.Options{})
+			h := srv.Handler()
+			if tr == tWS {
+				h = srv.WebSocketHandler()
+			}
+			guard := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Custom good" {
+					w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"`)
+					http.Error(w, "unauthorized", http.StatusUnauthorized)
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+			ts := httptest.NewServer(guard)
+			t.Cleanup(func() {
+				srv.Close()
+				ts.Close()
+			})
+			url := ts.URL
+			hooks := &hookedTokens{}
+			if tr == tWS {
+				url = "ws" + strings.TrimPrefix(url, "http")
+				hooks.token = "good" // a WebSocket handshake has no 401 retry
+			}
+			c, err := client.Dial(testCtx(t), url, client.WithAuth(client.Auth{Tokens: hooks}))
+			if err != nil {
+				t.Fatalf("Dial = %v", err)
+			}
+			defer c.Close()
+			if _, err := c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}); err != nil {
+				t.Fatal(err)
+			}
+			hooks.mu.Lock()
+			defer hooks.mu.Unlock()
+			if want := map[string]int{tHTTP: 1, tWS: 0}[tr]; hooks.authorized != want {
+				t.Errorf("Authorize called %d times, want %d", hooks.authorized, want)
+			}
+			if hooks.asked != 0 {
+				t.Errorf("Token asked %d times, want never (Header sets the credentials)", hooks.asked)
+			}
+		})
 	}
 }
 

@@ -38,7 +38,7 @@
 //
 // Modern results that carry cache hints are served from a [Cache] while
 // fresh ([WithCache]); negotiation verdicts can be remembered per server
-// in an [EraCache] ([WithEraCache]) so that reconnecting skips the probe.
+// in an era store ([WithEraCache]) so that reconnecting skips the probe.
 //
 // # Concurrency
 //

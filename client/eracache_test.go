@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/conduitmcp/conduit/cache"
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/negotiation"
@@ -19,18 +20,18 @@ func TestEraCache(t *testing.T) {
 		name     string
 		era      testserver.Era
 		ttl      time.Duration
-		hint     *client.EraRecord // pre-seeded (possibly wrong) record
-		want     client.EraRecord
+		hint     *cache.EraRecord // pre-seeded (possibly wrong) record
+		want     cache.EraRecord
 		probes   int // server/discover requests over both connections
 		wantEra2 negotiation.Era
 	}{
-		{"legacy remembered", testserver.LegacyOnly, 0, nil, client.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20251125}, 1, negotiation.EraLegacy},
-		{"modern remembered", testserver.ModernOnly, time.Minute, nil, client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}, 1, negotiation.EraModern},
+		{"legacy remembered", testserver.LegacyOnly, 0, nil, cache.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20251125}, 1, negotiation.EraLegacy},
+		{"modern remembered", testserver.ModernOnly, time.Minute, nil, cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}, 1, negotiation.EraModern},
 		// ttlMs 0: the remembered discover result is stale at once, so
 		// the second connection discovers (probes) again.
-		{"modern with ttlMs 0 discovered again", testserver.ModernOnly, 0, nil, client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}, 2, negotiation.EraModern},
-		{"wrong hint re-probed", testserver.LegacyOnly, 0, &client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728},
-			client.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20251125}, -1, negotiation.EraLegacy},
+		{"modern with ttlMs 0 discovered again", testserver.ModernOnly, 0, nil, cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}, 2, negotiation.EraModern},
+		{"wrong hint re-probed", testserver.LegacyOnly, 0, &cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728},
+			cache.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20251125}, -1, negotiation.EraLegacy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,12 +41,12 @@ func TestEraCache(t *testing.T) {
 				srv.Close()
 				ts.Close()
 			})
-			cache := client.MemoryEraCache()
+			eras := client.MemoryEraCache()
 			if tt.hint != nil {
-				cache.StoreEra(ts.URL, *tt.hint)
+				eras.StoreEra(ts.URL, *tt.hint)
 			}
 			for i := range 2 {
-				c, err := client.Dial(testCtx(t), ts.URL, client.WithEraCache(cache))
+				c, err := client.Dial(testCtx(t), ts.URL, client.WithEraCache(eras))
 				if err != nil {
 					t.Fatalf("Dial #%d: %v", i+1, err)
 				}
@@ -73,7 +74,7 @@ func TestEraCache(t *testing.T) {
 				}
 				c.Close()
 			}
-			rec, ok := cache.LoadEra(ts.URL)
+			rec, ok := eras.LoadEra(ts.URL)
 			if !ok {
 				t.Fatal("no record stored")
 			}
@@ -91,38 +92,15 @@ func TestEraCache(t *testing.T) {
 	}
 }
 
-func TestFileEraCache(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", "eras.json")
-	a := client.NewFileEraCache(path)
-	if _, ok := a.LoadEra("x"); ok {
-		t.Fatal("empty cache has a record")
-	}
-	rec := client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}
-	a.StoreEra("x", rec)
-	a.StoreEra("y", client.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20250618})
-	b := client.NewFileEraCache(path) // a second instance reads the file
-	got, ok := b.LoadEra("x")
-	if !ok || got != rec {
-		t.Errorf("LoadEra(x) = %+v, %v; want %+v", got, ok, rec)
-	}
-	b.DeleteEra("x")
-	if _, ok := a.LoadEra("x"); ok {
-		t.Error("deleted record still present")
-	}
-	if _, ok := a.LoadEra("y"); !ok {
-		t.Error("unrelated record lost")
-	}
-}
-
 func TestEraCacheStdioKey(t *testing.T) {
-	cache := client.MemoryEraCache()
+	eras := client.MemoryEraCache()
 	so := testserver.Options{TTL: time.Minute} // the remembered discover result stays fresh
-	f := connect(t, tStdio, so, client.WithEraCache(cache))
+	f := connect(t, tStdio, so, client.WithEraCache(eras))
 	if f.c.Negotiated().Era != negotiation.EraModern {
 		t.Fatalf("Era() = %v", f.c.Negotiated().Era)
 	}
 	f.c.Close() // records the verdict
-	f2 := connect(t, tStdio, so, client.WithEraCache(cache))
+	f2 := connect(t, tStdio, so, client.WithEraCache(eras))
 	var probes int
 	for _, s := range f2.c.Negotiated().Trace {
 		if s.Sent == protocol.MethodDiscover {
@@ -146,10 +124,10 @@ func probes(c *client.Client) int {
 }
 
 // eraCaches are the era caches the zero-RTT tests run with.
-func eraCaches(t *testing.T) map[string]func() client.EraCache {
-	return map[string]func() client.EraCache{
-		"memory": func() client.EraCache { return client.MemoryEraCache() },
-		"file": func() client.EraCache {
+func eraCaches(t *testing.T) map[string]func() cache.EraStore {
+	return map[string]func() cache.EraStore{
+		"memory": func() cache.EraStore { return client.MemoryEraCache() },
+		"file": func() cache.EraStore {
 			return client.NewFileEraCache(filepath.Join(t.TempDir(), "eras.json"))
 		},
 	}
@@ -174,14 +152,12 @@ func TestEraCacheKnowsServer(t *testing.T) {
 	for _, tr := range []string{tStdio, tHTTP} {
 		for name, newCache := range eraCaches(t) {
 			t.Run(tr+"/"+name, func(t *testing.T) {
-				cache := newCache()
+				eras := newCache()
 				so := testserver.Options{TTL: time.Minute}
-				opts := []client.Option{client.WithEraCache(cache), client.WithStrictCapabilities(true)}
-				if tr == tStdio {
-					// The key of an HTTP server is its URL, new per test
-					// server; both stdio connections run the same command.
-					opts = append(opts, client.WithServerKey("stdio-server"))
-				}
+				// The key of an HTTP server is its URL, new per test
+				// server; both stdio connections run the same command
+				// line, whose transport's ServerKey is the key.
+				opts := []client.Option{client.WithEraCache(eras), client.WithStrictCapabilities(true)}
 				first := connect(t, tr, so, opts...)
 				if probes(first.c) != 1 || first.c.Negotiated().Era != negotiation.EraModern {
 					t.Fatalf("first connection: era %v, trace %+v; want one probe, modern", first.c.Negotiated().Era, first.c.Negotiated().Trace)
@@ -228,9 +204,10 @@ func TestEraCacheKnowsServer(t *testing.T) {
 // zero-RTT hint: the client probes and knows the server, so strict
 // capabilities refuse nothing.
 func TestEraCacheBareHintStrict(t *testing.T) {
-	cache := client.MemoryEraCache()
-	cache.StoreEra("bare", client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
-	f := connect(t, tStdio, testserver.Options{}, client.WithEraCache(cache), client.WithServerKey("bare"), client.WithStrictCapabilities(true))
+	eras := client.MemoryEraCache()
+	so := testserver.Options{}
+	eras.StoreEra(stdioServer(t, so).ServerKey(), cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
+	f := connect(t, tStdio, so, client.WithEraCache(eras), client.WithStrictCapabilities(true))
 	if f.c.ServerInfo() == nil || f.c.ServerCapabilities().Tools == nil {
 		t.Errorf("client knows %+v after a bare hint, want the server's description", known(f.c))
 	}
@@ -252,4 +229,37 @@ func reconnect(t *testing.T, tr string, url string, so testserver.Options, opts 
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// TestEraCacheServerKey: Connect over a transport with a ServerKey
+// remembers the verdict under that key, and a second connection through a
+// transport with the same key takes it (no probe); a transport without
+// one gets no era caching and shares no cached results.
+func TestEraCacheServerKey(t *testing.T) {
+	srv := testserver.New(testserver.Options{TTL: time.Minute})
+	t.Cleanup(func() { srv.Close() })
+	eras := client.MemoryEraCache()
+	first := keyedPipeClient(t, srv, "my-server", client.WithEraCache(eras))
+	if n := probes(first); n != 1 {
+		t.Fatalf("first connection: %d probes, want 1", n)
+	}
+	if rec, ok := eras.LoadEra("my-server"); !ok || rec.Era != negotiation.EraModern {
+		t.Fatalf("record under the ServerKey = %+v, %v; want a modern one", rec, ok)
+	}
+	if n := probes(keyedPipeClient(t, srv, "my-server", client.WithEraCache(eras))); n != 0 {
+		t.Errorf("second connection with the same ServerKey: %d probes, want the remembered verdict", n)
+	}
+
+	plainEras := client.MemoryEraCache()
+	results := cache.NewMemory(0)
+	for i := range 2 {
+		c := pipeClient(t, srv, client.WithEraCache(plainEras), client.WithCache(results))
+		if n := probes(c); n != 1 {
+			t.Errorf("connection %d without a ServerKey: %d probes, want 1", i+1, n)
+		}
+		drainTools(t, c)
+	}
+	if n := count(srv, protocol.MethodToolsList); n != 2 {
+		t.Errorf("two connections without a ServerKey sent tools/list %d times, want 2 (no shared entries)", n)
+	}
 }

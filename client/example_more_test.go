@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/conduitmcp/conduit/cache"
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -173,7 +174,7 @@ func ExampleNewFileEraCache() {
 	}
 	defer os.RemoveAll(dir)
 	eras := client.NewFileEraCache(filepath.Join(dir, "eras.json"))
-	eras.StoreEra("https://example.com/mcp", client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
+	eras.StoreEra("https://example.com/mcp", cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
 
 	// Another process (here: another value) reads the same file.
 	rec, ok := client.NewFileEraCache(filepath.Join(dir, "eras.json")).LoadEra("https://example.com/mcp")

@@ -384,7 +384,9 @@ func ExampleClient_Ping() {
 	// Output: <nil>
 }
 
-func ExampleClient_Discover() {
+// ExampleNegotiation_discover reads the server/discover result the
+// client knows, then asks the server for a fresh one.
+func ExampleNegotiation_discover() {
 	t, stop := exampleServer(testserver.Options{})
 	defer stop()
 	ctx := context.Background()
@@ -393,10 +395,14 @@ func ExampleClient_Discover() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	d, err := c.Discover(ctx)
-	if err != nil {
+	fmt.Println(c.Negotiated().Discover.SupportedVersions)
+
+	var fresh protocol.DiscoverResult
+	if err := c.Call(ctx, protocol.MethodDiscover, nil, &fresh); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(d.SupportedVersions)
-	// Output: [2026-07-28]
+	fmt.Println(fresh.SupportedVersions)
+	// Output:
+	// [2026-07-28]
+	// [2026-07-28]
 }

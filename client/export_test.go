@@ -10,8 +10,8 @@ import (
 // WithClock replaces the client's clock (cache freshness, discover TTL).
 func WithClock(now func() time.Time) Option { return withClock(now) }
 
-// NotifyRootsChanged sends notifications/roots/list_changed as [Roots]
-// does on a change.
+// NotifyRootsChanged sends notifications/roots/list_changed as
+// [Client.SetRoots] has it sent on a change.
 func (c *Client) NotifyRootsChanged(ctx context.Context) error { return c.notifyRootsChanged(ctx) }
 
 // WithMaxPages lowers the page cap of listing walks.

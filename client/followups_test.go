@@ -214,9 +214,9 @@ func TestAwaitTaskExpired(t *testing.T) {
 	}
 }
 
-// TestCacheOAuthPartition: clients using WithOAuth with different
-// credentials do not share private cache entries; the same credentials
-// do.
+// TestCacheOAuthPartition: clients using an *auth.Client as
+// Auth{Tokens: a} with different credentials do not share private cache
+// entries; the same credentials do; the requests carry the tokens.
 func TestCacheOAuthPartition(t *testing.T) {
 	srv := testserver.New(testserver.Options{Era: testserver.ModernOnly, TTL: time.Minute, CacheScope: protocol.CacheScopePrivate})
 	ts := httptest.NewServer(srv.Handler())
@@ -237,7 +237,7 @@ func TestCacheOAuthPartition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := client.Dial(testCtx(t), url, client.WithProtocol(client.Modern), client.WithCache(shared), client.WithOAuth(a))
+		c, err := client.Dial(testCtx(t), url, client.WithProtocol(client.Modern), client.WithCache(shared), client.WithAuth(client.Auth{Tokens: a}))
 		if err != nil {
 			t.Fatalf("Dial: %v", err)
 		}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/conduitmcp/conduit/internal/engine"
-	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -77,36 +76,15 @@ func (e *InputRequired) Error() string {
 	return fmt.Sprintf("client: %s needs input (%d request(s), round %d)", e.Method, len(e.Requests), e.Round)
 }
 
-// URLElicitationRequired is a 2025-11-25 server's
-// URLElicitationRequiredError (-32042): the call needs the user to visit
-// the URLs of Elicitations (mode "url", each with its elicitationId)
-// before it can succeed. A client whose handler implements
-// handler.URLElicitor never returns it for a first -32042: it shows the
-// URLs to the handler, waits for the server's
-// notifications/elicitation/complete (bounded by the call's context and
-// five minutes) and sends the request again once; it is returned when
-// there is no URLElicitor, when the user did not accept, when the
-// elicitations did not complete in time, or when the retry met -32042
-// again. It unwraps to the server's *jsonrpc.Error (errors.Is(err,
-// jsonrpc.ErrURLElicitationRequired)); the *Error around it is of kind
-// [KindServer].
-type URLElicitationRequired struct {
-	Elicitations []protocol.ElicitParams
-	Err          *jsonrpc.Error
-}
-
-func (e *URLElicitationRequired) Error() string {
-	return fmt.Sprintf("client: %d URL elicitation(s) required: %s", len(e.Elicitations), e.Err.Message)
-}
-
-func (e *URLElicitationRequired) Unwrap() error { return e.Err }
-
 // inputRequired turns the engine's pending input into an *InputRequired,
-// and its -32042 error into a *URLElicitationRequired; other errors are
+// and its -32042 error into a *protocol.URLElicitationRequiredError (a
+// client whose handler implements handler.URLElicitor first shows the
+// URLs, waits for notifications/elicitation/complete, bounded by the
+// call's context and five minutes, and retries once); other errors are
 // returned as they are.
 func inputRequired(err error) error {
 	if ue, ok := errors.AsType[*engine.URLElicitationRequiredError](err); ok {
-		return &URLElicitationRequired{Elicitations: ue.Elicitations, Err: ue.Err}
+		return &protocol.URLElicitationRequiredError{Elicitations: ue.Elicitations, Err: ue.Err}
 	}
 	p, ok := errors.AsType[*engine.InputRequiredError](err)
 	if !ok {

@@ -144,6 +144,18 @@ func connect(t *testing.T, tr string, so testserver.Options, opts ...client.Opti
 	return f
 }
 
+// stdioServer is the transport of tStdio: this test binary, serving so.
+func stdioServer(t *testing.T, so testserver.Options) *transport.Stdio {
+	t.Helper()
+	spec, err := json.Marshal(stdioOptions{Era: so.Era, PageSize: so.PageSize, TTLms: so.TTL.Milliseconds(), Scope: so.CacheScope, Faults: so.Faults, Legacy: so.LegacyVersions})
+	if err != nil {
+		t.Fatalf("encoding the stdio server options: %v", err)
+	}
+	cmd := transport.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = []string{stdioEnv + "=" + string(spec)}
+	return cmd
+}
+
 func tryConnect(t *testing.T, tr string, so testserver.Options, opts ...client.Option) (*fixture, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -167,13 +179,7 @@ func tryConnect(t *testing.T, tr string, so testserver.Options, opts ...client.O
 		})
 		f.c, err = client.Connect(ctx, pipe, opts...)
 	case tStdio:
-		spec, merr := json.Marshal(stdioOptions{Era: so.Era, PageSize: so.PageSize, TTLms: so.TTL.Milliseconds(), Scope: so.CacheScope, Faults: so.Faults, Legacy: so.LegacyVersions})
-		if merr != nil {
-			t.Fatalf("encoding the stdio server options: %v", merr)
-		}
-		cmd := transport.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = []string{stdioEnv + "=" + string(spec)}
-		f.c, err = client.Connect(ctx, cmd, opts...)
+		f.c, err = client.Connect(ctx, stdioServer(t, so), opts...)
 	case tHTTP, tWS, tSSE:
 		srv := testserver.New(so)
 		f.srv = srv

@@ -8,7 +8,6 @@ import (
 
 	"github.com/conduitmcp/conduit/cache"
 
-	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -54,8 +53,9 @@ type CapabilityOptions struct {
 	// SamplingContext declares sampling.context (includeContext other
 	// than "none"; deprecated by the spec).
 	SamplingContext bool
-	// RootsListChanged declares roots.listChanged in the legacy era, so
-	// that a [Roots] handler notifies the server of its changes.
+	// RootsListChanged declares roots.listChanged in the legacy era, for
+	// a handler.RootsLister whose changes the server is told of
+	// ([WithRoots] declares it itself).
 	RootsListChanged bool
 	// TaskRequests lets a 2025-11-25 server run sampling/createMessage
 	// and elicitation/create as tasks on the client: it declares the
@@ -69,14 +69,25 @@ type CapabilityOptions struct {
 }
 
 // Auth configures authorization for HTTP servers. The auth package builds
-// full OAuth flows on top of it.
+// full OAuth flows on top of it: an *auth.Client is a complete Auth as
+// Auth{Tokens: a} (see Tokens).
 type Auth struct {
 	// Tokens supplies "Authorization: Bearer" tokens for every HTTP
-	// request. Nil sends no Authorization header. A TokenSource may also
-	// implement interface{ Identity() string } to name its authorization
-	// context (for example issuer + subject): private cache entries are
-	// partitioned by it. Without it the partition is derived from a hash
-	// of the current token.
+	// request. Nil sends no Authorization header. Its optional methods
+	// (all of which an *auth.Client has) do more:
+	//   - Header(context.Context, *http.Request) error: when the Header
+	//     field is nil, it sets the credentials of every request instead
+	//     of Token (so a DPoP-bound token works);
+	//   - Authorize(context.Context, *transport.HTTPError) error: when the
+	//     Authorize field is nil, it answers a 401 or 403;
+	//   - Identity() string: it names the authorization context (for
+	//     example issuer + subject).
+	//
+	// Private cache entries ([WithCache]) are partitioned by the
+	// authorization context: Identity() when Tokens has it, else a hash of
+	// the current token, or of the Authorization header that Header sets
+	// (on [Dial]'s endpoint). When that cannot be had, private results are
+	// neither cached nor served from the cache.
 	Tokens transport.TokenSource
 	// Authorize is called when the server answers 401 or 403 with the
 	// challenge; it should obtain (new) credentials so that Tokens returns
@@ -88,26 +99,6 @@ type Auth struct {
 	// it, for example a DPoP-bound token with its proof. It runs after
 	// Tokens. Nil adds nothing.
 	Header func(ctx context.Context, req *http.Request) error
-}
-
-// WithOAuth plugs an OAuth client from the auth package into the client:
-// its Header sets the credentials on every request to the server's origin
-// and its Authorize runs the flows on a 401 or 403. It is shorthand for
-// WithAuth(Auth{Header: a.Header, Authorize: a.Authorize}). Default: none.
-//
-// Private cache entries ([WithCache]) are partitioned by the OAuth
-// client's authorization context: its Identity() when it has one, else a
-// hash of its current access token (or of the Authorization header it
-// sets, for DPoP-bound tokens). When neither can be had, private results
-// are neither cached nor served from the cache.
-func WithOAuth(a *auth.Client) Option {
-	if a == nil {
-		return WithAuth(Auth{})
-	}
-	return optionFunc(func(c *config) {
-		c.auth = Auth{Header: a.Header, Authorize: a.Authorize}
-		c.oauth = a
-	})
 }
 
 // Option configures a [Client]. Options are applied in order; for each
@@ -140,11 +131,10 @@ type config struct {
 	capOpts        CapabilityOptions
 	strict         bool
 	auth           Auth
-	oauth          *auth.Client // set by WithOAuth; names the private cache partition
-	endpoint       string       // Dial's endpoint URL; "" for Connect
+	credentials    transport.TokenSource // Auth.Tokens as given; names the private cache partition
+	endpoint       string                // Dial's endpoint URL; "" for Connect
 	cache          cache.Store
-	eraCache       EraCache
-	serverKey      string
+	eraCache       cache.EraStore
 	tasks          bool
 	olderVersions  bool
 	maxPages       int
@@ -152,7 +142,8 @@ type config struct {
 	messageLog     func(sent bool, msg jsonrpc.Message)
 	middleware     []Middleware
 	maxInputRounds int              // MRTR round cap; 0 for the engine's default
-	roots          *Roots           // WithRoots; nil for none
+	roots          []protocol.Root  // WithRoots: the initial list
+	hasRoots       bool             // WithRoots was given
 	now            func() time.Time // test seam; nil => time.Now
 }
 
@@ -270,12 +261,12 @@ func WithStrictCapabilities(strict bool) Option {
 // WithAuth sets authorization for HTTP servers. Default: none. With
 // [Connect] only Auth.Authorize is used (the transport adds no token).
 func WithAuth(a Auth) Option {
-	return optionFunc(func(c *config) { c.auth, c.oauth = a, nil })
+	return optionFunc(func(c *config) { c.auth, c.credentials = resolveAuth(a), a.Tokens })
 }
 
 // WithCache sets the store for cacheable modern results (tools/list,
-// prompts/list, resources/list, resources/templates/list, resources/read,
-// server/discover): a result is served from it while its ttlMs lasts.
+// prompts/list, resources/list, resources/templates/list, resources/read):
+// a result is served from it while its ttlMs lasts.
 // Default (and nil): no caching. [cache.NewMemory] is an in-memory store;
 // a store may be shared by several clients.
 func WithCache(c cache.Store) Option {
@@ -285,16 +276,16 @@ func WithCache(c cache.Store) Option {
 // WithEraCache sets where negotiation verdicts are remembered, so that a
 // reconnect to the same server skips the probe; a verdict that proves
 // wrong is dropped and the server re-probed. Default (and nil): none.
-func WithEraCache(ec EraCache) Option {
+//
+// The server's key, here and in the [WithCache] store, is the endpoint
+// URL for [Dial]; for [Connect] it is the key of a transport implementing
+//
+//	interface{ ServerKey() string }
+//
+// (a transport.Stdio's is its command line); any other transport gets no
+// era caching and a key unique to the connection.
+func WithEraCache(ec cache.EraStore) Option {
 	return optionFunc(func(c *config) { c.eraCache = ec })
-}
-
-// WithServerKey overrides the key of this server in the [EraCache] and the
-// [cache.Store]. Default: the endpoint URL for [Dial]; for [Connect] the command
-// line of a command transport, else no era caching and a key unique to the
-// connection.
-func WithServerKey(key string) Option {
-	return optionFunc(func(c *config) { c.serverKey = key })
 }
 
 // WithTasksExtension(true) advertises the modern tasks extension

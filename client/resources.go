@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -49,18 +50,20 @@ func (c *Client) SetLogLevel(ctx context.Context, level protocol.LoggingLevel) e
 }
 
 // Ping checks that the server is alive. Legacy: ping. Modern (which has no
-// ping): a fresh server/discover, which also refreshes [Client.Discover].
+// ping): a fresh server/discover, which also refreshes what the client
+// knows of the server ([Negotiation].Discover, [Client.Instructions],
+// [Client.ServerCapabilities]).
 func (c *Client) Ping(ctx context.Context) error {
 	if c.isModern() {
-		_, err := c.fetchDiscover(ctx)
-		return err
+		return c.fetchDiscover(ctx)
 	}
 	_, err := c.call(ctx, protocol.MethodPing, &protocol.PingParams{}, nil)
 	return err
 }
 
 // notifyRootsChanged tells a legacy server that the roots changed
-// (notifications/roots/list_changed); [Roots] calls it on every change. It
+// (notifications/roots/list_changed); [Client.SetRoots] has it called on
+// every change. It
 // is sent only when the client advertised roots.listChanged (a RootsLister
 // handler plus CapabilityOptions.RootsListChanged) and is a no-op
 // otherwise. The modern era has no such notification: the server asks for
@@ -89,7 +92,8 @@ type discoverEntry struct {
 }
 
 // freshDiscover returns the newest discover result known without a round
-// trip: the one fetched by Discover/Ping, else the negotiation's.
+// trip: the one recorded last (a server/discover sent by Ping or Call),
+// else the negotiation's.
 func (c *Client) freshDiscover() *negotiation.DiscoverResult {
 	c.discMu.Lock()
 	d := c.disc
@@ -100,68 +104,40 @@ func (c *Client) freshDiscover() *negotiation.DiscoverResult {
 	return c.sess.Discover()
 }
 
-// Discover returns the server's server/discover result (modern era). It is
-// served from memory (or the [cache.Store]) while its ttlMs lasts and fetched
-// again once stale. In the legacy era it returns nil and an error matching
-// [ErrNotSupported].
-func (c *Client) Discover(ctx context.Context) (*negotiation.DiscoverResult, error) {
-	if !c.isModern() {
-		return nil, &Error{Op: protocol.MethodDiscover, Kind: KindUnsupported, Err: ErrNotSupported}
-	}
-	now := c.cfg.now()
-	c.discMu.Lock()
-	d := c.disc
-	c.discMu.Unlock()
-	if d != nil && now.Before(d.expires) {
-		return d.res, nil
-	}
-	if c.cfg.cache != nil {
-		// Another client sharing the cache may have a fresher result.
-		if raw, ok := c.cacheLookup(ctx, protocol.MethodDiscover, ""); ok {
-			if res, err := negotiation.ParseDiscoverResult(raw); err == nil {
-				return res, nil
-			}
-		}
-	}
-	return c.fetchDiscover(ctx)
-}
-
 // seedDiscover records the negotiation's discover result, received at
 // connect time.
-func (c *Client) seedDiscover(ctx context.Context) {
-	res := c.sess.Discover()
-	if res == nil {
-		return
-	}
-	received := c.cfg.now()
-	ttl := msTTL(res.TTLMs)
-	c.discMu.Lock()
-	c.disc = &discoverEntry{res: res, expires: received.Add(ttl)}
-	c.discMu.Unlock()
-	if c.cfg.cache != nil && len(res.Raw) > 0 {
-		c.cacheStore(ctx, protocol.MethodDiscover, "", res.Raw, received)
+func (c *Client) seedDiscover() {
+	if res := c.sess.Discover(); res != nil {
+		c.setDiscover(res, c.cfg.now())
 	}
 }
 
-// fetchDiscover sends server/discover and records the result.
-func (c *Client) fetchDiscover(ctx context.Context) (*negotiation.DiscoverResult, error) {
-	raw, err := c.call(ctx, protocol.MethodDiscover, &protocol.DiscoverParams{}, nil)
-	if err != nil {
-		return nil, err
-	}
+// setDiscover records res, received at received; it stays fresh for its
+// ttlMs (which the era cache record keeps).
+func (c *Client) setDiscover(res *negotiation.DiscoverResult, received time.Time) {
+	c.discMu.Lock()
+	c.disc = &discoverEntry{res: res, expires: received.Add(msTTL(res.TTLMs))}
+	c.discMu.Unlock()
+}
+
+// noteDiscover records raw, a server/discover result just received.
+func (c *Client) noteDiscover(raw json.RawMessage) error {
 	received := c.cfg.now()
 	res, err := negotiation.ParseDiscoverResult(raw)
 	if err != nil {
-		return nil, resultError(protocol.MethodDiscover, err)
+		return resultError(protocol.MethodDiscover, err)
 	}
-	ttl := msTTL(res.TTLMs)
-	c.discMu.Lock()
-	c.disc = &discoverEntry{res: res, expires: received.Add(ttl)}
-	c.discMu.Unlock()
-	if c.cfg.cache != nil {
-		c.cacheStore(ctx, protocol.MethodDiscover, "", raw, received)
+	c.setDiscover(res, received)
+	return nil
+}
+
+// fetchDiscover sends server/discover and records the result.
+func (c *Client) fetchDiscover(ctx context.Context) error {
+	raw, err := c.call(ctx, protocol.MethodDiscover, &protocol.DiscoverParams{}, nil)
+	if err != nil {
+		return err
 	}
-	return res, nil
+	return c.noteDiscover(raw)
 }
 
 // msTTL converts a ttlMs hint, clamped to [0, one year] so a hostile value

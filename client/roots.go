@@ -10,85 +10,90 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
-// Roots is a list of roots kept by the client: give it to [WithRoots]
-// and change it at any time with Add, Remove and Replace. Every client
-// using it answers the server's roots requests from it (legacy
-// roots/list, modern input_required rounds) and, in the legacy era,
-// tells the server of each change with notifications/roots/list_changed
-// (the modern era has no such notification: the server asks when it
-// needs the roots). One Roots may serve many clients; its methods are
-// safe for concurrent use. The zero value is an empty list ready to use;
-// a Roots must not be copied after first use.
-type Roots struct {
-	mu      sync.Mutex
-	list    []protocol.Root
-	clients map[*Client]struct{}
+// WithRoots makes the client keep a list of roots, starting with roots
+// (none is an empty list), and answer the server's roots requests from
+// it (legacy roots/list, modern input_required rounds) instead of the
+// handler's handler.RootsLister, if any; [Client.SetRoots] changes it.
+// The client advertises the roots capability, with roots.listChanged in
+// the legacy era. A root that is not a file:// URI makes [Connect] and
+// [Dial] fail with an [*Error] of kind [KindInvalid]; of roots with the
+// same URI the last is kept. Default: no list of the client's own.
+func WithRoots(roots ...protocol.Root) Option {
+	roots = slices.Clone(roots)
+	return optionFunc(func(c *config) { c.roots, c.hasRoots = roots, true })
 }
 
-// checkRoot refuses a root the protocol does not allow: roots are file://
-// URIs.
-func checkRoot(root protocol.Root) error {
-	if !strings.HasPrefix(root.URI, "file://") {
-		return newError("roots", KindInvalid, "root %q is not a file:// URI", root.URI)
+// SetRoots replaces the client's list of roots (of roots with the same
+// URI the last is kept). In the legacy era the server is then told with
+// notifications/roots/list_changed (changes close together may share
+// one); the modern era has no such notification: the next input round
+// that asks for the roots gets the new list. SetRoots does not wait for
+// the notification; a failure to send it is logged.
+//
+// A root that is not a file:// URI makes SetRoots change nothing and fail
+// with an [*Error] of kind [KindInvalid], as does a client connected
+// without [WithRoots]. It is safe for concurrent use. To keep the roots
+// of several clients alike, call SetRoots on each.
+func (c *Client) SetRoots(roots ...protocol.Root) error {
+	const op = "roots"
+	rl, ok := c.listeners.RootsLister.(*rootList)
+	if !ok {
+		return newError(op, KindInvalid, "the client was connected without WithRoots")
+	}
+	if err := checkRoots(op, roots); err != nil {
+		return err
+	}
+	rl.set(roots)
+	return nil
+}
+
+// checkRoots refuses a root the protocol does not allow: roots are
+// file:// URIs.
+func checkRoots(op string, roots []protocol.Root) error {
+	for _, root := range roots {
+		if !strings.HasPrefix(root.URI, "file://") {
+			return newError(op, KindInvalid, "root %q is not a file:// URI", root.URI)
+		}
 	}
 	return nil
 }
 
-// List returns a copy of the roots, in order.
-func (r *Roots) List() []protocol.Root {
+// rootList is the list of [WithRoots]; it serves roots requests as the
+// client's handler.RootsLister.
+type rootList struct {
+	mu    sync.Mutex
+	list  []protocol.Root // guarded by mu
+	dirty chan struct{}   // cap 1: a change to notify (legacy)
+}
+
+// newRootList returns a list holding roots, deduplicated by URI.
+func newRootList(roots []protocol.Root) *rootList {
+	return &rootList{list: dedupRoots(roots), dirty: make(chan struct{}, 1)}
+}
+
+// ListRoots implements handler.RootsLister.
+func (r *rootList) ListRoots(context.Context) ([]protocol.Root, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.list)
+	return append([]protocol.Root{}, r.list...), nil
 }
 
-// rootsLister serves roots/list from a Roots.
-type rootsLister struct{ r *Roots }
-
-func (l rootsLister) ListRoots(context.Context) ([]protocol.Root, error) {
-	roots := l.r.List()
-	if roots == nil {
-		roots = []protocol.Root{}
+// set replaces the list and marks it for a change notification.
+func (r *rootList) set(roots []protocol.Root) {
+	l := dedupRoots(roots)
+	r.mu.Lock()
+	r.list = l
+	r.mu.Unlock()
+	select {
+	case r.dirty <- struct{}{}:
+	default: // a notification is already due; it covers this change
 	}
-	return roots, nil
 }
 
-// Add appends roots; a root whose URI is already listed replaces it in
-// place. A root that is not a file:// URI makes Add change nothing and
-// fail with an [*Error] of kind [KindInvalid].
-func (r *Roots) Add(roots ...protocol.Root) error {
-	for _, root := range roots {
-		if err := checkRoot(root); err != nil {
-			return err
-		}
-	}
-	r.change(func(l []protocol.Root) ([]protocol.Root, bool) { return upsert(l, roots), len(roots) > 0 })
-	return nil
-}
-
-// Remove drops the roots with these URIs; unknown URIs are ignored.
-func (r *Roots) Remove(uris ...string) {
-	r.change(func(l []protocol.Root) ([]protocol.Root, bool) {
-		n := len(l)
-		l = slices.DeleteFunc(l, func(x protocol.Root) bool { return slices.Contains(uris, x.URI) })
-		return l, len(l) != n
-	})
-}
-
-// Replace sets the whole list (duplicates by URI keep the last). A root
-// that is not a file:// URI makes Replace change nothing and fail with
-// an [*Error] of kind [KindInvalid].
-func (r *Roots) Replace(roots ...protocol.Root) error {
-	for _, root := range roots {
-		if err := checkRoot(root); err != nil {
-			return err
-		}
-	}
-	r.change(func([]protocol.Root) ([]protocol.Root, bool) { return upsert(nil, roots), true })
-	return nil
-}
-
-// upsert adds roots to l; a root whose URI l lists replaces it in place.
-func upsert(l, roots []protocol.Root) []protocol.Root {
+// dedupRoots returns a copy of roots in order, a later root with the URI
+// of an earlier one replacing it in place.
+func dedupRoots(roots []protocol.Root) []protocol.Root {
+	var l []protocol.Root
 	for _, root := range roots {
 		if i := slices.IndexFunc(l, func(x protocol.Root) bool { return x.URI == root.URI }); i >= 0 {
 			l[i] = root
@@ -99,62 +104,21 @@ func upsert(l, roots []protocol.Root) []protocol.Root {
 	return l
 }
 
-// change applies f to the list and, when f reports a change, tells every
-// client.
-func (r *Roots) change(f func([]protocol.Root) ([]protocol.Root, bool)) {
-	r.mu.Lock()
-	var changed bool
-	r.list, changed = f(r.list)
-	var clients []*Client
-	if changed {
-		for c := range r.clients {
-			clients = append(clients, c)
-		}
-	}
-	r.mu.Unlock()
-	for _, c := range clients {
-		select {
-		case c.rootsDirty <- struct{}{}:
-		default: // a notification is already due; it covers this change
-		}
-	}
-}
-
-// WithRoots makes the client answer roots requests from r (instead of the
-// handler's handler.RootsLister, if any) and advertise the roots
-// capability, with roots.listChanged in the legacy era: each change of r
-// is then sent to the server as notifications/roots/list_changed (changes
-// close together may share one). Default: none.
-func WithRoots(r *Roots) Option {
-	return optionFunc(func(c *config) { c.roots = r })
-}
-
 // rootsNotifyTimeout bounds one notifications/roots/list_changed write.
 const rootsNotifyTimeout = 10 * time.Second
 
-// watchRoots registers c with its Roots and, in the legacy era, starts
-// the goroutine that sends notifications/roots/list_changed for changes.
+// watchRoots starts, for a client with [WithRoots], the goroutine that
+// sends notifications/roots/list_changed for changes (a no-op in the
+// modern era, see notifyRootsChanged).
 func (c *Client) watchRoots() {
-	r := c.cfg.roots
-	if r == nil {
+	rl, ok := c.listeners.RootsLister.(*rootList)
+	if !ok {
 		return
 	}
-	c.rootsDirty = make(chan struct{}, 1)
-	r.mu.Lock()
-	if r.clients == nil {
-		r.clients = map[*Client]struct{}{}
-	}
-	r.clients[c] = struct{}{}
-	r.mu.Unlock()
 	c.wg.Go(func() {
-		defer func() {
-			r.mu.Lock()
-			delete(r.clients, c)
-			r.mu.Unlock()
-		}()
 		for {
 			select {
-			case <-c.rootsDirty:
+			case <-rl.dirty:
 			case <-c.closed:
 				return
 			case <-c.sess.Done():

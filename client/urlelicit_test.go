@@ -53,9 +53,9 @@ func TestURLElicitationRequiredTyped(t *testing.T) {
 			f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Pin(protocol.Version20251125)),
 				client.WithHandler(handler.Funcs{OnElicitationComplete: done.on}))
 			_, err := f.c.CallTool(testCtx(t), "url_required", nil)
-			var ue *client.URLElicitationRequired
+			var ue *protocol.URLElicitationRequiredError
 			if !errors.As(err, &ue) {
-				t.Fatalf("err = %v, want a *URLElicitationRequired", err)
+				t.Fatalf("err = %v, want a *protocol.URLElicitationRequiredError", err)
 			}
 			if len(ue.Elicitations) != 1 || !strings.HasPrefix(ue.Elicitations[0].URL, "https://example.com/consent?id=consent-") || ue.Elicitations[0].ElicitationID == "" {
 				t.Fatalf("Elicitations = %+v", ue.Elicitations)
@@ -104,8 +104,8 @@ func TestURLElicitationRequiredHandled(t *testing.T) {
 			action = protocol.ElicitDecline
 			mu.Unlock()
 			_, err = f.c.CallTool(ctx, "url_required", nil)
-			if ue, ok := errors.AsType[*client.URLElicitationRequired](err); !ok || len(ue.Elicitations) != 1 {
-				t.Errorf("declined: err = %v, want a *URLElicitationRequired", err)
+			if ue, ok := errors.AsType[*protocol.URLElicitationRequiredError](err); !ok || len(ue.Elicitations) != 1 {
+				t.Errorf("declined: err = %v, want a *protocol.URLElicitationRequiredError", err)
 			}
 		})
 	}

@@ -88,7 +88,6 @@ func clientOptions(sc ServerConfig, o *ServerOptions, h any, logger *slog.Logger
 	opts := []client.Option{
 		client.WithProtocol(o.Protocol),
 		client.WithHandler(h),
-		client.WithServerKey("host:" + sc.Name),
 		client.WithClientInfo(protocol.Implementation{Name: "conduit-host", Version: "0"}),
 	}
 	if logger != nil {

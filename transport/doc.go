@@ -7,6 +7,20 @@
 // [Conn]. Optional abilities are optional interfaces ([SessionIDer],
 // [ProtocolVersionSetter], [StreamCanceler], [Kinder]).
 //
+// # Server keys
+//
+// A client remembers negotiation verdicts and cached results per server
+// (client.WithEraCache, client.WithCache). A server reached with
+// client.Dial is known by its endpoint URL; one reached with
+// client.Connect by the key of a transport that implements
+//
+//	interface{ ServerKey() string }
+//
+// ([Stdio.ServerKey]: its command line). Two transports with the same key
+// must reach the same server. Any other transport gets no era caching and
+// a key unique to its connection. The method must not block and may be
+// called concurrently.
+//
 // # Concurrency
 //
 // A [Conn]'s Read is called from one goroutine; Write and Close may be

@@ -2,6 +2,8 @@ package transport
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -100,6 +103,28 @@ func Command(name string, args ...string) *Stdio {
 
 // Kind returns [KindStdio].
 func (s *Stdio) Kind() string { return KindStdio }
+
+// ServerKey returns the command line ("cmd:" and the quoted path and
+// arguments), the key under which a client remembers this server (see the
+// package documentation). When Env or Dir is set, a hash of them follows
+// (" env:" and 16 hex digits), so that one program started with other
+// settings is another server, and no value of Env is spelled in the key.
+func (s *Stdio) ServerKey() string {
+	parts := append([]string{s.Path}, s.Args...)
+	for i, p := range parts {
+		parts[i] = strconv.Quote(p)
+	}
+	key := "cmd:" + strings.Join(parts, " ")
+	if len(s.Env) == 0 && s.Dir == "" {
+		return key
+	}
+	h := sha256.New()
+	for _, v := range append([]string{s.Dir}, s.Env...) {
+		h.Write([]byte(v))
+		h.Write([]byte{0})
+	}
+	return key + " env:" + hex.EncodeToString(h.Sum(nil)[:8])
+}
 
 // Connect starts the process and returns the connection to it. It fails
 // if Path is empty or the process cannot be started (the error wraps the

@@ -124,6 +124,40 @@ func TestCommand(t *testing.T) {
 	}
 }
 
+// TestStdioServerKey: the key is the quoted command line; Env and Dir
+// make another key without spelling their values.
+func TestStdioServerKey(t *testing.T) {
+	plain := transport.Command("npx", "-y", "a b")
+	if got, want := plain.ServerKey(), `cmd:"npx" "-y" "a b"`; got != want {
+		t.Errorf("ServerKey() = %q, want %q", got, want)
+	}
+	if transport.Command("npx", "-y a", "b").ServerKey() == plain.ServerKey() {
+		t.Error("arguments split differently share a key")
+	}
+	withEnv := transport.Command("npx", "-y", "a b")
+	withEnv.Env = []string{"API_KEY=s3cret"}
+	other := transport.Command("npx", "-y", "a b")
+	other.Env = []string{"API_KEY=other"}
+	inDir := transport.Command("npx", "-y", "a b")
+	inDir.Dir = "/srv"
+	keys := map[string]bool{}
+	for _, s := range []*transport.Stdio{plain, withEnv, other, inDir} {
+		k := s.ServerKey()
+		if keys[k] {
+			t.Errorf("key %q repeats", k)
+		}
+		keys[k] = true
+		if strings.Contains(k, "s3cret") || !strings.HasPrefix(k, plain.ServerKey()) {
+			t.Errorf("ServerKey() = %q, want the command line first and no Env value", k)
+		}
+	}
+	again := transport.Command("npx", "-y", "a b")
+	again.Env = []string{"API_KEY=s3cret"}
+	if again.ServerKey() != withEnv.ServerKey() {
+		t.Error("the same command and Env give different keys")
+	}
+}
+
 func TestStdioRoundTrip(t *testing.T) {
 	c := connect(t, testServer(t, "echo"))
 	if k, ok := c.(transport.Kinder); !ok || k.Kind() != transport.KindStdio {

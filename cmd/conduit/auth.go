@@ -83,5 +83,5 @@ func (inv *invocation) authOption() (client.Option, func(), error) {
 		release()
 		return nil, nil, usagef("authorization: %v", err)
 	}
-	return client.WithOAuth(ac), release, nil
+	return client.WithAuth(client.Auth{Tokens: ac}), release, nil
 }

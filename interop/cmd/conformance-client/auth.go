@@ -45,8 +45,8 @@ type authContext struct {
 }
 
 // authOptions returns the client options of the auth/* scenarios: an
-// auth.Client plugged in with client.WithOAuth. Its configuration follows
-// the scenario's context:
+// auth.Client plugged in with client.WithAuth(client.Auth{Tokens: a}).
+// Its configuration follows the scenario's context:
 //
 //   - idp_token_endpoint: enterprise-managed authorization (token exchange
 //     for an ID-JAG at the identity provider, then the JWT bearer grant);
@@ -125,7 +125,7 @@ func (e scenarioEnv) authOptions() ([]client.Option, error) {
 		// challenge (the Header hook cannot see responses).
 		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: a.RoundTripper(nil)}))
 	}
-	return append(opts, client.WithOAuth(a)), nil
+	return append(opts, client.WithAuth(client.Auth{Tokens: a})), nil
 }
 
 // parsePrivateKey reads a PKCS #8 (or SEC 1 EC) PEM private key.

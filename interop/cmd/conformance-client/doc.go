@@ -10,7 +10,7 @@
 //
 // Every scenario maps to one flow (see flows.go); unknown scenarios run the
 // basic flow (list tools, call the first one). The auth/* scenarios add an
-// auth.Client through client.WithOAuth, configured from the scenario's
+// auth.Client through client.WithAuth(client.Auth{Tokens: a}), configured from the scenario's
 // context (auth.go): the authorization code flow (Client ID Metadata
 // Document, or the context's pre-registered credentials) whose user step
 // follows the suite's authorization redirect without a browser, with a

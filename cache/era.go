@@ -1,0 +1,162 @@
+package cache
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/conduitmcp/conduit/internal/atomicfile"
+	"github.com/conduitmcp/conduit/negotiation"
+)
+
+// EraRecord is what an [EraStore] remembers about one server: the era and
+// protocol version the last successful negotiation settled on and, for a
+// modern server, its server/discover result, so that a reconnect that
+// skips the probe knows the server as well as a full one does.
+type EraRecord struct {
+	// Era is negotiation.EraModern or negotiation.EraLegacy.
+	Era negotiation.Era `json:"era"`
+	// Version is the negotiated protocol version.
+	Version string `json:"version"`
+	// Discover is the server/discover result of a modern server, as the
+	// JSON text the server sent; "" for a legacy one. A reconnect takes
+	// the cached modern verdict only while Discover is fresh (DiscoveredAt
+	// plus its ttlMs) and probes (discovers) again once it is stale or
+	// absent.
+	Discover string `json:"discover,omitempty"`
+	// DiscoveredAt is when Discover was received.
+	DiscoveredAt time.Time `json:"discoveredAt,omitzero"`
+}
+
+// EraStore remembers negotiation verdicts per server, so a reconnect can
+// skip the probe (client.WithEraCache). The key is the full endpoint URL
+// for client.Dial and, for client.Connect, the key of a transport with a
+// ServerKey method (the command line of a transport.Stdio); see
+// client.WithEraCache.
+//
+// Implementations must be safe for concurrent use; no method may block for
+// long. A record that proves wrong is replaced (or deleted) by the client.
+type EraStore interface {
+	// LoadEra returns the record for key and whether there was one.
+	LoadEra(key string) (EraRecord, bool)
+	// StoreEra records rec for key, replacing any previous record.
+	StoreEra(key string, rec EraRecord)
+	// DeleteEra forgets key. Deleting a missing key is not an error.
+	DeleteEra(key string)
+}
+
+// NewMemoryEraStore returns a new, empty in-memory [EraStore]; it is safe
+// for concurrent use and may be shared by several clients.
+func NewMemoryEraStore() EraStore { return &memoryEras{} }
+
+// memoryEras is the [EraStore] of [NewMemoryEraStore].
+type memoryEras struct {
+	mu sync.Mutex
+	m  map[string]EraRecord // guarded by mu; created lazily
+}
+
+var (
+	_ EraStore = (*memoryEras)(nil)
+	_ EraStore = (*fileEras)(nil)
+)
+
+// LoadEra implements [EraStore].
+func (c *memoryEras) LoadEra(key string) (EraRecord, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[key]
+	return r, ok
+}
+
+// StoreEra implements [EraStore].
+func (c *memoryEras) StoreEra(key string, rec EraRecord) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]EraRecord)
+	}
+	c.m[key] = rec
+}
+
+// DeleteEra implements [EraStore].
+func (c *memoryEras) DeleteEra(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, key)
+}
+
+// fileEras is the [EraStore] of [NewFileEraStore].
+type fileEras struct {
+	path string
+	mu   sync.Mutex // guards the file
+}
+
+// NewFileEraStore returns an [EraStore] persisted as one JSON file at
+// path, so verdicts survive restarts. Every store rewrites the file
+// atomically (temporary file + rename, mode 0600), creating its directory
+// (mode 0700) if needed. It is safe for concurrent use within one process; two
+// processes sharing a file may lose each other's latest writes, which
+// only costs a probe. A missing or unreadable file reads as empty; a
+// failure to write is ignored (the store is an optimization).
+func NewFileEraStore(path string) EraStore { return &fileEras{path: path} }
+
+func (c *fileEras) readLocked() map[string]EraRecord {
+	m := map[string]EraRecord{}
+	b, err := os.ReadFile(c.path)
+	if err != nil {
+		return m
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return map[string]EraRecord{}
+	}
+	return m
+}
+
+func (c *fileEras) writeLocked(m map[string]EraRecord) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if err := atomicfile.Write(c.path, b); err != nil {
+		return fmt.Errorf("writing era cache: %v", err)
+	}
+	return nil
+}
+
+// LoadEra implements [EraStore].
+func (c *fileEras) LoadEra(key string) (EraRecord, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.readLocked()[key]
+	return r, ok
+}
+
+// StoreEra implements [EraStore]. A failure to write is ignored: the
+// store is an optimization.
+func (c *fileEras) StoreEra(key string, rec EraRecord) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.readLocked()
+	m[key] = rec
+	_ = c.writeLocked(m)
+}
+
+// DeleteEra implements [EraStore].
+func (c *fileEras) DeleteEra(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.readLocked()
+	if _, ok := m[key]; !ok {
+		return
+	}
+	delete(m, key)
+	_ = c.writeLocked(m)
+}
