@@ -210,7 +210,7 @@ func ExampleClient_Subscribe() {
 	ev := <-sub.Events()
 	fmt.Println(ev.Method, ev.URI)
 	// Output:
-	// {ToolsListChanged:true PromptsListChanged:false ResourcesListChanged:false Resources:[file:///hello.txt]}
+	// {ToolsListChanged:true PromptsListChanged:false ResourcesListChanged:false Resources:[file:///hello.txt] Buffer:0}
 	// notifications/resources/updated file:///hello.txt
 }
 

@@ -148,7 +148,6 @@ type config struct {
 	tasks          bool
 	olderVersions  bool
 	maxPages       int
-	eventBuffer    int
 	messageLog     func(sent bool, msg jsonrpc.Message)
 	middleware     []Middleware
 	maxInputRounds int              // MRTR round cap; 0 for the engine's default
@@ -159,12 +158,8 @@ type config struct {
 // defaultMaxPages bounds a listing walk (tests lower it).
 const defaultMaxPages = 1000
 
-// defaultEventBuffer is a Subscription's buffer when [WithEventBuffer] is
-// not given.
-const defaultEventBuffer = 64
-
 func newConfig(opts []Option) config {
-	c := config{maxPages: defaultMaxPages, eventBuffer: defaultEventBuffer}
+	c := config{maxPages: defaultMaxPages}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -305,17 +300,6 @@ func WithServerKey(key string) Option {
 // Default: false.
 func WithTasksExtension(advertise bool) Option {
 	return optionFunc(func(c *config) { c.tasks = advertise })
-}
-
-// WithEventBuffer sets how many events a [Subscription] buffers before it
-// drops the oldest. Zero or negative selects the default, 64.
-func WithEventBuffer(n int) Option {
-	return optionFunc(func(c *config) {
-		if n <= 0 {
-			n = defaultEventBuffer
-		}
-		c.eventBuffer = n
-	})
 }
 
 // withClock is a test seam (see export_test.go).

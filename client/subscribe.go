@@ -28,7 +28,16 @@ type SubscribeOptions struct {
 	// (notifications/resources/updated; the URI of an update may be a
 	// sub-resource of a subscribed one).
 	Resources []string
+	// Buffer is how many events the subscription holds for its consumer
+	// before it drops the oldest (see [Subscription]'s Overflow); zero or
+	// negative selects the default, 64. It is not part of what the server
+	// is asked for, and [Subscription.Acknowledged] leaves it zero.
+	Buffer int
 }
+
+// defaultEventBuffer is a Subscription's buffer when
+// SubscribeOptions.Buffer is not set.
+const defaultEventBuffer = 64
 
 func (o SubscribeOptions) filter() protocol.SubscriptionFilter {
 	return protocol.SubscriptionFilter{
@@ -86,7 +95,7 @@ const (
 //
 // # Overflow
 //
-// Events are buffered ([WithEventBuffer], default 64). When the buffer is
+// Events are buffered (SubscribeOptions.Buffer, default 64). When the buffer is
 // full the oldest buffered event is dropped to make room (change
 // notifications are signals: the newest matters most), [Subscription.Dropped]
 // counts the drops, and an Event with Resync set is queued so the consumer knows to
@@ -315,11 +324,15 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 		return nil, c.fail("subscribe", ErrClosed)
 	default:
 	}
+	buffer := opts.Buffer
+	if buffer <= 0 {
+		buffer = defaultEventBuffer
+	}
 	s := &Subscription{
 		c:      c,
 		want:   opts,
 		legacy: !c.isModern(),
-		events: make(chan Event, c.cfg.eventBuffer),
+		events: make(chan Event, buffer),
 		stopCh: make(chan struct{}),
 		done:   make(chan struct{}),
 	}
