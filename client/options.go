@@ -219,12 +219,6 @@ func WithHeaders(h http.Header) Option {
 	return optionFunc(func(c *config) { c.headers = h })
 }
 
-// WithProbeTimeout bounds the era probe. Zero or negative selects the
-// session default (5s).
-func WithProbeTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.probeTimeout = max(d, 0) })
-}
-
 // WithDefaultTimeouts sets the client-wide defaults of the per-call
 // [WithTimeout] (deadline: a hard limit from the call's start that
 // progress does not extend) and [WithIdleTimeout] (reset by every progress
@@ -236,10 +230,11 @@ func WithDefaultTimeouts(deadline, idle time.Duration) Option {
 }
 
 // WithRetry sets the backoff used when the server or network asks for a
-// retry (HTTP 408/429/5xx, network errors, probe timeouts on HTTP).
-// Default: the zero [RetryPolicy], which selects the default schedule.
+// retry (HTTP 408/429/5xx, network errors, probe timeouts off stdio) and
+// the era probe's timeout ([RetryPolicy.ProbeTimeout]). Default: the zero
+// [RetryPolicy], which selects the default schedule and a 5s probe.
 func WithRetry(p RetryPolicy) Option {
-	return optionFunc(func(c *config) { c.retry = engine.RetryPolicy(p) })
+	return optionFunc(func(c *config) { c.retry, c.probeTimeout = p.engine(), max(p.ProbeTimeout, 0) })
 }
 
 // WithLogger sets the logger for diagnostics (dropped tools, overflowing

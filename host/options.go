@@ -61,8 +61,9 @@ type ServerOptions struct {
 	// [DefaultConnectTimeout], negative means no bound but the host's
 	// lifetime.
 	ConnectTimeout time.Duration
-	// ProbeTimeout bounds the era probe (client.WithProbeTimeout); 0:
-	// the client's default.
+	// ProbeTimeout bounds the era probe (client.RetryPolicy.ProbeTimeout);
+	// 0: the client's default. A client.WithRetry in ClientOptions
+	// replaces it.
 	ProbeTimeout time.Duration
 	// RequestTimeout is each request's idle timeout, reset by progress
 	// (client.WithDefaultTimeouts); 0: none but the caller's context.
@@ -95,7 +96,7 @@ func clientOptions(sc ServerConfig, o *ServerOptions, h any, logger *slog.Logger
 		opts = append(opts, client.WithLogger(logger.With("server", sc.Name)))
 	}
 	if o.ProbeTimeout > 0 {
-		opts = append(opts, client.WithProbeTimeout(o.ProbeTimeout))
+		opts = append(opts, client.WithRetry(client.RetryPolicy{ProbeTimeout: o.ProbeTimeout}))
 	}
 	if o.RequestTimeout > 0 {
 		opts = append(opts, client.WithDefaultTimeouts(0, o.RequestTimeout))
