@@ -229,13 +229,18 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 			return engine.Config{}, err
 		}
 	}
+	defaults, err := cfg.defaultCall()
+	if err != nil {
+		return engine.Config{}, err
+	}
+	cfg.defaults = defaults
 	s := engine.Config{
 		Handler:        set,
 		ClientInfo:     cfg.clientInfo,
 		ProbeTimeout:   cfg.probeTimeout,
-		RequestTimeout: cfg.timeout,
-		IdleTimeout:    cfg.idleTimeout,
-		Replay:         cfg.replay,
+		RequestTimeout: cfg.defaults.timeout,
+		IdleTimeout:    cfg.defaults.idle,
+		Replay:         cfg.defaults.replay,
 		OnEvent:        connEventHook(cfg.onEvent),
 		Retry:          cfg.retry,
 		Logger:         cfg.logger,
@@ -413,7 +418,7 @@ func (c *Client) isHTTP() bool { return c.kind == transport.KindHTTP }
 // modern log level.
 func (c *Client) call(ctx context.Context, method string, params any, opts *engine.CallOptions) (json.RawMessage, error) {
 	if opts == nil {
-		opts = &engine.CallOptions{}
+		opts = c.cfg.defaults.sessionOptions()
 	}
 	if opts.LogLevel == "" && c.isModern() {
 		if l, _ := c.logLevel.Load().(protocol.LoggingLevel); l != "" {

@@ -56,8 +56,9 @@
 // closing the request's stream on modern HTTP). [WithTimeout] is a call's
 // deadline, counted from its start, which progress does not extend;
 // [WithIdleTimeout] bounds its silence and is reset by progress;
-// [WithDefaultTimeouts] sets both client-wide. By default neither is set:
-// a long tool is never cut off at an arbitrary limit.
+// [WithCallDefaults] sets them (or any call option) client-wide. By
+// default neither is set: a long tool is never cut off at an arbitrary
+// limit.
 //
 // # Replays
 //

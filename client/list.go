@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"iter"
 
-	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -39,7 +38,8 @@ func (c *Client) cachedCall(ctx context.Context, method, paramsKey string, param
 	// carried only requestState and ran no handler) is never cached: the
 	// session reports every round before sending its retry.
 	needed := false
-	opts := &engine.CallOptions{OnInputRound: func(int) { needed = true }}
+	opts := c.cfg.defaults.sessionOptions()
+	opts.OnInputRound = func(int) { needed = true }
 	raw, err := c.call(ctx, method, params, opts)
 	if err != nil {
 		return nil, err

@@ -2,8 +2,12 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/conduitmcp/conduit/cache"
@@ -131,9 +135,8 @@ type config struct {
 	httpClient     *http.Client
 	headers        http.Header
 	probeTimeout   time.Duration
-	timeout        time.Duration // the default deadline of a call
-	idleTimeout    time.Duration // the default idle timeout of a call
-	replay         engine.ReplayPolicy
+	callDefaults   []CallOption // WithCallDefaults, in order
+	defaults       callConfig   // callDefaults applied; set by sessionConfig
 	onEvent        func(ConnEvent)
 	retry          engine.RetryPolicy
 	logger         *slog.Logger
@@ -219,14 +222,56 @@ func WithHeaders(h http.Header) Option {
 	return optionFunc(func(c *config) { c.headers = h })
 }
 
-// WithDefaultTimeouts sets the client-wide defaults of the per-call
-// [WithTimeout] (deadline: a hard limit from the call's start that
-// progress does not extend) and [WithIdleTimeout] (reset by every progress
-// notification). Zero or negative means none: by default a call is bounded
-// only by its context, so a long tool is never cut off at an arbitrary
-// 60 seconds. A call with both fails at whichever elapses first.
-func WithDefaultTimeouts(deadline, idle time.Duration) Option {
-	return optionFunc(func(c *config) { c.timeout, c.idleTimeout = max(deadline, 0), max(idle, 0) })
+// WithCallDefaults sets call options that apply to every request the
+// client sends (CallTool, Call, GetPrompt, the listings, reads, task
+// polls, …) before the call's own options, which override them. For
+// example WithCallDefaults(WithIdleTimeout(30*time.Second),
+// WithReplay(ReplayNone)) gives every call an idle timeout and no replay
+// unless the call says otherwise; [WithTimeout] here is every call's
+// deadline, [WithCallMeta] and [WithCallHeaders] add to every request.
+// Several WithCallDefaults add up, in order.
+//
+// [WithReplayed] and [WithProgress] carry one call's state and cannot be
+// defaults: given here, they make [Connect] and [Dial] fail with an
+// [*Error] of kind [KindInvalid] naming the option; so does a WithCallMeta
+// or WithCallHeaders that cannot apply. Default: none, so a call is
+// bounded only by its context (a long tool is never cut off at an
+// arbitrary 60 seconds) and replayed under [ReplaySafe].
+func WithCallDefaults(opts ...CallOption) Option {
+	opts = slices.Clone(opts)
+	return optionFunc(func(c *config) { c.callDefaults = append(c.callDefaults, opts...) })
+}
+
+// defaultCall applies the options of WithCallDefaults, refusing those
+// that carry one call's state.
+func (cfg *config) defaultCall() (callConfig, error) {
+	d := newCallConfig(cfg.callDefaults)
+	var err error
+	switch {
+	case d.replayed != nil:
+		err = errors.New("WithReplayed cannot be a call default (WithCallDefaults): it reports on one call")
+	case d.progress != nil:
+		err = errors.New("WithProgress cannot be a call default (WithCallDefaults): it receives one call's progress")
+	case d.optErr != nil:
+		err = fmt.Errorf("WithCallDefaults: %w", d.optErr)
+	}
+	if err != nil {
+		return callConfig{}, &Error{Op: "connect", Kind: KindInvalid, Err: err}
+	}
+	return d, nil
+}
+
+// callOptions is the configuration of one call: the client's call
+// defaults, then opts.
+func (c *Client) callOptions(opts []CallOption) callConfig {
+	cc := c.cfg.defaults
+	cc.meta = maps.Clone(cc.meta) // WithCallMeta adds to it in place
+	for _, o := range opts {
+		if o != nil {
+			o.applyCall(&cc)
+		}
+	}
+	return cc
 }
 
 // WithRetry sets the backoff used when the server or network asks for a

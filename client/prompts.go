@@ -16,7 +16,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	if err := c.require(protocol.MethodPromptsGet, "prompts", c.ServerCapabilities().Prompts != nil); err != nil {
 		return nil, err
 	}
-	cc := newCallConfig(opts)
+	cc := c.callOptions(opts)
 	if err := cc.optionError(protocol.MethodPromptsGet); err != nil {
 		return nil, err
 	}

@@ -143,7 +143,7 @@ func (c *Client) legacyTaskable(ctx context.Context, name string) (bool, error) 
 // when the server answered at once. Exactly one of the two is non-nil on
 // success. Errors are those of [Client.CallTool].
 func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...CallOption) (*Task, *protocol.CallToolResult, error) {
-	cc := newCallConfig(opts)
+	cc := c.callOptions(opts)
 	cc.task = true
 	res, task, err := c.startTool(ctx, name, args, &cc)
 	return task, res, opError(protocol.MethodToolsCall, err)

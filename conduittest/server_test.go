@@ -302,7 +302,7 @@ func TestEveryFaultFires(t *testing.T) {
 			srv := conduittest.NewServer(t, conduittest.WithEra(era), conduittest.WithFaults(f.Times(1)))
 			ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Second)
 			defer cancel()
-			c, err := dial(t, srv, via, client.WithRetry(client.RetryPolicy{ProbeTimeout: 10 * time.Second}), client.WithDefaultTimeouts(0, time.Second))
+			c, err := dial(t, srv, via, client.WithRetry(client.RetryPolicy{ProbeTimeout: 10 * time.Second}), client.WithCallDefaults(client.WithIdleTimeout(time.Second)))
 			if err == nil {
 				defer c.Close()
 				for _, err := range c.Tools(ctx) {

@@ -66,7 +66,8 @@ type ServerOptions struct {
 	// replaces it.
 	ProbeTimeout time.Duration
 	// RequestTimeout is each request's idle timeout, reset by progress
-	// (client.WithDefaultTimeouts); 0: none but the caller's context.
+	// (client.WithIdleTimeout in client.WithCallDefaults); 0: none but the
+	// caller's context.
 	RequestTimeout time.Duration
 	// ClientOptions are passed to the client last, so they win.
 	ClientOptions []client.Option
@@ -99,7 +100,7 @@ func clientOptions(sc ServerConfig, o *ServerOptions, h any, logger *slog.Logger
 		opts = append(opts, client.WithRetry(client.RetryPolicy{ProbeTimeout: o.ProbeTimeout}))
 	}
 	if o.RequestTimeout > 0 {
-		opts = append(opts, client.WithDefaultTimeouts(0, o.RequestTimeout))
+		opts = append(opts, client.WithCallDefaults(client.WithIdleTimeout(o.RequestTimeout)))
 	}
 	if o.Auth != nil {
 		opts = append(opts, client.WithAuth(*o.Auth))

@@ -397,7 +397,7 @@ func runCase(ck *checker, r row, m mode, kind string) {
 			ProbeTimeout: probe}),
 	}
 	if r.replayAll {
-		opts = append(opts, client.WithDefaultReplay(client.ReplayAll))
+		opts = append(opts, client.WithCallDefaults(client.WithReplay(client.ReplayAll)))
 	}
 	var tokens transport.TokenSource
 	var token tokenBox
