@@ -275,7 +275,7 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		s.Mode = engine.ModePinned
 		s.PinVersion = v
 	}
-	if cfg.tasks {
+	if cfg.capOpts.TasksExtension {
 		s.ExtraCapabilities = func(caps *protocol.ClientCapabilities) {
 			if caps.Extensions == nil {
 				caps.Extensions = map[string]json.RawMessage{}
@@ -447,7 +447,7 @@ func decode(method string, raw json.RawMessage, v any) error {
 // require refuses a call when strict capabilities are on and have is
 // false.
 func (c *Client) require(method, capability string, have bool) error {
-	if c.cfg.strict && !have && c.serverKnown() {
+	if c.cfg.capOpts.Strict && !have && c.serverKnown() {
 		return capabilityError(method, capability)
 	}
 	return nil

@@ -176,7 +176,7 @@ func TestEraCacheKnowsServer(t *testing.T) {
 			t.Run(tr+"/"+name, func(t *testing.T) {
 				cache := newCache()
 				so := testserver.Options{TTL: time.Minute}
-				opts := []client.Option{client.WithEraCache(cache), client.WithStrictCapabilities(true)}
+				opts := []client.Option{client.WithEraCache(cache), client.WithCapabilityOptions(client.CapabilityOptions{Strict: true})}
 				if tr == tStdio {
 					// The key of an HTTP server is its URL, new per test
 					// server; both stdio connections run the same command.
@@ -230,7 +230,7 @@ func TestEraCacheKnowsServer(t *testing.T) {
 func TestEraCacheBareHintStrict(t *testing.T) {
 	cache := client.MemoryEraCache()
 	cache.StoreEra("bare", client.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
-	f := connect(t, tStdio, testserver.Options{}, client.WithEraCache(cache), client.WithServerKey("bare"), client.WithStrictCapabilities(true))
+	f := connect(t, tStdio, testserver.Options{}, client.WithEraCache(cache), client.WithServerKey("bare"), client.WithCapabilityOptions(client.CapabilityOptions{Strict: true}))
 	if f.c.ServerInfo() == nil || f.c.ServerCapabilities().Tools == nil {
 		t.Errorf("client knows %+v after a bare hint, want the server's description", known(f.c))
 	}

@@ -154,7 +154,7 @@ var (
 	ErrNoCommonVersion = errors.New("client: no common protocol version")
 	// ErrNotSupported is matched when an operation has no meaning in the
 	// negotiated era (for example tasks/list on a modern server) or the
-	// server did not advertise it (see [WithStrictCapabilities]).
+	// server did not advertise it (see [CapabilityOptions.Strict]).
 	ErrNotSupported = errors.New("client: operation not supported")
 	// ErrUnknownTool is matched when [CallToolAs] does not find the tool
 	// in the server's tools list.
@@ -344,7 +344,7 @@ func resultError(method string, err error) *Error {
 	return newError(method, KindProtocol, "decoding the result: %v", err)
 }
 
-// capabilityError refuses method under [WithStrictCapabilities].
+// capabilityError refuses method under [CapabilityOptions.Strict].
 func capabilityError(method, capability string) *Error {
 	return &Error{Op: method, Kind: KindUnsupported,
 		Err: fmt.Errorf("server did not advertise the %q capability: %w", capability, ErrNotSupported)}

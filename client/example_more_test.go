@@ -86,7 +86,7 @@ func ExampleClient_AwaitTask() {
 }
 
 func ExampleClient_CancelTask() {
-	c, done := exampleClient(client.WithTasksExtension(true))
+	c, done := exampleClient(client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	defer done()
 	ctx := context.Background()
 	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 100})
@@ -102,7 +102,7 @@ func ExampleClient_CancelTask() {
 }
 
 func ExampleClient_TaskStatus() {
-	c, done := exampleClient(client.WithTasksExtension(true))
+	c, done := exampleClient(client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	defer done()
 	ctx := context.Background()
 	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 5})
@@ -140,8 +140,8 @@ func ExamplePin() {
 	// Output: legacy 2025-06-18
 }
 
-func ExampleWithStrictCapabilities() {
-	c, done := exampleClient(client.WithStrictCapabilities(true))
+func ExampleCapabilityOptions_strict() {
+	c, done := exampleClient(client.WithCapabilityOptions(client.CapabilityOptions{Strict: true}))
 	defer done()
 	// The test server advertises tools, so the call goes through.
 	_, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "x"})

@@ -218,7 +218,7 @@ func ExampleClient_StartTool() {
 	t, stop := exampleServer(testserver.Options{})
 	defer stop()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithTasksExtension(true))
+	c, err := client.Connect(ctx, t, client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -192,7 +192,7 @@ func TestAwaitTaskExpired(t *testing.T) {
 			// The client's clock runs two minutes ahead: the test server's
 			// tasks live one minute.
 			late := func() time.Time { return time.Now().Add(2 * time.Minute) }
-			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p), client.WithTasksExtension(true), client.WithClock(late))
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p), client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}), client.WithClock(late))
 			ctx := testCtx(t)
 			task, _, err := f.c.StartTool(ctx, "task", map[string]any{"steps": 1000})
 			if err != nil || task == nil {

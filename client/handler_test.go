@@ -103,7 +103,7 @@ func TestTasks(t *testing.T) {
 			t.Run(era.name+"/"+tr, func(t *testing.T) {
 				t.Parallel()
 				h := &testHandler{content: map[string]any{"ok": true}}
-				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithTasksExtension(true), client.WithHandler(h))
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}), client.WithHandler(h))
 				ctx := testCtx(t)
 
 				res, err := f.c.CallTool(ctx, "task", map[string]any{"steps": 2}, client.WithTaskAugmentation(true))
@@ -180,7 +180,7 @@ func TestTaskOptIn(t *testing.T) {
 		tasks bool // the server ran a task
 	}{
 		// Modern: the server decides once the extension is advertised.
-		{"modern with extension", client.Modern, []client.Option{client.WithTasksExtension(true)}, nil, true},
+		{"modern with extension", client.Modern, []client.Option{client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true})}, nil, true},
 		{"modern without extension", client.Modern, nil, []client.CallOption{client.WithTaskAugmentation(true)}, false},
 		// Legacy: augmentation only on request.
 		{"legacy without WithTaskAugmentation", client.Legacy, nil, nil, false},

@@ -48,9 +48,12 @@ func (p Protocol) String() string {
 	return string(p)
 }
 
-// CapabilityOptions refine the client capabilities derived from the
-// handler. Every field defaults to false. A field matters only when the
-// handler implements the interface it refines.
+// CapabilityOptions refine the capabilities on both sides of the
+// connection: what the client advertises beyond what its handler
+// implies, and how strictly it holds the server to what the server
+// advertised. Every field defaults to false. The sampling, roots and task
+// request fields matter only when the handler implements the interface
+// they refine.
 type CapabilityOptions struct {
 	// SamplingTools declares sampling.tools (the Sampler handles tools
 	// and toolChoice).
@@ -70,6 +73,17 @@ type CapabilityOptions struct {
 	// tasks/list and tasks/cancel for it. Legacy era only (the modern era
 	// has no server requests).
 	TaskRequests bool
+	// TasksExtension advertises the modern tasks extension
+	// (io.modelcontextprotocol/tasks): the server may then answer any
+	// tools/call with a task, which [Client.CallTool] awaits transparently
+	// ([Client.StartTool] returns it instead; see [Client.AwaitTask]). The
+	// per-call [WithTaskAugmentation] serves 2025-11-25.
+	TasksExtension bool
+	// Strict makes the client refuse, without a round trip, calls to
+	// features the server did not advertise: they fail with an [*Error]
+	// of kind [KindUnsupported] matching [ErrNotSupported]. False: the
+	// server decides.
+	Strict bool
 }
 
 // Auth configures authorization for HTTP servers. The auth package builds
@@ -141,14 +155,12 @@ type config struct {
 	retry          engine.RetryPolicy
 	logger         *slog.Logger
 	capOpts        CapabilityOptions
-	strict         bool
 	auth           Auth
 	oauth          *auth.Client // set by WithOAuth; names the private cache partition
 	endpoint       string       // Dial's endpoint URL; "" for Connect
 	cache          cache.Store
 	eraCache       EraCache
 	serverKey      string
-	tasks          bool
 	olderVersions  bool
 	maxPages       int
 	messageLog     func(sent bool, msg jsonrpc.Message)
@@ -288,18 +300,11 @@ func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.logger = l })
 }
 
-// WithCapabilityOptions refines the capabilities derived from the handler.
-// Default: the zero [CapabilityOptions].
+// WithCapabilityOptions refines the capabilities the client advertises and
+// how strictly it holds the server to its own. Default: the zero
+// [CapabilityOptions].
 func WithCapabilityOptions(o CapabilityOptions) Option {
 	return optionFunc(func(c *config) { c.capOpts = o })
-}
-
-// WithStrictCapabilities(true) makes the client refuse, without a round
-// trip, calls to features the server did not advertise: they fail with an
-// [*Error] of kind [KindUnsupported] matching [ErrNotSupported]. Default:
-// false (the server decides).
-func WithStrictCapabilities(strict bool) Option {
-	return optionFunc(func(c *config) { c.strict = strict })
 }
 
 // WithAuth sets authorization for HTTP servers. Default: none. With
@@ -330,16 +335,6 @@ func WithEraCache(ec EraCache) Option {
 // connection.
 func WithServerKey(key string) Option {
 	return optionFunc(func(c *config) { c.serverKey = key })
-}
-
-// WithTasksExtension(true) advertises the modern tasks extension
-// (io.modelcontextprotocol/tasks): the server may then answer any
-// tools/call with a task, which [Client.CallTool] awaits transparently
-// ([Client.StartTool] returns it instead; see [Client.AwaitTask]). It is
-// a client option; the per-call [WithTaskAugmentation] serves 2025-11-25.
-// Default: false.
-func WithTasksExtension(advertise bool) Option {
-	return optionFunc(func(c *config) { c.tasks = advertise })
 }
 
 // withClock is a test seam (see export_test.go).

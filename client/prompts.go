@@ -11,7 +11,7 @@ import (
 //
 // Errors: a [*jsonrpc.Error] from the server (an unknown prompt is
 // usually -32602), [ErrClosed], ctx.Err(), session errors, a
-// refusal under [WithStrictCapabilities], each inside an [*Error].
+// refusal under [CapabilityOptions.Strict], each inside an [*Error].
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*protocol.GetPromptResult, error) {
 	if err := c.require(protocol.MethodPromptsGet, "prompts", c.ServerCapabilities().Prompts != nil); err != nil {
 		return nil, err

@@ -300,12 +300,12 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // returns nil); pass a context that outlives the subscription (for
 // instance context.WithoutCancel(ctx)) to keep it past the caller.
 //
-// Errors: a [*Error] of kind [KindUnsupported] under [WithStrictCapabilities]; the
+// Errors: a [*Error] of kind [KindUnsupported] under [CapabilityOptions.Strict]; the
 // listen request's errors; [ErrClosed]; ctx.Err().
 func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
 	opts.Resources = slices.Clone(opts.Resources)
 	caps := c.ServerCapabilities()
-	if c.cfg.strict {
+	if c.cfg.capOpts.Strict {
 		if len(opts.Resources) > 0 && (caps.Resources == nil || !caps.Resources.Subscribe) {
 			return nil, capabilityError("subscribe", "resources.subscribe")
 		}

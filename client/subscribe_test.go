@@ -113,7 +113,7 @@ func TestSubscribeServerEnds(t *testing.T) {
 }
 
 func TestSubscribeStrict(t *testing.T) {
-	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern), client.WithStrictCapabilities(true))
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern), client.WithCapabilityOptions(client.CapabilityOptions{Strict: true}))
 	// The test server advertises everything; ask for nothing unusual and
 	// expect success, then check closed clients fail.
 	sub, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true})

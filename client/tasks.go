@@ -14,7 +14,7 @@ import (
 )
 
 // Task is a server-side task running a tool call: a task of the modern
-// tasks extension (io.modelcontextprotocol/tasks, see [WithTasksExtension]) or a
+// tasks extension (io.modelcontextprotocol/tasks, see [CapabilityOptions.TasksExtension]) or a
 // 2025-11-25 core task. Await its result with [Client.AwaitTask].
 type Task struct {
 	// ID is the server's task id.

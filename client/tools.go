@@ -291,7 +291,7 @@ func WithIdleTimeout(d time.Duration) CallOption {
 // WithTaskAugmentation(true) asks for this tool call to run as a task
 // where the era needs a per-request opt-in: in 2025-11-25 the call is
 // task-augmented when the server and the tool support it. In the modern
-// era the tasks extension (the client option [WithTasksExtension]) has no
+// era the tasks extension ([CapabilityOptions.TasksExtension]) has no
 // opt-in: the server decides for every tools/call, so this call option
 // changes nothing there. [Client.CallTool] polls a task and returns its
 // final result; [Client.StartTool] returns the task instead. Default:
@@ -404,7 +404,7 @@ func (c *Client) startTool(ctx context.Context, name string, args any, cc *callC
 	if c.isModern() {
 		// The tasks extension has no per-request opt-in: once advertised,
 		// the server alone decides whether a call becomes a task.
-		opts.AcceptTask = c.cfg.tasks
+		opts.AcceptTask = c.cfg.capOpts.TasksExtension
 	} else if cc.task {
 		if ok, err := c.legacyTaskable(ctx, name); err != nil {
 			return nil, nil, err

@@ -143,7 +143,7 @@ func TestClientCapabilities(t *testing.T) {
 func testCapabilities(t *testing.T, era conduittest.Era, via string) {
 	srv := conduittest.NewServer(t, conduittest.WithEra(era))
 	h := &host{}
-	c := connect(t, srv, via, client.WithHandler(h), client.WithTasksExtension(true))
+	c := connect(t, srv, via, client.WithHandler(h), client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	ctx := testCtx(t)
 	for tool, want := range map[string]string{"sample": "test-model said: Paris", "ask_user": "Hello, Ada!", "roots": "file:///work"} {
 		res, err := c.CallTool(ctx, tool, map[string]any{})
