@@ -268,7 +268,7 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 	case Legacy:
 		s.Mode = engine.ModeLegacy
 	default:
-		v := string(cfg.protocol)
+		v := pinnedVersion(cfg.protocol)
 		if err := checkPin(v, cfg.olderVersions); err != nil {
 			return s, err
 		}

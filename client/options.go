@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/conduitmcp/conduit/cache"
@@ -19,15 +20,17 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// Protocol selects how a client negotiates the protocol era. The zero
-// value is [Auto]. Any other value is a version pin made by [Pin].
+// Protocol selects how a client negotiates the protocol era: one of the
+// modes below or a version pinned by [Pin]. As a string it is the mode's
+// name ("auto", "modern", "legacy") or the pinned version. The zero
+// value, "", selects [Auto] too.
 type Protocol string
 
 // Protocol modes.
 const (
 	// Auto probes the server with server/discover and falls back to the
 	// legacy initialize handshake when the evidence says legacy.
-	Auto Protocol = ""
+	Auto Protocol = "auto"
 	// Modern speaks only the modern era (2026-07-28 and later): legacy
 	// evidence is a typed error, never a fallback.
 	Modern Protocol = "modern"
@@ -37,16 +40,23 @@ const (
 
 // Pin returns a Protocol that speaks exactly version (modern or legacy,
 // e.g. "2026-07-28" or "2025-06-18") with no fallback. An unknown version
-// makes Connect fail.
-func Pin(version string) Protocol { return Protocol(version) }
-
-// String returns "auto", "modern", "legacy" or the pinned version.
-func (p Protocol) String() string {
-	if p == Auto {
-		return "auto"
+// makes Connect fail, and so does a mode's name: Pin("auto"),
+// Pin("modern"), Pin("legacy") and Pin("") are not versions and never
+// select a mode.
+func Pin(version string) Protocol {
+	switch Protocol(version) {
+	case "", Auto, Modern, Legacy:
+		return Protocol(notVersion + version)
 	}
-	return string(p)
+	return Protocol(version)
 }
+
+// notVersion prefixes the Pin of a mode's name, so that it stays a pin
+// (of an unknown version) instead of becoming the mode.
+const notVersion = "pin:"
+
+// pinnedVersion is the version p pins (p is not a mode).
+func pinnedVersion(p Protocol) string { return strings.TrimPrefix(string(p), notVersion) }
 
 // CapabilityOptions refine the capabilities on both sides of the
 // connection: what the client advertises beyond what its handler
@@ -180,6 +190,9 @@ func newConfig(opts []Option) config {
 			o.apply(&c)
 		}
 	}
+	if c.protocol == "" {
+		c.protocol = Auto
+	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -189,7 +202,7 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithProtocol selects era negotiation. Default: [Auto].
+// WithProtocol selects era negotiation. Default (and ""): [Auto].
 func WithProtocol(p Protocol) Option {
 	return optionFunc(func(c *config) { c.protocol = p })
 }

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -122,5 +123,34 @@ func TestCallDefaultsRefusePerCallState(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestProtocolStrings: a Protocol is its own string, the mode's name or
+// the pinned version.
+func TestProtocolStrings(t *testing.T) {
+	for p, want := range map[client.Protocol]string{client.Auto: "auto", client.Modern: "modern", client.Legacy: "legacy",
+		client.Pin(protocol.Version20250618): "2025-06-18"} {
+		if string(p) != want || fmt.Sprint(p) != want {
+			t.Errorf("Protocol %q prints %q, want %q", string(p), fmt.Sprint(p), want)
+		}
+	}
+}
+
+// TestPinOfAModeIsRefused: Pin of a mode's name is not a version and is
+// refused as any unknown version is (kind invalid, matching
+// ErrNoCommonVersion), while the zero Protocol selects Auto.
+func TestPinOfAModeIsRefused(t *testing.T) {
+	for _, v := range []string{"auto", "modern", "legacy", ""} {
+		_, err := tryConnect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Pin(v)))
+		ce, ok := errors.AsType[*client.Error](err)
+		if !ok || ce.Kind != client.KindInvalid || !errors.Is(err, client.ErrNoCommonVersion) || !strings.Contains(err.Error(), `"`+v+`"`) {
+			t.Errorf("Pin(%q): connect = %v, want an *Error of kind invalid matching ErrNoCommonVersion naming %q", v, err, v)
+		}
+	}
+	f := connect(t, tPipe, testserver.Options{Era: testserver.LegacyOnly}, client.WithProtocol(""))
+	n := f.c.Negotiated()
+	if n.Era != negotiation.EraLegacy || len(n.Trace) == 0 || n.Trace[0].Step != "probe" {
+		t.Errorf("WithProtocol(\"\"): era %v, trace %+v; want Auto's probe, then legacy", n.Era, n.Trace)
 	}
 }
