@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/conduitmcp/conduit/internal/engine"
@@ -77,6 +76,11 @@ type Event struct {
 	// stream dropped (or events were dropped on overflow); changes may have
 	// been missed, so state derived from the server should be refetched.
 	Resync bool
+	// Dropped is, on the resync event queued after an overflow, how many
+	// change notifications were dropped since the previous such event
+	// (when that one was dropped too, its count is carried into this
+	// one); 0 on every other event.
+	Dropped int64
 }
 
 const (
@@ -95,11 +99,18 @@ const (
 //
 // # Overflow
 //
-// Events are buffered (SubscribeOptions.Buffer, default 64). When the buffer is
-// full the oldest buffered event is dropped to make room (change
-// notifications are signals: the newest matters most), [Subscription.Dropped]
-// counts the drops, and an Event with Resync set is queued so the consumer knows to
-// refetch.
+// Events are buffered (SubscribeOptions.Buffer, default 64). When the
+// buffer is full the oldest buffered events are dropped to make room
+// (change notifications are signals: the newest matters most), and an
+// Event with Resync set is queued so the consumer knows to refetch; its
+// Dropped field counts the notifications lost.
+//
+// # End
+//
+// The subscription ends with [Subscription.Close], [Client.Close], the
+// end of Subscribe's context, or a stream that could not be
+// re-established: Events is then closed (what was buffered is still
+// received first), and [Subscription.Err] says why.
 //
 // All methods are safe for concurrent use.
 type Subscription struct {
@@ -117,18 +128,18 @@ type Subscription struct {
 	// written before the subscription's goroutine starts.
 	unwatch func() bool
 
-	mu      sync.Mutex       // guards ack and err
-	ack     SubscribeOptions // guarded by mu
-	err     error            // guarded by mu; set before done closes
-	dropped atomic.Int64
+	mu  sync.Mutex       // guards ack and err
+	ack SubscribeOptions // guarded by mu
+	err error            // guarded by mu; set before events closes
 
 	sendMu    sync.Mutex // serializes senders and the final close of events
 	eventsEnd bool       // guarded by sendMu
+	pending   int64      // guarded by sendMu: notifications dropped and not yet reported
 }
 
 // Events returns the channel of events. It is closed when the
-// subscription ends (Close, Client.Close, or a stream that could not be
-// re-established; see [Subscription.Err]).
+// subscription ends (Close, Client.Close, the end of Subscribe's context,
+// or a stream that could not be re-established; see [Subscription.Err]).
 func (s *Subscription) Events() <-chan Event { return s.events }
 
 // Acknowledged returns the part of the request the server honours: for the
@@ -143,24 +154,14 @@ func (s *Subscription) Acknowledged() SubscribeOptions {
 	return a
 }
 
-// Dropped returns how many events were dropped on overflow.
-func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
-
 // Err returns why the subscription ended: nil while it runs and after
-// Close, otherwise the error that ended it.
+// Close (or the end of Subscribe's context), otherwise the error that
+// ended it. Once Events is closed, Err has its final value.
 func (s *Subscription) Err() error {
-	select {
-	case <-s.done:
-	default:
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
 }
-
-// Done is closed when the subscription has ended.
-func (s *Subscription) Done() <-chan struct{} { return s.done }
 
 // Close ends the subscription and waits until it has: the listen stream is
 // closed (modern) or every subscribed URI unsubscribed (legacy, bounded
@@ -190,24 +191,34 @@ func (s *Subscription) send(ev Event) {
 		return
 	default:
 	}
-	// Full: drop the oldest (twice, to make room for a resync marker too).
+	// Full: drop the oldest two, to make room for a resync marker too.
 	for range 2 {
 		select {
-		case <-s.events:
-			s.dropped.Add(1)
+		case old := <-s.events:
+			s.pending += lost(old)
 		default:
 		}
 	}
-	s.c.cfg.logger.Warn("conduit: subscription buffer full; dropped the oldest event", "dropped", s.dropped.Load())
+	s.c.cfg.logger.Warn("conduit: subscription buffer full; dropped the oldest events", "dropped", s.pending)
 	select {
-	case s.events <- Event{Resync: true}:
+	case s.events <- Event{Resync: true, Dropped: s.pending}:
+		s.pending = 0
 	default:
 	}
 	select {
 	case s.events <- ev:
 	default:
-		s.dropped.Add(1)
+		s.pending += lost(ev)
 	}
+}
+
+// lost is what dropping ev loses: one notification, or the count a
+// resync marker carried (the next marker reports it instead).
+func lost(ev Event) int64 {
+	if ev.Method == "" {
+		return ev.Dropped
+	}
+	return 1
 }
 
 // finish records err and closes the events channel and done.
