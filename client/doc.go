@@ -82,9 +82,8 @@
 // layers below (*session.NegotiationError with its Trace,
 // *transport.HTTPError, *transport.ExitError, …) stay reachable with
 // errors.As. A few sentinels name what callers branch on: [ErrClosed],
-// [ErrOutcomeUnknown], [ErrAuthRequired], [ErrNoCommonVersion],
-// [ErrNotSupported], [ErrUnknownTool],
-// [ErrTaskCancelled] and [ErrTaskExpired]. A value that does not match its
+// [ErrOutcomeUnknown], [ErrAuthRequired], [ErrNoCommonVersion] and
+// [ErrNotSupported]. A value that does not match its
 // schema is a [*handler.ValidationError] listing the problems.
 //
 // # Wire logging

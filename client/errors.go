@@ -83,9 +83,13 @@ type Kind int
 const (
 	// KindOther is a failure no other kind describes.
 	KindOther Kind = iota
-	// KindCanceled: the caller's context was cancelled.
+	// KindCanceled: the caller's context was cancelled (the error
+	// matches context.Canceled), or a task ended cancelled (it does not:
+	// the server or another client cancelled the task, not the caller).
 	KindCanceled
-	// KindTimeout: a deadline, a request timeout or a task's ttl elapsed.
+	// KindTimeout: a deadline, a request timeout or a task's ttl elapsed
+	// (a task's ttl does not match context.DeadlineExceeded: no deadline
+	// of the caller's elapsed).
 	KindTimeout
 	// KindClosed: the client or its connection is closed.
 	KindClosed
@@ -156,16 +160,6 @@ var (
 	// negotiated era (for example tasks/list on a modern server) or the
 	// server did not advertise it (see [CapabilityOptions.Strict]).
 	ErrNotSupported = errors.New("client: operation not supported")
-	// ErrUnknownTool is matched when [CallToolAs] does not find the tool
-	// in the server's tools list.
-	ErrUnknownTool = errors.New("client: unknown tool")
-	// ErrTaskCancelled is matched when a task ended cancelled (an *Error
-	// of kind [KindServer]); a task that failed is an *Error of kind
-	// [KindServer] wrapping the server's *jsonrpc.Error.
-	ErrTaskCancelled = errors.New("client: task cancelled")
-	// ErrTaskExpired is matched when a task was still unfinished when its
-	// ttl ran out (an *Error of kind [KindTimeout]).
-	ErrTaskExpired = errors.New("client: task expired")
 )
 
 // opError wraps err, the failure of op, in an *Error; nil stays nil and
@@ -253,7 +247,7 @@ func sessionKind(err error) Kind {
 		return KindNegotiation
 	}
 	switch {
-	case isType[*handler.ValidationError](err), errors.Is(err, ErrUnknownTool), errors.Is(err, ErrNoCommonVersion),
+	case isType[*handler.ValidationError](err), errors.Is(err, ErrNoCommonVersion),
 		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface), errors.Is(err, engine.ErrReservedMeta):
 		return KindInvalid
 	case errors.Is(err, ErrNotSupported):

@@ -97,8 +97,9 @@ func ExampleClient_CancelTask() {
 		log.Fatal(err)
 	}
 	_, err = c.AwaitTask(ctx, task)
-	fmt.Println(errors.Is(err, client.ErrTaskCancelled))
-	// Output: true
+	var ce *client.Error
+	fmt.Println(errors.As(err, &ce) && ce.Kind == client.KindCanceled, errors.Is(err, context.Canceled))
+	// Output: true false
 }
 
 func ExampleClient_TaskStatus() {

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"time"
@@ -71,25 +72,36 @@ func (c *Client) untilExpiry(t *Task, poll time.Duration) time.Duration {
 	return poll
 }
 
-// expired returns an *Error matching ErrTaskExpired when t's ttl has run
+// expired returns an *Error of kind KindTimeout when t's ttl has run
 // out, else nil. pollErr is the last poll's error (nil after a successful
-// poll).
+// poll); it stays in the chain unless it is a deadline of its own, which
+// would make the task's expiry match context.DeadlineExceeded.
 func (c *Client) expired(t *Task, pollErr error) error {
 	end, ok := t.expiry()
 	if !ok || c.cfg.now().Before(end) {
 		return nil
 	}
-	err := fmt.Errorf("task %q: %w at %s (status %s)", t.ID, ErrTaskExpired, end.Format(time.RFC3339), t.Status)
-	if pollErr != nil {
+	err := fmt.Errorf("task %q expired: its ttl ran out at %s (status %s)", t.ID, end.Format(time.RFC3339), t.Status)
+	switch {
+	case pollErr == nil:
+	case errors.Is(pollErr, context.DeadlineExceeded):
+		err = fmt.Errorf("%w: %v", err, pollErr)
+	default:
 		err = fmt.Errorf("%w: %w", err, pollErr)
 	}
 	return &Error{Op: protocol.MethodToolsCall, Kind: KindTimeout, Err: err}
 }
 
-// taskError reports a task that ended without a result; why is a
-// *jsonrpc.Error or ErrTaskCancelled.
+// taskError reports a task that failed; why is the server's
+// *jsonrpc.Error.
 func taskError(t *Task, status protocol.TaskStatus, why error) *Error {
 	return &Error{Op: protocol.MethodToolsCall, Kind: KindServer, Err: fmt.Errorf("task %q %s: %w", t.ID, status, why)}
+}
+
+// taskCancelled reports a task that ended cancelled: kind KindCanceled,
+// though no context of the caller's was cancelled.
+func taskCancelled(t *Task) *Error {
+	return newError(protocol.MethodToolsCall, KindCanceled, "task %q was cancelled", t.ID)
 }
 
 func msDuration(ms *int64) time.Duration {
@@ -159,10 +171,12 @@ func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...C
 //
 // The task's ttl is a backstop: once createdAt + ttl has passed (by the
 // client's clock) and the task has not finished, AwaitTask stops polling
-// with an [*Error] of kind [KindTimeout] matching [ErrTaskExpired].
+// with an [*Error] of kind [KindTimeout] (that does not match
+// context.DeadlineExceeded) naming the task.
 //
 // A failed task is an [*Error] of kind [KindServer] wrapping the server's
-// *jsonrpc.Error, a cancelled one matches [ErrTaskCancelled]; other errors
+// *jsonrpc.Error; a cancelled one is an [*Error] of kind [KindCanceled]
+// naming the task (that does not match context.Canceled); other errors
 // are those of the calls made (a [*jsonrpc.Error] for an unknown task,
 // [ErrClosed], ctx.Err()).
 func (c *Client) AwaitTask(ctx context.Context, t *Task) (*protocol.CallToolResult, error) {
@@ -227,7 +241,7 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 			eo, _ := dt.TaskError()
 			return nil, taskError(t, dt.Status, &jsonrpc.Error{Code: eo.Code, Message: eo.Message, Data: eo.Data})
 		case protocol.TaskCancelled:
-			return nil, taskError(t, dt.Status, ErrTaskCancelled)
+			return nil, taskCancelled(t)
 		case protocol.TaskInputRequired:
 			pending := map[string]protocol.InputRequest{}
 			for k, r := range dt.InputRequests {
@@ -316,7 +330,7 @@ func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallTool
 			}
 		}
 		if ct.Status == protocol.TaskCancelled {
-			return nil, taskError(t, ct.Status, ErrTaskCancelled)
+			return nil, taskCancelled(t)
 		}
 		if ct.Status.Terminal() || ct.Status == protocol.TaskInputRequired {
 			break
