@@ -12,6 +12,7 @@ import (
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -163,7 +164,7 @@ func ExampleClient_ReadResource() {
 	}
 	fmt.Println(r.Contents[0].Text)
 	_, err = c.ReadResource(ctx, "file:///missing.txt")
-	fmt.Println(client.IsResourceNotFound(err))
+	fmt.Println(jsonrpc.IsResourceNotFound(err))
 	// Output:
 	// Hello, world!
 	// true

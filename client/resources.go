@@ -2,10 +2,8 @@ package client
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -15,7 +13,7 @@ import (
 // input first (the handler answers it; such results are not cached).
 //
 // A missing resource is a [*jsonrpc.Error]: -32002 from legacy servers,
-// -32602 from modern ones; [IsResourceNotFound] accepts both.
+// -32602 from modern ones; [jsonrpc.IsResourceNotFound] accepts both.
 func (c *Client) ReadResource(ctx context.Context, uri string) (*protocol.ReadResourceResult, error) {
 	if err := c.require(protocol.MethodResourcesRead, "resources", c.ServerCapabilities().Resources != nil); err != nil {
 		return nil, err
@@ -73,12 +71,6 @@ func (c *Client) notifyRootsChanged(ctx context.Context) error {
 		return nil
 	}
 	return opError(protocol.NotificationRootsListChanged, c.sess.Notify(ctx, protocol.NotificationRootsListChanged, &protocol.RootsListChangedParams{}))
-}
-
-// IsResourceNotFound reports whether err is a server's resource-not-found
-// error: -32002 (legacy) or -32602 (modern, which uses invalid params).
-func IsResourceNotFound(err error) bool {
-	return errors.Is(err, jsonrpc.ErrResourceNotFound) || errors.Is(err, jsonrpc.ErrInvalidParams)
 }
 
 // discoverEntry is a server/discover result and when it stops being
