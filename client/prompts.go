@@ -21,14 +21,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 		return nil, err
 	}
 	raw, err := c.call(ctx, protocol.MethodPromptsGet, &protocol.GetPromptParams{Name: name, Arguments: args}, cc.sessionOptions())
-	if err != nil {
-		return nil, err
-	}
-	var r protocol.GetPromptResult
-	if err := decode(protocol.MethodPromptsGet, raw, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return decoded[protocol.GetPromptResult](protocol.MethodPromptsGet, raw, err)
 }
 
 // Complete asks for completions of an argument (completion/complete). ref
@@ -43,12 +36,5 @@ func (c *Client) Complete(ctx context.Context, ref protocol.CompleteReference, a
 		p.Context = &protocol.CompleteContext{Arguments: resolved}
 	}
 	raw, err := c.call(ctx, protocol.MethodCompletionComplete, p, nil)
-	if err != nil {
-		return nil, err
-	}
-	var r protocol.CompleteResult
-	if err := decode(protocol.MethodCompletionComplete, raw, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return decoded[protocol.CompleteResult](protocol.MethodCompletionComplete, raw, err)
 }

@@ -19,14 +19,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (*protocol.ReadRe
 		return nil, err
 	}
 	raw, err := c.cachedCall(ctx, protocol.MethodResourcesRead, uri, &protocol.ReadResourceParams{URI: uri})
-	if err != nil {
-		return nil, err
-	}
-	var r protocol.ReadResourceResult
-	if err := decode(protocol.MethodResourcesRead, raw, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return decoded[protocol.ReadResourceResult](protocol.MethodResourcesRead, raw, err)
 }
 
 // SetLogLevel asks the server for log messages at level and above. Legacy:

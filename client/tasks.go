@@ -293,25 +293,19 @@ func pollTask[T any](ctx context.Context, c *Client, t *Task, poll *time.Duratio
 	return v, nil
 }
 
-func (c *Client) getExtTask(ctx context.Context, id string) (*protocol.DetailedTask, error) {
+// getTask sends tasks/get for task id; R is the era's result.
+func getTask[R any](ctx context.Context, c *Client, id string) (*R, error) {
 	raw, err := c.call(ctx, protocol.MethodTasksGet, &protocol.GetTaskParams{TaskID: id}, nil)
-	if err != nil {
-		return nil, err
-	}
-	var dt protocol.DetailedTask
-	if err := decode(protocol.MethodTasksGet, raw, &dt); err != nil {
-		return nil, err
-	}
-	return &dt, nil
+	return decoded[R](protocol.MethodTasksGet, raw, err)
+}
+
+func (c *Client) getExtTask(ctx context.Context, id string) (*protocol.DetailedTask, error) {
+	return getTask[protocol.DetailedTask](ctx, c, id)
 }
 
 func (c *Client) getCoreTask(ctx context.Context, id string) (*protocol.Task, error) {
-	raw, err := c.call(ctx, protocol.MethodTasksGet, &protocol.GetTaskParams{TaskID: id}, nil)
+	gt, err := getTask[protocol.GetTaskResult](ctx, c, id)
 	if err != nil {
-		return nil, err
-	}
-	var gt protocol.GetTaskResult
-	if err := decode(protocol.MethodTasksGet, raw, &gt); err != nil {
 		return nil, err
 	}
 	return &gt.Task, nil
@@ -339,17 +333,10 @@ func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallTool
 	// tasks/result blocks until the task ends; the server may send its
 	// input requests meanwhile, which the session serves.
 	raw, err := c.call(ctx, protocol.MethodTasksResult, &protocol.TaskPayloadParams{TaskID: t.ID}, nil)
-	if err != nil {
-		if t.Status == protocol.TaskFailed {
-			return nil, taskError(t, t.Status, err)
-		}
-		return nil, err
+	if err != nil && t.Status == protocol.TaskFailed {
+		return nil, taskError(t, t.Status, err)
 	}
-	var res protocol.CallToolResult
-	if err := decode(protocol.MethodTasksResult, raw, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return decoded[protocol.CallToolResult](protocol.MethodTasksResult, raw, err)
 }
 
 // TaskStatus returns the current state of task id (tasks/get, in the
@@ -384,11 +371,8 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[*Task, error] {
 			return nil, nil, &Error{Op: protocol.MethodTasksList, Kind: KindUnsupported, Err: ErrNotSupported}
 		}
 		raw, err := c.call(ctx, protocol.MethodTasksList, &protocol.ListTasksParams{Cursor: cur}, nil)
+		r, err := decoded[protocol.ListTasksResult](protocol.MethodTasksList, raw, err)
 		if err != nil {
-			return nil, nil, err
-		}
-		var r protocol.ListTasksResult
-		if err := decode(protocol.MethodTasksList, raw, &r); err != nil {
 			return nil, nil, err
 		}
 		out := make([]*Task, len(r.Tasks))
