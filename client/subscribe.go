@@ -95,7 +95,8 @@ const (
 // Subscription delivers change notifications: in the modern era over a
 // subscriptions/listen stream, re-established with backoff when it drops;
 // in the legacy era from the session's notifications (after
-// resources/subscribe for each URI).
+// resources/subscribe for each URI). All methods are safe for concurrent
+// use.
 //
 // # Overflow
 //
@@ -111,8 +112,6 @@ const (
 // end of Subscribe's context, or a stream that could not be
 // re-established: Events is then closed (what was buffered is still
 // received first), and [Subscription.Err] says why.
-//
-// All methods are safe for concurrent use.
 type Subscription struct {
 	c      *Client
 	want   SubscribeOptions
