@@ -57,18 +57,18 @@ func lastReceived(t *testing.T, srv *testserver.Server, method string) testserve
 	return *last
 }
 
-// TestCallDefaults: the call options of WithCallDefaults reach every
-// request, those without call options (a listing) included, and a call's
-// own options override them per key without changing them for the next
-// call. Both eras, pipe and Streamable HTTP (headers only travel there).
+// TestCallDefaults: the call options of WithCallDefaults (two of them,
+// which add up) reach every request, those without call options (a
+// listing) included, and a call's own options override them per key
+// without changing them for the next call. Both eras, pipe and Streamable
+// HTTP (headers only travel there).
 func TestCallDefaults(t *testing.T) {
-	defaults := client.WithCallDefaults(
-		client.WithCallMeta(map[string]any{"com.example/tenant": "acme", "com.example/zone": "eu"}),
-		client.WithCallHeaders(http.Header{"X-Tenant": {"acme"}}))
+	meta := client.WithCallDefaults(client.WithCallMeta(map[string]any{"com.example/tenant": "acme", "com.example/zone": "eu"}))
+	headers := client.WithCallDefaults(client.WithCallHeaders(http.Header{"X-Tenant": {"acme"}}))
 	for _, era := range allEras {
 		for _, tr := range []string{tPipe, tHTTP} {
 			t.Run(era.name+"/"+tr, func(t *testing.T) {
-				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), defaults)
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), meta, headers)
 				ctx := testCtx(t)
 				modern := era.p == client.Modern
 				if _, err := f.c.ListTools(ctx, ""); err != nil {
