@@ -25,7 +25,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	if method == "" {
 		return &Error{Op: "call", Kind: KindInvalid, Err: fmt.Errorf("empty method name")}
 	}
-	cc := newCallConfig(opts)
+	cc := c.callOptions(opts)
 	if err := cc.optionError(method); err != nil {
 		return err
 	}

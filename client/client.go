@@ -220,13 +220,18 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 			return engine.Config{}, err
 		}
 	}
+	defaults, err := cfg.defaultCall()
+	if err != nil {
+		return engine.Config{}, err
+	}
+	cfg.defaults = defaults
 	s := engine.Config{
 		Handler:        set,
 		ClientInfo:     cfg.clientInfo,
 		ProbeTimeout:   cfg.probeTimeout,
-		RequestTimeout: cfg.timeout,
-		IdleTimeout:    cfg.idleTimeout,
-		Replay:         cfg.replay,
+		RequestTimeout: cfg.defaults.timeout,
+		IdleTimeout:    cfg.defaults.idle,
+		Replay:         cfg.defaults.replay,
 		OnEvent:        connEventHook(cfg.onEvent),
 		Retry:          cfg.retry,
 		Logger:         cfg.logger,
@@ -257,14 +262,14 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 	case Legacy:
 		s.Mode = engine.ModeLegacy
 	default:
-		v := string(cfg.protocol)
+		v := pinnedVersion(cfg.protocol)
 		if err := checkPin(v, cfg.olderVersions); err != nil {
 			return s, err
 		}
 		s.Mode = engine.ModePinned
 		s.PinVersion = v
 	}
-	if cfg.tasks {
+	if cfg.capOpts.TasksExtension {
 		s.ExtraCapabilities = func(caps *protocol.ClientCapabilities) {
 			if caps.Extensions == nil {
 				caps.Extensions = map[string]json.RawMessage{}
@@ -417,7 +422,7 @@ func (c *Client) isHTTP() bool { return c.kind == transport.KindHTTP }
 // modern log level.
 func (c *Client) call(ctx context.Context, method string, params any, opts *engine.CallOptions) (json.RawMessage, error) {
 	if opts == nil {
-		opts = &engine.CallOptions{}
+		opts = c.cfg.defaults.sessionOptions()
 	}
 	if opts.LogLevel == "" && c.isModern() {
 		if l, _ := c.logLevel.Load().(protocol.LoggingLevel); l != "" {
@@ -446,7 +451,7 @@ func decode(method string, raw json.RawMessage, v any) error {
 // require refuses a call when strict capabilities are on and have is
 // false.
 func (c *Client) require(method, capability string, have bool) error {
-	if c.cfg.strict && !have && c.serverKnown() {
+	if c.cfg.capOpts.Strict && !have && c.serverKnown() {
 		return capabilityError(method, capability)
 	}
 	return nil

@@ -205,7 +205,7 @@ func TestCallsAndFeatures(t *testing.T) {
 			t.Errorf("ReadResource contents = %+v", rr.Contents)
 		}
 		_, err = c.ReadResource(ctx, "file:///missing.txt")
-		if !client.IsResourceNotFound(err) {
+		if !jsonrpc.IsResourceNotFound(err) {
 			t.Errorf("ReadResource(missing) error = %v, want resource not found", err)
 		}
 

@@ -56,8 +56,9 @@
 // closing the request's stream on modern HTTP). [WithTimeout] is a call's
 // deadline, counted from its start, which progress does not extend;
 // [WithIdleTimeout] bounds its silence and is reset by progress;
-// [WithDefaultTimeouts] sets both client-wide. By default neither is set:
-// a long tool is never cut off at an arbitrary limit.
+// [WithCallDefaults] sets them (or any call option) client-wide. By
+// default neither is set: a long tool is never cut off at an arbitrary
+// limit.
 //
 // # Replays
 //
@@ -81,9 +82,8 @@
 // layers below (*session.NegotiationError with its Trace,
 // *transport.HTTPError, *transport.ExitError, …) stay reachable with
 // errors.As. A few sentinels name what callers branch on: [ErrClosed],
-// [ErrOutcomeUnknown], [ErrAuthRequired], [ErrNoCommonVersion],
-// [ErrNotSupported], [ErrUnknownTool],
-// [ErrTaskCancelled] and [ErrTaskExpired]. A value that does not match its
+// [ErrOutcomeUnknown], [ErrAuthRequired], [ErrNoCommonVersion] and
+// [ErrNotSupported]. A value that does not match its
 // schema is a [*handler.ValidationError] listing the problems.
 //
 // A handler failure ends the request that caused it alike in both eras:

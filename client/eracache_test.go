@@ -157,7 +157,7 @@ func TestEraCacheKnowsServer(t *testing.T) {
 				// The key of an HTTP server is its URL, new per test
 				// server; both stdio connections run the same command
 				// line, whose transport's ServerKey is the key.
-				opts := []client.Option{client.WithEraCache(eras), client.WithStrictCapabilities(true)}
+				opts := []client.Option{client.WithEraCache(eras), client.WithCapabilityOptions(client.CapabilityOptions{Strict: true})}
 				first := connect(t, tr, so, opts...)
 				if probes(first.c) != 1 || first.c.Negotiated().Era != negotiation.EraModern {
 					t.Fatalf("first connection: era %v, trace %+v; want one probe, modern", first.c.Negotiated().Era, first.c.Negotiated().Trace)
@@ -207,7 +207,7 @@ func TestEraCacheBareHintStrict(t *testing.T) {
 	eras := client.MemoryEraCache()
 	so := testserver.Options{}
 	eras.StoreEra(stdioServer(t, so).ServerKey(), cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
-	f := connect(t, tStdio, so, client.WithEraCache(eras), client.WithStrictCapabilities(true))
+	f := connect(t, tStdio, so, client.WithEraCache(eras), client.WithCapabilityOptions(client.CapabilityOptions{Strict: true}))
 	if f.c.ServerInfo() == nil || f.c.ServerCapabilities().Tools == nil {
 		t.Errorf("client knows %+v after a bare hint, want the server's description", known(f.c))
 	}

@@ -30,16 +30,19 @@ import (
 // errors.Is(err, jsonrpc.ErrInvalidParams)); the failures of the
 // negotiation and transport packages keep their types, so errors.As with
 // *negotiation.Error, *transport.HTTPError, *transport.ExitError and the
-// others works through an *Error, and so do errors.Is with
-// context.Canceled and the sentinels of this package. A failed
-// negotiation's steps are in Trace.
+// others works through an *Error, and so does errors.Is with
+// context.Canceled. The sentinels of this package are in Err's chain
+// too: when the failure matches one the cause does not, Err wraps the
+// cause (with its text) and the sentinel; an *Error built elsewhere
+// matches a sentinel only when its Err wraps it. A failed negotiation's
+// steps are in Trace.
 type Error struct {
 	// Op is the operation: "connect" for [Connect] and [Dial], else the
 	// MCP method of the request that failed (for example "tools/call").
 	Op string
 	// Kind classifies the failure.
 	Kind Kind
-	// Err is the cause; never nil.
+	// Err is the cause, with the sentinels it matches; never nil.
 	Err error
 	// Trace is, for a failed negotiation ([Connect], [Dial], or a
 	// connection that could not be restored), every negotiation step
@@ -54,25 +57,53 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is makes the error match the sentinel of its kind: [ErrClosed] for
-// [KindClosed], [ErrAuthRequired] for [KindAuth], [ErrNotSupported] for
-// [KindUnsupported], [ErrNoCommonVersion] when client and server share
-// no protocol version, and [ErrOutcomeUnknown] when a request the server
-// may have executed was lost and not sent again (see [ReplayPolicy]).
-func (e *Error) Is(target error) bool {
-	switch target {
-	case ErrClosed:
-		return e.Kind == KindClosed || errors.Is(e.Err, engine.ErrClosed)
-	case ErrAuthRequired:
-		return e.Kind == KindAuth
-	case ErrNotSupported:
-		return e.Kind == KindUnsupported
-	case ErrNoCommonVersion:
-		return noCommonVersion(e.Err)
-	case ErrOutcomeUnknown:
-		return errors.Is(e.Err, engine.ErrOutcomeUnknown)
+// withSentinels is the Err of an *Error whose failure matches sentinels
+// of this package that its cause does not: errs is the cause, then those
+// sentinels. Its text is the cause's.
+type withSentinels struct {
+	errs []error
+}
+
+func (w *withSentinels) Error() string   { return w.errs[0].Error() }
+func (w *withSentinels) Unwrap() []error { return w.errs }
+
+// causeOf is err without the sentinels withKindSentinels added.
+func causeOf(err error) error {
+	if w, ok := err.(*withSentinels); ok {
+		return w.errs[0]
 	}
-	return false
+	return err
+}
+
+// withKindSentinels is the one place that decides which sentinels an
+// *Error of kind k caused by err matches: [ErrClosed] for [KindClosed]
+// (or a cause that is the engine's closing), [ErrAuthRequired] for
+// [KindAuth], [ErrNotSupported] for [KindUnsupported],
+// [ErrNoCommonVersion] when client and server share no protocol version,
+// and [ErrOutcomeUnknown] when a request the server may have executed was
+// lost and not sent again (see [ReplayPolicy]). It returns err with
+// those err does not match yet.
+func withKindSentinels(k Kind, err error) error {
+	err = causeOf(err)
+	errs := []error{err}
+	for _, s := range [...]struct {
+		sentinel error
+		matches  bool
+	}{
+		{ErrClosed, k == KindClosed || errors.Is(err, engine.ErrClosed)},
+		{ErrAuthRequired, k == KindAuth},
+		{ErrNotSupported, k == KindUnsupported},
+		{ErrNoCommonVersion, noCommonVersion(err)},
+		{ErrOutcomeUnknown, errors.Is(err, engine.ErrOutcomeUnknown)},
+	} {
+		if s.matches && !errors.Is(err, s.sentinel) {
+			errs = append(errs, s.sentinel)
+		}
+	}
+	if len(errs) == 1 {
+		return err
+	}
+	return &withSentinels{errs: errs}
 }
 
 // Kind classifies an [*Error]. The kinds are stable: new kinds may be
@@ -83,9 +114,13 @@ type Kind int
 const (
 	// KindOther is a failure no other kind describes.
 	KindOther Kind = iota
-	// KindCanceled: the caller's context was cancelled.
+	// KindCanceled: the caller's context was cancelled (the error
+	// matches context.Canceled), or a task ended cancelled (it does not:
+	// the server or another client cancelled the task, not the caller).
 	KindCanceled
-	// KindTimeout: a deadline, a request timeout or a task's ttl elapsed.
+	// KindTimeout: a deadline, a request timeout or a task's ttl elapsed
+	// (a task's ttl does not match context.DeadlineExceeded: no deadline
+	// of the caller's elapsed).
 	KindTimeout
 	// KindClosed: the client or its connection is closed.
 	KindClosed
@@ -154,18 +189,8 @@ var (
 	ErrNoCommonVersion = errors.New("client: no common protocol version")
 	// ErrNotSupported is matched when an operation has no meaning in the
 	// negotiated era (for example tasks/list on a modern server) or the
-	// server did not advertise it (see [WithStrictCapabilities]).
+	// server did not advertise it (see [CapabilityOptions.Strict]).
 	ErrNotSupported = errors.New("client: operation not supported")
-	// ErrUnknownTool is matched when [CallToolAs] does not find the tool
-	// in the server's tools list.
-	ErrUnknownTool = errors.New("client: unknown tool")
-	// ErrTaskCancelled is matched when a task ended cancelled (an *Error
-	// of kind [KindServer]); a task that failed is an *Error of kind
-	// [KindServer] wrapping the server's *jsonrpc.Error.
-	ErrTaskCancelled = errors.New("client: task cancelled")
-	// ErrTaskExpired is matched when a task was still unfinished when its
-	// ttl ran out (an *Error of kind [KindTimeout]).
-	ErrTaskExpired = errors.New("client: task expired")
 )
 
 // opError wraps err, the failure of op, in an *Error; nil stays nil and
@@ -180,7 +205,8 @@ func opError(op string, err error) error {
 		}
 		return err
 	}
-	return &Error{Op: op, Kind: kindOf(err), Err: err, Trace: negotiationTrace(err)}
+	k := kindOf(err)
+	return &Error{Op: op, Kind: k, Err: withKindSentinels(k, err), Trace: negotiationTrace(err)}
 }
 
 // fail is opError for a request of c; see onStdio.
@@ -206,6 +232,7 @@ func onStdio(err error, stdio bool) error {
 	case KindNetwork, KindNegotiation, KindClosed:
 		if errors.Is(e.Err, transport.ErrClosed) && !errors.Is(e.Err, engine.ErrClosed) {
 			e.Kind = KindProcess
+			e.Err = withKindSentinels(e.Kind, e.Err)
 		}
 	}
 	return err
@@ -213,7 +240,7 @@ func onStdio(err error, stdio bool) error {
 
 // newError is an *Error of a known kind made by this package.
 func newError(op string, k Kind, format string, args ...any) *Error {
-	return &Error{Op: op, Kind: k, Err: fmt.Errorf(format, args...)}
+	return &Error{Op: op, Kind: k, Err: withKindSentinels(k, fmt.Errorf(format, args...))}
 }
 
 // kindOf classifies a failure of a layer below. The cause nearest the
@@ -253,7 +280,7 @@ func sessionKind(err error) Kind {
 		return KindNegotiation
 	}
 	switch {
-	case isType[*handler.ValidationError](err), errors.Is(err, ErrUnknownTool), errors.Is(err, ErrNoCommonVersion),
+	case isType[*handler.ValidationError](err), errors.Is(err, ErrNoCommonVersion),
 		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface), errors.Is(err, engine.ErrReservedMeta):
 		return KindInvalid
 	case errors.Is(err, ErrNotSupported):
@@ -344,7 +371,7 @@ func resultError(method string, err error) *Error {
 	return newError(method, KindProtocol, "decoding the result: %v", err)
 }
 
-// capabilityError refuses method under [WithStrictCapabilities].
+// capabilityError refuses method under [CapabilityOptions.Strict].
 func capabilityError(method, capability string) *Error {
 	return &Error{Op: method, Kind: KindUnsupported,
 		Err: fmt.Errorf("server did not advertise the %q capability: %w", capability, ErrNotSupported)}

@@ -229,7 +229,8 @@ func callErrCases(name string, p client.Protocol) []errCase {
 				return call(t, tStdio, testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultExit, Method: "tools/call"}}},
 					"echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayNone))
 			},
-			also: func(err error) bool { return errors.Is(err, transport.ErrClosed) }},
+			// The process went away: not a closed client.
+			also: func(err error) bool { return errors.Is(err, transport.ErrClosed) && !errors.Is(err, client.ErrClosed) }},
 	}
 }
 
@@ -259,9 +260,26 @@ func TestErrorKinds(t *testing.T) {
 			if tc.also != nil && !tc.also(err) {
 				t.Errorf("error %v: the cause check failed", err)
 			}
+			// The sentinels are matched through Err's chain, and each
+			// kind that has one matches it.
+			for _, s := range sentinels {
+				if errors.Is(err, s) != errors.Is(ce.Err, s) {
+					t.Errorf("errors.Is(err, %v) = %v but errors.Is(err.Err, …) = %v", s, errors.Is(err, s), errors.Is(ce.Err, s))
+				}
+			}
+			if s, ok := kindSentinel[ce.Kind]; ok && !errors.Is(err, s) {
+				t.Errorf("an *Error of kind %v does not match %v: %v", ce.Kind, s, err)
+			}
 		})
 	}
 }
+
+// sentinels are the sentinels of package client.
+var sentinels = []error{client.ErrClosed, client.ErrOutcomeUnknown, client.ErrAuthRequired, client.ErrNoCommonVersion, client.ErrNotSupported}
+
+// kindSentinel is the sentinel every *Error of a kind matches.
+var kindSentinel = map[client.Kind]error{client.KindClosed: client.ErrClosed, client.KindAuth: client.ErrAuthRequired,
+	client.KindUnsupported: client.ErrNotSupported}
 
 // modernOnlyErrCases are failures only the modern era (or its HTTP
 // transport) can produce.

@@ -87,7 +87,7 @@ func ExampleClient_AwaitTask() {
 }
 
 func ExampleClient_CancelTask() {
-	c, done := exampleClient(client.WithTasksExtension(true))
+	c, done := exampleClient(client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	defer done()
 	ctx := context.Background()
 	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 100})
@@ -98,12 +98,13 @@ func ExampleClient_CancelTask() {
 		log.Fatal(err)
 	}
 	_, err = c.AwaitTask(ctx, task)
-	fmt.Println(errors.Is(err, client.ErrTaskCancelled))
-	// Output: true
+	var ce *client.Error
+	fmt.Println(errors.As(err, &ce) && ce.Kind == client.KindCanceled, errors.Is(err, context.Canceled))
+	// Output: true false
 }
 
 func ExampleClient_TaskStatus() {
-	c, done := exampleClient(client.WithTasksExtension(true))
+	c, done := exampleClient(client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	defer done()
 	ctx := context.Background()
 	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 5})
@@ -141,8 +142,8 @@ func ExamplePin() {
 	// Output: legacy 2025-06-18
 }
 
-func ExampleWithStrictCapabilities() {
-	c, done := exampleClient(client.WithStrictCapabilities(true))
+func ExampleCapabilityOptions_strict() {
+	c, done := exampleClient(client.WithCapabilityOptions(client.CapabilityOptions{Strict: true}))
 	defer done()
 	// The test server advertises tools, so the call goes through.
 	_, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "x"})

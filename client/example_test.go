@@ -12,6 +12,7 @@ import (
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -163,7 +164,7 @@ func ExampleClient_ReadResource() {
 	}
 	fmt.Println(r.Contents[0].Text)
 	_, err = c.ReadResource(ctx, "file:///missing.txt")
-	fmt.Println(client.IsResourceNotFound(err))
+	fmt.Println(jsonrpc.IsResourceNotFound(err))
 	// Output:
 	// Hello, world!
 	// true
@@ -210,7 +211,7 @@ func ExampleClient_Subscribe() {
 	ev := <-sub.Events()
 	fmt.Println(ev.Method, ev.URI)
 	// Output:
-	// {ToolsListChanged:true PromptsListChanged:false ResourcesListChanged:false Resources:[file:///hello.txt]}
+	// {ToolsListChanged:true PromptsListChanged:false ResourcesListChanged:false Resources:[file:///hello.txt] Buffer:0}
 	// notifications/resources/updated file:///hello.txt
 }
 
@@ -218,7 +219,7 @@ func ExampleClient_StartTool() {
 	t, stop := exampleServer(testserver.Options{})
 	defer stop()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithTasksExtension(true))
+	c, err := client.Connect(ctx, t, client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	if err != nil {
 		log.Fatal(err)
 	}

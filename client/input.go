@@ -133,7 +133,7 @@ func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[strin
 			ep.Requests[k] = engine.PendingRequest{Method: r.Method, Params: r.Params}
 		}
 	}
-	cc := newCallConfig(opts)
+	cc := c.callOptions(opts)
 	if err := cc.optionError(op); err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"iter"
 
-	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -39,7 +38,8 @@ func (c *Client) cachedCall(ctx context.Context, method, paramsKey string, param
 	// carried only requestState and ran no handler) is never cached: the
 	// session reports every round before sending its retry.
 	needed := false
-	opts := &engine.CallOptions{OnInputRound: func(int) { needed = true }}
+	opts := c.cfg.defaults.sessionOptions()
+	opts.OnInputRound = func(int) { needed = true }
 	raw, err := c.call(ctx, method, params, opts)
 	if err != nil {
 		return nil, err
@@ -50,9 +50,9 @@ func (c *Client) cachedCall(ctx context.Context, method, paramsKey string, param
 	return raw, nil
 }
 
-// listPage fetches one page of a list method.
-func listPage[R any](ctx context.Context, c *Client, method string, cursor *string) (*R, error) {
-	raw, err := c.cachedCall(ctx, method, pageKey(cursor), &protocol.PaginatedParams{Cursor: cursor})
+// decoded decodes raw, the result of method, into a new R; err, the
+// call's error, is passed on.
+func decoded[R any](method string, raw json.RawMessage, err error) (*R, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +62,55 @@ func listPage[R any](ctx context.Context, c *Client, method string, cursor *stri
 	}
 	return r, nil
 }
+
+// listPage fetches one page of a list method.
+func listPage[R any](ctx context.Context, c *Client, method string, cursor *string) (*R, error) {
+	raw, err := c.cachedCall(ctx, method, pageKey(cursor), &protocol.PaginatedParams{Cursor: cursor})
+	return decoded[R](method, raw, err)
+}
+
+// A listing is the paginated list method of one server feature.
+type listing[R, T any] struct {
+	method, capability string
+	offered            func(protocol.ServerCapabilities) bool // the server advertised capability
+	page               func(*R) ([]T, *string)                // a page's items and nextCursor
+}
+
+// fetch fetches one page. Under CapabilityOptions.Strict a server that
+// did not advertise the capability is refused without a round trip.
+func (l listing[R, T]) fetch(ctx context.Context, c *Client, cursor *string) (*R, error) {
+	if err := c.require(l.method, l.capability, l.offered(c.ServerCapabilities())); err != nil {
+		return nil, err
+	}
+	return listPage[R](ctx, c, l.method, cursor)
+}
+
+// all iterates over every item, walking the pages.
+func (l listing[R, T]) all(ctx context.Context, c *Client) iter.Seq2[T, error] {
+	return walk(ctx, c, l.method, func(ctx context.Context, cur *string) ([]T, *string, error) {
+		r, err := l.fetch(ctx, c, cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		items, next := l.page(r)
+		return items, next, nil
+	})
+}
+
+func hasPrompts(s protocol.ServerCapabilities) bool   { return s.Prompts != nil }
+func hasResources(s protocol.ServerCapabilities) bool { return s.Resources != nil }
+
+var (
+	promptsListing = listing[protocol.ListPromptsResult, protocol.Prompt]{protocol.MethodPromptsList, "prompts", hasPrompts,
+		func(r *protocol.ListPromptsResult) ([]protocol.Prompt, *string) { return r.Prompts, r.NextCursor }}
+	resourcesListing = listing[protocol.ListResourcesResult, protocol.Resource]{protocol.MethodResourcesList, "resources", hasResources,
+		func(r *protocol.ListResourcesResult) ([]protocol.Resource, *string) { return r.Resources, r.NextCursor }}
+	templatesListing = listing[protocol.ListResourceTemplatesResult, protocol.ResourceTemplate]{protocol.MethodResourcesTemplateList,
+		"resources", hasResources,
+		func(r *protocol.ListResourceTemplatesResult) ([]protocol.ResourceTemplate, *string) {
+			return r.ResourceTemplates, r.NextCursor
+		}}
+)
 
 // walk iterates over every item of a paginated listing. fetch returns one
 // page's items and its nextCursor. A repeated cursor ends the walk with a
@@ -107,58 +156,31 @@ func deref(s *string) string {
 }
 
 func (c *Client) listPrompts(ctx context.Context, cursor *string) (*protocol.ListPromptsResult, error) {
-	if err := c.require(protocol.MethodPromptsList, "prompts", c.ServerCapabilities().Prompts != nil); err != nil {
-		return nil, err
-	}
-	return listPage[protocol.ListPromptsResult](ctx, c, protocol.MethodPromptsList, cursor)
+	return promptsListing.fetch(ctx, c, cursor)
 }
 
 // Prompts iterates over every prompt, walking the pages. See [Client.Tools]
 // for the error behaviour.
 func (c *Client) Prompts(ctx context.Context) iter.Seq2[protocol.Prompt, error] {
-	return walk(ctx, c, protocol.MethodPromptsList, func(ctx context.Context, cur *string) ([]protocol.Prompt, *string, error) {
-		r, err := c.listPrompts(ctx, cur)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r.Prompts, r.NextCursor, nil
-	})
+	return promptsListing.all(ctx, c)
 }
 
 func (c *Client) listResources(ctx context.Context, cursor *string) (*protocol.ListResourcesResult, error) {
-	if err := c.require(protocol.MethodResourcesList, "resources", c.ServerCapabilities().Resources != nil); err != nil {
-		return nil, err
-	}
-	return listPage[protocol.ListResourcesResult](ctx, c, protocol.MethodResourcesList, cursor)
+	return resourcesListing.fetch(ctx, c, cursor)
 }
 
 // Resources iterates over every resource, walking the pages. See
 // [Client.Tools] for the error behaviour.
 func (c *Client) Resources(ctx context.Context) iter.Seq2[protocol.Resource, error] {
-	return walk(ctx, c, protocol.MethodResourcesList, func(ctx context.Context, cur *string) ([]protocol.Resource, *string, error) {
-		r, err := c.listResources(ctx, cur)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r.Resources, r.NextCursor, nil
-	})
+	return resourcesListing.all(ctx, c)
 }
 
 func (c *Client) listResourceTemplates(ctx context.Context, cursor *string) (*protocol.ListResourceTemplatesResult, error) {
-	if err := c.require(protocol.MethodResourcesTemplateList, "resources", c.ServerCapabilities().Resources != nil); err != nil {
-		return nil, err
-	}
-	return listPage[protocol.ListResourceTemplatesResult](ctx, c, protocol.MethodResourcesTemplateList, cursor)
+	return templatesListing.fetch(ctx, c, cursor)
 }
 
 // ResourceTemplates iterates over every resource template, walking the
 // pages. See [Client.Tools] for the error behaviour.
 func (c *Client) ResourceTemplates(ctx context.Context) iter.Seq2[protocol.ResourceTemplate, error] {
-	return walk(ctx, c, protocol.MethodResourcesTemplateList, func(ctx context.Context, cur *string) ([]protocol.ResourceTemplate, *string, error) {
-		r, err := c.listResourceTemplates(ctx, cur)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r.ResourceTemplates, r.NextCursor, nil
-	})
+	return templatesListing.all(ctx, c)
 }

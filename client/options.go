@@ -2,8 +2,13 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/conduitmcp/conduit/cache"
@@ -14,15 +19,17 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// Protocol selects how a client negotiates the protocol era. The zero
-// value is [Auto]. Any other value is a version pin made by [Pin].
+// Protocol selects how a client negotiates the protocol era: one of the
+// modes below or a version pinned by [Pin]. As a string it is the mode's
+// name ("auto", "modern", "legacy") or the pinned version. The zero
+// value, "", selects [Auto] too.
 type Protocol string
 
 // Protocol modes.
 const (
 	// Auto probes the server with server/discover and falls back to the
 	// legacy initialize handshake when the evidence says legacy.
-	Auto Protocol = ""
+	Auto Protocol = "auto"
 	// Modern speaks only the modern era (2026-07-28 and later): legacy
 	// evidence is a typed error, never a fallback.
 	Modern Protocol = "modern"
@@ -32,20 +39,30 @@ const (
 
 // Pin returns a Protocol that speaks exactly version (modern or legacy,
 // e.g. "2026-07-28" or "2025-06-18") with no fallback. An unknown version
-// makes Connect fail.
-func Pin(version string) Protocol { return Protocol(version) }
-
-// String returns "auto", "modern", "legacy" or the pinned version.
-func (p Protocol) String() string {
-	if p == Auto {
-		return "auto"
+// makes Connect fail, and so does a mode's name: Pin("auto"),
+// Pin("modern"), Pin("legacy") and Pin("") are not versions and never
+// select a mode.
+func Pin(version string) Protocol {
+	switch Protocol(version) {
+	case "", Auto, Modern, Legacy:
+		return Protocol(notVersion + version)
 	}
-	return string(p)
+	return Protocol(version)
 }
 
-// CapabilityOptions refine the client capabilities derived from the
-// handler. Every field defaults to false. A field matters only when the
-// handler implements the interface it refines.
+// notVersion prefixes the Pin of a mode's name, so that it stays a pin
+// (of an unknown version) instead of becoming the mode.
+const notVersion = "pin:"
+
+// pinnedVersion is the version p pins (p is not a mode).
+func pinnedVersion(p Protocol) string { return strings.TrimPrefix(string(p), notVersion) }
+
+// CapabilityOptions refine the capabilities on both sides of the
+// connection: what the client advertises beyond what its handler
+// implies, and how strictly it holds the server to what the server
+// advertised. Every field defaults to false. The sampling, roots and task
+// request fields matter only when the handler implements the interface
+// they refine.
 type CapabilityOptions struct {
 	// SamplingTools declares sampling.tools (the Sampler handles tools
 	// and toolChoice).
@@ -66,6 +83,17 @@ type CapabilityOptions struct {
 	// tasks/list and tasks/cancel for it. Legacy era only (the modern era
 	// has no server requests).
 	TaskRequests bool
+	// TasksExtension advertises the modern tasks extension
+	// (io.modelcontextprotocol/tasks): the server may then answer any
+	// tools/call with a task, which [Client.CallTool] awaits transparently
+	// ([Client.StartTool] returns it instead; see [Client.AwaitTask]). The
+	// per-call [WithTaskAugmentation] serves 2025-11-25.
+	TasksExtension bool
+	// Strict makes the client refuse, without a round trip, calls to
+	// features the server did not advertise: they fail with an [*Error]
+	// of kind [KindUnsupported] matching [ErrNotSupported]. False: the
+	// server decides.
+	Strict bool
 }
 
 // Auth configures authorization for HTTP servers. The auth package builds
@@ -122,23 +150,19 @@ type config struct {
 	httpClient     *http.Client
 	headers        http.Header
 	probeTimeout   time.Duration
-	timeout        time.Duration // the default deadline of a call
-	idleTimeout    time.Duration // the default idle timeout of a call
-	replay         engine.ReplayPolicy
+	callDefaults   []CallOption // WithCallDefaults, in order
+	defaults       callConfig   // callDefaults applied; set by sessionConfig
 	onEvent        func(ConnEvent)
 	retry          engine.RetryPolicy
 	logger         *slog.Logger
 	capOpts        CapabilityOptions
-	strict         bool
 	auth           Auth
 	credentials    transport.TokenSource // Auth.Tokens as given; names the private cache partition
 	endpoint       string                // Dial's endpoint URL; "" for Connect
 	cache          cache.Store
 	eraCache       cache.EraStore
-	tasks          bool
 	olderVersions  bool
 	maxPages       int
-	eventBuffer    int
 	messageLog     func(sent bool, msg jsonrpc.Message)
 	middleware     []Middleware
 	maxInputRounds int              // MRTR round cap; 0 for the engine's default
@@ -150,16 +174,15 @@ type config struct {
 // defaultMaxPages bounds a listing walk (tests lower it).
 const defaultMaxPages = 1000
 
-// defaultEventBuffer is a Subscription's buffer when [WithEventBuffer] is
-// not given.
-const defaultEventBuffer = 64
-
 func newConfig(opts []Option) config {
-	c := config{maxPages: defaultMaxPages, eventBuffer: defaultEventBuffer}
+	c := config{maxPages: defaultMaxPages}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
 		}
+	}
+	if c.protocol == "" {
+		c.protocol = Auto
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -170,7 +193,7 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithProtocol selects era negotiation. Default: [Auto].
+// WithProtocol selects era negotiation. Default (and ""): [Auto].
 func WithProtocol(p Protocol) Option {
 	return optionFunc(func(c *config) { c.protocol = p })
 }
@@ -215,27 +238,64 @@ func WithHeaders(h http.Header) Option {
 	return optionFunc(func(c *config) { c.headers = h })
 }
 
-// WithProbeTimeout bounds the era probe. Zero or negative selects the
-// session default (5s).
-func WithProbeTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.probeTimeout = max(d, 0) })
+// WithCallDefaults sets call options that apply to every request the
+// client sends (CallTool, Call, GetPrompt, the listings, reads, task
+// polls, …) before the call's own options, which override them. For
+// example WithCallDefaults(WithIdleTimeout(30*time.Second),
+// WithReplay(ReplayNone)) gives every call an idle timeout and no replay
+// unless the call says otherwise; [WithTimeout] here is every call's
+// deadline, [WithCallMeta] and [WithCallHeaders] add to every request.
+// Several WithCallDefaults add up, in order.
+//
+// [WithReplayed] and [WithProgress] carry one call's state and cannot be
+// defaults: given here, they make [Connect] and [Dial] fail with an
+// [*Error] of kind [KindInvalid] naming the option; so does a WithCallMeta
+// or WithCallHeaders that cannot apply. Default: none, so a call is
+// bounded only by its context (a long tool is never cut off at an
+// arbitrary 60 seconds) and replayed under [ReplaySafe].
+func WithCallDefaults(opts ...CallOption) Option {
+	opts = slices.Clone(opts)
+	return optionFunc(func(c *config) { c.callDefaults = append(c.callDefaults, opts...) })
 }
 
-// WithDefaultTimeouts sets the client-wide defaults of the per-call
-// [WithTimeout] (deadline: a hard limit from the call's start that
-// progress does not extend) and [WithIdleTimeout] (reset by every progress
-// notification). Zero or negative means none: by default a call is bounded
-// only by its context, so a long tool is never cut off at an arbitrary
-// 60 seconds. A call with both fails at whichever elapses first.
-func WithDefaultTimeouts(deadline, idle time.Duration) Option {
-	return optionFunc(func(c *config) { c.timeout, c.idleTimeout = max(deadline, 0), max(idle, 0) })
+// defaultCall applies the options of WithCallDefaults, refusing those
+// that carry one call's state.
+func (cfg *config) defaultCall() (callConfig, error) {
+	d := newCallConfig(cfg.callDefaults)
+	var err error
+	switch {
+	case d.replayed != nil:
+		err = errors.New("WithReplayed cannot be a call default (WithCallDefaults): it reports on one call")
+	case d.progress != nil:
+		err = errors.New("WithProgress cannot be a call default (WithCallDefaults): it receives one call's progress")
+	case d.optErr != nil:
+		err = fmt.Errorf("WithCallDefaults: %w", d.optErr)
+	}
+	if err != nil {
+		return callConfig{}, &Error{Op: "connect", Kind: KindInvalid, Err: err}
+	}
+	return d, nil
+}
+
+// callOptions is the configuration of one call: the client's call
+// defaults, then opts.
+func (c *Client) callOptions(opts []CallOption) callConfig {
+	cc := c.cfg.defaults
+	cc.meta = maps.Clone(cc.meta) // WithCallMeta adds to it in place
+	for _, o := range opts {
+		if o != nil {
+			o.applyCall(&cc)
+		}
+	}
+	return cc
 }
 
 // WithRetry sets the backoff used when the server or network asks for a
-// retry (HTTP 408/429/5xx, network errors, probe timeouts on HTTP).
-// Default: the zero [RetryPolicy], which selects the default schedule.
+// retry (HTTP 408/429/5xx, network errors, probe timeouts off stdio) and
+// the era probe's timeout ([RetryPolicy.ProbeTimeout]). Default: the zero
+// [RetryPolicy], which selects the default schedule and a 5s probe.
 func WithRetry(p RetryPolicy) Option {
-	return optionFunc(func(c *config) { c.retry = engine.RetryPolicy(p) })
+	return optionFunc(func(c *config) { c.retry, c.probeTimeout = p.engine(), max(p.ProbeTimeout, 0) })
 }
 
 // WithLogger sets the logger for diagnostics (dropped tools, overflowing
@@ -244,18 +304,11 @@ func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.logger = l })
 }
 
-// WithCapabilityOptions refines the capabilities derived from the handler.
-// Default: the zero [CapabilityOptions].
+// WithCapabilityOptions refines the capabilities the client advertises and
+// how strictly it holds the server to its own. Default: the zero
+// [CapabilityOptions].
 func WithCapabilityOptions(o CapabilityOptions) Option {
 	return optionFunc(func(c *config) { c.capOpts = o })
-}
-
-// WithStrictCapabilities(true) makes the client refuse, without a round
-// trip, calls to features the server did not advertise: they fail with an
-// [*Error] of kind [KindUnsupported] matching [ErrNotSupported]. Default:
-// false (the server decides).
-func WithStrictCapabilities(strict bool) Option {
-	return optionFunc(func(c *config) { c.strict = strict })
 }
 
 // WithAuth sets authorization for HTTP servers. Default: none. With
@@ -286,27 +339,6 @@ func WithCache(c cache.Store) Option {
 // era caching and a key unique to the connection.
 func WithEraCache(ec cache.EraStore) Option {
 	return optionFunc(func(c *config) { c.eraCache = ec })
-}
-
-// WithTasksExtension(true) advertises the modern tasks extension
-// (io.modelcontextprotocol/tasks): the server may then answer any
-// tools/call with a task, which [Client.CallTool] awaits transparently
-// ([Client.StartTool] returns it instead; see [Client.AwaitTask]). It is
-// a client option; the per-call [WithTaskAugmentation] serves 2025-11-25.
-// Default: false.
-func WithTasksExtension(advertise bool) Option {
-	return optionFunc(func(c *config) { c.tasks = advertise })
-}
-
-// WithEventBuffer sets how many events a [Subscription] buffers before it
-// drops the oldest. Zero or negative selects the default, 64.
-func WithEventBuffer(n int) Option {
-	return optionFunc(func(c *config) {
-		if n <= 0 {
-			n = defaultEventBuffer
-		}
-		c.eventBuffer = n
-	})
 }
 
 // withClock is a test seam (see export_test.go).

@@ -11,24 +11,17 @@ import (
 //
 // Errors: a [*jsonrpc.Error] from the server (an unknown prompt is
 // usually -32602), [ErrClosed], ctx.Err(), session errors, a
-// refusal under [WithStrictCapabilities], each inside an [*Error].
+// refusal under [CapabilityOptions.Strict], each inside an [*Error].
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*protocol.GetPromptResult, error) {
 	if err := c.require(protocol.MethodPromptsGet, "prompts", c.ServerCapabilities().Prompts != nil); err != nil {
 		return nil, err
 	}
-	cc := newCallConfig(opts)
+	cc := c.callOptions(opts)
 	if err := cc.optionError(protocol.MethodPromptsGet); err != nil {
 		return nil, err
 	}
 	raw, err := c.call(ctx, protocol.MethodPromptsGet, &protocol.GetPromptParams{Name: name, Arguments: args}, cc.sessionOptions())
-	if err != nil {
-		return nil, err
-	}
-	var r protocol.GetPromptResult
-	if err := decode(protocol.MethodPromptsGet, raw, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return decoded[protocol.GetPromptResult](protocol.MethodPromptsGet, raw, err)
 }
 
 // Complete asks for completions of an argument (completion/complete). ref
@@ -43,12 +36,5 @@ func (c *Client) Complete(ctx context.Context, ref protocol.CompleteReference, a
 		p.Context = &protocol.CompleteContext{Arguments: resolved}
 	}
 	raw, err := c.call(ctx, protocol.MethodCompletionComplete, p, nil)
-	if err != nil {
-		return nil, err
-	}
-	var r protocol.CompleteResult
-	if err := decode(protocol.MethodCompletionComplete, raw, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return decoded[protocol.CompleteResult](protocol.MethodCompletionComplete, raw, err)
 }

@@ -48,14 +48,8 @@ func (p ReplayPolicy) engine() engine.ReplayPolicy {
 	return engine.ReplaySafe
 }
 
-// WithDefaultReplay sets the client-wide [ReplayPolicy]; [WithReplay]
-// overrides it per call. Default: [ReplaySafe].
-func WithDefaultReplay(p ReplayPolicy) Option {
-	return optionFunc(func(c *config) { c.replay = p.engine() })
-}
-
-// WithReplay sets this call's [ReplayPolicy], overriding the client's
-// ([WithDefaultReplay]).
+// WithReplay sets this call's [ReplayPolicy]; given to
+// [WithCallDefaults], every call's. Default: [ReplaySafe].
 func WithReplay(p ReplayPolicy) CallOption {
 	return callOptionFunc(func(c *callConfig) { c.replay = p.engine() })
 }

@@ -100,13 +100,13 @@ func TestReplayPolicy(t *testing.T) {
 		{name: "read-only-replayed", tool: "add", args: map[string]any{"a": 1, "b": 2}, replayed: true},
 		{name: "idempotent-replayed", tool: "structured", args: map[string]any{"city": "Oslo"}, replayed: true},
 		{name: "opt-in-replays", tool: "echo", args: map[string]any{"text": "x"},
-			opts: []client.Option{client.WithDefaultReplay(client.ReplayAll)}, replayed: true},
+			opts: []client.Option{client.WithCallDefaults(client.WithReplay(client.ReplayAll))}, replayed: true},
 		{name: "per-call-opt-in", tool: "echo", args: map[string]any{"text": "x"},
 			callOpts: []client.CallOption{client.WithReplay(client.ReplayAll)}, replayed: true},
 		{name: "opt-out-never", tool: "add", args: map[string]any{"a": 1, "b": 2},
-			opts: []client.Option{client.WithDefaultReplay(client.ReplayNone)}},
+			opts: []client.Option{client.WithCallDefaults(client.WithReplay(client.ReplayNone))}},
 		{name: "per-call-opt-out", tool: "add", args: map[string]any{"a": 1, "b": 2},
-			opts:     []client.Option{client.WithDefaultReplay(client.ReplayAll)},
+			opts:     []client.Option{client.WithCallDefaults(client.WithReplay(client.ReplayAll))},
 			callOpts: []client.CallOption{client.WithReplay(client.ReplayNone)}},
 	}
 	for _, era := range allEras {

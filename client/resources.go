@@ -3,10 +3,8 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
-	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -16,20 +14,13 @@ import (
 // input first (the handler answers it; such results are not cached).
 //
 // A missing resource is a [*jsonrpc.Error]: -32002 from legacy servers,
-// -32602 from modern ones; [IsResourceNotFound] accepts both.
+// -32602 from modern ones; [jsonrpc.IsResourceNotFound] accepts both.
 func (c *Client) ReadResource(ctx context.Context, uri string) (*protocol.ReadResourceResult, error) {
 	if err := c.require(protocol.MethodResourcesRead, "resources", c.ServerCapabilities().Resources != nil); err != nil {
 		return nil, err
 	}
 	raw, err := c.cachedCall(ctx, protocol.MethodResourcesRead, uri, &protocol.ReadResourceParams{URI: uri})
-	if err != nil {
-		return nil, err
-	}
-	var r protocol.ReadResourceResult
-	if err := decode(protocol.MethodResourcesRead, raw, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return decoded[protocol.ReadResourceResult](protocol.MethodResourcesRead, raw, err)
 }
 
 // SetLogLevel asks the server for log messages at level and above. Legacy:
@@ -76,12 +67,6 @@ func (c *Client) notifyRootsChanged(ctx context.Context) error {
 		return nil
 	}
 	return opError(protocol.NotificationRootsListChanged, c.sess.Notify(ctx, protocol.NotificationRootsListChanged, &protocol.RootsListChangedParams{}))
-}
-
-// IsResourceNotFound reports whether err is a server's resource-not-found
-// error: -32002 (legacy) or -32602 (modern, which uses invalid params).
-func IsResourceNotFound(err error) bool {
-	return errors.Is(err, jsonrpc.ErrResourceNotFound) || errors.Is(err, jsonrpc.ErrInvalidParams)
 }
 
 // discoverEntry is a server/discover result and when it stops being

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/conduitmcp/conduit/internal/engine"
@@ -28,7 +27,16 @@ type SubscribeOptions struct {
 	// (notifications/resources/updated; the URI of an update may be a
 	// sub-resource of a subscribed one).
 	Resources []string
+	// Buffer is how many events the subscription holds for its consumer
+	// before it drops the oldest (see [Subscription]'s Overflow); zero or
+	// negative selects the default, 64. It is not part of what the server
+	// is asked for, and [Subscription.Acknowledged] leaves it zero.
+	Buffer int
 }
+
+// defaultEventBuffer is a Subscription's buffer when
+// SubscribeOptions.Buffer is not set.
+const defaultEventBuffer = 64
 
 func (o SubscribeOptions) filter() protocol.SubscriptionFilter {
 	return protocol.SubscriptionFilter{
@@ -68,6 +76,11 @@ type Event struct {
 	// stream dropped (or events were dropped on overflow); changes may have
 	// been missed, so state derived from the server should be refetched.
 	Resync bool
+	// Dropped is, on the resync event queued after an overflow, how many
+	// change notifications were dropped since the previous such event
+	// (when that one was dropped too, its count is carried into this
+	// one); 0 on every other event.
+	Dropped int64
 }
 
 const (
@@ -82,17 +95,23 @@ const (
 // Subscription delivers change notifications: in the modern era over a
 // subscriptions/listen stream, re-established with backoff when it drops;
 // in the legacy era from the session's notifications (after
-// resources/subscribe for each URI).
+// resources/subscribe for each URI). All methods are safe for concurrent
+// use.
 //
 // # Overflow
 //
-// Events are buffered ([WithEventBuffer], default 64). When the buffer is
-// full the oldest buffered event is dropped to make room (change
-// notifications are signals: the newest matters most), [Subscription.Dropped]
-// counts the drops, and an Event with Resync set is queued so the consumer knows to
-// refetch.
+// Events are buffered (SubscribeOptions.Buffer, default 64). When the
+// buffer is full the oldest buffered events are dropped to make room
+// (change notifications are signals: the newest matters most), and an
+// Event with Resync set is queued so the consumer knows to refetch; its
+// Dropped field counts the notifications lost.
 //
-// All methods are safe for concurrent use.
+// # End
+//
+// The subscription ends with [Subscription.Close], [Client.Close], the
+// end of Subscribe's context, or a stream that could not be
+// re-established: Events is then closed (what was buffered is still
+// received first), and [Subscription.Err] says why.
 type Subscription struct {
 	c      *Client
 	want   SubscribeOptions
@@ -108,18 +127,18 @@ type Subscription struct {
 	// written before the subscription's goroutine starts.
 	unwatch func() bool
 
-	mu      sync.Mutex       // guards ack and err
-	ack     SubscribeOptions // guarded by mu
-	err     error            // guarded by mu; set before done closes
-	dropped atomic.Int64
+	mu  sync.Mutex       // guards ack and err
+	ack SubscribeOptions // guarded by mu
+	err error            // guarded by mu; set before events closes
 
 	sendMu    sync.Mutex // serializes senders and the final close of events
 	eventsEnd bool       // guarded by sendMu
+	pending   int64      // guarded by sendMu: notifications dropped and not yet reported
 }
 
 // Events returns the channel of events. It is closed when the
-// subscription ends (Close, Client.Close, or a stream that could not be
-// re-established; see [Subscription.Err]).
+// subscription ends (Close, Client.Close, the end of Subscribe's context,
+// or a stream that could not be re-established; see [Subscription.Err]).
 func (s *Subscription) Events() <-chan Event { return s.events }
 
 // Acknowledged returns the part of the request the server honours: for the
@@ -134,24 +153,14 @@ func (s *Subscription) Acknowledged() SubscribeOptions {
 	return a
 }
 
-// Dropped returns how many events were dropped on overflow.
-func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
-
 // Err returns why the subscription ended: nil while it runs and after
-// Close, otherwise the error that ended it.
+// Close (or the end of Subscribe's context), otherwise the error that
+// ended it. Once Events is closed, Err has its final value.
 func (s *Subscription) Err() error {
-	select {
-	case <-s.done:
-	default:
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
 }
-
-// Done is closed when the subscription has ended.
-func (s *Subscription) Done() <-chan struct{} { return s.done }
 
 // Close ends the subscription and waits until it has: the listen stream is
 // closed (modern) or every subscribed URI unsubscribed (legacy, bounded
@@ -181,24 +190,34 @@ func (s *Subscription) send(ev Event) {
 		return
 	default:
 	}
-	// Full: drop the oldest (twice, to make room for a resync marker too).
+	// Full: drop the oldest two, to make room for a resync marker too.
 	for range 2 {
 		select {
-		case <-s.events:
-			s.dropped.Add(1)
+		case old := <-s.events:
+			s.pending += lost(old)
 		default:
 		}
 	}
-	s.c.cfg.logger.Warn("conduit: subscription buffer full; dropped the oldest event", "dropped", s.dropped.Load())
+	s.c.cfg.logger.Warn("conduit: subscription buffer full; dropped the oldest events", "dropped", s.pending)
 	select {
-	case s.events <- Event{Resync: true}:
+	case s.events <- Event{Resync: true, Dropped: s.pending}:
+		s.pending = 0
 	default:
 	}
 	select {
 	case s.events <- ev:
 	default:
-		s.dropped.Add(1)
+		s.pending += lost(ev)
 	}
+}
+
+// lost is what dropping ev loses: one notification, or the count a
+// resync marker carried (the next marker reports it instead).
+func lost(ev Event) int64 {
+	if ev.Method == "" {
+		return ev.Dropped
+	}
+	return 1
 }
 
 // finish records err and closes the events channel and done.
@@ -291,12 +310,12 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // returns nil); pass a context that outlives the subscription (for
 // instance context.WithoutCancel(ctx)) to keep it past the caller.
 //
-// Errors: a [*Error] of kind [KindUnsupported] under [WithStrictCapabilities]; the
+// Errors: a [*Error] of kind [KindUnsupported] under [CapabilityOptions.Strict]; the
 // listen request's errors; [ErrClosed]; ctx.Err().
 func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
 	opts.Resources = slices.Clone(opts.Resources)
 	caps := c.ServerCapabilities()
-	if c.cfg.strict {
+	if c.cfg.capOpts.Strict {
 		if len(opts.Resources) > 0 && (caps.Resources == nil || !caps.Resources.Subscribe) {
 			return nil, capabilityError("subscribe", "resources.subscribe")
 		}
@@ -315,11 +334,15 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 		return nil, c.fail("subscribe", ErrClosed)
 	default:
 	}
+	buffer := opts.Buffer
+	if buffer <= 0 {
+		buffer = defaultEventBuffer
+	}
 	s := &Subscription{
 		c:      c,
 		want:   opts,
 		legacy: !c.isModern(),
-		events: make(chan Event, c.cfg.eventBuffer),
+		events: make(chan Event, buffer),
 		stopCh: make(chan struct{}),
 		done:   make(chan struct{}),
 	}

@@ -26,14 +26,22 @@ func TestSubscribeContextEnds(t *testing.T) {
 				f.srv.NotifyToolsChanged()
 				waitEvent(t, sub, client.Event{Method: protocol.NotificationToolsListChanged})
 				cancel()
-				select {
-				case <-sub.Done():
-				case <-time.After(10 * time.Second):
-					t.Fatal("the subscription did not end after its context was cancelled")
+				// Events closes, with nothing in it: no event was sent
+				// after the one read.
+				timeout := time.After(10 * time.Second)
+				for open := true; open; {
+					select {
+					case ev, ok := <-sub.Events():
+						if open = ok; ok {
+							t.Errorf("event %v after the subscription's context ended", ev)
+						}
+					case <-timeout:
+						t.Fatal("the subscription did not end after its context was cancelled")
+					}
 				}
 				f.srv.NotifyToolsChanged()
-				for ev := range sub.Events() {
-					t.Errorf("event %v after the subscription's context ended", ev)
+				if ev, ok := <-sub.Events(); ok {
+					t.Errorf("event %v after the subscription ended", ev)
 				}
 				if err := sub.Err(); err != nil {
 					t.Errorf("Err() = %v, want nil (ended as by Close)", err)

@@ -9,26 +9,45 @@ import (
 )
 
 // TestSubscriptionOverflow pins the overflow policy: when the buffer is
-// full the oldest events are dropped, counted, and a resync marker is
-// queued ahead of the newest event.
+// full the oldest events are dropped, and a resync marker counting them
+// is queued ahead of the newest event; a marker that is dropped in turn
+// passes its count on to the next one, and a marker the consumer read
+// ends the count.
 func TestSubscriptionOverflow(t *testing.T) {
 	c := &Client{cfg: newConfig(nil)}
 	s := &Subscription{c: c, events: make(chan Event, 3), done: make(chan struct{})}
-	for _, u := range []string{"a", "b", "c", "d"} {
-		s.send(Event{Method: protocol.NotificationResourcesUpdated, URI: u})
+	send := func(uris ...string) {
+		for _, u := range uris {
+			s.send(Event{Method: protocol.NotificationResourcesUpdated, URI: u})
+		}
 	}
+	drain := func() []Event {
+		var got []Event
+		for len(s.events) > 0 {
+			got = append(got, <-s.events)
+		}
+		return got
+	}
+	upd := func(u string) Event { return Event{Method: protocol.NotificationResourcesUpdated, URI: u} }
 	// Buffer [a b c] is full when d arrives: a and b are dropped, a resync
-	// marker and d are queued behind c.
-	var got []Event
-	for len(s.events) > 0 {
-		got = append(got, <-s.events)
-	}
-	want := []Event{{Method: protocol.NotificationResourcesUpdated, URI: "c"}, {Resync: true}, {Method: protocol.NotificationResourcesUpdated, URI: "d"}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	// marker counting them and d are queued behind c.
+	send("a", "b", "c", "d")
+	want := []Event{upd("c"), {Resync: true, Dropped: 2}, upd("d")}
+	if diff := cmp.Diff(want, drain()); diff != "" {
 		t.Errorf("events after overflow (-want +got):\n%s", diff)
 	}
-	if got := s.Dropped(); got != 2 {
-		t.Errorf("Dropped() = %d, want 2", got)
+	// [e f g] full, h drops e and f: [g R2 h]; i drops g and the marker,
+	// whose count the new one carries: [h R3 i].
+	send("e", "f", "g", "h", "i")
+	want = []Event{upd("h"), {Resync: true, Dropped: 3}, upd("i")}
+	if diff := cmp.Diff(want, drain()); diff != "" {
+		t.Errorf("events after a second overflow (-want +got):\n%s", diff)
+	}
+	// The marker read, the count starts again.
+	send("j", "k", "l", "m")
+	want = []Event{upd("l"), {Resync: true, Dropped: 2}, upd("m")}
+	if diff := cmp.Diff(want, drain()); diff != "" {
+		t.Errorf("events after a third overflow (-want +got):\n%s", diff)
 	}
 	s.finish(nil)
 	s.send(Event{Method: protocol.NotificationToolsListChanged}) // after the end: ignored, no panic

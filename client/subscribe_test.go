@@ -1,12 +1,15 @@
 package client_test
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -110,7 +113,7 @@ func TestSubscribeServerEnds(t *testing.T) {
 }
 
 func TestSubscribeStrict(t *testing.T) {
-	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern), client.WithStrictCapabilities(true))
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern), client.WithCapabilityOptions(client.CapabilityOptions{Strict: true}))
 	// The test server advertises everything; ask for nothing unusual and
 	// expect success, then check closed clients fail.
 	sub, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true})
@@ -148,5 +151,66 @@ func TestSubscribeRespawn(t *testing.T) {
 	// The new process serves requests.
 	if _, err := f.c.ListTools(ctx, ""); err != nil {
 		t.Errorf("ListTools after the respawn = %v", err)
+	}
+}
+
+// TestSubscribeBuffer: SubscribeOptions.Buffer sizes the subscription's
+// buffer (64 when zero) in both eras; a consumer that does not read
+// loses the oldest events beyond it, and a resync marker tells it so.
+func TestSubscribeBuffer(t *testing.T) {
+	for _, era := range allEras {
+		t.Run(era.name, func(t *testing.T) {
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p))
+			for _, tc := range []struct{ buffer, want int }{{3, 3}, {0, 64}, {-1, 64}} {
+				sub, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true, Buffer: tc.buffer})
+				if err != nil {
+					t.Fatalf("Subscribe(Buffer %d): %v", tc.buffer, err)
+				}
+				if got := cap(sub.Events()); got != tc.want {
+					t.Errorf("Buffer %d: the events channel holds %d, want %d", tc.buffer, got, tc.want)
+				}
+				if diff := cmp.Diff(client.SubscribeOptions{ToolsListChanged: true}, sub.Acknowledged()); diff != "" {
+					t.Errorf("Acknowledged (-want +got):\n%s", diff)
+				}
+				sub.Close()
+			}
+		})
+	}
+}
+
+// TestSubscribeBufferOverflow: a legacy subscription with Buffer 3 whose
+// consumer reads nothing while eleven notifications arrive keeps the
+// newest ones behind a resync marker. The handler's listener runs after
+// the subscription got a notification (on the same goroutine), so its
+// call for the last one says every notification reached the buffer.
+func TestSubscribeBufferOverflow(t *testing.T) {
+	last := make(chan struct{})
+	arrived := sync.OnceFunc(func() { close(last) })
+	h := handler.Funcs{OnPromptsChanged: func(context.Context) { arrived() }}
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Legacy), client.WithHandler(h))
+	sub, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true, PromptsListChanged: true, Buffer: 3})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	for range 10 {
+		f.srv.NotifyToolsChanged()
+	}
+	f.srv.NotifyPromptsChanged()
+	select {
+	case <-last:
+	case <-testCtx(t).Done():
+		t.Fatal("the last notification never arrived")
+	}
+	var got []client.Event
+	for len(sub.Events()) > 0 {
+		got = append(got, <-sub.Events())
+	}
+	// Nine of the ten tools notifications were dropped; the markers
+	// queued in between were dropped too, each passing its count on.
+	want := []client.Event{{Method: protocol.NotificationToolsListChanged}, {Resync: true, Dropped: 9},
+		{Method: protocol.NotificationPromptsListChanged}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events after the overflow (-want +got):\n%s", diff)
 	}
 }

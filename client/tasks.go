@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"time"
@@ -14,7 +15,7 @@ import (
 )
 
 // Task is a server-side task running a tool call: a task of the modern
-// tasks extension (io.modelcontextprotocol/tasks, see [WithTasksExtension]) or a
+// tasks extension (io.modelcontextprotocol/tasks, see [CapabilityOptions.TasksExtension]) or a
 // 2025-11-25 core task. Await its result with [Client.AwaitTask].
 type Task struct {
 	// ID is the server's task id.
@@ -71,25 +72,36 @@ func (c *Client) untilExpiry(t *Task, poll time.Duration) time.Duration {
 	return poll
 }
 
-// expired returns an *Error matching ErrTaskExpired when t's ttl has run
+// expired returns an *Error of kind KindTimeout when t's ttl has run
 // out, else nil. pollErr is the last poll's error (nil after a successful
-// poll).
+// poll); it stays in the chain unless it is a deadline of its own, which
+// would make the task's expiry match context.DeadlineExceeded.
 func (c *Client) expired(t *Task, pollErr error) error {
 	end, ok := t.expiry()
 	if !ok || c.cfg.now().Before(end) {
 		return nil
 	}
-	err := fmt.Errorf("task %q: %w at %s (status %s)", t.ID, ErrTaskExpired, end.Format(time.RFC3339), t.Status)
-	if pollErr != nil {
+	err := fmt.Errorf("task %q expired: its ttl ran out at %s (status %s)", t.ID, end.Format(time.RFC3339), t.Status)
+	switch {
+	case pollErr == nil:
+	case errors.Is(pollErr, context.DeadlineExceeded):
+		err = fmt.Errorf("%w: %v", err, pollErr)
+	default:
 		err = fmt.Errorf("%w: %w", err, pollErr)
 	}
 	return &Error{Op: protocol.MethodToolsCall, Kind: KindTimeout, Err: err}
 }
 
-// taskError reports a task that ended without a result; why is a
-// *jsonrpc.Error or ErrTaskCancelled.
+// taskError reports a task that failed; why is the server's
+// *jsonrpc.Error.
 func taskError(t *Task, status protocol.TaskStatus, why error) *Error {
 	return &Error{Op: protocol.MethodToolsCall, Kind: KindServer, Err: fmt.Errorf("task %q %s: %w", t.ID, status, why)}
+}
+
+// taskCancelled reports a task that ended cancelled: kind KindCanceled,
+// though no context of the caller's was cancelled.
+func taskCancelled(t *Task) *Error {
+	return newError(protocol.MethodToolsCall, KindCanceled, "task %q was cancelled", t.ID)
 }
 
 func msDuration(ms *int64) time.Duration {
@@ -143,7 +155,7 @@ func (c *Client) legacyTaskable(ctx context.Context, name string) (bool, error) 
 // when the server answered at once. Exactly one of the two is non-nil on
 // success. Errors are those of [Client.CallTool].
 func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...CallOption) (*Task, *protocol.CallToolResult, error) {
-	cc := newCallConfig(opts)
+	cc := c.callOptions(opts)
 	cc.task = true
 	res, task, err := c.startTool(ctx, name, args, &cc)
 	return task, res, opError(protocol.MethodToolsCall, err)
@@ -159,10 +171,12 @@ func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...C
 //
 // The task's ttl is a backstop: once createdAt + ttl has passed (by the
 // client's clock) and the task has not finished, AwaitTask stops polling
-// with an [*Error] of kind [KindTimeout] matching [ErrTaskExpired].
+// with an [*Error] of kind [KindTimeout] (that does not match
+// context.DeadlineExceeded) naming the task.
 //
 // A failed task is an [*Error] of kind [KindServer] wrapping the server's
-// *jsonrpc.Error, a cancelled one matches [ErrTaskCancelled]; other errors
+// *jsonrpc.Error; a cancelled one is an [*Error] of kind [KindCanceled]
+// naming the task (that does not match context.Canceled); other errors
 // are those of the calls made (a [*jsonrpc.Error] for an unknown task,
 // [ErrClosed], ctx.Err()).
 func (c *Client) AwaitTask(ctx context.Context, t *Task) (*protocol.CallToolResult, error) {
@@ -227,7 +241,7 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 			eo, _ := dt.TaskError()
 			return nil, taskError(t, dt.Status, &jsonrpc.Error{Code: eo.Code, Message: eo.Message, Data: eo.Data})
 		case protocol.TaskCancelled:
-			return nil, taskError(t, dt.Status, ErrTaskCancelled)
+			return nil, taskCancelled(t)
 		case protocol.TaskInputRequired:
 			pending := map[string]protocol.InputRequest{}
 			for k, r := range dt.InputRequests {
@@ -279,25 +293,19 @@ func pollTask[T any](ctx context.Context, c *Client, t *Task, poll *time.Duratio
 	return v, nil
 }
 
-func (c *Client) getExtTask(ctx context.Context, id string) (*protocol.DetailedTask, error) {
+// getTask sends tasks/get for task id; R is the era's result.
+func getTask[R any](ctx context.Context, c *Client, id string) (*R, error) {
 	raw, err := c.call(ctx, protocol.MethodTasksGet, &protocol.GetTaskParams{TaskID: id}, nil)
-	if err != nil {
-		return nil, err
-	}
-	var dt protocol.DetailedTask
-	if err := decode(protocol.MethodTasksGet, raw, &dt); err != nil {
-		return nil, err
-	}
-	return &dt, nil
+	return decoded[R](protocol.MethodTasksGet, raw, err)
+}
+
+func (c *Client) getExtTask(ctx context.Context, id string) (*protocol.DetailedTask, error) {
+	return getTask[protocol.DetailedTask](ctx, c, id)
 }
 
 func (c *Client) getCoreTask(ctx context.Context, id string) (*protocol.Task, error) {
-	raw, err := c.call(ctx, protocol.MethodTasksGet, &protocol.GetTaskParams{TaskID: id}, nil)
+	gt, err := getTask[protocol.GetTaskResult](ctx, c, id)
 	if err != nil {
-		return nil, err
-	}
-	var gt protocol.GetTaskResult
-	if err := decode(protocol.MethodTasksGet, raw, &gt); err != nil {
 		return nil, err
 	}
 	return &gt.Task, nil
@@ -316,7 +324,7 @@ func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallTool
 			}
 		}
 		if ct.Status == protocol.TaskCancelled {
-			return nil, taskError(t, ct.Status, ErrTaskCancelled)
+			return nil, taskCancelled(t)
 		}
 		if ct.Status.Terminal() || ct.Status == protocol.TaskInputRequired {
 			break
@@ -325,17 +333,10 @@ func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallTool
 	// tasks/result blocks until the task ends; the server may send its
 	// input requests meanwhile, which the session serves.
 	raw, err := c.call(ctx, protocol.MethodTasksResult, &protocol.TaskPayloadParams{TaskID: t.ID}, nil)
-	if err != nil {
-		if t.Status == protocol.TaskFailed {
-			return nil, taskError(t, t.Status, err)
-		}
-		return nil, err
+	if err != nil && t.Status == protocol.TaskFailed {
+		return nil, taskError(t, t.Status, err)
 	}
-	var res protocol.CallToolResult
-	if err := decode(protocol.MethodTasksResult, raw, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return decoded[protocol.CallToolResult](protocol.MethodTasksResult, raw, err)
 }
 
 // TaskStatus returns the current state of task id (tasks/get, in the
@@ -370,11 +371,8 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[*Task, error] {
 			return nil, nil, &Error{Op: protocol.MethodTasksList, Kind: KindUnsupported, Err: ErrNotSupported}
 		}
 		raw, err := c.call(ctx, protocol.MethodTasksList, &protocol.ListTasksParams{Cursor: cur}, nil)
+		r, err := decoded[protocol.ListTasksResult](protocol.MethodTasksList, raw, err)
 		if err != nil {
-			return nil, nil, err
-		}
-		var r protocol.ListTasksResult
-		if err := decode(protocol.MethodTasksList, raw, &r); err != nil {
 			return nil, nil, err
 		}
 		out := make([]*Task, len(r.Tasks))

@@ -69,8 +69,8 @@ func TestTimeoutsHoldOverHTTP(t *testing.T) {
 	}{
 		{name: "call-deadline", callOpts: []client.CallOption{client.WithTimeout(limit)}},
 		{name: "call-idle", callOpts: []client.CallOption{client.WithIdleTimeout(limit)}},
-		{name: "default-deadline", opts: []client.Option{client.WithDefaultTimeouts(limit, 0)}},
-		{name: "default-idle", opts: []client.Option{client.WithDefaultTimeouts(0, limit)}},
+		{name: "default-deadline", opts: []client.Option{client.WithCallDefaults(client.WithTimeout(limit))}},
+		{name: "default-idle", opts: []client.Option{client.WithCallDefaults(client.WithIdleTimeout(limit))}},
 	}
 	for _, era := range allEras {
 		for _, how := range []string{"headers", "body"} {

@@ -270,8 +270,8 @@ func WithProgress(f func(protocol.ProgressParams)) CallOption {
 // server slow to send its headers or body included), which progress does
 // not extend. When it elapses the call fails with an [*Error] of kind
 // [KindTimeout] and the server is told the request is cancelled. It
-// overrides the client's default ([WithDefaultTimeouts]); zero or
-// negative selects that default, which is no deadline beyond ctx's.
+// overrides the client's default ([WithCallDefaults]); zero or negative
+// selects that default, which is no deadline beyond ctx's.
 func WithTimeout(d time.Duration) CallOption {
 	return callOptionFunc(func(c *callConfig) { c.timeout = max(d, 0) })
 }
@@ -282,7 +282,7 @@ func WithTimeout(d time.Duration) CallOption {
 // reports progress runs as long as it needs. A progress token is sent
 // with the request so that the server can report it, with or without
 // [WithProgress]. It overrides the client's default
-// ([WithDefaultTimeouts]); zero or negative selects that default, which is
+// ([WithCallDefaults]); zero or negative selects that default, which is
 // none.
 func WithIdleTimeout(d time.Duration) CallOption {
 	return callOptionFunc(func(c *callConfig) { c.idle = max(d, 0) })
@@ -291,7 +291,7 @@ func WithIdleTimeout(d time.Duration) CallOption {
 // WithTaskAugmentation(true) asks for this tool call to run as a task
 // where the era needs a per-request opt-in: in 2025-11-25 the call is
 // task-augmented when the server and the tool support it. In the modern
-// era the tasks extension (the client option [WithTasksExtension]) has no
+// era the tasks extension ([CapabilityOptions.TasksExtension]) has no
 // opt-in: the server decides for every tools/call, so this call option
 // changes nothing there. [Client.CallTool] polls a task and returns its
 // final result; [Client.StartTool] returns the task instead. Default:
@@ -373,7 +373,7 @@ func notObject(b []byte) string {
 // tool's x-mcp-header annotations ask for; when the server answers -32020
 // (header mismatch) the tools list is refreshed and the call retried once.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*protocol.CallToolResult, error) {
-	cc := newCallConfig(opts)
+	cc := c.callOptions(opts)
 	res, task, err := c.startTool(ctx, name, args, &cc)
 	if err != nil {
 		return nil, opError(protocol.MethodToolsCall, err)
@@ -404,7 +404,7 @@ func (c *Client) startTool(ctx context.Context, name string, args any, cc *callC
 	if c.isModern() {
 		// The tasks extension has no per-request opt-in: once advertised,
 		// the server alone decides whether a call becomes a task.
-		opts.AcceptTask = c.cfg.tasks
+		opts.AcceptTask = c.cfg.capOpts.TasksExtension
 	} else if cc.task {
 		if ok, err := c.legacyTaskable(ctx, name); err != nil {
 			return nil, nil, err

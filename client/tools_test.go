@@ -122,7 +122,7 @@ func TestStrictCapabilities(t *testing.T) {
 	so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultResult, Method: protocol.MethodDiscover, Result: []byte(discover)}}}
 	ctx := testCtx(t)
 
-	f := connect(t, tPipe, so, client.WithProtocol(client.Modern), client.WithStrictCapabilities(true))
+	f := connect(t, tPipe, so, client.WithProtocol(client.Modern), client.WithCapabilityOptions(client.CapabilityOptions{Strict: true}))
 	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "hi"}); err != nil {
 		t.Errorf("CallTool with tools advertised = %v", err)
 	}

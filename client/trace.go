@@ -45,8 +45,9 @@ func negotiationTrace(err error) []TraceStep {
 }
 
 // RetryPolicy bounds the retries of transient failures (HTTP 408, 429,
-// 5xx, network errors and HTTP probe timeouts). Zero fields take the
-// defaults noted; a negative MaxAttempts disables retries.
+// 5xx, network errors and probe timeouts off stdio) and how long an era
+// probe waits. Zero fields take the defaults noted; a negative
+// MaxAttempts disables retries.
 type RetryPolicy struct {
 	// MaxAttempts is the total number of attempts; 0 means 5.
 	MaxAttempts int
@@ -56,4 +57,15 @@ type RetryPolicy struct {
 	MaxInterval time.Duration
 	// MaxElapsed caps the total time spent retrying; 0 means 30s.
 	MaxElapsed time.Duration
+	// ProbeTimeout is how long one era probe (the server/discover of
+	// [Auto]) waits for its answer; 0 or negative means 5s. A probe that
+	// times out means legacy on a command transport (a stdio server that
+	// ignores an unknown method) and is retried on every other one.
+	ProbeTimeout time.Duration
+}
+
+// engine is the policy as the engine takes it (ProbeTimeout apart).
+func (p RetryPolicy) engine() engine.RetryPolicy {
+	return engine.RetryPolicy{MaxAttempts: p.MaxAttempts, InitialInterval: p.InitialInterval,
+		MaxInterval: p.MaxInterval, MaxElapsed: p.MaxElapsed}
 }

@@ -81,8 +81,9 @@ func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
 // older servers send).
 //
 // When the tool reports an error (res.Failed()) the result is returned
-// with an [*Error] of kind [KindServer]. A tool missing from the list is an error
-// matching [ErrUnknownTool]. Other errors are those of [Client.CallTool].
+// with an [*Error] of kind [KindServer]. A tool missing from the list is an
+// [*Error] of kind [KindInvalid] naming it (the tool is not called). Other
+// errors are those of [Client.CallTool].
 func CallToolAs[T any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (T, *protocol.CallToolResult, error) {
 	v, res, err := callToolAs[T](ctx, c, name, args, opts)
 	return v, res, opError(protocol.MethodToolsCall, err)
@@ -95,7 +96,7 @@ func callToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 		return zero, nil, err
 	}
 	if info == nil {
-		return zero, nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+		return zero, nil, newError(protocol.MethodToolsCall, KindInvalid, "unknown tool %q: not in the server's tools list", name)
 	}
 	schema, err := info.outputSchema()
 	if err != nil {

@@ -39,8 +39,9 @@ func TestCallToolAs(t *testing.T) {
 			t.Errorf("CallToolAs[weather](structured) = %+v, %v", w, err)
 		}
 		_, _, err = client.CallToolAs[sum](ctx, f.c, "nope", nil)
-		if !errors.Is(err, client.ErrUnknownTool) {
-			t.Errorf("CallToolAs(nope) error = %v, want ErrUnknownTool", err)
+		if ce, ok := errors.AsType[*client.Error](err); !ok || ce.Kind != client.KindInvalid || ce.Op != "tools/call" ||
+			!strings.Contains(err.Error(), `unknown tool "nope"`) {
+			t.Errorf("CallToolAs(nope) error = %v, want an *Error of kind invalid naming the tool", err)
 		}
 		_, res, err = client.CallToolAs[sum](ctx, f.c, "fail", nil)
 		var failed *client.Error

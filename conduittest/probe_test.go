@@ -52,8 +52,7 @@ func TestProbeOutcomes(t *testing.T) {
 func probeTrace(t *testing.T, srv *conduittest.Server, via string, probeTimeout time.Duration) []client.TraceStep {
 	t.Helper()
 	c, err := dial(t, srv, via,
-		client.WithProbeTimeout(probeTimeout),
-		client.WithRetry(client.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond, MaxElapsed: time.Second}))
+		client.WithRetry(client.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond, MaxElapsed: time.Second, ProbeTimeout: probeTimeout}))
 	if err == nil {
 		defer c.Close()
 		return c.Negotiated().Trace

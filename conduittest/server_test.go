@@ -143,7 +143,7 @@ func TestClientCapabilities(t *testing.T) {
 func testCapabilities(t *testing.T, era conduittest.Era, via string) {
 	srv := conduittest.NewServer(t, conduittest.WithEra(era))
 	h := &host{}
-	c := connect(t, srv, via, client.WithHandler(h), client.WithTasksExtension(true))
+	c := connect(t, srv, via, client.WithHandler(h), client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	ctx := testCtx(t)
 	for tool, want := range map[string]string{"sample": "test-model said: Paris", "ask_user": "Hello, Ada!", "roots": "file:///work"} {
 		res, err := c.CallTool(ctx, tool, map[string]any{})
@@ -302,7 +302,7 @@ func TestEveryFaultFires(t *testing.T) {
 			srv := conduittest.NewServer(t, conduittest.WithEra(era), conduittest.WithFaults(f.Times(1)))
 			ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Second)
 			defer cancel()
-			c, err := dial(t, srv, via, client.WithProbeTimeout(10*time.Second), client.WithDefaultTimeouts(0, time.Second))
+			c, err := dial(t, srv, via, client.WithRetry(client.RetryPolicy{ProbeTimeout: 10 * time.Second}), client.WithCallDefaults(client.WithIdleTimeout(time.Second)))
 			if err == nil {
 				defer c.Close()
 				for _, err := range c.Tools(ctx) {

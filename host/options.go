@@ -61,11 +61,13 @@ type ServerOptions struct {
 	// [DefaultConnectTimeout], negative means no bound but the host's
 	// lifetime.
 	ConnectTimeout time.Duration
-	// ProbeTimeout bounds the era probe (client.WithProbeTimeout); 0:
-	// the client's default.
+	// ProbeTimeout bounds the era probe (client.RetryPolicy.ProbeTimeout);
+	// 0: the client's default. A client.WithRetry in ClientOptions
+	// replaces it.
 	ProbeTimeout time.Duration
 	// RequestTimeout is each request's idle timeout, reset by progress
-	// (client.WithDefaultTimeouts); 0: none but the caller's context.
+	// (client.WithIdleTimeout in client.WithCallDefaults); 0: none but the
+	// caller's context.
 	RequestTimeout time.Duration
 	// ClientOptions are passed to the client last, so they win.
 	ClientOptions []client.Option
@@ -94,10 +96,10 @@ func clientOptions(sc ServerConfig, o *ServerOptions, h any, logger *slog.Logger
 		opts = append(opts, client.WithLogger(logger.With("server", sc.Name)))
 	}
 	if o.ProbeTimeout > 0 {
-		opts = append(opts, client.WithProbeTimeout(o.ProbeTimeout))
+		opts = append(opts, client.WithRetry(client.RetryPolicy{ProbeTimeout: o.ProbeTimeout}))
 	}
 	if o.RequestTimeout > 0 {
-		opts = append(opts, client.WithDefaultTimeouts(0, o.RequestTimeout))
+		opts = append(opts, client.WithCallDefaults(client.WithIdleTimeout(o.RequestTimeout)))
 	}
 	if o.Auth != nil {
 		opts = append(opts, client.WithAuth(*o.Auth))

@@ -73,6 +73,14 @@ func Code(err error) (int64, bool) {
 	return 0, false
 }
 
+// IsResourceNotFound reports whether err is (or wraps) a server's
+// resource-not-found error: [CodeResourceNotFound] (-32002) from servers
+// of 2025-11-25 and earlier, [CodeInvalidParams] (-32602) from modern
+// (2026-07-28) ones, which report a missing resource as invalid params.
+func IsResourceNotFound(err error) bool {
+	return errors.Is(err, ErrResourceNotFound) || errors.Is(err, ErrInvalidParams)
+}
+
 // The error codes, each named once. The JSON-RPC 2.0 codes come first, then
 // the MCP codes of the legacy era, then the codes the modern era
 // (2026-07-28) allocated from -32020 upward.

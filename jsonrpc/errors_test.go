@@ -51,6 +51,30 @@ func TestErrorIsByCodeAcrossWire(t *testing.T) {
 	}
 }
 
+// TestIsResourceNotFound: the legacy -32002 and the modern -32602 are a
+// missing resource, wrapped or not, from the wire or built; nothing else
+// is.
+func TestIsResourceNotFound(t *testing.T) {
+	for code, want := range map[int64]bool{-32002: true, -32602: true, -32601: false, -32603: false, -32000: false} {
+		wire := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"error":{"code":%d,"message":"no such resource"}}`, code)
+		m, err := jsonrpc.DecodeMessage([]byte(wire))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := m.(*jsonrpc.Response).Err()
+		for _, e := range []error{got, fmt.Errorf("client: resources/read: %w", got), jsonrpc.NewError(code, "built")} {
+			if jsonrpc.IsResourceNotFound(e) != want {
+				t.Errorf("IsResourceNotFound(%v) = %v, want %v", e, !want, want)
+			}
+		}
+	}
+	for _, e := range []error{nil, errors.New("resource not found"), (*jsonrpc.Error)(nil)} {
+		if jsonrpc.IsResourceNotFound(e) {
+			t.Errorf("IsResourceNotFound(%v) = true, want false", e)
+		}
+	}
+}
+
 func TestErrorCodes(t *testing.T) {
 	tests := []struct {
 		got, want int64

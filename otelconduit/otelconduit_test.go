@@ -123,7 +123,7 @@ var connectors = []connector{
 func TestSpansMetricsAndMeta(t *testing.T) {
 	for _, era := range []client.Protocol{client.Modern, client.Legacy} {
 		for _, cn := range connectors {
-			t.Run(era.String()+"/"+cn.name, func(t *testing.T) {
+			t.Run(string(era)+"/"+cn.name, func(t *testing.T) {
 				tel := newTelemetry(t)
 				srv := conduittest.NewServer(t)
 				c, err := cn.dial(t, srv, client.WithProtocol(era), client.WithHandler(sampler),

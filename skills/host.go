@@ -66,7 +66,7 @@ func (h *Host) Declared() (Settings, bool) {
 // notDeclared is the error of a method the server's declaration does not
 // cover; no request was sent.
 func notDeclared(method, what string) error {
-	return &client.Error{Op: method, Kind: client.KindUnsupported, Err: fmt.Errorf("the server does not declare %s", what)}
+	return &client.Error{Op: method, Kind: client.KindUnsupported, Err: fmt.Errorf("the server does not declare %s: %w", what, client.ErrNotSupported)}
 }
 
 func protocolError(method string, format string, args ...any) error {

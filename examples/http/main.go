@@ -55,7 +55,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 
-	c, err := client.Dial(ctx, url, client.WithProtocol(proto), client.WithDefaultTimeouts(0, 30*time.Second))
+	c, err := client.Dial(ctx, url, client.WithProtocol(proto), client.WithCallDefaults(client.WithIdleTimeout(30*time.Second)))
 	if err != nil {
 		log.Fatalf("dialing %s: %v", url, err)
 	}

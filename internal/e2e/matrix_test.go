@@ -393,11 +393,11 @@ func runCase(ck *checker, r row, m mode, kind string) {
 	}
 	opts := []client.Option{
 		client.WithProtocol(m.p),
-		client.WithProbeTimeout(probe),
-		client.WithRetry(client.RetryPolicy{MaxAttempts: 4, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}),
+		client.WithRetry(client.RetryPolicy{MaxAttempts: 4, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second,
+			ProbeTimeout: probe}),
 	}
 	if r.replayAll {
-		opts = append(opts, client.WithDefaultReplay(client.ReplayAll))
+		opts = append(opts, client.WithCallDefaults(client.WithReplay(client.ReplayAll)))
 	}
 	var tokens transport.TokenSource
 	var token tokenBox

@@ -214,7 +214,7 @@ func runCell(t *testing.T, s serverCase, m mode, dial func(context.Context, ...c
 	defer cancel()
 	h := &testHandler{}
 	wantEra, ok := m.want(s)
-	c, err := dial(ctx, client.WithProtocol(m.p), client.WithHandler(h), client.WithProbeTimeout(5*time.Second))
+	c, err := dial(ctx, client.WithProtocol(m.p), client.WithHandler(h), client.WithRetry(client.RetryPolicy{ProbeTimeout: 5 * time.Second}))
 	if !ok {
 		if err == nil {
 			got := fmt.Sprintf("%v %s", c.Negotiated().Era, c.Negotiated().Version)

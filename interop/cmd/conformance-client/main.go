@@ -71,7 +71,7 @@ func (e scenarioEnv) dial(ctx context.Context, extra ...client.Option) (*client.
 		// mocks may speak 2025-03-26 (0.1.16's sse-retry does).
 		client.WithOlderVersions(true),
 		client.WithClientInfo(protocol.Implementation{Name: "conduit-conformance-client", Version: "1.0.0"}),
-		client.WithDefaultTimeouts(0, 30*time.Second),
+		client.WithCallDefaults(client.WithIdleTimeout(30 * time.Second)),
 	}
 	if os.Getenv("CONFORMANCE_CLIENT_DEBUG") != "" {
 		opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
