@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -445,6 +446,34 @@ func (r *record[T]) all() []T {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.got)
+}
+
+// tally counts by key what goroutines report under its lock.
+type tally[K comparable] struct {
+	mu sync.Mutex
+	n  map[K]int
+}
+
+func (c *tally[K]) add(k K, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = make(map[K]int)
+	}
+	c.n[k] += n
+}
+
+func (c *tally[K]) get(k K) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[k]
+}
+
+// all returns a copy of the counts so far.
+func (c *tally[K]) all() map[K]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
 }
 
 // legacySession connects a session pinned to the legacy era to a

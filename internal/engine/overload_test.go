@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -15,13 +15,11 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
-// answers counts the client's answers to server requests, by outcome.
+// answers counts the client's answers to server requests, by outcome
+// ("result", "busy" for the overload error, "other") and by id.
 type answers struct {
-	mu      sync.Mutex
-	results int
-	busy    int
-	other   int
-	ids     map[string]bool
+	outcomes tally[string]
+	ids      tally[string]
 }
 
 func (a *answers) peer(p *peer, m jsonrpc.Message) {
@@ -30,26 +28,20 @@ func (a *answers) peer(p *peer, m jsonrpc.Message) {
 		legacyServer(p, m)
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.ids == nil {
-		a.ids = make(map[string]bool)
-	}
-	a.ids[r.ID.String()] = true
+	a.ids.add(r.ID.String(), 1)
 	switch {
 	case r.Error == nil:
-		a.results++
+		a.outcomes.add("result", 1)
 	case r.Error.Code == jsonrpc.CodeInternalError:
-		a.busy++
+		a.outcomes.add("busy", 1)
 	default:
-		a.other++
+		a.outcomes.add("other", 1)
 	}
 }
 
 func (a *answers) counts() (results, busy, other, distinct int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.results, a.busy, a.other, len(a.ids)
+	n := a.outcomes.all()
+	return n["result"], n["busy"], n["other"], len(a.ids.all())
 }
 
 // floodRequests writes n roots/list requests with ids 1..n in one go.
@@ -123,12 +115,9 @@ func TestServerRequestFloodAllAnswered(t *testing.T) {
 // TestServerRequestOverflowAnswered); the client's goroutines stay bounded.
 func TestServerRequestFlood(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		started := 0
+		var started atomic.Int32
 		h := handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
-			mu.Lock()
-			started++
-			mu.Unlock()
+			started.Add(1)
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}}
@@ -138,20 +127,15 @@ func TestServerRequestFlood(t *testing.T) {
 			tr.peer(0).send(&jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i + 1)), Method: protocol.MethodRootsList})
 		}
 		synctest.Wait()
-		mu.Lock()
-		if started != MaxConcurrentServerRequests {
-			t.Errorf("handlers started = %d, want %d", started, MaxConcurrentServerRequests)
+		if n := started.Load(); n != MaxConcurrentServerRequests {
+			t.Errorf("handlers started = %d, want %d", n, MaxConcurrentServerRequests)
 		}
-		mu.Unlock()
 		s.Close()
 	})
 }
 
 // dropCounter sums EventDropped counts per method.
-type dropCounter struct {
-	mu sync.Mutex
-	by map[string]int
-}
+type dropCounter struct{ by tally[string] }
 
 func (d *dropCounter) onEvent(ev Event) {
 	if ev.Kind != EventDropped {
@@ -160,19 +144,10 @@ func (d *dropCounter) onEvent(ev Event) {
 	if ev.Count <= 0 {
 		panic("EventDropped without a count")
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.by == nil {
-		d.by = make(map[string]int)
-	}
-	d.by[ev.Method] += ev.Count
+	d.by.add(ev.Method, ev.Count)
 }
 
-func (d *dropCounter) get(method string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.by[method]
-}
+func (d *dropCounter) get(method string) int { return d.by.get(method) }
 
 // floodNotes writes n notifications made by line(i), in chunks.
 func floodNotes(p *peer, n int, line func(i int) string) {
@@ -200,15 +175,12 @@ func TestNotificationFloodCounted(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		var mu sync.Mutex
-		delivered := 0
+		var delivered atomic.Int64
 		d := &dropCounter{}
 		tr := newScripted(legacyServer)
 		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: d.onEvent, OnNotification: func(_ context.Context, n *jsonrpc.Request) {
 			<-release
-			mu.Lock()
-			delivered++
-			mu.Unlock()
+			delivered.Add(1)
 		}})
 		var before runtime.MemStats
 		runtime.GC()
@@ -226,9 +198,7 @@ func TestNotificationFloodCounted(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		s.Close()
-		mu.Lock()
-		got := delivered
-		mu.Unlock()
+		got := int(delivered.Load())
 		dropped := d.get(protocol.NotificationMessage)
 		if got+dropped != n {
 			t.Errorf("delivered %d + dropped %d = %d, want %d", got, dropped, got+dropped, n)
@@ -247,15 +217,12 @@ func TestNotificationFloodCounted(t *testing.T) {
 func TestNotificationCoalescing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		var mu sync.Mutex
-		got := map[string]int{}
+		var notes tally[string]
 		d := &dropCounter{}
 		tr := newScripted(legacyServer)
 		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: d.onEvent, OnNotification: func(_ context.Context, n *jsonrpc.Request) {
 			<-release
-			mu.Lock()
-			got[n.Method+" "+string(n.Params)]++
-			mu.Unlock()
+			notes.add(n.Method+" "+string(n.Params), 1)
 		}})
 		const burst = 50000
 		// Fill the queue with distinct log messages, then the burst.
@@ -273,8 +240,7 @@ func TestNotificationCoalescing(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		s.Close()
-		mu.Lock()
-		defer mu.Unlock()
+		got := notes.all()
 		if got[protocol.NotificationPromptsListChanged+" "] != 1 {
 			t.Errorf("the prompts list_changed after the burst was not delivered: %v", got)
 		}
