@@ -165,54 +165,180 @@ func TestMRTRTooManyInputRequests(t *testing.T) {
 	})
 }
 
-func TestMRTRRejects(t *testing.T) {
-	tests := []struct {
-		name     string
-		h        handler.Funcs
-		requests string
-		wantErr  error
-		inputErr bool
-	}{
-		{name: "url-undeclared", h: handler.Funcs{Elicit: acceptAll},
-			requests: `{"u":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"https://x"}}}`, wantErr: ErrUnexpectedInputRequest},
-		{name: "form-undeclared", h: handler.Funcs{ElicitURL: acceptAll},
-			requests: `{"f":{"method":"elicitation/create","params":{"message":"m"}}}`, wantErr: ErrUnexpectedInputRequest},
-		{name: "sampling-undeclared", h: handler.Funcs{Elicit: acceptAll},
-			requests: `{"s":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}}`, wantErr: ErrUnexpectedInputRequest},
-		{name: "roots-undeclared",
-			requests: `{"r":{"method":"roots/list"}}`, wantErr: ErrUnexpectedInputRequest},
-		{name: "unknown-method", h: allHandlers,
-			requests: `{"t":{"method":"tasks/get","params":{}}}`, wantErr: ErrUnexpectedInputRequest},
-		{name: "sampling-tools-undeclared", h: allHandlers,
-			requests: `{"s":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"tools":[{"name":"t","inputSchema":{}}]}}}`, wantErr: ErrUnexpectedInputRequest},
-		{name: "sampling-handler-error", h: handler.Funcs{CreateMessage: func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
-			return nil, errors.New("no model")
-		}}, requests: `{"s":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}}`, inputErr: true},
-		{name: "roots-handler-error", h: handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
-			return nil, errors.New("no roots")
-		}}, requests: `{"r":{"method":"roots/list"}}`, inputErr: true},
-	}
-	for _, tt := range tests {
+// serverInput is one input a server asks of the client during a call,
+// and what comes of it in each era: in the modern era it is the input
+// request of the call's input_required result (TestServerInputModern), in
+// the legacy era a server request sent while the call is pending
+// (TestServerInputLegacy). Where both eras serve it, the client's answer
+// is the same JSON.
+type serverInput struct {
+	name   string
+	h      handler.Funcs
+	method string
+	params any
+	// want is the client's answer where the era serves the input.
+	want string
+	// modern is the call's error in the modern era (errInputFailed: an
+	// *InputError), nil when it serves the input.
+	modern error
+	// legacy is the error code of the client's answer in the legacy era,
+	// 0 when it serves the input.
+	legacy int64
+}
+
+// errInputFailed marks a serverInput whose modern call fails with an
+// *InputError.
+var errInputFailed = errors.New("*InputError")
+
+var (
+	samplingParams      = map[string]any{"messages": []any{}, "maxTokens": 10}
+	samplingToolsParams = map[string]any{"messages": []any{}, "maxTokens": 10, "tools": []any{map[string]any{"name": "t", "inputSchema": map[string]any{"type": "object"}}}}
+	urlElicitParams     = map[string]any{"mode": "url", "message": "m", "url": "https://x"}
+)
+
+var serverInputs = []serverInput{
+	{name: "ping", method: "ping", want: `{}`, modern: ErrUnexpectedInputRequest},
+	{name: "roots", h: handler.Funcs{ListRoots: rootsOK}, method: "roots/list", want: `{"roots":[{"uri":"file:///r","name":"r"}]}`},
+	{name: "roots-undeclared", method: "roots/list", modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeMethodNotFound},
+	{name: "sampling", h: handler.Funcs{CreateMessage: sampleOK}, method: "sampling/createMessage", params: samplingParams,
+		want: `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`},
+	{name: "sampling-tools-undeclared", h: handler.Funcs{CreateMessage: sampleOK}, method: "sampling/createMessage", params: samplingToolsParams,
+		modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeInvalidParams},
+	{name: "sampling-tools-undeclared-all-handlers", h: allHandlers, method: "sampling/createMessage",
+		params: map[string]any{"messages": []any{}, "maxTokens": 1, "tools": []any{map[string]any{"name": "t", "inputSchema": map[string]any{}}}},
+		modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeInvalidParams},
+	{name: "sampling-missing", method: "sampling/createMessage", params: samplingParams, modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeMethodNotFound},
+	{name: "sampling-undeclared", h: handler.Funcs{Elicit: acceptAll}, method: "sampling/createMessage", params: samplingParams,
+		modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeMethodNotFound},
+	{name: "elicit-form-no-mode", h: handler.Funcs{Elicit: acceptAll}, method: "elicitation/create",
+		params: map[string]any{"message": "m", "requestedSchema": map[string]any{"type": "object"}},
+		want:   `{"action":"accept","content":{"ok":true}}`},
+	{name: "elicit-form-undeclared", h: handler.Funcs{ElicitURL: acceptAll}, method: "elicitation/create", params: map[string]any{"message": "m"},
+		modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeInvalidParams},
+	{name: "elicit-url", h: handler.Funcs{ElicitURL: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+		return &protocol.ElicitResult{Action: p.URL}, nil
+	}}, method: "elicitation/create", params: map[string]any{"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"},
+		want: `{"action":"https://x"}`},
+	{name: "elicit-url-undeclared", h: handler.Funcs{Elicit: acceptAll}, method: "elicitation/create", params: urlElicitParams,
+		modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeInvalidParams},
+	{name: "elicit-missing", method: "elicitation/create", params: map[string]any{"message": "m"}, modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeMethodNotFound},
+	{name: "handler-error", h: handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
+		return nil, jsonrpc.NewError(-1, "user rejected")
+	}}, method: "roots/list", modern: errInputFailed, legacy: -1},
+	{name: "sampling-handler-error", h: handler.Funcs{CreateMessage: func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+		return nil, errors.New("no model")
+	}}, method: "sampling/createMessage", params: samplingParams, modern: errInputFailed, legacy: jsonrpc.CodeInternalError},
+	{name: "roots-handler-error", h: handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
+		return nil, errors.New("no roots")
+	}}, method: "roots/list", modern: errInputFailed, legacy: jsonrpc.CodeInternalError},
+	{name: "unknown", method: "tasks/list", modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeMethodNotFound},
+	{name: "unknown-with-handlers", h: allHandlers, method: "tasks/get", params: map[string]any{}, modern: ErrUnexpectedInputRequest, legacy: jsonrpc.CodeMethodNotFound},
+}
+
+// TestServerInputModern: the modern era serves an MRTR input request
+// through the handler and retries the call once with the answer; an input
+// it may not serve or whose handler fails ends the call without a retry.
+func TestServerInputModern(t *testing.T) {
+	for _, tt := range serverInputs {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
-					return json.RawMessage(`{"resultType":"input_required","inputRequests":` + tt.requests + `}`)
+					if i > 0 {
+						return map[string]any{"resultType": "complete", "answer": json.RawMessage(member(member(r.Params, "inputResponses"), "k"))}
+					}
+					req := map[string]any{"method": tt.method}
+					if tt.params != nil {
+						req["params"] = tt.params
+					}
+					return map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"k": req}}
 				}))
 				s := connected(t, tr, Config{Handler: handler.Detect(tt.h)})
-				_, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil)
-				if tt.inputErr {
+				res, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil)
+				switch {
+				case tt.modern == errInputFailed:
 					if _, ok := errors.AsType[*InputError](err); !ok {
 						t.Errorf("Call error = %v, want *InputError", err)
 					}
-				} else if !errors.Is(err, tt.wantErr) {
-					t.Errorf("Call error = %v, want %v", err, tt.wantErr)
+				case tt.modern != nil:
+					if !errors.Is(err, tt.modern) {
+						t.Errorf("Call error = %v, want %v", err, tt.modern)
+					}
+				case err != nil:
+					t.Fatal(err)
+				case string(member(res, "answer")) != tt.want:
+					t.Errorf("answer = %s, want %s", member(res, "answer"), tt.want)
 				}
-				if got := len(tr.peer(0).requests(protocol.MethodToolsCall)); got != 1 {
-					t.Errorf("tools/call sent %d times, want 1 (no retry)", got)
+				want := 2
+				if tt.modern != nil {
+					want = 1 // no retry
+				}
+				if got := len(tr.peer(0).requests(protocol.MethodToolsCall)); got != want {
+					t.Errorf("tools/call sent %d times, want %d", got, want)
 				}
 			})
 		})
 	}
+}
+
+// TestServerInputLegacy: legacy server requests are answered through the
+// handler; what the handler does not implement gets -32601.
+func TestServerInputLegacy(t *testing.T) {
+	for _, tt := range serverInputs {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				got := make(chan *jsonrpc.Response, 1)
+				tr := newScripted(func(p *peer, m jsonrpc.Message) {
+					if r, ok := m.(*jsonrpc.Response); ok {
+						got <- r
+						return
+					}
+					r := m.(*jsonrpc.Request)
+					if r.Method == "tools/call" {
+						// Ask the client while the call is pending.
+						req, _ := jsonrpc.NewRequest(jsonrpc.StringID("srv-1"), tt.method, tt.params)
+						p.send(req)
+						p.goFn(func() { answerWithClientReply(p, r, <-got) })
+						return
+					}
+					legacyServer(p, m)
+				})
+				s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(tt.h)})
+				res, err := s.Call(t.Context(), "tools/call", nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var answer struct {
+					Result json.RawMessage `json:"result"`
+					Code   int64           `json:"code"`
+				}
+				if err := json.Unmarshal(res, &answer); err != nil {
+					t.Fatal(err)
+				}
+				if tt.legacy != 0 {
+					if answer.Code != tt.legacy {
+						t.Errorf("error code = %d (result %s), want %d", answer.Code, answer.Result, tt.legacy)
+					}
+					return
+				}
+				if string(answer.Result) != tt.want {
+					t.Errorf("result = %s, want %s", answer.Result, tt.want)
+				}
+			})
+		})
+	}
+}
+
+// answerWithClientReply answers the pending call with what the client
+// answered to the server request srv-1.
+func answerWithClientReply(p *peer, call *jsonrpc.Request, r *jsonrpc.Response) {
+	out := map[string]any{"result": r.Result}
+	if r.Error != nil {
+		out = map[string]any{"code": r.Error.Code}
+	}
+	if r.ID != jsonrpc.StringID("srv-1") {
+		out = map[string]any{"code": 12345}
+	}
+	p.reply(call, out)
 }
 
 // TestMRTRParallelIsolation: concurrent MRTR calls never see each other's

@@ -17,87 +17,6 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
-// TestLegacyServerRequests: legacy server requests are answered through the
-// handler; what the handler does not implement gets -32601.
-func TestLegacyServerRequests(t *testing.T) {
-	tests := []struct {
-		name    string
-		h       handler.Funcs
-		method  string
-		params  any
-		want    string // result JSON, or
-		wantErr int64  // error code
-	}{
-		{name: "ping", method: "ping", want: `{}`},
-		{name: "roots", h: handler.Funcs{ListRoots: rootsOK}, method: "roots/list", want: `{"roots":[{"uri":"file:///r","name":"r"}]}`},
-		{name: "roots-missing", method: "roots/list", wantErr: jsonrpc.CodeMethodNotFound},
-		{name: "sampling", h: handler.Funcs{CreateMessage: sampleOK}, method: "sampling/createMessage",
-			params: map[string]any{"messages": []any{}, "maxTokens": 10},
-			want:   `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`},
-		{name: "sampling-tools-undeclared", h: handler.Funcs{CreateMessage: sampleOK}, method: "sampling/createMessage",
-			params:  map[string]any{"messages": []any{}, "maxTokens": 10, "tools": []any{map[string]any{"name": "t", "inputSchema": map[string]any{"type": "object"}}}},
-			wantErr: jsonrpc.CodeInvalidParams},
-		{name: "sampling-missing", method: "sampling/createMessage", wantErr: jsonrpc.CodeMethodNotFound},
-		{name: "elicit-form-no-mode", h: handler.Funcs{Elicit: acceptAll}, method: "elicitation/create",
-			params: map[string]any{"message": "m", "requestedSchema": map[string]any{"type": "object"}},
-			want:   `{"action":"accept","content":{"ok":true}}`},
-		{name: "elicit-url", h: handler.Funcs{ElicitURL: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
-			return &protocol.ElicitResult{Action: p.URL}, nil
-		}}, method: "elicitation/create", params: map[string]any{"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"},
-			want: `{"action":"https://x"}`},
-		{name: "elicit-url-undeclared", h: handler.Funcs{Elicit: acceptAll}, method: "elicitation/create",
-			params: map[string]any{"mode": "url", "message": "m", "url": "https://x"}, wantErr: jsonrpc.CodeInvalidParams},
-		{name: "elicit-missing", method: "elicitation/create", params: map[string]any{"message": "m"}, wantErr: jsonrpc.CodeMethodNotFound},
-		{name: "handler-error", h: handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
-			return nil, jsonrpc.NewError(-1, "user rejected")
-		}}, method: "roots/list", wantErr: -1},
-		{name: "unknown", method: "tasks/list", wantErr: jsonrpc.CodeMethodNotFound},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				got := make(chan *jsonrpc.Response, 1)
-				tr := newScripted(func(p *peer, m jsonrpc.Message) {
-					if r, ok := m.(*jsonrpc.Response); ok {
-						got <- r
-						return
-					}
-					r := m.(*jsonrpc.Request)
-					if r.Method == "tools/call" {
-						// Ask the client while the call is pending.
-						req, _ := jsonrpc.NewRequest(jsonrpc.StringID("srv-1"), tt.method, tt.params)
-						p.send(req)
-						p.goFn(func() { answerWithClientReply(p, r, <-got) })
-						return
-					}
-					legacyServer(p, m)
-				})
-				s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(tt.h)})
-				res, err := s.Call(t.Context(), "tools/call", nil, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var answer struct {
-					Result json.RawMessage `json:"result"`
-					Code   int64           `json:"code"`
-				}
-				if err := json.Unmarshal(res, &answer); err != nil {
-					t.Fatal(err)
-				}
-				if tt.wantErr != 0 {
-					if answer.Code != tt.wantErr {
-						t.Errorf("error code = %d (result %s), want %d", answer.Code, answer.Result, tt.wantErr)
-					}
-					return
-				}
-				if string(answer.Result) != tt.want {
-					t.Errorf("result = %s, want %s", answer.Result, tt.want)
-				}
-			})
-		})
-	}
-}
-
 // TestTaskReceiverPeerErrors: a server's bad tasks/* requests get
 // -32602, and without the capability a task-augmented request is served
 // at once (no task) and tasks/* is -32601.
@@ -182,19 +101,6 @@ func TestTaskReceiverPeerErrors(t *testing.T) {
 			})
 		})
 	}
-}
-
-// answerWithClientReply answers the pending call with what the client
-// answered to the server request srv-1.
-func answerWithClientReply(p *peer, call *jsonrpc.Request, r *jsonrpc.Response) {
-	out := map[string]any{"result": r.Result}
-	if r.Error != nil {
-		out = map[string]any{"code": r.Error.Code}
-	}
-	if r.ID != jsonrpc.StringID("srv-1") {
-		out = map[string]any{"code": 12345}
-	}
-	p.reply(call, out)
 }
 
 // TestServerCancelsRequest: notifications/cancelled from the server cancels
