@@ -18,14 +18,16 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
-// exampleClient connects to a fresh in-process test server.
-func exampleClient(opts ...client.Option) (*client.Client, func()) {
-	t, stop := exampleServer(testserver.Options{})
-	c, err := client.Connect(context.Background(), t, opts...)
+// exampleTask connects as exampleClient does and starts the test server's
+// tool "task" with the given number of steps (ExampleClient_StartTool
+// shows the start).
+func exampleTask(steps int, opts ...client.Option) (*client.Client, *client.Task, func()) {
+	c, done := exampleClient(opts...)
+	task, _, err := c.StartTool(context.Background(), "task", map[string]any{"steps": steps})
 	if err != nil {
 		log.Fatal(err)
 	}
-	return c, func() { c.Close(); stop() }
+	return c, task, done
 }
 
 func ExampleClient_Prompts() {
@@ -71,13 +73,9 @@ func ExampleClient_ResourceTemplates() {
 
 func ExampleClient_AwaitTask() {
 	// 2025-11-25 core tasks: the call is task-augmented on request.
-	c, done := exampleClient(client.WithProtocol(client.Legacy))
+	c, task, done := exampleTask(1, client.WithProtocol(client.Legacy))
 	defer done()
 	ctx := context.Background()
-	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 1})
-	if err != nil {
-		log.Fatal(err)
-	}
 	res, err := c.AwaitTask(ctx, task)
 	if err != nil {
 		log.Fatal(err)
@@ -87,30 +85,22 @@ func ExampleClient_AwaitTask() {
 }
 
 func ExampleClient_CancelTask() {
-	c, done := exampleClient(client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
+	c, task, done := exampleTask(100, client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	defer done()
 	ctx := context.Background()
-	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 100})
-	if err != nil {
-		log.Fatal(err)
-	}
 	if err := c.CancelTask(ctx, task.ID); err != nil {
 		log.Fatal(err)
 	}
-	_, err = c.AwaitTask(ctx, task)
+	_, err := c.AwaitTask(ctx, task)
 	var ce *client.Error
 	fmt.Println(errors.As(err, &ce) && ce.Kind == client.KindCanceled, errors.Is(err, context.Canceled))
 	// Output: true false
 }
 
 func ExampleClient_TaskStatus() {
-	c, done := exampleClient(client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
+	c, task, done := exampleTask(5, client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
 	defer done()
 	ctx := context.Background()
-	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 5})
-	if err != nil {
-		log.Fatal(err)
-	}
 	st, err := c.TaskStatus(ctx, task.ID)
 	if err != nil {
 		log.Fatal(err)
@@ -199,22 +189,16 @@ func ExampleError() {
 }
 
 func ExampleWithMessageLog() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
-
 	var mu sync.Mutex
 	var methods []string
-	c, err := client.Connect(context.Background(), t, client.WithMessageLog(func(sent bool, msg jsonrpc.Message) {
+	_, done := exampleClient(client.WithMessageLog(func(sent bool, msg jsonrpc.Message) {
 		if req, ok := msg.(*jsonrpc.Request); ok && sent {
 			mu.Lock()
 			methods = append(methods, req.Method)
 			mu.Unlock()
 		}
 	}))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
+	defer done()
 	mu.Lock()
 	fmt.Println(methods)
 	mu.Unlock()

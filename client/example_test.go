@@ -34,6 +34,23 @@ func exampleServer(opts testserver.Options) (transport.Transport, func()) {
 	}
 }
 
+// exampleClient connects to a fresh in-process test server and returns
+// the client and a function that closes it and stops the server. The
+// package-level examples (Connect, Dial) show the whole connect.
+func exampleClient(opts ...client.Option) (*client.Client, func()) {
+	return exampleClientOn(testserver.Options{}, opts...)
+}
+
+// exampleClientOn is exampleClient with a test server made with so.
+func exampleClientOn(so testserver.Options, opts ...client.Option) (*client.Client, func()) {
+	t, stop := exampleServer(so)
+	c, err := client.Connect(context.Background(), t, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return c, func() { c.Close(); stop() }
+}
+
 func ExampleConnect() {
 	t, stop := exampleServer(testserver.Options{})
 	defer stop()
@@ -64,14 +81,9 @@ func ExampleDial() {
 }
 
 func ExampleClient_Tools() {
-	t, stop := exampleServer(testserver.Options{PageSize: 3})
-	defer stop()
+	c, done := exampleClientOn(testserver.Options{PageSize: 3})
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 
 	n := 0
 	for tool, err := range c.Tools(ctx) {
@@ -92,14 +104,9 @@ func ExampleClient_Tools() {
 }
 
 func ExampleClient_CallTool() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
+	c, done := exampleClient(client.WithProtocol(client.Legacy))
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithProtocol(client.Legacy))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 
 	res, err := c.CallTool(ctx, "echo", map[string]any{"text": "hello"})
 	if err != nil {
@@ -110,14 +117,9 @@ func ExampleClient_CallTool() {
 }
 
 func ExampleCallToolAs() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
+	c, done := exampleClient()
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 
 	type sum struct {
 		Sum float64 `json:"sum"`
@@ -131,14 +133,9 @@ func ExampleCallToolAs() {
 }
 
 func ExampleClient_GetPrompt() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
+	c, done := exampleClient()
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 
 	p, err := c.GetPrompt(ctx, "greet", map[string]string{"name": "Ada"})
 	if err != nil {
@@ -149,14 +146,9 @@ func ExampleClient_GetPrompt() {
 }
 
 func ExampleClient_ReadResource() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
+	c, done := exampleClient()
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 
 	r, err := c.ReadResource(ctx, "file:///hello.txt")
 	if err != nil {
@@ -171,14 +163,9 @@ func ExampleClient_ReadResource() {
 }
 
 func ExampleClient_Complete() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
+	c, done := exampleClient()
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 
 	r, err := c.Complete(ctx, protocol.PromptReference("greet"), protocol.CompleteArgument{Name: "name", Value: "a"}, nil)
 	if err != nil {
@@ -216,14 +203,9 @@ func ExampleClient_Subscribe() {
 }
 
 func ExampleClient_StartTool() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
+	c, done := exampleClient(client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 
 	task, _, err := c.StartTool(ctx, "task", map[string]any{"steps": 2})
 	if err != nil {
@@ -249,9 +231,6 @@ func (confirmer) Elicit(ctx context.Context, p *protocol.ElicitParams) (*protoco
 }
 
 func ExampleWithHandler() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
-	ctx := context.Background()
 	roots := handler.RootsListerFunc(func(context.Context) ([]protocol.Root, error) {
 		return []protocol.Root{{URI: "file:///src"}}, nil
 	})
@@ -261,11 +240,9 @@ func ExampleWithHandler() {
 		confirmer
 		handler.RootsListerFunc
 	}{confirmer{}, roots}
-	c, err := client.Connect(ctx, t, client.WithHandler(h))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
+	c, done := exampleClient(client.WithHandler(h))
+	defer done()
+	ctx := context.Background()
 
 	caps, _ := json.Marshal(c.Negotiated().ClientCapabilities)
 	fmt.Println(string(caps))
@@ -299,14 +276,10 @@ func ExampleValidateElicitation() {
 }
 
 func ExampleWithCache() {
-	t, stop := exampleServer(testserver.Options{TTL: 60e9}) // results fresh for a minute
-	defer stop()
+	// The server's results stay fresh for a minute.
+	c, done := exampleClientOn(testserver.Options{TTL: 60e9}, client.WithCache(cache.NewMemory(0)))
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t, client.WithCache(cache.NewMemory(0)))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 
 	count := func() (n int) {
 		for _, err := range c.Tools(ctx) {
@@ -348,18 +321,13 @@ func ExampleWithEraCache() {
 }
 
 func ExampleClient_SetLogLevel() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
-	ctx := context.Background()
 	logs := make(chan string, 1)
 	h := handler.LogListenerFunc(func(ctx context.Context, p *protocol.LoggingMessageParams) {
 		logs <- string(p.Level) + " " + string(p.Data)
 	})
-	c, err := client.Connect(ctx, t, client.WithHandler(h))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
+	c, done := exampleClient(client.WithHandler(h))
+	defer done()
+	ctx := context.Background()
 
 	// Modern: the level travels with every later request.
 	if err := c.SetLogLevel(ctx, protocol.LevelInfo); err != nil {
@@ -373,14 +341,9 @@ func ExampleClient_SetLogLevel() {
 }
 
 func ExampleClient_Ping() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
+	c, done := exampleClient()
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 	fmt.Println(c.Ping(ctx))
 	// Output: <nil>
 }
@@ -388,14 +351,9 @@ func ExampleClient_Ping() {
 // ExampleNegotiation_discover reads the server/discover result the
 // client knows, then asks the server for a fresh one.
 func ExampleNegotiation_discover() {
-	t, stop := exampleServer(testserver.Options{})
-	defer stop()
+	c, done := exampleClient()
+	defer done()
 	ctx := context.Background()
-	c, err := client.Connect(ctx, t)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
 	fmt.Println(c.Negotiated().Discover.SupportedVersions)
 
 	var fresh protocol.DiscoverResult
