@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -75,15 +74,17 @@ func TestCallRefusesEmptyMethod(t *testing.T) {
 // waitReceived waits (bounded) until srv has received a message for method.
 func waitReceived(t *testing.T, srv *testserver.Server, method string) testserver.Recorded {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	var got testserver.Recorded
+	if !eventually(func() bool {
 		for _, r := range srv.Received() {
 			if r.Method == method {
-				return r
+				got = r
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("the server never received %s", method)
 	}
-	t.Fatalf("the server never received %s", method)
-	return testserver.Recorded{}
+	return got
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -33,16 +32,16 @@ func TestConnEventsAndErr(t *testing.T) {
 					t.Errorf("Err() on a usable client = %v", err)
 				}
 				var pinned client.ConnEvent
-				for deadline := time.Now().Add(5 * time.Second); pinned.Kind == "" && time.Now().Before(deadline); {
+				eventually(func() bool {
 					mu.Lock()
+					defer mu.Unlock()
 					for _, ev := range got {
 						if ev.Kind == "era-pinned" {
 							pinned = ev
 						}
 					}
-					mu.Unlock()
-					time.Sleep(5 * time.Millisecond)
-				}
+					return pinned.Kind != ""
+				})
 				if pinned.Version != f.c.Negotiated().Version || pinned.Time.IsZero() {
 					t.Fatalf("era-pinned event %+v, want version %q", pinned, f.c.Negotiated().Version)
 				}
@@ -52,11 +51,7 @@ func TestConnEventsAndErr(t *testing.T) {
 					t.Errorf("slog line %q lacks the event's kind and version", s)
 				}
 				f.c.Close()
-				select {
-				case <-f.c.Done():
-				case <-time.After(5 * time.Second):
-					t.Fatal("Done not closed after Close")
-				}
+				await(t, f.c.Done(), "Done not closed after Close")
 				if err := f.c.Err(); !errors.Is(err, client.ErrClosed) {
 					t.Errorf("Err() after Close = %v, want ErrClosed", err)
 				}

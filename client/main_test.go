@@ -245,3 +245,33 @@ func testCtx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// waitBound bounds the waits for what must happen; reaching it is a test
+// failure, not a timing assertion.
+const waitBound = 10 * time.Second
+
+// eventually reports whether cond holds within waitBound, polling it every
+// few milliseconds.
+func eventually(cond func() bool) bool {
+	deadline := time.Now().Add(waitBound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// await returns the next value from ch; when none comes within waitBound
+// it fails the test with what.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitBound):
+		t.Fatal(what)
+		panic("unreachable")
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
@@ -62,17 +61,17 @@ func (r *recorder) mw(name string) client.Middleware {
 // find returns the first event of middleware name for method and direction (incoming: sent by the server).
 func (r *recorder) find(t *testing.T, name, method string, incoming bool) seen {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	var found seen
+	if eventually(func() bool {
 		r.mu.Lock()
-		for _, e := range r.events {
-			if e.name == name && e.method == method && e.incoming == incoming {
-				r.mu.Unlock()
-				return e
-			}
+		defer r.mu.Unlock()
+		i := slices.IndexFunc(r.events, func(e seen) bool { return e.name == name && e.method == method && e.incoming == incoming })
+		if i >= 0 {
+			found = r.events[i]
 		}
-		r.mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
+		return i >= 0
+	}) {
+		return found
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -119,8 +118,7 @@ func TestMiddlewareEverywhere(t *testing.T) {
 				rec := &recorder{}
 				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithHandler(mwHandler),
 					client.WithMiddleware(rec.mw("outer"), rec.mw("inner")), client.WithMiddleware(rewriter))
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-				defer cancel()
+				ctx := testCtx(t)
 				checkMiddlewareCalls(ctx, t, f, rec, era.name, tr)
 				checkMiddlewareIncoming(ctx, t, f, rec, era.name)
 			})
@@ -326,8 +324,7 @@ func TestMiddlewareSeesAttempts(t *testing.T) {
 	}
 	so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultHTTPStatus, Status: 503, Method: protocol.MethodToolsCall, Times: 1}}}
 	f := connect(t, tHTTP, so, client.WithProtocol(client.Modern), client.WithHandler(mwHandler), client.WithMiddleware(mw))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testCtx(t)
 	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
 		t.Fatalf("CallTool(echo): %v", err)
 	}
@@ -357,17 +354,10 @@ func TestMiddlewareSeesChangeNotifications(t *testing.T) {
 				h := handler.Funcs{OnToolsChanged: func(context.Context) { changed <- struct{}{} }}
 				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithHandler(h), client.WithMiddleware(rec.mw("only")))
 				if era.name == "modern" {
-					deadline := time.Now().Add(5 * time.Second)
-					for f.srv.Listens() == 0 && time.Now().Before(deadline) {
-						time.Sleep(5 * time.Millisecond)
-					}
+					eventually(func() bool { return f.srv.Listens() > 0 })
 				}
 				f.srv.NotifyToolsChanged()
-				select {
-				case <-changed:
-				case <-time.After(5 * time.Second):
-					t.Fatal("the listener never heard of the change")
-				}
+				await(t, changed, "the listener never heard of the change")
 				if e := rec.find(t, "only", protocol.NotificationToolsListChanged, received); !e.note || e.err != nil {
 					t.Errorf("list_changed through the middleware: %+v", e)
 				}
@@ -394,8 +384,7 @@ func TestMiddlewareSeesReinitialization(t *testing.T) {
 		}
 	}
 	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Legacy), client.WithMiddleware(rec.mw("rec"), replays))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := testCtx(t)
 	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "a"}); err != nil {
 		t.Fatal(err)
 	}

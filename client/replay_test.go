@@ -6,10 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -176,14 +176,8 @@ func TestReplayPolicy(t *testing.T) {
 // dispatcher, asynchronously).
 func waitKind(t *testing.T, f *lossFixture, kind string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, k := range f.kinds() {
-			if k == kind {
-				return
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
+	if eventually(func() bool { return slices.Contains(f.kinds(), kind) }) {
+		return
 	}
 	t.Errorf("no %q event; events: %v", kind, f.kinds())
 }
@@ -209,18 +203,14 @@ func TestReplayExpiredSession(t *testing.T) {
 	if res.Text() != "x" || !replayed {
 		t.Errorf("result %q, replayed %v; want the echo through a replay", res.Text(), replayed)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var got string
+	if !eventually(func() bool {
 		mu.Lock()
-		got := strings.Join(kinds, ",")
+		got = strings.Join(kinds, ",")
 		mu.Unlock()
-		if strings.Contains(got, "replayed") && strings.Contains(got, "reinitialized") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("events %s; want replayed and reinitialized", got)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return strings.Contains(got, "replayed") && strings.Contains(got, "reinitialized")
+	}) {
+		t.Fatalf("events %s; want replayed and reinitialized", got)
 	}
 	// With replays forbidden, the expired session's request still fails
 	// cleanly, and the outcome is known: not executed.

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -20,16 +19,12 @@ func root(name string) protocol.Root { return protocol.Root{URI: "file:///" + na
 // change, listed want.
 func awaitServerRoots(t *testing.T, srv *testserver.Server, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, _ := srv.Roots()
-		if slices.Equal(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server roots = %q, want %q", got, want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var got []string
+	if !eventually(func() bool {
+		got, _ = srv.Roots()
+		return slices.Equal(got, want)
+	}) {
+		t.Fatalf("server roots = %q, want %q", got, want)
 	}
 }
 
@@ -147,10 +142,8 @@ func TestSetRootsConcurrent(t *testing.T) {
 				t.Fatal(err)
 			}
 			if era.p == client.Legacy {
-				for deadline := time.Now().Add(10 * time.Second); count(f.srv, protocol.NotificationRootsListChanged) == announced; time.Sleep(5 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatal("the last SetRoots was not announced")
-					}
+				if !eventually(func() bool { return count(f.srv, protocol.NotificationRootsListChanged) > announced }) {
+					t.Fatal("the last SetRoots was not announced")
 				}
 			}
 			if res, err := f.c.CallTool(ctx, "roots", nil); err != nil || res.Text() != "file:///last" {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/handler"
@@ -99,11 +98,7 @@ func TestTaskReceiver(t *testing.T) {
 			if err != nil || res.Text() != "cancelled" {
 				t.Fatalf("cancel: CallTool = %v, %v", res, err)
 			}
-			select {
-			case <-cancelled:
-			case <-time.After(10 * time.Second):
-				t.Fatal("tasks/cancel did not cancel the handler's context")
-			}
+			await(t, cancelled, "tasks/cancel did not cancel the handler's context")
 			if f.srv == nil {
 				return // stdio: the server is in the child
 			}
@@ -130,13 +125,8 @@ func TestTaskStatusListener(t *testing.T) {
 			if _, err := f.c.AwaitTask(ctx, task); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case st := <-got:
-				if st.TaskID != task.ID || st.Status != protocol.TaskCompleted {
-					t.Errorf("listener got %+v, want %s completed", st, task.ID)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("no notifications/tasks/status reached the listener")
+			if st := await(t, got, "no notifications/tasks/status reached the listener"); st.TaskID != task.ID || st.Status != protocol.TaskCompleted {
+				t.Errorf("listener got %+v, want %s completed", st, task.ID)
 			}
 		})
 	}

@@ -33,11 +33,7 @@ func (c *completions) on(_ context.Context, id string) {
 
 func (c *completions) await(t *testing.T) string {
 	t.Helper()
-	select {
-	case <-c.ch:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no notifications/elicitation/complete reached the listener")
-	}
+	await(t, c.ch, "no notifications/elicitation/complete reached the listener")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ids[len(c.ids)-1]
