@@ -2,11 +2,18 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/cache"
+	"github.com/conduitmcp/conduit/handler"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -244,6 +251,138 @@ func waitEvent(t *testing.T, sub *client.Subscription, want client.Event) {
 			}
 		case <-ctx.Done():
 			t.Fatalf("no event %+v", want)
+		}
+	}
+}
+
+// TestCacheRequestStateOnlyRound: a resources/read result reached through
+// an MRTR round that carried requestState alone (no input requests, so
+// no handler ran) is not cached.
+func TestCacheRequestStateOnlyRound(t *testing.T) {
+	// The first read is answered with requestState alone, its retry with
+	// a cacheable result.
+	srv := testserver.New(testserver.Options{TTL: time.Minute, Faults: []testserver.Fault{
+		{Kind: testserver.FaultResult, Method: "resources/read", Times: 1,
+			Result: json.RawMessage(`{"resultType":"input_required","requestState":"shed-1"}`)},
+		{Kind: testserver.FaultResult, Method: "resources/read", Times: 1,
+			Result: json.RawMessage(`{"resultType":"complete","contents":[{"uri":"file:///hello.txt","text":"shed"}],"ttlMs":60000}`)},
+	}})
+	t.Cleanup(func() { srv.Close() })
+	c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(cache.NewMemory(0)))
+	ctx := testCtx(t)
+	readHello(t, ctx, c, 2)
+	// Round 1 (input_required), its retry, then the second read: not
+	// served from the cache.
+	if n := count(srv, "resources/read"); n != 3 {
+		t.Errorf("resources/read sent %d times, want 3 (the MRTR result must not be cached)", n)
+	}
+	// The second read's result was plain: it is cached.
+	if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
+		t.Fatalf("ReadResource: %v", err)
+	}
+	if n := count(srv, "resources/read"); n != 3 {
+		t.Errorf("resources/read sent %d times, want 3 (a plain result is cached)", n)
+	}
+}
+
+// TestCacheOAuthPartition: clients using an *auth.Client as
+// Auth{Tokens: a} with different credentials do not share private cache
+// entries; the same credentials do; the requests carry the tokens.
+func TestCacheOAuthPartition(t *testing.T) {
+	srv := testserver.New(testserver.Options{Era: testserver.ModernOnly, TTL: time.Minute, CacheScope: protocol.CacheScopePrivate})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	url := ts.URL + "/mcp"
+	shared := cache.NewMemory(0)
+	dial := func(token string) *client.Client {
+		t.Helper()
+		store := &auth.MemoryStore{}
+		key, err := auth.CanonicalResource(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.SaveToken(context.Background(), key, &auth.Token{AccessToken: token, TokenType: "Bearer", Expiry: time.Now().Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		a, err := auth.New(auth.Config{ServerURL: url, Store: store, Method: auth.ClientCredentials, ClientID: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := client.Dial(testCtx(t), url, client.WithProtocol(client.Modern), client.WithCache(shared), client.WithAuth(client.Auth{Tokens: a}))
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	var got []int
+	for _, token := range []string{"alice", "bob", "alice"} {
+		drainTools(t, dial(token))
+		got = append(got, count(srv, "tools/list"))
+	}
+	if diff := cmp.Diff([]int{1, 2, 2}, got); diff != "" {
+		t.Errorf("tools/list sent (cumulative, -want +got):\n%s", diff)
+	}
+	for _, r := range srv.Received() {
+		if r.Method == "tools/list" && !strings.HasPrefix(r.Headers.Get("Authorization"), "Bearer ") {
+			t.Errorf("tools/list without a token: %v", r.Headers)
+		}
+	}
+}
+
+// TestCacheInputRounds: a cacheable resources/read result reached through
+// an MRTR round that ran a handler (elicitation, sampling, roots) is not
+// cached; the plain result of the next read is.
+func TestCacheInputRounds(t *testing.T) {
+	h := struct {
+		handler.ElicitorFunc
+		handler.SamplerFunc
+		handler.RootsListerFunc
+	}{
+		func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+			return &protocol.ElicitResult{Action: protocol.ElicitDecline}, nil
+		},
+		func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+			return &protocol.CreateMessageResult{Role: "assistant", Content: json.RawMessage(`{"type":"text","text":"hi"}`), Model: "m"}, nil
+		},
+		func(context.Context) ([]protocol.Root, error) { return nil, nil },
+	}
+	tests := []struct {
+		name  string
+		input string
+	}{
+		{"elicitation", `{"method":"elicitation/create","params":{"message":"ok?","requestedSchema":{"type":"object","properties":{}}}}`},
+		{"sampling", `{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`},
+		{"roots", `{"method":"roots/list"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := testserver.New(testserver.Options{TTL: time.Minute, Faults: []testserver.Fault{
+				{Kind: testserver.FaultResult, Method: "resources/read", Times: 1,
+					Result: json.RawMessage(`{"resultType":"input_required","inputRequests":{"in":` + tt.input + `}}`)},
+				{Kind: testserver.FaultResult, Method: "resources/read", Times: 1,
+					Result: json.RawMessage(`{"resultType":"complete","contents":[{"uri":"file:///hello.txt","text":"asked"}],"ttlMs":60000,"cacheScope":"public"}`)},
+			}})
+			t.Cleanup(func() { srv.Close() })
+			c := pipeClient(t, srv, client.WithProtocol(client.Modern), client.WithCache(cache.NewMemory(0)),
+				client.WithHandler(h))
+			ctx := testCtx(t)
+			readHello(t, ctx, c, 3)
+			// The input round, its retry, the second (plain) read; the
+			// third read is served from the cache.
+			if n := count(srv, "resources/read"); n != 3 {
+				t.Errorf("resources/read sent %d times, want 3", n)
+			}
+		})
+	}
+}
+
+// readHello reads file:///hello.txt n times, failing the test on an error.
+func readHello(t *testing.T, ctx context.Context, c *client.Client, n int) {
+	t.Helper()
+	for range n {
+		if _, err := c.ReadResource(ctx, "file:///hello.txt"); err != nil {
+			t.Fatalf("ReadResource: %v", err)
 		}
 	}
 }

@@ -3,8 +3,10 @@ package client_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -212,5 +214,56 @@ func TestSubscribeBufferOverflow(t *testing.T) {
 		{Method: protocol.NotificationPromptsListChanged}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events after the overflow (-want +got):\n%s", diff)
+	}
+}
+
+// TestLegacyResubscribeAfterSessionExpiry: when a legacy HTTP session
+// expires the client initializes again and re-sends resources/subscribe,
+// so updates keep arriving.
+func TestLegacyResubscribeAfterSessionExpiry(t *testing.T) {
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Legacy))
+	ctx := testCtx(t)
+	const uri = "file:///hello.txt"
+	sub, err := f.c.Subscribe(ctx, client.SubscribeOptions{Resources: []string{uri}})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	f.srv.Reset()
+	f.srv.AddFault(testserver.Fault{Kind: testserver.FaultExpireSession, Method: "tools/list", Times: 1})
+	if _, err := f.c.ListTools(ctx, ""); err != nil {
+		t.Fatalf("ListTools across the session expiry: %v", err)
+	}
+	if n := count(f.srv, "initialize"); n != 1 {
+		t.Fatalf("initialize sent %d times after the expiry, want 1", n)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rec, err := f.srv.WaitReceived(wctx, "resources/subscribe")
+	if err != nil {
+		t.Fatalf("resources/subscribe not re-sent after the re-initialization: %v", err)
+	}
+	if !strings.Contains(string(rec.Params), uri) {
+		t.Errorf("re-subscribed with %s, want %s", rec.Params, uri)
+	}
+	// The new session's notification stream may open a moment after the
+	// subscription: repeat the update until it arrives (bounded by ctx).
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	f.srv.NotifyResourceUpdated(uri)
+	for {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatalf("subscription ended: %v", sub.Err())
+			}
+			if ev == (client.Event{Method: protocol.NotificationResourcesUpdated, URI: uri}) {
+				return
+			}
+		case <-tick.C:
+			f.srv.NotifyResourceUpdated(uri)
+		case <-ctx.Done():
+			t.Fatal("no update after the re-initialization")
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -299,5 +300,31 @@ func TestCallToolArgumentForms(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCallToolNilArguments: a nil json.RawMessage, nil []byte, nil map
+// or empty RawMessage means "no arguments".
+func TestCallToolNilArguments(t *testing.T) {
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern))
+	for _, tc := range []struct {
+		name string
+		args any
+	}{
+		{"nil RawMessage", json.RawMessage(nil)},
+		{"empty RawMessage", json.RawMessage{}},
+		{"nil bytes", []byte(nil)},
+		{"nil map", map[string]any(nil)},
+		{"nil", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := f.c.CallTool(testCtx(t), "structured", tc.args)
+			if err != nil || res.Failed() {
+				t.Fatalf("CallTool(structured, %#v) = %+v, %v", tc.args, res, err)
+			}
+		})
+	}
+	if _, err := f.c.CallTool(testCtx(t), "structured", json.RawMessage(`[1]`)); !errors.As(err, new(*handler.ValidationError)) {
+		t.Errorf("CallTool with an array = %v, want a *ValidationError", err)
 	}
 }

@@ -79,3 +79,57 @@ func TestWireLogKeysAndLevel(t *testing.T) {
 		t.Errorf("debug wire log on an info logger wrote %q", buf.String())
 	}
 }
+
+// messageLog records what WithMessageLog reports.
+type messageLog struct {
+	mu   sync.Mutex
+	msgs []string // "send server/discover", "recv response", …
+}
+
+func (l *messageLog) hook(sent bool, msg jsonrpc.Message) {
+	s := "recv "
+	if sent {
+		s = "send "
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		s += m.Method
+	case *jsonrpc.Response:
+		s += "response"
+	}
+	l.mu.Lock()
+	l.msgs = append(l.msgs, s)
+	l.mu.Unlock()
+}
+
+func (l *messageLog) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range l.msgs {
+		if m == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMessageLog: every transport reports the messages of both directions,
+// negotiation included.
+func TestMessageLog(t *testing.T) {
+	matrix(t, func(t *testing.T, tr string, p client.Protocol) {
+		var l messageLog
+		f := connect(t, tr, testserver.Options{}, client.WithProtocol(p), client.WithMessageLog(l.hook))
+		if _, err := f.c.ListTools(testCtx(t), ""); err != nil {
+			t.Fatalf("ListTools: %v", err)
+		}
+		handshake := "send server/discover"
+		if p == client.Legacy {
+			handshake = "send initialize"
+		}
+		for _, want := range []string{handshake, "send tools/list", "recv response"} {
+			if !l.has(want) {
+				t.Errorf("message log lacks %q: %v", want, l.msgs)
+			}
+		}
+	})
+}

@@ -1,0 +1,149 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testserver"
+)
+
+func TestTasks(t *testing.T) {
+	for _, era := range allEras {
+		for _, tr := range allTransports {
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				t.Parallel()
+				h := &testHandler{content: map[string]any{"ok": true}}
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}), client.WithHandler(h))
+				ctx := testCtx(t)
+
+				res, err := f.c.CallTool(ctx, "task", map[string]any{"steps": 2}, client.WithTaskAugmentation(true))
+				if err != nil {
+					t.Fatalf("CallTool(task, WithTaskAugmentation) = %v", err)
+				}
+				if !strings.Contains(res.Text(), "finished") {
+					t.Errorf("task result = %q", res.Text())
+				}
+
+				task, direct, err := f.c.StartTool(ctx, "task", map[string]any{"steps": 1})
+				if err != nil || task == nil || direct != nil {
+					t.Fatalf("StartTool = %+v, %+v, %v; want a task", task, direct, err)
+				}
+				if got, want := task.Extension, era.p == client.Modern; got != want {
+					t.Errorf("Task.Extension = %v, want %v", got, want)
+				}
+				st, err := f.c.TaskStatus(ctx, task.ID)
+				if err != nil || st.ID != task.ID {
+					t.Errorf("TaskStatus = %+v, %v", st, err)
+				}
+				if _, err := f.c.AwaitTask(ctx, task); err != nil {
+					t.Errorf("AwaitTask = %v", err)
+				}
+
+				if era.p == client.Modern {
+					// A task that asks for input: answered via the handler.
+					res, err := f.c.CallTool(ctx, "task", map[string]any{"steps": 1, "input": true}, client.WithTaskAugmentation(true))
+					if err != nil || res.Failed() {
+						t.Errorf("input task = %+v, %v", res, err)
+					}
+				}
+
+				task, _, err = f.c.StartTool(ctx, "task", map[string]any{"steps": 100})
+				if err != nil || task == nil {
+					t.Fatalf("StartTool = %v", err)
+				}
+				if err := f.c.CancelTask(ctx, task.ID); err != nil {
+					t.Fatalf("CancelTask = %v", err)
+				}
+				_, err = f.c.AwaitTask(ctx, task)
+				if ce, ok := errors.AsType[*client.Error](err); !ok || ce.Kind != client.KindCanceled ||
+					errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), task.ID) || !strings.Contains(err.Error(), "cancelled") {
+					t.Errorf("AwaitTask(cancelled) = %v, want an *Error of kind canceled naming the task, not matching context.Canceled", err)
+				}
+
+				var n int
+				for _, err := range f.c.Tasks(ctx) {
+					if era.p == client.Modern {
+						if !errors.Is(err, client.ErrNotSupported) {
+							t.Errorf("Tasks() modern error = %v, want ErrNotSupported", err)
+						}
+						break
+					}
+					if err != nil {
+						t.Fatalf("Tasks() = %v", err)
+					}
+					n++
+				}
+				if era.p == client.Legacy && n != 3 {
+					t.Errorf("Tasks() listed %d tasks, want 3", n)
+				}
+			})
+		}
+	}
+}
+
+func TestTaskOptIn(t *testing.T) {
+	tests := []struct {
+		name  string
+		p     client.Protocol
+		opts  []client.Option
+		call  []client.CallOption
+		tasks bool // the server ran a task
+	}{
+		// Modern: the server decides once the extension is advertised.
+		{"modern with extension", client.Modern, []client.Option{client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true})}, nil, true},
+		{"modern without extension", client.Modern, nil, []client.CallOption{client.WithTaskAugmentation(true)}, false},
+		// Legacy: augmentation only on request.
+		{"legacy without WithTaskAugmentation", client.Legacy, nil, nil, false},
+		{"legacy with WithTaskAugmentation", client.Legacy, nil, []client.CallOption{client.WithTaskAugmentation(true)}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := connect(t, tPipe, testserver.Options{}, append(tt.opts, client.WithProtocol(tt.p))...)
+			res, err := f.c.CallTool(testCtx(t), "task", map[string]any{"steps": 1}, tt.call...)
+			if err != nil {
+				t.Fatalf("CallTool(task) = %v", err)
+			}
+			if got := count(f.srv, "tasks/get") > 0; got != tt.tasks {
+				t.Errorf("task polled = %v, want %v (result %q)", got, tt.tasks, res.Text())
+			}
+		})
+	}
+}
+
+// TestAwaitTaskExpired: a task still running after createdAt + ttl ends
+// the wait with an *Error of kind timeout naming the task instead of
+// polling on; no deadline of the caller's elapsed, so it does not match
+// context.DeadlineExceeded.
+func TestAwaitTaskExpired(t *testing.T) {
+	for _, era := range allEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			// The client's clock runs two minutes ahead: the test server's
+			// tasks live one minute.
+			late := func() time.Time { return time.Now().Add(2 * time.Minute) }
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p), client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}), client.WithClock(late))
+			ctx := testCtx(t)
+			task, _, err := f.c.StartTool(ctx, "task", map[string]any{"steps": 1000})
+			if err != nil || task == nil {
+				t.Fatalf("StartTool = %v, %v", task, err)
+			}
+			if task.TTL <= 0 || task.CreatedAt == "" {
+				t.Fatalf("task without ttl or createdAt: %+v", task)
+			}
+			_, err = f.c.AwaitTask(ctx, task)
+			ce, ok := errors.AsType[*client.Error](err)
+			if !ok || !strings.Contains(err.Error(), task.ID) || !strings.Contains(err.Error(), "expired") ||
+				errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("AwaitTask = %v, want an *Error saying that task %s expired, not matching context.DeadlineExceeded", err, task.ID)
+			}
+			if ce.Kind != client.KindTimeout || ce.Op != "tools/call" {
+				t.Errorf("Op %q Kind %v, want tools/call timeout", ce.Op, ce.Kind)
+			}
+			_ = f.c.CancelTask(ctx, task.ID)
+		})
+	}
+}
