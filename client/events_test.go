@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/conduitmcp/conduit/client"
@@ -20,22 +19,14 @@ func TestConnEventsAndErr(t *testing.T) {
 		for _, tr := range []string{tPipe, tHTTP} {
 			t.Run(era.name+"/"+tr, func(t *testing.T) {
 				t.Parallel()
-				var mu sync.Mutex
-				var got []client.ConnEvent
-				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p),
-					client.WithConnEvents(func(ev client.ConnEvent) {
-						mu.Lock()
-						got = append(got, ev)
-						mu.Unlock()
-					}))
+				var got record[client.ConnEvent]
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p), client.WithConnEvents(got.add))
 				if err := f.c.Err(); err != nil {
 					t.Errorf("Err() on a usable client = %v", err)
 				}
 				var pinned client.ConnEvent
 				eventually(func() bool {
-					mu.Lock()
-					defer mu.Unlock()
-					for _, ev := range got {
+					for _, ev := range got.all() {
 						if ev.Kind == "era-pinned" {
 							pinned = ev
 						}

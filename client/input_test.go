@@ -270,26 +270,22 @@ func TestMaxInputRounds(t *testing.T) {
 
 // completions records notifications/elicitation/complete.
 type completions struct {
-	mu  sync.Mutex
-	ids []string
+	ids record[string]
 	ch  chan struct{}
 }
 
 func newCompletions() *completions { return &completions{ch: make(chan struct{}, 16)} }
 
 func (c *completions) on(_ context.Context, id string) {
-	c.mu.Lock()
-	c.ids = append(c.ids, id)
-	c.mu.Unlock()
+	c.ids.add(id)
 	c.ch <- struct{}{}
 }
 
 func (c *completions) await(t *testing.T) string {
 	t.Helper()
 	await(t, c.ch, "no notifications/elicitation/complete reached the listener")
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ids[len(c.ids)-1]
+	ids := c.ids.all()
+	return ids[len(ids)-1]
 }
 
 // TestURLElicitationRequiredTyped: without a URLElicitor, -32042 reaches

@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -274,4 +276,23 @@ func await[T any](t *testing.T, ch <-chan T, what string) T {
 		t.Fatal(what)
 		panic("unreachable")
 	}
+}
+
+// record is a list that goroutines add to under its lock.
+type record[T any] struct {
+	mu  sync.Mutex
+	got []T
+}
+
+func (r *record[T]) add(v T) {
+	r.mu.Lock()
+	r.got = append(r.got, v)
+	r.mu.Unlock()
+}
+
+// all returns a copy of what was added so far.
+func (r *record[T]) all() []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
 }

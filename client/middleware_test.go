@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/conduitmcp/conduit/client"
@@ -34,25 +33,20 @@ type seen struct {
 
 // recorder is a middleware that records what passes, in order.
 type recorder struct {
-	mu     sync.Mutex
-	trace  []string // "name>method" on entry, "name<method" on exit
-	events []seen
+	trace  record[string] // "name>method" on entry, "name<method" on exit
+	events record[seen]
 }
 
 func (r *recorder) mw(name string) client.Middleware {
 	return func(next client.Invoker) client.Invoker {
 		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
-			r.mu.Lock()
-			r.trace = append(r.trace, name+">"+req.Method)
-			r.mu.Unlock()
+			r.trace.add(name + ">" + req.Method)
 			before := req.ID
 			raw, err := next(ctx, req)
-			r.mu.Lock()
-			r.trace = append(r.trace, name+"<"+req.Method)
-			r.events = append(r.events, seen{name: name, method: req.Method, incoming: req.Incoming, note: req.Notification,
+			r.trace.add(name + "<" + req.Method)
+			r.events.add(seen{name: name, method: req.Method, incoming: req.Incoming, note: req.Notification,
 				neg: req.Negotiation, idBefore: before, idAfter: req.ID, version: req.ProtocolVersion, kind: req.Transport,
 				addr: req.ServerAddress, result: string(raw), err: err})
-			r.mu.Unlock()
 			return raw, err
 		}
 	}
@@ -63,19 +57,16 @@ func (r *recorder) find(t *testing.T, name, method string, incoming bool) seen {
 	t.Helper()
 	var found seen
 	if eventually(func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		i := slices.IndexFunc(r.events, func(e seen) bool { return e.name == name && e.method == method && e.incoming == incoming })
+		events := r.events.all()
+		i := slices.IndexFunc(events, func(e seen) bool { return e.name == name && e.method == method && e.incoming == incoming })
 		if i >= 0 {
-			found = r.events[i]
+			found = events[i]
 		}
 		return i >= 0
 	}) {
 		return found
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t.Fatalf("middleware %s never saw %s (incoming %v); trace %v", name, method, incoming, r.trace)
+	t.Fatalf("middleware %s never saw %s (incoming %v); trace %v", name, method, incoming, r.trace.all())
 	return seen{}
 }
 
@@ -147,10 +138,9 @@ func checkMiddlewareCalls(ctx context.Context, t *testing.T, f *fixture, rec *re
 	if res.Text() != "changed" {
 		t.Errorf("echo answered %q: the params the middleware changed did not reach the server", res.Text())
 	}
-	rec.mu.Lock()
-	i := slices.Index(rec.trace, "outer>"+protocol.MethodToolsCall)
-	order := slices.Clone(rec.trace[i:min(i+4, len(rec.trace))])
-	rec.mu.Unlock()
+	trace := rec.trace.all()
+	i := slices.Index(trace, "outer>"+protocol.MethodToolsCall)
+	order := trace[i:min(i+4, len(trace))]
 	want := []string{"outer>tools/call", "inner>tools/call", "inner<tools/call", "outer<tools/call"}
 	if !slices.Equal(order, want) {
 		t.Errorf("composition %v, want %v (the first middleware outermost)", order, want)
@@ -177,9 +167,8 @@ func checkMiddlewareCalls(ctx context.Context, t *testing.T, f *fixture, rec *re
 	if !errors.As(err, &je) || je.Code != -32050 {
 		t.Fatalf("CallTool(rpc_error) = %v, want the server's -32050", err)
 	}
-	rec.mu.Lock()
-	last := rec.events[len(rec.events)-1]
-	rec.mu.Unlock()
+	events := rec.events.all()
+	last := events[len(events)-1]
 	if last.method != protocol.MethodToolsCall || !errors.As(last.err, &je) || je.Code != -32050 {
 		t.Errorf("the outer middleware observed %+v, want the -32050 error", last)
 	}
@@ -304,21 +293,16 @@ func TestCallMetaRefusesReservedKeys(t *testing.T) {
 // TestMiddlewareSeesAttempts: a middleware that sets OnAttempt hears of a
 // retry (HTTP 503) and of an MRTR round, with the previous attempt's id.
 func TestMiddlewareSeesAttempts(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
+	var got record[string]
 	mw := func(next client.Invoker) client.Invoker {
 		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
 			if req.Method == protocol.MethodToolsCall {
 				req.OnAttempt = func(why string, prev jsonrpc.ID) {
-					mu.Lock()
-					defer mu.Unlock()
-					got = append(got, fmt.Sprintf("%s after %v", why, prev))
+					got.add(fmt.Sprintf("%s after %v", why, prev))
 				}
 			}
 			raw, err := next(ctx, req)
-			mu.Lock()
-			got = append(got, fmt.Sprintf("done %s %v", req.Method, req.ID))
-			mu.Unlock()
+			got.add(fmt.Sprintf("done %s %v", req.Method, req.ID))
 			return raw, err
 		}
 	}
@@ -331,13 +315,11 @@ func TestMiddlewareSeesAttempts(t *testing.T) {
 	if _, err := f.c.CallTool(ctx, "sample", map[string]any{}); err != nil {
 		t.Fatalf("CallTool(sample): %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	want := []string{
 		"done server/discover 1", "retry after 2", "done tools/call 3",
 		`done sampling/createMessage "model"`, "input-round after 4", "done tools/call 5",
 	}
-	if !slices.Equal(got, want) {
+	if got := got.all(); !slices.Equal(got, want) {
 		t.Errorf("attempts %q, want %q", got, want)
 	}
 }
@@ -371,14 +353,11 @@ func TestMiddlewareSeesChangeNotifications(t *testing.T) {
 // initialize (a negotiation request) inside the call, and the replay.
 func TestMiddlewareSeesReinitialization(t *testing.T) {
 	rec := &recorder{}
-	var whys []string
-	var mu sync.Mutex
+	var whys record[string]
 	replays := func(next client.Invoker) client.Invoker {
 		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
 			req.OnAttempt = func(why string, _ jsonrpc.ID) {
-				mu.Lock()
-				whys = append(whys, req.Method+" "+why)
-				mu.Unlock()
+				whys.add(req.Method + " " + why)
 			}
 			return next(ctx, req)
 		}
@@ -394,17 +373,13 @@ func TestMiddlewareSeesReinitialization(t *testing.T) {
 	if _, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "b"}); err != nil {
 		t.Fatalf("CallTool after the session expired: %v", err)
 	}
-	rec.mu.Lock()
 	inits := 0
-	for _, e := range rec.events {
+	for _, e := range rec.events.all() {
 		if e.method == protocol.MethodInitialize && e.neg && e.err == nil {
 			inits++
 		}
 	}
-	rec.mu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	if inits != 2 || !slices.Contains(whys, "tools/call replay") {
+	if whys := whys.all(); inits != 2 || !slices.Contains(whys, "tools/call replay") {
 		t.Errorf("initialize seen %d times, attempts %q; want 2 and a tools/call replay", inits, whys)
 	}
 }
@@ -412,10 +387,8 @@ func TestMiddlewareSeesReinitialization(t *testing.T) {
 // count returns how many events of middleware name for method and
 // direction were recorded.
 func (r *recorder) count(name, method string, incoming bool) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	n := 0
-	for _, e := range r.events {
+	for _, e := range r.events.all() {
 		if e.name == name && e.method == method && e.incoming == incoming {
 			n++
 		}

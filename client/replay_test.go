@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/conduitmcp/conduit/client"
@@ -22,15 +21,12 @@ import (
 type lossFixture struct {
 	c      *client.Client
 	count  func() int // tools/call requests the server (every process of it) received
-	mu     sync.Mutex
-	events []client.ConnEvent
+	events record[client.ConnEvent]
 }
 
 func (f *lossFixture) kinds() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	var ks []string
-	for _, ev := range f.events {
+	for _, ev := range f.events.all() {
 		ks = append(ks, ev.Kind)
 	}
 	return ks
@@ -39,11 +35,7 @@ func (f *lossFixture) kinds() []string {
 func newLossFixture(t *testing.T, tr string, p client.Protocol, opts ...client.Option) *lossFixture {
 	t.Helper()
 	f := &lossFixture{}
-	opts = append([]client.Option{client.WithProtocol(p), client.WithConnEvents(func(ev client.ConnEvent) {
-		f.mu.Lock()
-		f.events = append(f.events, ev)
-		f.mu.Unlock()
-	})}, opts...)
+	opts = append([]client.Option{client.WithProtocol(p), client.WithConnEvents(f.events.add)}, opts...)
 	switch tr {
 	case tStdio:
 		dir := t.TempDir()
@@ -186,14 +178,9 @@ func waitKind(t *testing.T, f *lossFixture, kind string) {
 // never took the request, so even a tool that is not idempotent is sent
 // again on the new session, and the replay is reported.
 func TestReplayExpiredSession(t *testing.T) {
-	var mu sync.Mutex
-	var kinds []string
+	var kinds record[string]
 	fx := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Legacy),
-		client.WithConnEvents(func(ev client.ConnEvent) {
-			mu.Lock()
-			kinds = append(kinds, ev.Kind)
-			mu.Unlock()
-		}))
+		client.WithConnEvents(func(ev client.ConnEvent) { kinds.add(ev.Kind) }))
 	fx.srv.SetFaults(testserver.Fault{Kind: testserver.FaultExpireSession, Method: "tools/call", Times: 1})
 	var replayed bool
 	res, err := fx.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplayed(&replayed))
@@ -205,9 +192,7 @@ func TestReplayExpiredSession(t *testing.T) {
 	}
 	var got string
 	if !eventually(func() bool {
-		mu.Lock()
-		got = strings.Join(kinds, ",")
-		mu.Unlock()
+		got = strings.Join(kinds.all(), ",")
 		return strings.Contains(got, "replayed") && strings.Contains(got, "reinitialized")
 	}) {
 		t.Fatalf("events %s; want replayed and reinitialized", got)

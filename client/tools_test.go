@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/conduitmcp/conduit/client"
@@ -176,14 +175,11 @@ func TestPinnedVersions(t *testing.T) {
 
 // recordingHandler is a slog.Handler that keeps the messages it gets.
 type recordingHandler struct {
-	mu   sync.Mutex
-	msgs []string
+	msgs record[string]
 }
 
 func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
 func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	var tool string
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key == "tool" {
@@ -191,7 +187,7 @@ func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
 		}
 		return true
 	})
-	h.msgs = append(h.msgs, r.Message+" "+tool)
+	h.msgs.add(r.Message + " " + tool)
 	return nil
 }
 func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
@@ -228,17 +224,16 @@ func TestDroppedToolsLogged(t *testing.T) {
 			t.Errorf("%v over a pipe: DroppedTools = %v", p, d)
 		}
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
+	msgs := rec.msgs.all()
 	for _, tool := range []string{"bad_header_type", "bad_header_name"} {
 		found := false
-		for _, m := range rec.msgs {
+		for _, m := range msgs {
 			if strings.Contains(m, "x-mcp-header") && strings.HasSuffix(m, " "+tool) {
 				found = true
 			}
 		}
 		if !found {
-			t.Errorf("no log line for dropped tool %s in %q", tool, rec.msgs)
+			t.Errorf("no log line for dropped tool %s in %q", tool, msgs)
 		}
 	}
 }

@@ -1,11 +1,10 @@
 package client_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/conduitmcp/conduit/client"
@@ -13,24 +12,16 @@ import (
 	"github.com/conduitmcp/conduit/jsonrpc"
 )
 
-// lines collects what a logger writes, safe for concurrent writes.
-type lines struct {
-	mu  sync.Mutex
-	out []byte
-}
+// lines collects what a logger writes, safe for concurrent writes: a
+// line a Write, as slog's handlers write each record at once.
+type lines struct{ record[string] }
 
 func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	l.out = append(l.out, p...)
-	l.mu.Unlock()
+	l.add(string(p))
 	return len(p), nil
 }
 
-func (l *lines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return string(l.out)
-}
+func (l *lines) String() string { return strings.Join(l.all(), "") }
 
 // TestWireLogKeysAndLevel: the wire log logs at the level asked for (Info
 // here, which a default logger shows), and its attributes survive slog's
@@ -48,17 +39,15 @@ func TestWireLogKeysAndLevel(t *testing.T) {
 				}
 				f.c.Close()
 				dirs := map[string]int{}
-				sc := bufio.NewScanner(strings.NewReader(buf.String()))
-				sc.Buffer(nil, 1<<20)
-				for sc.Scan() {
+				for _, line := range buf.all() {
 					var rec struct {
 						Level, Msg, Dir, Message string
 					}
-					if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-						t.Fatalf("log line %q: %v", sc.Text(), err)
+					if err := json.Unmarshal([]byte(line), &rec); err != nil {
+						t.Fatalf("log line %q: %v", line, err)
 					}
 					if _, err := jsonrpc.DecodeMessage([]byte(rec.Message)); err != nil || rec.Level != "INFO" || rec.Msg != "wire: "+rec.Dir {
-						t.Errorf("log record %s: want level INFO, msg \"wire: <dir>\", dir, and the JSON-RPC message (%v)", sc.Text(), err)
+						t.Errorf("log record %s: want level INFO, msg \"wire: <dir>\", dir, and the JSON-RPC message (%v)", line, err)
 					}
 					if strings.Contains(rec.Message, `"tools/list"`) || strings.Contains(rec.Message, `"tools":[`) {
 						dirs[rec.Dir]++
@@ -82,8 +71,7 @@ func TestWireLogKeysAndLevel(t *testing.T) {
 
 // messageLog records what WithMessageLog reports.
 type messageLog struct {
-	mu   sync.Mutex
-	msgs []string // "send server/discover", "recv response", …
+	msgs record[string] // "send server/discover", "recv response", …
 }
 
 func (l *messageLog) hook(sent bool, msg jsonrpc.Message) {
@@ -97,21 +85,10 @@ func (l *messageLog) hook(sent bool, msg jsonrpc.Message) {
 	case *jsonrpc.Response:
 		s += "response"
 	}
-	l.mu.Lock()
-	l.msgs = append(l.msgs, s)
-	l.mu.Unlock()
+	l.msgs.add(s)
 }
 
-func (l *messageLog) has(s string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, m := range l.msgs {
-		if m == s {
-			return true
-		}
-	}
-	return false
-}
+func (l *messageLog) has(s string) bool { return slices.Contains(l.msgs.all(), s) }
 
 // TestMessageLog: every transport reports the messages of both directions,
 // negotiation included.
@@ -128,7 +105,7 @@ func TestMessageLog(t *testing.T) {
 		}
 		for _, want := range []string{handshake, "send tools/list", "recv response"} {
 			if !l.has(want) {
-				t.Errorf("message log lacks %q: %v", want, l.msgs)
+				t.Errorf("message log lacks %q: %v", want, l.msgs.all())
 			}
 		}
 	})
