@@ -14,6 +14,9 @@ func WithClock(now func() time.Time) Option { return withClock(now) }
 // [Client.SetRoots] has it sent on a change.
 func (c *Client) NotifyRootsChanged(ctx context.Context) error { return c.notifyRootsChanged(ctx) }
 
+// ReadCacheHints reads a result's ttlMs and cacheScope as the cache does.
+func ReadCacheHints(result []byte) (time.Duration, string) { return readCacheHints(result) }
+
 // WithMaxPages lowers the page cap of listing walks.
 func WithMaxPages(n int) Option { return withMaxPages(n) }
 

@@ -2,41 +2,13 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/protocol"
 )
-
-func TestReadCacheHints(t *testing.T) {
-	tests := []struct {
-		raw       string
-		ttl       time.Duration
-		wantScope string
-	}{
-		{`{"ttlMs":1500,"cacheScope":"public"}`, 1500 * time.Millisecond, "public"},
-		{`{"resultType":"complete","ttlMs":10,"cacheScope":"private"}`, 10 * time.Millisecond, "private"},
-		{`{"ttlMs":10}`, 10 * time.Millisecond, "private"}, // missing scope: private
-		{`{"ttlMs":10,"cacheScope":"weird"}`, 10 * time.Millisecond, "private"},
-		{`{"cacheScope":"public"}`, 0, "public"},                                  // missing ttl: 0
-		{`{"ttlMs":-5,"cacheScope":"public"}`, 0, "public"},                       // negative: 0
-		{`{"ttlMs":1.5,"cacheScope":"public"}`, 0, "public"},                      // non-integer: 0
-		{`{"ttlMs":"soon","cacheScope":"public"}`, 0, "public"},                   // wrong type: 0
-		{`{"resultType":"input_required","ttlMs":99}`, 0, "private"},              // never cacheable
-		{`{"ttlMs":1e300,"cacheScope":"public"}`, 365 * 24 * time.Hour, "public"}, // clamped
-		{`[1]`, 0, "private"},
-	}
-	for _, tt := range tests {
-		ttl, scope := readCacheHints(json.RawMessage(tt.raw))
-		if ttl != tt.ttl || scope != tt.wantScope {
-			t.Errorf("readCacheHints(%s) = %v, %q; want %v, %q", tt.raw, ttl, scope, tt.ttl, tt.wantScope)
-		}
-	}
-}
 
 // TestWrapHandler: wrapping puts the validating elicitor in front of a
 // user's Elicitor and changes nothing else handler.Detect finds: no
