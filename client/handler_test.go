@@ -136,18 +136,16 @@ func TestHandlerListeners(t *testing.T) {
 
 func TestNotifyRootsChanged(t *testing.T) {
 	tests := []struct {
-		name string
-		p    client.Protocol
-		opts []client.Option
+		pipeCase
 		sent bool
 	}{
-		{"legacy advertised", client.Legacy, []client.Option{client.WithHandler(&testHandler{}), client.WithCapabilityOptions(client.CapabilityOptions{RootsListChanged: true})}, true},
-		{"legacy not advertised", client.Legacy, []client.Option{client.WithHandler(&testHandler{})}, false},
-		{"modern", client.Modern, []client.Option{client.WithHandler(&testHandler{}), client.WithCapabilityOptions(client.CapabilityOptions{RootsListChanged: true})}, false},
+		{pipeCase{"legacy advertised", client.Legacy, []client.Option{client.WithHandler(&testHandler{}), client.WithCapabilityOptions(client.CapabilityOptions{RootsListChanged: true})}}, true},
+		{pipeCase{"legacy not advertised", client.Legacy, []client.Option{client.WithHandler(&testHandler{})}}, false},
+		{pipeCase{"modern", client.Modern, []client.Option{client.WithHandler(&testHandler{}), client.WithCapabilityOptions(client.CapabilityOptions{RootsListChanged: true})}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := connect(t, tPipe, testserver.Options{}, append(tt.opts, client.WithProtocol(tt.p))...)
+			f := tt.connect(t)
 			ctx := testCtx(t)
 			if err := f.c.NotifyRootsChanged(ctx); err != nil {
 				t.Fatalf("NotifyRootsChanged = %v", err)

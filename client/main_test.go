@@ -296,3 +296,16 @@ func (r *record[T]) all() []T {
 	defer r.mu.Unlock()
 	return slices.Clone(r.got)
 }
+
+// pipeCase is a table row of the tests that connect over a pipe in one
+// era with some options.
+type pipeCase struct {
+	name string
+	p    client.Protocol
+	opts []client.Option
+}
+
+// connect connects as the row says.
+func (c pipeCase) connect(t *testing.T) *fixture {
+	return connect(t, tPipe, testserver.Options{}, append(slices.Clone(c.opts), client.WithProtocol(c.p))...)
+}

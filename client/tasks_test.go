@@ -91,22 +91,20 @@ func TestTasks(t *testing.T) {
 
 func TestTaskOptIn(t *testing.T) {
 	tests := []struct {
-		name  string
-		p     client.Protocol
-		opts  []client.Option
+		pipeCase
 		call  []client.CallOption
 		tasks bool // the server ran a task
 	}{
 		// Modern: the server decides once the extension is advertised.
-		{"modern with extension", client.Modern, []client.Option{client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true})}, nil, true},
-		{"modern without extension", client.Modern, nil, []client.CallOption{client.WithTaskAugmentation(true)}, false},
+		{pipeCase{"modern with extension", client.Modern, []client.Option{client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true})}}, nil, true},
+		{pipeCase{"modern without extension", client.Modern, nil}, []client.CallOption{client.WithTaskAugmentation(true)}, false},
 		// Legacy: augmentation only on request.
-		{"legacy without WithTaskAugmentation", client.Legacy, nil, nil, false},
-		{"legacy with WithTaskAugmentation", client.Legacy, nil, []client.CallOption{client.WithTaskAugmentation(true)}, true},
+		{pipeCase{"legacy without WithTaskAugmentation", client.Legacy, nil}, nil, false},
+		{pipeCase{"legacy with WithTaskAugmentation", client.Legacy, nil}, []client.CallOption{client.WithTaskAugmentation(true)}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := connect(t, tPipe, testserver.Options{}, append(tt.opts, client.WithProtocol(tt.p))...)
+			f := tt.connect(t)
 			res, err := f.c.CallTool(testCtx(t), "task", map[string]any{"steps": 1}, tt.call...)
 			if err != nil {
 				t.Fatalf("CallTool(task) = %v", err)
