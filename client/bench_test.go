@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"testing"
 
@@ -14,25 +15,12 @@ import (
 // "http") and returns it with a function that stops everything.
 func benchClient(b *testing.B, tr string, opts ...client.Option) (*client.Client, func()) {
 	b.Helper()
-	ctx := context.Background()
-	srv := testserver.New(testserver.Options{})
 	var t transport.Transport
 	var stop func()
-	switch tr {
-	case "pipe":
-		pipe, end := transport.NewPipe()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = srv.ServeStream(context.Background(), end, end)
-		}()
-		t = pipe
-		stop = func() {
-			end.Close()
-			srv.Close()
-			<-done
-		}
-	default:
+	if tr == "pipe" {
+		t, stop = exampleServer(testserver.Options{})
+	} else {
+		srv := testserver.New(testserver.Options{})
 		ts := httptest.NewServer(srv.Handler())
 		t = &transport.StreamableHTTP{URL: ts.URL}
 		stop = func() {
@@ -40,7 +28,7 @@ func benchClient(b *testing.B, tr string, opts ...client.Option) (*client.Client
 			ts.Close()
 		}
 	}
-	c, err := client.Connect(ctx, t, opts...)
+	c, err := client.Connect(context.Background(), t, opts...)
 	if err != nil {
 		stop()
 		b.Fatal(err)
@@ -51,48 +39,74 @@ func benchClient(b *testing.B, tr string, opts ...client.Option) (*client.Client
 	}
 }
 
-// BenchmarkCallTool measures one tools/call of "add" and reading its text.
-func BenchmarkCallTool(b *testing.B) {
+// benchTransports runs fn as one sub-benchmark per transport (pipe, http),
+// with a client connected over it.
+func benchTransports(b *testing.B, fn func(b *testing.B, c *client.Client)) {
 	for _, tr := range []string{"pipe", "http"} {
 		b.Run(tr, func(b *testing.B) {
 			c, stop := benchClient(b, tr)
 			defer stop()
-			ctx := context.Background()
-			args := map[string]any{"a": 1, "b": 2}
-			if _, err := c.CallTool(ctx, "add", args); err != nil { // warm the tool registry
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				res, err := c.CallTool(ctx, "add", args)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if res.Text() == "" {
-					b.Fatal("empty result")
-				}
-			}
+			fn(b, c)
 		})
 	}
 }
 
+// benchAdd measures one tools/call of "add" and reading its text.
+func benchAdd(b *testing.B, c *client.Client) {
+	ctx := context.Background()
+	args := map[string]any{"a": 1, "b": 2}
+	if _, err := c.CallTool(ctx, "add", args); err != nil { // warm the tool registry
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		res, err := c.CallTool(ctx, "add", args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Text() == "" {
+			b.Fatal("empty result")
+		}
+	}
+}
+
+// BenchmarkCallTool measures one tools/call of "add" and reading its text.
+func BenchmarkCallTool(b *testing.B) { benchTransports(b, benchAdd) }
+
 // BenchmarkListTools measures walking the whole tools list.
 func BenchmarkListTools(b *testing.B) {
-	for _, tr := range []string{"pipe", "http"} {
-		b.Run(tr, func(b *testing.B) {
-			c, stop := benchClient(b, tr)
-			defer stop()
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				for _, err := range c.Tools(ctx) {
-					if err != nil {
-						b.Fatal(err)
-					}
+	benchTransports(b, func(b *testing.B, c *client.Client) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			for _, err := range c.Tools(ctx) {
+				if err != nil {
+					b.Fatal(err)
 				}
 			}
+		}
+	})
+}
+
+// BenchmarkCallToolMiddleware measures what a no-op middleware adds to a
+// tools/call over the in-memory pipe.
+func BenchmarkCallToolMiddleware(b *testing.B) {
+	noop := func(next client.Invoker) client.Invoker {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) { return next(ctx, req) }
+	}
+	for _, bc := range []struct {
+		name string
+		opts []client.Option
+	}{
+		{"none", nil},
+		{"noop", []client.Option{client.WithMiddleware(noop)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c, stop := benchClient(b, "pipe", bc.opts...)
+			defer stop()
+			benchAdd(b, c)
 		})
 	}
 }
