@@ -154,6 +154,12 @@ func callErrCases(name string, p client.Protocol) []errCase {
 		_, err := f.c.CallTool(testCtx(t), tool, args, opts...)
 		return err
 	}
+	closed := func(t *testing.T) *client.Client {
+		f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(p))
+		f.c.Close()
+		return f.c
+	}
+	isClosed := func(err error) bool { return errors.Is(err, client.ErrClosed) }
 	return []errCase{
 		{name: "server error/" + name, op: "tools/call", kind: client.KindServer,
 			run: func(t *testing.T) error {
@@ -182,22 +188,18 @@ func callErrCases(name string, p client.Protocol) []errCase {
 			also: func(err error) bool { return errors.Is(err, context.Canceled) }},
 		{name: "closed/" + name, op: "tools/list", kind: client.KindClosed,
 			run: func(t *testing.T) error {
-				f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(p))
-				f.c.Close()
-				for _, err := range f.c.Tools(testCtx(t)) {
+				for _, err := range closed(t).Tools(testCtx(t)) {
 					return err
 				}
 				return nil
 			},
-			also: func(err error) bool { return errors.Is(err, client.ErrClosed) }},
+			also: isClosed},
 		{name: "subscribe on a closed client/" + name, op: "subscribe", kind: client.KindClosed,
 			run: func(t *testing.T) error {
-				f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(p))
-				f.c.Close()
-				_, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true})
+				_, err := closed(t).Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true})
 				return err
 			},
-			also: func(err error) bool { return errors.Is(err, client.ErrClosed) }},
+			also: isClosed},
 		{name: "arguments not an object/" + name, op: "tools/call", kind: client.KindInvalid,
 			run:  func(t *testing.T) error { return call(t, tPipe, testserver.Options{}, "echo", []int{1, 2}) },
 			also: isAs[*handler.ValidationError]},
