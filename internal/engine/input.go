@@ -141,6 +141,37 @@ func (s *Session) checkInput(r inputRequest) string {
 	return ""
 }
 
+// AnswerInputs answers input requests that reach the client outside a
+// call's own rounds — the inputRequests of a task of the modern tasks
+// extension in input_required, found by polling tasks/get — exactly as an
+// MRTR round's: each checked against the modern capabilities declared,
+// all served concurrently through the middleware and the handler. method
+// is the request the task runs (tools/call). A request the client may not
+// serve is a [*ProtocolError] matching [ErrUnexpectedInputRequest]; a
+// handler's failure an [*InputError].
+func (s *Session) AnswerInputs(ctx context.Context, method string, reqs map[string]PendingRequest) (map[string]json.RawMessage, error) {
+	keys := make([]string, 0, len(reqs))
+	in := make(map[string]inputRequest, len(reqs))
+	for k, r := range reqs {
+		ir := inputRequest(r)
+		if reason := s.checkInput(ir); reason != "" {
+			return nil, &ProtocolError{Method: method, Reason: "input request " + strconv.Quote(k) + ": " + reason, Err: ErrUnexpectedInputRequest}
+		}
+		keys = append(keys, k)
+		in[k] = ir
+	}
+	slices.Sort(keys)
+	answers, err := s.fulfil(ctx, method, keys, in)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(keys))
+	for i, k := range keys {
+		out[k] = answers[i]
+	}
+	return out, nil
+}
+
 // fulfil runs every input request concurrently, each with a context that
 // ends with ctx, with the first failure, or with Close. Elicitation
 // decline/cancel are answers; a handler error abandons the request with an
