@@ -314,26 +314,11 @@ func (s *Session) Resume(ctx context.Context, p *InputRequiredError, answers map
 // MaxURLElicitationWait bounds how long a call that met -32042 waits for
 // the servers' notifications/elicitation/complete once the URLElicitor
 // accepted every URL, before it gives up and returns the
-// [*URLElicitationRequiredError].
+// [*protocol.URLElicitationRequiredError].
 const MaxURLElicitationWait = 5 * time.Minute
 
 // maxURLElicitations bounds the elicitations one -32042 error may carry.
 const maxURLElicitations = 16
-
-// URLElicitationRequiredError is a 2025-11-25 server's
-// URLElicitationRequiredError (-32042): the request needs the user to
-// visit the URLs of Elicitations first. Err is the server's error.
-type URLElicitationRequiredError struct {
-	Method       string
-	Elicitations []protocol.ElicitParams
-	Err          *jsonrpc.Error
-}
-
-func (e *URLElicitationRequiredError) Error() string {
-	return fmt.Sprintf("session: %s needs %d URL elicitation(s): %s", e.Method, len(e.Elicitations), e.Err.Message)
-}
-
-func (e *URLElicitationRequiredError) Unwrap() error { return e.Err }
 
 // maxRecentCompletions bounds the completed elicitation ids remembered
 // for a call that registers its wait after the notification came.
@@ -392,9 +377,7 @@ func (w *urlWaits) forget(ids []string) {
 
 // urlElicitationError reads a -32042 error answering method.
 func urlElicitationError(method string, e *jsonrpc.Error) error {
-	var data struct {
-		Elicitations []protocol.ElicitParams `json:"elicitations"`
-	}
+	var data protocol.URLElicitationRequiredData
 	if json.Unmarshal(e.Data, &data) != nil || len(data.Elicitations) == 0 || len(data.Elicitations) > maxURLElicitations {
 		return &ProtocolError{Method: method, Reason: "malformed URLElicitationRequiredError data", Err: errors.Join(ErrInvalidResponse, e)}
 	}
@@ -403,7 +386,7 @@ func urlElicitationError(method string, e *jsonrpc.Error) error {
 			return &ProtocolError{Method: method, Reason: "URLElicitationRequiredError lists an elicitation that is not a URL elicitation with an id", Err: errors.Join(ErrInvalidResponse, e)}
 		}
 	}
-	return &URLElicitationRequiredError{Method: method, Elicitations: data.Elicitations, Err: e}
+	return &protocol.URLElicitationRequiredError{Elicitations: data.Elicitations, Err: e}
 }
 
 // urlElicit handles a legacy -32042 answer: with a URLElicitor declared,
@@ -413,7 +396,7 @@ func urlElicitationError(method string, e *jsonrpc.Error) error {
 // typed error.
 func (s *Session) urlElicit(ctx context.Context, method string, e *jsonrpc.Error) error {
 	err := urlElicitationError(method, e)
-	ue, ok := errors.AsType[*URLElicitationRequiredError](err)
+	ue, ok := errors.AsType[*protocol.URLElicitationRequiredError](err)
 	if !ok || s.set.URLElicitor == nil || s.legacyCaps.Elicitation == nil || s.legacyCaps.Elicitation.URL == nil {
 		return err
 	}
