@@ -373,8 +373,8 @@ type Session struct {
 	// hintVerified: an era hint was confirmed (or re-probed). It is not
 	// loop state: callers set it when a request answers for the hint.
 	hintVerified atomic.Bool
-	// wantStream: a request asked for the legacy GET stream (see
-	// streamBefore); later handshakes open it at once.
+	// wantStream: the legacy GET stream was asked for (see
+	// WantServerMessages); later handshakes open it at once.
 	wantStream atomic.Bool
 
 	// hintFailed: the era hint failed and Connect negotiated from scratch
@@ -420,6 +420,9 @@ type connRef struct {
 	// lost is set by the reader when the connection ended (its reader
 	// exited), before the loop hears of it.
 	lost atomic.Bool
+	// streamAsked: the legacy GET stream was opened on demand and has
+	// answered (see Session.WantServerMessages).
+	streamAsked atomic.Bool
 }
 
 // Connect opens a connection with t and negotiates the protocol era
