@@ -56,11 +56,8 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 	if err := eachMember(d.Raw, top.set); err != nil {
 		return nil, invalidDiscover("result is not a JSON object")
 	}
-	if rt := top.resultType; rt != nil && !isJSONNull(rt) {
-		var s string
-		if json.Unmarshal(rt, &s) != nil || s != protocol.ResultTypeComplete {
-			return nil, invalidDiscover(`resultType is not "complete"`)
-		}
+	if rt := top.resultType; rt != nil && !isJSONNull(rt) && !stringIs(rt, protocol.ResultTypeComplete) {
+		return nil, invalidDiscover(`resultType is not "complete"`)
 	}
 	sv := top.supportedVersions
 	if sv == nil || !isJSONArray(sv) || json.Unmarshal(sv, &d.SupportedVersions) != nil {
@@ -83,11 +80,8 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 	if ttl := top.ttlMs; ttl != nil {
 		d.TTLMs = readTTL(ttl)
 	}
-	if cs := top.cacheScope; cs != nil {
-		var s string
-		if json.Unmarshal(cs, &s) == nil && s == protocol.CacheScopePublic {
-			d.CacheScope = protocol.CacheScopePublic
-		}
+	if cs := top.cacheScope; cs != nil && stringIs(cs, protocol.CacheScopePublic) {
+		d.CacheScope = protocol.CacheScopePublic
 	}
 	if m := top.meta; m != nil {
 		d.Meta, _ = objectMembers(m)
@@ -194,6 +188,21 @@ func objectMembers(raw []byte) (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// stringIs reports whether the valid JSON value raw is a string equal to
+// want, as decoding it into a string would find: without decoding when
+// it has no escapes (want has no characters that need them).
+func stringIs(raw []byte, want string) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' {
+		return false
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == want
+	}
+	var s string
+	return json.Unmarshal(raw, &s) == nil && s == want
 }
 
 func isJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }

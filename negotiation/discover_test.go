@@ -39,6 +39,7 @@ func TestParseDiscoverResult(t *testing.T) {
 	}{
 		{"minimal: supportedVersions and capabilities", `{"supportedVersions":["2026-07-28"],"capabilities":{}}`, base(nil)},
 		{"resultType complete", `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{}}`, base(nil)},
+		{"resultType complete, escaped", `{"resultType":"compl\u0065te","supportedVersions":["2026-07-28"],"capabilities":{}}`, base(nil)},
 		{"resultType null reads as absent", `{"resultType":null,"supportedVersions":["2026-07-28"],"capabilities":{}}`, base(nil)},
 		{"supportedVersions kept in the server's order", `{"supportedVersions":["2025-06-18","2026-07-28"],"capabilities":{}}`,
 			base(func(p *parsed) { p.SupportedVersions = []string{v0618, v2026} })},
@@ -79,6 +80,8 @@ func TestParseDiscoverResult(t *testing.T) {
 		{"ttlMs hugely negative reads as 0", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":-99999999999999999999999}`, base(nil)},
 		{"cacheScope public", `{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":"public"}`,
 			base(func(p *parsed) { p.CacheScope = "public" })},
+		{"cacheScope public, escaped", `{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":"pu\u0062lic"}`,
+			base(func(p *parsed) { p.CacheScope = protocol.CacheScopePublic })},
 		{"cacheScope private", `{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":"private"}`, base(nil)},
 		{"cacheScope anything else reads as private", `{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":"PUBLIC"}`, base(nil)},
 		{"cacheScope non-string reads as private", `{"supportedVersions":["2026-07-28"],"capabilities":{},"cacheScope":true}`, base(nil)},
@@ -160,6 +163,7 @@ func TestParseDiscoverResultInvalid(t *testing.T) {
 		{"capabilities an array", `{"supportedVersions":["2026-07-28"],"capabilities":[]}`},
 		{"capabilities null", `{"supportedVersions":["2026-07-28"],"capabilities":null}`},
 		{"resultType input_required", `{"resultType":"input_required","supportedVersions":["2026-07-28"],"capabilities":{}}`},
+		{"resultType complete with a trailing escape", `{"resultType":"complete\n","supportedVersions":["2026-07-28"],"capabilities":{}}`},
 		{"resultType not a string", `{"resultType":1,"supportedVersions":["2026-07-28"],"capabilities":{}}`},
 	}
 	for _, tc := range tests {

@@ -24,13 +24,12 @@ func (s *Session) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.ask(event{kind: evInstall, conn: conn}); err != nil {
-		conn.Close()
-		return err
-	}
+	// One trip through the loop installs the connection and starts the
+	// negotiation on it.
 	done := make(chan error, 1)
 	d := &driver{s: s, t: s.t, ctx: ctx}
-	if err := s.ask(event{kind: evStep, step: func() { d.begin(done) }}); err != nil {
+	if err := s.ask(event{kind: evStep, step: func() { s.install(conn); d.begin(done) }}); err != nil {
+		conn.Close()
 		return err
 	}
 	select {

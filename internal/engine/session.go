@@ -347,8 +347,9 @@ type Session struct {
 	lifeCtx    context.Context
 	lifeCancel context.CancelFunc
 	// dispatchCtx is lifeCtx marked for notification user code (see
-	// onDispatcher).
+	// onDispatcher): &dctx.
 	dispatchCtx context.Context
+	dctx        dispatchContext
 
 	events     chan event        // to the loop; buffered so posting is cheap
 	dispatchCh chan dispatchItem // loop → dispatcher, unbuffered
@@ -386,6 +387,19 @@ type Session struct {
 	evq     eventQueue   // events for Config.OnEvent, on their way to the dispatcher
 	lp      loopState    // owned by the loop goroutine
 	pending pendingTable // requests awaiting a response; guarded by its mutex
+}
+
+// dispatchContext is a context with dispatcherKey set to true, as
+// context.WithValue would make it, stored in the Session instead of an
+// allocation of its own.
+type dispatchContext struct{ context.Context }
+
+// Value returns true for dispatcherKey, else the parent's value.
+func (c *dispatchContext) Value(key any) any {
+	if key == (dispatcherKey{}) {
+		return true
+	}
+	return c.Context.Value(key)
 }
 
 // view is what the loop publishes of its state for the goroutines that
@@ -478,7 +492,8 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	// cancellation (Connect's ctx bounds only the negotiation); Close
 	// cancels it.
 	s.lifeCtx, s.lifeCancel = context.WithCancel(context.WithoutCancel(ctx))
-	s.dispatchCtx = context.WithValue(s.lifeCtx, dispatcherKey{}, true)
+	s.dctx.Context = s.lifeCtx
+	s.dispatchCtx = &s.dctx
 	s.lp.init()
 	s.pending.init()
 	s.pub.Store(&view{reconn: make(chan struct{})})

@@ -31,19 +31,19 @@ func (s *Session) speaksLegacy(v string) bool {
 // 2024-11-05 over Streamable HTTP, which that version does not have (its
 // HTTP transport is HTTP+SSE).
 func (s *Session) legacyVersionError(version, requested, kind string) *negotiation.Error {
-	upv := &negotiation.UnsupportedProtocolVersionError{Supported: []string{version}, Requested: requested}
-	e := &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Err: upv}
+	var reason string
 	switch {
 	case !s.speaksLegacy(version) && negotiation.IsOlder(version):
-		e.Reason = "initialize answered with version " + strconv.Quote(version) + ", an older version spoken only with " + OlderVersionsOption
+		reason = "initialize answered with version " + strconv.Quote(version) + ", an older version spoken only with " + OlderVersionsOption
 	case !s.speaksLegacy(version):
-		e.Reason = "initialize answered with version " + strconv.Quote(version)
+		reason = "initialize answered with version " + strconv.Quote(version)
 	case kind == transport.KindHTTP && !negotiation.FeaturesOf(version).StreamableHTTP:
-		e.Reason = "initialize answered with version " + strconv.Quote(version) + " over Streamable HTTP, which that version does not have (it speaks HTTP+SSE)"
+		reason = "initialize answered with version " + strconv.Quote(version) + " over Streamable HTTP, which that version does not have (it speaks HTTP+SSE)"
 	default:
-		return nil
+		return nil // the common case: nothing built
 	}
-	return e
+	upv := &negotiation.UnsupportedProtocolVersionError{Supported: []string{version}, Requested: requested}
+	return &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: reason, Err: upv}
 }
 
 // lacksElicitation returns the error that refuses an elicitation/create
