@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
@@ -212,26 +211,28 @@ func isJSONArray(raw []byte) bool {
 	return len(raw) > 0 && raw[0] == '['
 }
 
-// readTTL reads ttlMs: an integer JSON number; negative or non-integer
-// reads as 0, too large as math.MaxInt64.
+// readTTL reads ttlMs, a value of an object already checked to be valid
+// JSON: an integer JSON number; negative or non-integer (a fraction or an
+// exponent) reads as 0, too large as math.MaxInt64.
 func readTTL(raw []byte) int64 {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return 0 // not a JSON number (json.Number would accept "123")
+	if len(raw) == 0 || raw[0] < '0' || raw[0] > '9' {
+		return 0 // negative, or not a number (a string "123" included)
 	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0
+		}
 	}
-	v, err := strconv.ParseInt(string(n), 10, 64)
-	if err != nil {
-		var ne *strconv.NumError
-		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) && n[0] != '-' {
+	var v int64
+	for _, c := range raw {
+		d := int64(c - '0')
+		if v > (math.MaxInt64-d)/10 {
 			return math.MaxInt64
 		}
-		return 0
+		v = v*10 + d
 	}
-	return max(v, 0)
+	return v
 }
 
 // lenientCapabilities decodes a capabilities object; when the whole object
@@ -298,9 +299,55 @@ func readServerInfo(raw []byte) *protocol.Implementation {
 			return nil
 		}
 	}
+	if impl := plainImplementation(raw); impl != nil {
+		return impl
+	}
 	var impl protocol.Implementation
 	if json.Unmarshal(raw, &impl) != nil {
 		return nil
 	}
 	return &impl
+}
+
+// plainImplementation reads the common shape of an Implementation without
+// encoding/json: members named exactly name, version and title, each a
+// string without escapes in valid UTF-8 (the last of duplicates wins, as
+// when decoding). Anything else returns nil, to be decoded.
+func plainImplementation(obj []byte) *protocol.Implementation {
+	var name, version, title []byte
+	plain := true
+	jsonscan.EachMember(obj, func(key, val []byte) bool {
+		s, ok := plainString(val)
+		switch {
+		case !ok:
+			plain = false
+		case string(key) == `"name"`:
+			name = s
+		case string(key) == `"version"`:
+			version = s
+		case string(key) == `"title"`:
+			title = s
+		default:
+			plain = false
+		}
+		return plain
+	})
+	if !plain || name == nil || version == nil {
+		return nil
+	}
+	return &protocol.Implementation{Name: string(name), Version: string(version), Title: string(title)}
+}
+
+// plainString returns the content of the JSON string val when it has no
+// escapes and is valid UTF-8 (so decoding it would give the same bytes).
+func plainString(val []byte) ([]byte, bool) {
+	val = bytes.TrimSpace(val)
+	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+		return nil, false
+	}
+	inner := val[1 : len(val)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+		return nil, false
+	}
+	return inner, true
 }

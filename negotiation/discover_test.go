@@ -100,6 +100,31 @@ func TestParseDiscoverResult(t *testing.T) {
 			base(func(p *parsed) { p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"} })},
 		{"serverInfo with malformed icons is nil", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"S","version":"1","icons":"x"}}}`,
 			base(func(p *parsed) { p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"} })},
+		{"serverInfo with escapes decoded", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"S\u0031","version":"1","title":"caf\u00e9"}}}`,
+			base(func(p *parsed) {
+				p.ServerInfo = &protocol.Implementation{Name: "S1", Version: "1", Title: "café"}
+				p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"}
+			})},
+		{"serverInfo keys matched as a decode folds them", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"NAME":"S","Version":"1"}}}`,
+			base(func(p *parsed) {
+				p.ServerInfo = &protocol.Implementation{Name: "S", Version: "1"}
+				p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"}
+			})},
+		{"serverInfo duplicate: the last wins", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"A","version":"1","name":"B"}}}`,
+			base(func(p *parsed) {
+				p.ServerInfo = &protocol.Implementation{Name: "B", Version: "1"}
+				p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"}
+			})},
+		{"serverInfo with more members decoded whole", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"S","version":"1","websiteUrl":"https://x.example"}}}`,
+			base(func(p *parsed) {
+				p.ServerInfo = &protocol.Implementation{Name: "S", Version: "1", WebsiteURL: "https://x.example"}
+				p.MetaKeys = []string{"io.modelcontextprotocol/serverInfo"}
+			})},
+		{"ttlMs huge with a fraction reads as 0", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":99999999999999999999.5}`, base(nil)},
+		{"ttlMs MaxInt64 exactly", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":9223372036854775807}`,
+			base(func(p *parsed) { p.TTLMs = math.MaxInt64 })},
+		{"ttlMs MaxInt64+1 reads as MaxInt64", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":9223372036854775808}`,
+			base(func(p *parsed) { p.TTLMs = math.MaxInt64 })},
 		{"_meta not an object reads as empty", `{"supportedVersions":["2026-07-28"],"capabilities":{},"_meta":[1]}`, base(nil)},
 		{"empty supportedVersions", `{"supportedVersions":[],"capabilities":{}}`,
 			base(func(p *parsed) { p.SupportedVersions = []string{} })},
@@ -230,5 +255,26 @@ func TestParseDiscoverResultOwnsItsValues(t *testing.T) {
 	}
 	if d.TTLMs != 0 {
 		t.Errorf("TTLMs = %d, want 0: TTLMS is another key", d.TTLMs)
+	}
+}
+
+// TestParseDiscoverResultAllocs: a discover result of the common shape
+// (string members without escapes, a serverInfo of name and version, an
+// integer ttlMs) is read with no more allocations than measured when its
+// string members and serverInfo stopped going through encoding/json (26
+// before).
+func TestParseDiscoverResultAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	raw := json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true},"logging":{}},` +
+		`"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"S","version":"1.0.0"}}}`)
+	n := testing.AllocsPerRun(100, func() {
+		if _, err := negotiation.ParseDiscoverResult(raw); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 19 {
+		t.Errorf("ParseDiscoverResult allocates %v times, want at most 19", n)
 	}
 }

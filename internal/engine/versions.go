@@ -15,9 +15,21 @@ import (
 // with one of them without it names the option.
 const OlderVersionsOption = "client.WithOlderVersions(true)"
 
+// The version lists of [Session.versions], made once; never modified.
+var (
+	defaultVersions = negotiation.VersionsFor(false)
+	widerVersions   = negotiation.VersionsFor(true)
+)
+
 // versions returns the versions the session speaks, newest first: the
-// default list, widened by [Config.OlderVersions].
-func (s *Session) versions() []string { return negotiation.VersionsFor(s.cfg.OlderVersions) }
+// default list, widened by [Config.OlderVersions]. The slice is shared:
+// callers must not modify it.
+func (s *Session) versions() []string {
+	if s.cfg.OlderVersions {
+		return widerVersions
+	}
+	return defaultVersions
+}
 
 // speaksLegacy reports whether v is a legacy version the session speaks.
 func (s *Session) speaksLegacy(v string) bool {
