@@ -240,7 +240,7 @@ func readTTL(raw []byte) int64 {
 // and the ones with a wrong shape are dropped.
 func lenientCapabilities(raw []byte) protocol.ServerCapabilities {
 	var c protocol.ServerCapabilities
-	if json.Unmarshal(raw, &c) == nil {
+	if plainCapabilities(raw, &c) || json.Unmarshal(raw, &c) == nil {
 		return c
 	}
 	c = protocol.ServerCapabilities{}
@@ -257,6 +257,84 @@ func lenientCapabilities(raw []byte) protocol.ServerCapabilities {
 		mergeCapability(&c, &part)
 	}
 	return c
+}
+
+// plainCapabilities reads the common shape of a valid capabilities object
+// into the zero c without encoding/json, with the outcome of decoding it:
+// members named exactly tools, prompts, resources (objects whose members
+// listChanged and subscribe are true or false; others are ignored),
+// logging and completions (objects). A duplicate member decodes into the
+// value before it, as encoding/json does. Anything else returns false,
+// and c is to be decoded.
+func plainCapabilities(raw []byte, c *protocol.ServerCapabilities) bool {
+	plain := true
+	jsonscan.EachMember(raw, func(key, val []byte) bool {
+		val = bytes.TrimSpace(val)
+		if len(val) == 0 || val[0] != '{' {
+			plain = false
+			return false
+		}
+		switch string(key) {
+		case `"logging"`:
+			c.Logging = &protocol.Empty{}
+		case `"completions"`:
+			c.Completions = &protocol.Empty{}
+		case `"tools"`:
+			if c.Tools == nil {
+				c.Tools = &protocol.ToolsCapability{}
+			}
+			plain = plainFlags(val, &c.Tools.ListChanged, nil)
+		case `"prompts"`:
+			if c.Prompts == nil {
+				c.Prompts = &protocol.PromptsCapability{}
+			}
+			plain = plainFlags(val, &c.Prompts.ListChanged, nil)
+		case `"resources"`:
+			if c.Resources == nil {
+				c.Resources = &protocol.ResourcesCapability{}
+			}
+			plain = plainFlags(val, &c.Resources.ListChanged, &c.Resources.Subscribe)
+		default:
+			plain = false
+		}
+		return plain
+	})
+	if !plain {
+		*c = protocol.ServerCapabilities{}
+	}
+	return plain
+}
+
+// plainFlags reads the members listChanged and subscribe (when subscribe
+// is not nil) of a capability object, each true or false; a member whose
+// name only folds to one of them, or another value, returns false.
+// Other members are ignored, as when decoding.
+func plainFlags(obj []byte, listChanged, subscribe *bool) bool {
+	plain := true
+	jsonscan.EachMember(obj, func(key, val []byte) bool {
+		var dst *bool
+		switch {
+		case string(key) == `"listChanged"`:
+			dst = listChanged
+		case subscribe != nil && string(key) == `"subscribe"`:
+			dst = subscribe
+		case jsonscan.KeyIs(key, "listChanged") || jsonscan.KeyIs(key, "subscribe"):
+			plain = false // spelled otherwise: decoding matches it
+			return false
+		default:
+			return true
+		}
+		switch string(bytes.TrimSpace(val)) {
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		default:
+			plain = false
+		}
+		return plain
+	})
+	return plain
 }
 
 // mergeCapability copies the members set in part into c.
