@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,21 +23,8 @@ import (
 type initServer struct {
 	answer func(ctx context.Context, n int) int
 
-	mu    sync.Mutex
-	log   []string
-	inits int
-}
-
-func (g *initServer) record(s string) {
-	g.mu.Lock()
-	g.log = append(g.log, s)
-	g.mu.Unlock()
-}
-
-func (g *initServer) requests() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.log)
+	reqLog
+	inits atomic.Int64 // initialized notifications so far
 }
 
 func (g *initServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -53,11 +40,7 @@ func (g *initServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.record(req.Method)
 	switch req.Method {
 	case protocol.NotificationInitialized:
-		g.mu.Lock()
-		n := g.inits
-		g.inits++
-		g.mu.Unlock()
-		status := g.answer(r.Context(), n)
+		status := g.answer(r.Context(), int(g.inits.Add(1)-1))
 		g.record(req.Method + " → " + http.StatusText(status))
 		w.WriteHeader(status)
 	case protocol.MethodInitialize:
@@ -65,16 +48,6 @@ func (g *initServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeResult(w, req, initResult(protocol.LatestLegacyVersion))
 	default:
 		writeResult(w, req, map[string]any{})
-	}
-}
-
-// waitFor returns the requests once there are at least n (waiting at
-// most 5 s).
-func (g *initServer) waitFor(n int) []string {
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if log := g.requests(); len(log) >= n || time.Now().After(deadline) {
-			return log
-		}
 	}
 }
 
@@ -108,7 +81,7 @@ func TestHTTPLegacyInitializedOverlapped(t *testing.T) {
 	s := connectInit(t, g)
 	// Connect returned; initialized arrives (the server holds its answer).
 	want := []string{"initialize", "notifications/initialized"}
-	if log := g.waitFor(len(want)); !slices.Equal(log, want) {
+	if log := g.waitRequests(len(want)); !slices.Equal(log, want) {
 		t.Fatalf("requests after Connect returned = %q, want %q", log, want)
 	}
 	called := make(chan error, 1)
@@ -146,7 +119,7 @@ func TestHTTPLegacyCloseDoesNotWaitForInitialized(t *testing.T) {
 		return http.StatusAccepted
 	}}
 	s := connectInit(t, g)
-	if log := g.waitFor(2); !slices.Equal(log, []string{"initialize", "notifications/initialized"}) {
+	if log := g.waitRequests(2); !slices.Equal(log, []string{"initialize", "notifications/initialized"}) {
 		t.Fatalf("requests = %q, want initialize and initialized", log)
 	}
 	start := time.Now()

@@ -29,28 +29,34 @@ type getServer struct {
 	// method was answered.
 	after map[string]*jsonrpc.Request
 
+	reqLog
 	mu     sync.Mutex
-	log    []string
-	stream chan []byte // the open GET stream's queue; nil while none
+	stream chan []byte // guarded by mu: the open GET stream's queue; nil while none
 }
 
-func (g *getServer) record(what string) {
-	g.mu.Lock()
-	g.log = append(g.log, what)
-	g.mu.Unlock()
+// reqLog is what a test server saw, in order.
+type reqLog struct {
+	mu  sync.Mutex
+	log []string
 }
 
-func (g *getServer) requests() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.log)
+func (l *reqLog) record(what string) {
+	l.mu.Lock()
+	l.log = append(l.log, what)
+	l.mu.Unlock()
+}
+
+func (l *reqLog) requests() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.log)
 }
 
 // waitRequests returns the requests once there are at least n (waiting at
 // most 5 s).
-func (g *getServer) waitRequests(n int) []string {
+func (l *reqLog) waitRequests(n int) []string {
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if log := g.requests(); len(log) >= n || time.Now().After(deadline) {
+		if log := l.requests(); len(log) >= n || time.Now().After(deadline) {
 			return log
 		}
 	}
