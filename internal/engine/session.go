@@ -192,7 +192,10 @@ type Config struct {
 	// cancellations and listen-stream notifications are consumed), in
 	// arrival order, from the one dispatcher goroutine, just before the
 	// session routes it to the handler's listener interfaces
-	// (LogListener, ToolsChangedListener, …).
+	// (LogListener, ToolsChangedListener, …). Setting it does not by
+	// itself open the legacy HTTP GET stream, which carries what a
+	// server sends outside a request: the listeners, a Middleware and
+	// [Session.WantServerMessages] do (see stream.go).
 	OnNotification func(ctx context.Context, n *jsonrpc.Request)
 	// OnRestored, when set, is called on the dispatcher goroutine (in
 	// order with the notifications) after a legacy re-negotiation (an

@@ -135,8 +135,7 @@ func (s *Session) streamBefore(ctx context.Context, method string) {
 // never fatal) until the server answered it, so that what the server
 // sends after that is received. Every later handshake of the session
 // opens the stream at once. It returns at once in the modern era, on
-// other transports, and once the stream was opened on the current
-// connection.
+// other transports, and once it was called for the current connection.
 func (s *Session) WantServerMessages(ctx context.Context) {
 	s.wantStream.Store(true)
 	v := s.pub.Load()
@@ -154,8 +153,9 @@ func (s *Session) WantServerMessages(ctx context.Context) {
 		cancel()
 		if err != nil {
 			s.log.Debug("the server stream did not open in time; going on", "err", err)
-			return
 		}
 	}
+	// Asked for once per connection: the stream runs (or was refused)
+	// from here on, and a slow one does not hold every later request.
 	v.ref.streamAsked.Store(true)
 }
