@@ -36,8 +36,8 @@
 // [Client.DroppedTools]), and tool calls carry the
 // Mcp-Param-* headers the valid annotations ask for.
 //
-// Modern results that carry cache hints are served from a [Cache] while
-// fresh ([WithCache]); negotiation verdicts can be remembered per server
+// Modern results that carry cache hints are served from a [cache.Store]
+// while fresh ([WithCache]); negotiation verdicts can be remembered per server
 // in an era store ([WithEraCache]) so that reconnecting skips the probe.
 //
 // # Concurrency
@@ -63,9 +63,10 @@
 // # Replays
 //
 // A request lost with its connection (a stdio server that died, a broken
-// response stream, an expired legacy HTTP session) is sent again on the
-// healed connection only when that cannot run it twice, by default (see
-// [ReplayPolicy]); otherwise it fails with an error matching
+// response stream, an HTTP POST whose connection broke after the request
+// was written, an expired legacy HTTP session), or answered with an HTTP
+// 500, 502 or 504, is sent again only when that cannot run it twice, by
+// default (see [ReplayPolicy]); otherwise it fails with an error matching
 // [ErrOutcomeUnknown], and the next call works. [WithReplayed] tells a
 // caller that its result came from a replay; [WithConnEvents] reports
 // every replay made or refused.
@@ -79,9 +80,9 @@
 // name for logs and metrics) and Err is the cause. What the server
 // answered is a *jsonrpc.Error, matched by code
 // (errors.Is(err, jsonrpc.ErrInvalidParams)); the typed errors of the
-// layers below (*session.NegotiationError with its Trace,
-// *transport.HTTPError, *transport.ExitError, …) stay reachable with
-// errors.As. A few sentinels name what callers branch on: [ErrClosed],
+// layers below (*transport.HTTPError, *transport.ExitError,
+// *protocol.URLElicitationRequiredError, …) stay reachable with
+// errors.As, and a failed negotiation's steps are in [Error.Trace]. A few sentinels name what callers branch on: [ErrClosed],
 // [ErrOutcomeUnknown], [ErrAuthRequired], [ErrNoCommonVersion] and
 // [ErrNotSupported]. A value that does not match its
 // schema is a [*handler.ValidationError] listing the problems.

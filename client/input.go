@@ -76,16 +76,13 @@ func (e *InputRequired) Error() string {
 	return fmt.Sprintf("client: %s needs input (%d request(s), round %d)", e.Method, len(e.Requests), e.Round)
 }
 
-// inputRequired turns the engine's pending input into an *InputRequired,
-// and its -32042 error into a *protocol.URLElicitationRequiredError (a
-// client whose handler implements handler.URLElicitor first shows the
-// URLs, waits for notifications/elicitation/complete, bounded by the
-// call's context and five minutes, and retries once); other errors are
-// returned as they are.
+// inputRequired turns the engine's pending input into an *InputRequired;
+// other errors are returned as they are (a -32042 answer is already a
+// *protocol.URLElicitationRequiredError: a client whose handler
+// implements handler.URLElicitor first shows the URLs, waits for
+// notifications/elicitation/complete, bounded by the call's context and
+// five minutes, and retries once).
 func inputRequired(err error) error {
-	if ue, ok := errors.AsType[*engine.URLElicitationRequiredError](err); ok {
-		return &protocol.URLElicitationRequiredError{Elicitations: ue.Elicitations, Err: ue.Err}
-	}
 	p, ok := errors.AsType[*engine.InputRequiredError](err)
 	if !ok {
 		return err

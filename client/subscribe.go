@@ -514,6 +514,11 @@ func (c *Client) subscribeLegacy(ctx context.Context, s *Subscription, caps prot
 		PromptsListChanged:   s.want.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged,
 		ResourcesListChanged: s.want.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged,
 	}
+	if ack.ToolsListChanged || ack.PromptsListChanged || ack.ResourcesListChanged {
+		// A legacy HTTP server sends list changes on its GET stream,
+		// which the session opens only once something consumes them.
+		c.sess.WantServerMessages(ctx)
+	}
 	for _, u := range s.want.Resources {
 		_, err := c.call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil)
 		if err != nil {

@@ -48,6 +48,23 @@ func TestSubscribe(t *testing.T) {
 	})
 }
 
+// TestSubscribeLegacyListChangedHTTP: a legacy subscription to list
+// changes alone (no resources/subscribe) over Streamable HTTP receives
+// them: the GET stream they arrive on, not opened at connect for a client
+// without listeners, opens when the subscription starts.
+func TestSubscribeLegacyListChangedHTTP(t *testing.T) {
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Legacy))
+	sub, err := f.c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true, PromptsListChanged: true})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	f.srv.NotifyToolsChanged()
+	waitEvent(t, sub, client.Event{Method: protocol.NotificationToolsListChanged})
+	f.srv.NotifyPromptsChanged()
+	waitEvent(t, sub, client.Event{Method: protocol.NotificationPromptsListChanged})
+}
+
 func TestSubscribeLegacySubset(t *testing.T) {
 	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Legacy))
 	// The server refuses resources/subscribe without a URI.

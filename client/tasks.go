@@ -8,7 +8,6 @@ import (
 	"iter"
 	"time"
 
-	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -383,59 +382,18 @@ func (c *Client) Tasks(ctx context.Context) iter.Seq2[*Task, error] {
 	})
 }
 
-// answerInputs serves a task's input requests with the (validated)
-// handler, one at a time. A request the handler cannot serve fails the
-// wait with an error matching engine.ErrUnexpectedInputRequest.
+// answerInputs answers a task's input requests as an MRTR round's
+// (engine.Session.AnswerInputs): through the middleware and the handler,
+// checked against the declared capabilities, a handler's failure of kind
+// KindHandler as in a call's own rounds.
 func (c *Client) answerInputs(ctx context.Context, reqs map[string]protocol.InputRequest) (protocol.InputResponses, error) {
-	h := handler.Detect(wrapHandler(c.cfg.handler))
-	out := protocol.InputResponses{}
-	for key, r := range reqs {
-		var res any
-		var err error
-		switch r.Method {
-		case protocol.MethodElicitationCreate:
-			var p *protocol.ElicitParams
-			if p, err = r.ElicitParams(); err != nil {
-				break
-			}
-			switch {
-			case p.Mode == protocol.ElicitModeURL && h.URLElicitor != nil:
-				res, err = h.URLElicitor.ElicitURL(ctx, p)
-			case p.Mode != protocol.ElicitModeURL && h.Elicitor != nil:
-				res, err = h.Elicitor.Elicit(ctx, p)
-			default:
-				err = fmt.Errorf("%w: %s (mode %q)", engine.ErrUnexpectedInputRequest, r.Method, p.Mode)
-			}
-		case protocol.MethodSamplingCreateMessage:
-			var p *protocol.CreateMessageParams
-			if p, err = r.CreateMessageParams(); err != nil {
-				break
-			}
-			if h.Sampler == nil {
-				err = fmt.Errorf("%w: %s", engine.ErrUnexpectedInputRequest, r.Method)
-				break
-			}
-			res, err = h.Sampler.CreateMessage(ctx, p)
-		case protocol.MethodRootsList:
-			if h.RootsLister == nil {
-				err = fmt.Errorf("%w: %s", engine.ErrUnexpectedInputRequest, r.Method)
-				break
-			}
-			var roots []protocol.Root
-			roots, err = h.RootsLister.ListRoots(ctx)
-			if roots == nil {
-				roots = []protocol.Root{}
-			}
-			res = &protocol.ListRootsResult{Roots: roots}
-		default:
-			err = fmt.Errorf("%w: %s", engine.ErrUnexpectedInputRequest, r.Method)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("answering task input %q: %w", key, err)
-		}
-		if err := out.Set(key, res); err != nil {
-			return nil, err
-		}
+	pending := make(map[string]engine.PendingRequest, len(reqs))
+	for k, r := range reqs {
+		pending[k] = engine.PendingRequest{Method: r.Method, Params: r.Params}
 	}
-	return out, nil
+	answers, err := c.sess.AnswerInputs(ctx, protocol.MethodToolsCall, pending)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.InputResponses(answers), nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
@@ -56,11 +55,8 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 	if err := eachMember(d.Raw, top.set); err != nil {
 		return nil, invalidDiscover("result is not a JSON object")
 	}
-	if rt := top.resultType; rt != nil && !isJSONNull(rt) {
-		var s string
-		if json.Unmarshal(rt, &s) != nil || s != protocol.ResultTypeComplete {
-			return nil, invalidDiscover(`resultType is not "complete"`)
-		}
+	if rt := top.resultType; rt != nil && !isJSONNull(rt) && !stringIs(rt, protocol.ResultTypeComplete) {
+		return nil, invalidDiscover(`resultType is not "complete"`)
 	}
 	sv := top.supportedVersions
 	if sv == nil || !isJSONArray(sv) || json.Unmarshal(sv, &d.SupportedVersions) != nil {
@@ -83,11 +79,8 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 	if ttl := top.ttlMs; ttl != nil {
 		d.TTLMs = readTTL(ttl)
 	}
-	if cs := top.cacheScope; cs != nil {
-		var s string
-		if json.Unmarshal(cs, &s) == nil && s == protocol.CacheScopePublic {
-			d.CacheScope = protocol.CacheScopePublic
-		}
+	if cs := top.cacheScope; cs != nil && stringIs(cs, protocol.CacheScopePublic) {
+		d.CacheScope = protocol.CacheScopePublic
 	}
 	if m := top.meta; m != nil {
 		d.Meta, _ = objectMembers(m)
@@ -196,6 +189,21 @@ func objectMembers(raw []byte) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
+// stringIs reports whether the valid JSON value raw is a string equal to
+// want, as decoding it into a string would find: without decoding when
+// it has no escapes (want has no characters that need them).
+func stringIs(raw []byte, want string) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' {
+		return false
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == want
+	}
+	var s string
+	return json.Unmarshal(raw, &s) == nil && s == want
+}
+
 func isJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 func isJSONArray(raw []byte) bool {
@@ -203,26 +211,28 @@ func isJSONArray(raw []byte) bool {
 	return len(raw) > 0 && raw[0] == '['
 }
 
-// readTTL reads ttlMs: an integer JSON number; negative or non-integer
-// reads as 0, too large as math.MaxInt64.
+// readTTL reads ttlMs, a value of an object already checked to be valid
+// JSON: an integer JSON number; negative or non-integer (a fraction or an
+// exponent) reads as 0, too large as math.MaxInt64.
 func readTTL(raw []byte) int64 {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return 0 // not a JSON number (json.Number would accept "123")
+	if len(raw) == 0 || raw[0] < '0' || raw[0] > '9' {
+		return 0 // negative, or not a number (a string "123" included)
 	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0
+		}
 	}
-	v, err := strconv.ParseInt(string(n), 10, 64)
-	if err != nil {
-		var ne *strconv.NumError
-		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) && n[0] != '-' {
+	var v int64
+	for _, c := range raw {
+		d := int64(c - '0')
+		if v > (math.MaxInt64-d)/10 {
 			return math.MaxInt64
 		}
-		return 0
+		v = v*10 + d
 	}
-	return max(v, 0)
+	return v
 }
 
 // lenientCapabilities decodes a capabilities object; when the whole object
@@ -230,7 +240,7 @@ func readTTL(raw []byte) int64 {
 // and the ones with a wrong shape are dropped.
 func lenientCapabilities(raw []byte) protocol.ServerCapabilities {
 	var c protocol.ServerCapabilities
-	if json.Unmarshal(raw, &c) == nil {
+	if plainCapabilities(raw, &c) || json.Unmarshal(raw, &c) == nil {
 		return c
 	}
 	c = protocol.ServerCapabilities{}
@@ -247,6 +257,84 @@ func lenientCapabilities(raw []byte) protocol.ServerCapabilities {
 		mergeCapability(&c, &part)
 	}
 	return c
+}
+
+// plainCapabilities reads the common shape of a valid capabilities object
+// into the zero c without encoding/json, with the outcome of decoding it:
+// members named exactly tools, prompts, resources (objects whose members
+// listChanged and subscribe are true or false; others are ignored),
+// logging and completions (objects). A duplicate member decodes into the
+// value before it, as encoding/json does. Anything else returns false,
+// and c is to be decoded.
+func plainCapabilities(raw []byte, c *protocol.ServerCapabilities) bool {
+	plain := true
+	jsonscan.EachMember(raw, func(key, val []byte) bool {
+		val = bytes.TrimSpace(val)
+		if len(val) == 0 || val[0] != '{' {
+			plain = false
+			return false
+		}
+		switch string(key) {
+		case `"logging"`:
+			c.Logging = &protocol.Empty{}
+		case `"completions"`:
+			c.Completions = &protocol.Empty{}
+		case `"tools"`:
+			if c.Tools == nil {
+				c.Tools = &protocol.ToolsCapability{}
+			}
+			plain = plainFlags(val, &c.Tools.ListChanged, nil)
+		case `"prompts"`:
+			if c.Prompts == nil {
+				c.Prompts = &protocol.PromptsCapability{}
+			}
+			plain = plainFlags(val, &c.Prompts.ListChanged, nil)
+		case `"resources"`:
+			if c.Resources == nil {
+				c.Resources = &protocol.ResourcesCapability{}
+			}
+			plain = plainFlags(val, &c.Resources.ListChanged, &c.Resources.Subscribe)
+		default:
+			plain = false
+		}
+		return plain
+	})
+	if !plain {
+		*c = protocol.ServerCapabilities{}
+	}
+	return plain
+}
+
+// plainFlags reads the members listChanged and subscribe (when subscribe
+// is not nil) of a capability object, each true or false; a member whose
+// name only folds to one of them, or another value, returns false.
+// Other members are ignored, as when decoding.
+func plainFlags(obj []byte, listChanged, subscribe *bool) bool {
+	plain := true
+	jsonscan.EachMember(obj, func(key, val []byte) bool {
+		var dst *bool
+		switch {
+		case string(key) == `"listChanged"`:
+			dst = listChanged
+		case subscribe != nil && string(key) == `"subscribe"`:
+			dst = subscribe
+		case jsonscan.KeyIs(key, "listChanged") || jsonscan.KeyIs(key, "subscribe"):
+			plain = false // spelled otherwise: decoding matches it
+			return false
+		default:
+			return true
+		}
+		switch string(bytes.TrimSpace(val)) {
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		default:
+			plain = false
+		}
+		return plain
+	})
+	return plain
 }
 
 // mergeCapability copies the members set in part into c.
@@ -289,9 +377,55 @@ func readServerInfo(raw []byte) *protocol.Implementation {
 			return nil
 		}
 	}
+	if impl := plainImplementation(raw); impl != nil {
+		return impl
+	}
 	var impl protocol.Implementation
 	if json.Unmarshal(raw, &impl) != nil {
 		return nil
 	}
 	return &impl
+}
+
+// plainImplementation reads the common shape of an Implementation without
+// encoding/json: members named exactly name, version and title, each a
+// string without escapes in valid UTF-8 (the last of duplicates wins, as
+// when decoding). Anything else returns nil, to be decoded.
+func plainImplementation(obj []byte) *protocol.Implementation {
+	var name, version, title []byte
+	plain := true
+	jsonscan.EachMember(obj, func(key, val []byte) bool {
+		s, ok := plainString(val)
+		switch {
+		case !ok:
+			plain = false
+		case string(key) == `"name"`:
+			name = s
+		case string(key) == `"version"`:
+			version = s
+		case string(key) == `"title"`:
+			title = s
+		default:
+			plain = false
+		}
+		return plain
+	})
+	if !plain || name == nil || version == nil {
+		return nil
+	}
+	return &protocol.Implementation{Name: string(name), Version: string(version), Title: string(title)}
+}
+
+// plainString returns the content of the JSON string val when it has no
+// escapes and is valid UTF-8 (so decoding it would give the same bytes).
+func plainString(val []byte) ([]byte, bool) {
+	val = bytes.TrimSpace(val)
+	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+		return nil, false
+	}
+	inner := val[1 : len(val)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+		return nil, false
+	}
+	return inner, true
 }

@@ -396,7 +396,10 @@ func (c classifier) legacy(v Verdict, code int64, status int) Verdict {
 
 // mutual returns the first client version of era that supported lists.
 func (c classifier) mutual(supported []string, era Era) (string, bool) {
-	for _, v := range filterEra(c.pc.ClientVersions, era) {
+	for _, v := range c.pc.ClientVersions {
+		if EraOf(v) != era {
+			continue
+		}
 		for _, s := range supported {
 			if v == s {
 				return v, true

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -29,7 +30,9 @@ import (
 //     Last-Event-ID before it is declared lost, unless
 //     [StreamCanceler.CancelStream] abandoned it; Close ends the session
 //     with DELETE. [StreamReadyWaiter.WaitStreamReady] waits for the GET
-//     stream to open; [StreamDeferrer] lets the session defer it.
+//     stream to open; [StreamDeferrer] lets the session defer it. The
+//     Write of notifications/initialized does not wait for its answer;
+//     every later Write does, so the server has it first.
 //   - "" (not negotiated yet, e.g. initialize): no MCP-Protocol-Version.
 type StreamableHTTP struct {
 	// URL is the MCP endpoint.
@@ -166,6 +169,10 @@ type httpConn struct {
 	// wg counts every goroutine the connection started; Add only under mu
 	// while !closed, so that Close's Wait cannot race with an Add.
 	wg sync.WaitGroup
+
+	// initWait is the legacy notifications/initialized in flight that
+	// every Write waits for first; nil when none (see initWait).
+	initWait atomic.Pointer[initWait]
 
 	mu      sync.Mutex
 	closed  bool                      // guarded by mu

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 // One POST exchange per message, in both eras; what differs by era is
@@ -39,7 +41,22 @@ type exchange struct {
 // TokenSource or HeaderFunc. msg is encoded into a body of the
 // connection's own before the POST starts; neither msg nor its buffers
 // are referenced after Write returns (the body may still be in flight).
+//
+// A legacy notifications/initialized, the handshake's last message, is
+// the exception: Write returns once its POST is built, and the POST runs
+// on (bounded by the response-header timeout and Close, not ctx); every
+// later Write waits for its answer first, so that the server has it
+// before anything else (see initWait).
 func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := c.awaitInitialized(ctx); err != nil {
+		return err
+	}
+	return c.write(ctx, msg, true)
+}
+
+// write is Write after the wait for notifications/initialized; mayDefer
+// lets that notification's POST be answered in the background.
+func (c *httpConn) write(ctx context.Context, msg jsonrpc.Message, mayDefer bool) error {
 	body, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
@@ -52,6 +69,9 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	req, err := c.newPOST(ctx, x, body)
 	if err != nil {
 		return c.abandon(x, err)
+	}
+	if mayDefer && x.st == nil && x.era == negotiation.EraLegacy && x.method == protocol.NotificationInitialized {
+		return c.answerLater(x, req, body)
 	}
 	// Until the body is handed to a stream goroutine, the caller's ctx
 	// bounds the exchange; a request's headers are bounded by nothing
@@ -71,6 +91,104 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return c.abandon(x, requestError(ctx, x.ctx, http.MethodPost, c.url, err))
 	}
 	return c.answer(ctx, x, resp, stop)
+}
+
+// initWait is a legacy notifications/initialized whose POST is in flight
+// without its Write waiting (the handshake need not wait for the server's
+// acknowledgement: 2025-11-25 basic/lifecycle asks only that the client
+// send it before its other requests). The server must still have it
+// before anything else the client sends — over HTTP each POST is its own
+// exchange, which a server may handle in any order — so every later
+// Write waits for its answer, and when that was a failure sends it again
+// first (its error is then that Write's: the message was not sent); a
+// session that expired meanwhile fails that Write with the expiry.
+type initWait struct {
+	answered chan struct{} // closed once the POST has its answer
+	err      error         // the POST's failure; written before answered closes
+	body     []byte        // the notification, to send again after a failure
+	mu       sync.Mutex    // serializes the writers that send it again
+}
+
+// answerLater runs the POST req of notifications/initialized (exchange x,
+// encoded as body) on a goroutine of its own and returns; later Writes
+// wait for it (awaitInitialized).
+func (c *httpConn) answerLater(x *exchange, req *http.Request, body []byte) error {
+	w := &initWait{answered: make(chan struct{}), body: body}
+	bx := new(exchange) // x is on Write's stack
+	*bx = *x
+	c.initWait.Store(w)
+	if !c.spawn(func() {
+		defer close(w.answered)
+		w.err = c.exchangeDetached(bx, req)
+		if w.err != nil && c.ctx.Err() == nil {
+			c.log.Warn("transport: notifications/initialized failed; sending it again before the next message", "url", c.url, "err", w.err)
+		}
+	}) {
+		c.initWait.Store(nil)
+		return c.abandon(x, ErrClosed)
+	}
+	return nil
+}
+
+// exchangeDetached sends the POST req of notification x and reads its
+// answer, bounded by the response-header timeout and the connection's
+// lifetime only.
+func (c *httpConn) exchangeDetached(x *exchange, req *http.Request) error {
+	var timer *time.Timer
+	if c.rht > 0 {
+		cancel := x.cancel
+		timer = time.AfterFunc(c.rht, func() { cancel(headerTimeoutError{}) })
+	}
+	resp, err := c.client.Do(req)
+	if timer != nil {
+		timer.Stop()
+	}
+	if err != nil {
+		return c.abandon(x, requestError(c.ctx, x.ctx, http.MethodPost, c.url, err))
+	}
+	return c.answer(c.ctx, x, resp, func() bool { return true })
+}
+
+// awaitInitialized waits, before a Write, for the answer to a legacy
+// notifications/initialized still in flight (see initWait), and sends it
+// again when that answer was a failure. It costs one atomic load
+// otherwise.
+func (c *httpConn) awaitInitialized(ctx context.Context) error {
+	w := c.initWait.Load()
+	if w == nil {
+		return nil
+	}
+	select {
+	case <-w.answered:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return ErrClosed
+	}
+	if w.err == nil {
+		c.initWait.CompareAndSwap(w, nil)
+		return nil
+	}
+	if he, ok := errors.AsType[*HTTPError](w.err); ok && he.SessionExpired {
+		// The session ended before it was initialized: this Write
+		// fails as it would have, and the caller starts a new session.
+		c.initWait.CompareAndSwap(w, nil)
+		return w.err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c.initWait.Load() != w {
+		return nil // another Write sent it again meanwhile
+	}
+	msg, err := jsonrpc.DecodeMessage(w.body)
+	if err != nil {
+		return err // our own encoding: cannot happen
+	}
+	if err := c.write(ctx, msg, false); err != nil {
+		return err
+	}
+	c.initWait.CompareAndSwap(w, nil)
+	return nil
 }
 
 // begin fills x for msg with a snapshot of the connection's era and

@@ -28,7 +28,8 @@ what the server acknowledged.`,
 conduit listen --uri file:///config.json --json -- ./my-server | jq -c .`,
 	output: `one JSON object per line (JSON Lines):
 {"event": "tools-list-changed" | "prompts-list-changed" | "resources-list-changed" | "resync"}
-{"event": "resource-updated", "uri": "file:///config.json"}`,
+{"event": "resource-updated", "uri": "file:///config.json"}
+{"event": "resync", "dropped": 12}   (after an overflow: how many events were dropped)`,
 	fixed: 0,
 	setup: func(inv *invocation, fs *flag.FlagSet) {
 		fs.Var(&inv.uris, "uri", "watch the resource `URI` for updates (repeatable; default: every listed resource)")
@@ -91,6 +92,9 @@ func runListen(ctx context.Context, inv *invocation) error {
 				if ev.URI != "" {
 					m["uri"] = ev.URI
 				}
+				if ev.Dropped > 0 {
+					m["dropped"] = ev.Dropped
+				}
 				if err := writeJSONLine(w, m); err != nil {
 					return err
 				}
@@ -124,7 +128,10 @@ func eventName(ev client.Event) string {
 }
 
 func describeEvent(ev client.Event) string {
-	if ev.Resync {
+	switch {
+	case ev.Resync && ev.Dropped > 0:
+		return fmt.Sprintf("resync: %d events dropped while this listener fell behind; changes may have been missed", ev.Dropped)
+	case ev.Resync:
 		return "resync: the subscription was re-established; changes may have been missed"
 	}
 	n, ok := eventNames[ev.Method]

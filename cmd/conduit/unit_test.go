@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/protocol"
 )
 
@@ -240,6 +241,25 @@ func TestParseSamplingResult(t *testing.T) {
 	for _, bad := range []string{``, `[]`, `{"role":"robot","content":{"type":"text","text":"x"},"model":"m"}`, `{"role":"assistant","content":{"type":"text","text":"x"}}`, `{"role":"assistant","model":"m"}`} {
 		if _, err := parseSamplingResult([]byte(bad)); err == nil {
 			t.Errorf("parseSamplingResult(%q) accepted it", bad)
+		}
+	}
+}
+
+// TestDescribeEvent: a resync after an overflow says how many events were
+// dropped; one after a re-established stream says so.
+func TestDescribeEvent(t *testing.T) {
+	tests := []struct {
+		ev   client.Event
+		want string
+	}{
+		{client.Event{Resync: true}, "resync: the subscription was re-established; changes may have been missed"},
+		{client.Event{Resync: true, Dropped: 12}, "resync: 12 events dropped while this listener fell behind; changes may have been missed"},
+		{client.Event{Method: protocol.NotificationResourcesUpdated, URI: "file:///a"}, "resource updated: file:///a"},
+		{client.Event{Method: "vendor/x"}, "vendor/x"},
+	}
+	for _, tt := range tests {
+		if got := describeEvent(tt.ev); got != tt.want {
+			t.Errorf("describeEvent(%+v) = %q, want %q", tt.ev, got, tt.want)
 		}
 	}
 }

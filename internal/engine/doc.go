@@ -89,12 +89,14 @@
 // the session waits up to [StreamReadyTimeout] for that stream to open
 // before it reports ready, because a server may send a request on it at
 // once and drop it if the stream is not open yet. The session opens that
-// stream ([transport.StreamDeferrer]) only when something can arrive on
-// it: the client declared sampling, elicitation, roots, tasks or
-// experimental capabilities, or the server declared logging, a
-// listChanged, resources.subscribe, tasks or experimental ones; otherwise
-// it opens it (and waits the same way) before the first
-// resources/subscribe or logging/setLevel. See stream.go.
+// stream ([transport.StreamDeferrer]) at connect only when something can
+// arrive on it that the client acts on: the client declared sampling,
+// elicitation, roots, tasks or experimental capabilities, or the server
+// declared logging, a listChanged or tasks and a listener of the handler
+// (or a Middleware) receives them; otherwise it opens it (and waits the
+// same way) before the first resources/subscribe or logging/setLevel,
+// before the first list request of a kind whose listChanged the server
+// declares, and on [Session.WantServerMessages]. See stream.go.
 //
 // # Concurrency
 //

@@ -202,7 +202,8 @@ type probeState struct {
 	version   string // the version the next probe carries
 	corrected bool   // the corrective re-probe ran
 	auths     int
-	retry     *retrier
+	started   time.Time // when the step started: the retries' time budget counts from here
+	retry     *retrier  // made by the first retry verdict
 }
 
 // probe starts the probe step: server/discover until the classifier's
@@ -210,7 +211,7 @@ type probeState struct {
 // Corrective, Authorize and Retry verdicts probe again within this step.
 func (d *driver) probe(versions []string, fallback bool) {
 	d.s.setState(StateProbing)
-	ps := &probeState{versions: versions, fallback: fallback, retry: newRetrier(d.s.cfg.Retry)}
+	ps := &probeState{versions: versions, fallback: fallback, started: time.Now()}
 	for _, v := range versions {
 		if negotiation.EraOf(v) == negotiation.EraModern {
 			ps.version = v
@@ -332,6 +333,10 @@ func (d *driver) retryProbe(ps *probeState, ref *connRef, v negotiation.Verdict,
 	var after time.Duration
 	if he != nil {
 		after = he.RetryAfter
+	}
+	if ps.retry == nil {
+		ps.retry = newRetrier(d.s.cfg.Retry)
+		ps.retry.start = ps.started
 	}
 	wait, ok := ps.retry.next(after)
 	if !ok {

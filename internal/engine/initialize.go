@@ -147,7 +147,7 @@ func (d *driver) finishLegacy(ref *connRef, pvs transport.ProtocolVersionSetter,
 	if pvs != nil {
 		pvs.SetProtocolVersion(res.ProtocolVersion)
 	}
-	s.openStreamFor(ref.conn, &res.Capabilities)
+	s.openStreamFor(ref, &res.Capabilities)
 	d.spawn(func() (func(), func()) {
 		ctx := d.ctx
 		err := s.noteThrough(ctx, protocol.NotificationInitialized, nil, true, func(ctx context.Context, method string, params json.RawMessage) error {

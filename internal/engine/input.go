@@ -141,6 +141,37 @@ func (s *Session) checkInput(r inputRequest) string {
 	return ""
 }
 
+// AnswerInputs answers input requests that reach the client outside a
+// call's own rounds — the inputRequests of a task of the modern tasks
+// extension in input_required, found by polling tasks/get — exactly as an
+// MRTR round's: each checked against the modern capabilities declared,
+// all served concurrently through the middleware and the handler. method
+// is the request the task runs (tools/call). A request the client may not
+// serve is a [*ProtocolError] matching [ErrUnexpectedInputRequest]; a
+// handler's failure an [*InputError].
+func (s *Session) AnswerInputs(ctx context.Context, method string, reqs map[string]PendingRequest) (map[string]json.RawMessage, error) {
+	keys := make([]string, 0, len(reqs))
+	in := make(map[string]inputRequest, len(reqs))
+	for k, r := range reqs {
+		ir := inputRequest(r)
+		if reason := s.checkInput(ir); reason != "" {
+			return nil, &ProtocolError{Method: method, Reason: "input request " + strconv.Quote(k) + ": " + reason, Err: ErrUnexpectedInputRequest}
+		}
+		keys = append(keys, k)
+		in[k] = ir
+	}
+	slices.Sort(keys)
+	answers, err := s.fulfil(ctx, method, keys, in)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(keys))
+	for i, k := range keys {
+		out[k] = answers[i]
+	}
+	return out, nil
+}
+
 // fulfil runs every input request concurrently, each with a context that
 // ends with ctx, with the first failure, or with Close. Elicitation
 // decline/cancel are answers; a handler error abandons the request with an
@@ -283,26 +314,11 @@ func (s *Session) Resume(ctx context.Context, p *InputRequiredError, answers map
 // MaxURLElicitationWait bounds how long a call that met -32042 waits for
 // the servers' notifications/elicitation/complete once the URLElicitor
 // accepted every URL, before it gives up and returns the
-// [*URLElicitationRequiredError].
+// [*protocol.URLElicitationRequiredError].
 const MaxURLElicitationWait = 5 * time.Minute
 
 // maxURLElicitations bounds the elicitations one -32042 error may carry.
 const maxURLElicitations = 16
-
-// URLElicitationRequiredError is a 2025-11-25 server's
-// URLElicitationRequiredError (-32042): the request needs the user to
-// visit the URLs of Elicitations first. Err is the server's error.
-type URLElicitationRequiredError struct {
-	Method       string
-	Elicitations []protocol.ElicitParams
-	Err          *jsonrpc.Error
-}
-
-func (e *URLElicitationRequiredError) Error() string {
-	return fmt.Sprintf("session: %s needs %d URL elicitation(s): %s", e.Method, len(e.Elicitations), e.Err.Message)
-}
-
-func (e *URLElicitationRequiredError) Unwrap() error { return e.Err }
 
 // maxRecentCompletions bounds the completed elicitation ids remembered
 // for a call that registers its wait after the notification came.
@@ -361,9 +377,7 @@ func (w *urlWaits) forget(ids []string) {
 
 // urlElicitationError reads a -32042 error answering method.
 func urlElicitationError(method string, e *jsonrpc.Error) error {
-	var data struct {
-		Elicitations []protocol.ElicitParams `json:"elicitations"`
-	}
+	var data protocol.URLElicitationRequiredData
 	if json.Unmarshal(e.Data, &data) != nil || len(data.Elicitations) == 0 || len(data.Elicitations) > maxURLElicitations {
 		return &ProtocolError{Method: method, Reason: "malformed URLElicitationRequiredError data", Err: errors.Join(ErrInvalidResponse, e)}
 	}
@@ -372,7 +386,7 @@ func urlElicitationError(method string, e *jsonrpc.Error) error {
 			return &ProtocolError{Method: method, Reason: "URLElicitationRequiredError lists an elicitation that is not a URL elicitation with an id", Err: errors.Join(ErrInvalidResponse, e)}
 		}
 	}
-	return &URLElicitationRequiredError{Method: method, Elicitations: data.Elicitations, Err: e}
+	return &protocol.URLElicitationRequiredError{Elicitations: data.Elicitations, Err: e}
 }
 
 // urlElicit handles a legacy -32042 answer: with a URLElicitor declared,
@@ -382,7 +396,7 @@ func urlElicitationError(method string, e *jsonrpc.Error) error {
 // typed error.
 func (s *Session) urlElicit(ctx context.Context, method string, e *jsonrpc.Error) error {
 	err := urlElicitationError(method, e)
-	ue, ok := errors.AsType[*URLElicitationRequiredError](err)
+	ue, ok := errors.AsType[*protocol.URLElicitationRequiredError](err)
 	if !ok || s.set.URLElicitor == nil || s.legacyCaps.Elicitation == nil || s.legacyCaps.Elicitation.URL == nil {
 		return err
 	}

@@ -507,7 +507,7 @@ func TestURLElicitationMalformed(t *testing.T) {
 				})
 				s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{Elicit: acceptAll})})
 				_, err := s.Call(t.Context(), "tools/call", nil, nil)
-				_, typed := errors.AsType[*URLElicitationRequiredError](err)
+				_, typed := errors.AsType[*protocol.URLElicitationRequiredError](err)
 				_, proto := errors.AsType[*ProtocolError](err)
 				if typed != tt.typed || proto == tt.typed || !errors.Is(err, jsonrpc.ErrURLElicitationRequired) {
 					t.Errorf("err = %v (typed %v, protocol %v)", err, typed, proto)

@@ -24,14 +24,13 @@ func (s *Session) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.ask(event{kind: evInstall, conn: conn}); err != nil {
-		conn.Close()
-		return err
-	}
+	// One trip through the loop installs the connection and starts the
+	// negotiation on it; Connect's goroutine wakes only for the outcome.
 	done := make(chan error, 1)
 	d := &driver{s: s, t: s.t, ctx: ctx}
-	if err := s.ask(event{kind: evStep, step: func() { d.begin(done) }}); err != nil {
-		return err
+	if !s.post(event{kind: evStep, step: func() { s.install(conn); d.begin(done) }}) {
+		conn.Close()
+		return ErrClosed
 	}
 	select {
 	case err := <-done:
@@ -41,8 +40,14 @@ func (s *Session) start(ctx context.Context) error {
 		case err := <-done:
 			return err
 		default:
-			return ErrClosed
 		}
+		// The loop has ended: its state is ours. If it ended before the
+		// step ran, the connection was never installed (and Close will
+		// not close it).
+		if ref := s.lp.ref; ref == nil || ref.conn != conn {
+			conn.Close()
+		}
+		return ErrClosed
 	}
 }
 

@@ -192,7 +192,10 @@ type Config struct {
 	// cancellations and listen-stream notifications are consumed), in
 	// arrival order, from the one dispatcher goroutine, just before the
 	// session routes it to the handler's listener interfaces
-	// (LogListener, ToolsChangedListener, …).
+	// (LogListener, ToolsChangedListener, …). Setting it does not by
+	// itself open the legacy HTTP GET stream, which carries what a
+	// server sends outside a request: the listeners, a Middleware and
+	// [Session.WantServerMessages] do (see stream.go).
 	OnNotification func(ctx context.Context, n *jsonrpc.Request)
 	// OnRestored, when set, is called on the dispatcher goroutine (in
 	// order with the notifications) after a legacy re-negotiation (an
@@ -347,8 +350,9 @@ type Session struct {
 	lifeCtx    context.Context
 	lifeCancel context.CancelFunc
 	// dispatchCtx is lifeCtx marked for notification user code (see
-	// onDispatcher).
+	// onDispatcher): &dctx.
 	dispatchCtx context.Context
+	dctx        dispatchContext
 
 	events     chan event        // to the loop; buffered so posting is cheap
 	dispatchCh chan dispatchItem // loop → dispatcher, unbuffered
@@ -373,8 +377,8 @@ type Session struct {
 	// hintVerified: an era hint was confirmed (or re-probed). It is not
 	// loop state: callers set it when a request answers for the hint.
 	hintVerified atomic.Bool
-	// wantStream: a request asked for the legacy GET stream (see
-	// streamBefore); later handshakes open it at once.
+	// wantStream: the legacy GET stream was asked for (see
+	// WantServerMessages); later handshakes open it at once.
 	wantStream atomic.Bool
 
 	// hintFailed: the era hint failed and Connect negotiated from scratch
@@ -386,6 +390,19 @@ type Session struct {
 	evq     eventQueue   // events for Config.OnEvent, on their way to the dispatcher
 	lp      loopState    // owned by the loop goroutine
 	pending pendingTable // requests awaiting a response; guarded by its mutex
+}
+
+// dispatchContext is a context with dispatcherKey set to true, as
+// context.WithValue would make it, stored in the Session instead of an
+// allocation of its own.
+type dispatchContext struct{ context.Context }
+
+// Value returns true for dispatcherKey, else the parent's value.
+func (c *dispatchContext) Value(key any) any {
+	if key == (dispatcherKey{}) {
+		return true
+	}
+	return c.Context.Value(key)
 }
 
 // view is what the loop publishes of its state for the goroutines that
@@ -420,6 +437,9 @@ type connRef struct {
 	// lost is set by the reader when the connection ended (its reader
 	// exited), before the loop hears of it.
 	lost atomic.Bool
+	// streamAsked: the legacy GET stream was opened on demand and has
+	// answered (see Session.WantServerMessages).
+	streamAsked atomic.Bool
 }
 
 // Connect opens a connection with t and negotiates the protocol era
@@ -475,7 +495,8 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	// cancellation (Connect's ctx bounds only the negotiation); Close
 	// cancels it.
 	s.lifeCtx, s.lifeCancel = context.WithCancel(context.WithoutCancel(ctx))
-	s.dispatchCtx = context.WithValue(s.lifeCtx, dispatcherKey{}, true)
+	s.dctx.Context = s.lifeCtx
+	s.dispatchCtx = &s.dctx
 	s.lp.init()
 	s.pending.init()
 	s.pub.Store(&view{reconn: make(chan struct{})})

@@ -30,21 +30,37 @@ type getServer struct {
 	// method was answered.
 	after map[string]*jsonrpc.Request
 
+	reqLog
 	mu     sync.Mutex
-	log    []string
-	stream chan []byte // the open GET stream's queue; nil while none
+	stream chan []byte // guarded by mu: the open GET stream's queue; nil while none
 }
 
-func (g *getServer) record(what string) {
-	g.mu.Lock()
-	g.log = append(g.log, what)
-	g.mu.Unlock()
+// reqLog is what a test server saw, in order.
+type reqLog struct {
+	mu  sync.Mutex
+	log []string
 }
 
-func (g *getServer) requests() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.log)
+func (l *reqLog) record(what string) {
+	l.mu.Lock()
+	l.log = append(l.log, what)
+	l.mu.Unlock()
+}
+
+func (l *reqLog) requests() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.log)
+}
+
+// waitRequests returns the requests once there are at least n (waiting at
+// most 5 s).
+func (l *reqLog) waitRequests(n int) []string {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if log := l.requests(); len(log) >= n || time.Now().After(deadline) {
+			return log
+		}
+	}
 }
 
 // push sends n on the open GET stream.
@@ -189,44 +205,171 @@ func TestHTTPLegacyNoGETWithoutCapabilities(t *testing.T) {
 	}
 }
 
-// TestHTTPLegacyGETAtConnect: a server capability that announces messages
-// outside a request, or a client capability that invites server
-// requests, opens the GET stream during the connect (before Connect
-// returns, beside initialized), and what the server sends on it right
-// away arrives.
+// TestHTTPLegacyGETAtConnect: a client capability that invites server
+// requests, or a server capability that announces messages outside a
+// request together with a consumer of them from the start (a listener of
+// the handler for that kind, or a Middleware), opens the GET stream
+// during the connect (before Connect returns, beside initialized), and
+// what the server sends on it right away arrives.
 func TestHTTPLegacyGETAtConnect(t *testing.T) {
+	noop := func(context.Context) {}
 	cases := []struct {
 		name   string
 		caps   map[string]any
 		client func(*protocol.ClientCapabilities)
+		cfg    Config
 	}{
-		{"logging", map[string]any{"logging": map[string]any{}}, nil},
-		{"tools.listChanged", map[string]any{"tools": map[string]any{"listChanged": true}}, nil},
-		{"prompts.listChanged", map[string]any{"prompts": map[string]any{"listChanged": true}}, nil},
-		{"resources.listChanged", map[string]any{"resources": map[string]any{"listChanged": true}}, nil},
-		{"resources.subscribe", map[string]any{"resources": map[string]any{"subscribe": true}}, nil},
-		{"tasks", map[string]any{"tasks": map[string]any{"list": map[string]any{}}}, nil},
-		{"experimental", map[string]any{"experimental": map[string]any{"x": map[string]any{}}}, nil},
-		{"client roots", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Roots = &protocol.RootsCapability{} }},
-		{"client sampling", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Sampling = &protocol.SamplingCapability{} }},
-		{"client elicitation", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Elicitation = &protocol.ElicitationCapability{} }},
+		{"logging+listener", map[string]any{"logging": map[string]any{}}, nil,
+			Config{Handler: handler.Set{LogListener: handler.LogListenerFunc(func(context.Context, *protocol.LoggingMessageParams) {})}}},
+		{"tools.listChanged+listener", map[string]any{"tools": map[string]any{"listChanged": true}}, nil,
+			Config{Handler: handler.Set{ToolsChanged: handler.ToolsChangedListenerFunc(noop)}}},
+		{"prompts.listChanged+listener", map[string]any{"prompts": map[string]any{"listChanged": true}}, nil,
+			Config{Handler: handler.Set{PromptsChanged: handler.PromptsChangedListenerFunc(noop)}}},
+		{"resources.listChanged+listener", map[string]any{"resources": map[string]any{"listChanged": true}}, nil,
+			Config{Handler: handler.Set{ResourcesChanged: handler.ResourcesChangedListenerFunc(noop)}}},
+		{"tasks+listener", map[string]any{"tasks": map[string]any{"list": map[string]any{}}}, nil,
+			Config{Handler: handler.Set{TaskStatus: handler.TaskStatusListenerFunc(func(context.Context, *protocol.Task) {})}}},
+		{"elicitation complete listener", map[string]any{}, nil,
+			Config{Handler: handler.Set{ElicitationDone: handler.ElicitationCompleteListenerFunc(func(context.Context, string) {})}}},
+		{"experimental+middleware", map[string]any{"experimental": map[string]any{"x": map[string]any{}}}, nil,
+			Config{Middleware: func(ctx context.Context, m *Message, next Invoker) (json.RawMessage, error) { return next(ctx, m) }}},
+		{"client roots", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Roots = &protocol.RootsCapability{} }, Config{}},
+		{"client sampling", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Sampling = &protocol.SamplingCapability{} }, Config{}},
+		{"client elicitation", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Elicitation = &protocol.ElicitationCapability{} }, Config{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &getServer{caps: tc.caps}
-			_, got := connectGET(t, g, Config{ExtraCapabilities: tc.client})
-			// The GET overlaps notifications/initialized: either order.
-			want := []string{"server/discover", "initialize", "GET", "notifications/initialized"}
-			log := g.requests()
-			if len(log) == 4 {
-				slices.Sort(log[2:])
+			cfg := tc.cfg
+			cfg.ExtraCapabilities = tc.client
+			_, got := connectGET(t, g, cfg)
+			// The GET has answered when Connect returns; it overlaps
+			// notifications/initialized, whose answer Connect does not
+			// wait for: either order, and initialized may come later.
+			if n := countGET(g.requests()); n != 1 {
+				t.Errorf("GET requests when Connect returned: %d, want 1", n)
 			}
+			want := []string{"server/discover", "initialize", "GET", "notifications/initialized"}
+			log := g.waitRequests(len(want))
+			slices.Sort(log[2:])
 			if !slices.Equal(log, want) {
-				t.Errorf("requests when Connect returned = %q, want %q", log, want)
+				t.Errorf("requests = %q, want %q", log, want)
 			}
 			g.push(&jsonrpc.Request{Method: protocol.NotificationToolsListChanged})
 			wantNotification(t, got, protocol.NotificationToolsListChanged)
 		})
+	}
+}
+
+// TestHTTPLegacyNoGETWithoutConsumer: a server that declares everything
+// it may send outside a request, to a client without a listener for it
+// (or with listeners only for kinds the server does not declare), no
+// Middleware and no capability inviting server requests: the connect
+// sends no GET, and neither do calls that leave nothing for the server to
+// change (tools/call, a list whose listChanged is not declared).
+func TestHTTPLegacyNoGETWithoutConsumer(t *testing.T) {
+	all := map[string]any{
+		"logging": map[string]any{}, "tools": map[string]any{"listChanged": true},
+		"prompts":   map[string]any{"listChanged": true},
+		"resources": map[string]any{"listChanged": true, "subscribe": true},
+		"tasks":     map[string]any{"list": map[string]any{}}, "experimental": map[string]any{"x": map[string]any{}},
+	}
+	noop := func(context.Context) {}
+	for _, tc := range []struct {
+		name string
+		caps map[string]any
+		cfg  Config
+	}{
+		{"no listeners", all, Config{}},
+		{"listeners for undeclared kinds", map[string]any{"tools": map[string]any{}, "resources": map[string]any{"subscribe": true}},
+			Config{Handler: handler.Set{
+				ToolsChanged:    handler.ToolsChangedListenerFunc(noop),
+				LogListener:     handler.LogListenerFunc(func(context.Context, *protocol.LoggingMessageParams) {}),
+				ResourceUpdated: handler.ResourceUpdatedListenerFunc(func(context.Context, string) {}),
+			}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &getServer{caps: tc.caps}
+			s, _ := connectGET(t, g, tc.cfg)
+			if _, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "x"}, nil); err != nil {
+				t.Fatalf("tools/call: %v", err)
+			}
+			want := []string{"server/discover", "initialize", "notifications/initialized", "tools/call"}
+			if _, ok := tc.caps["prompts"]; !ok {
+				if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+					t.Fatalf("tools/list: %v", err)
+				}
+				want = append(want, "tools/list")
+			}
+			if log := g.requests(); !slices.Equal(log, want) {
+				t.Errorf("requests = %q, want %q", log, want)
+			}
+		})
+	}
+}
+
+// TestHTTPLegacyGETBeforeFirstList: without a consumer at connect, the GET
+// stream opens before the first list request of a kind whose listChanged
+// the server declares, and has answered before that request is sent: a
+// list_changed the server sends right after answering the listing (the
+// client's tool registry, which decides replay safety, holds that listing
+// now) arrives. Later list requests of any kind send no second GET.
+func TestHTTPLegacyGETBeforeFirstList(t *testing.T) {
+	for _, tc := range []struct {
+		method, changed string
+		caps            map[string]any
+	}{
+		{protocol.MethodToolsList, protocol.NotificationToolsListChanged, map[string]any{"tools": map[string]any{"listChanged": true}}},
+		{protocol.MethodPromptsList, protocol.NotificationPromptsListChanged, map[string]any{"prompts": map[string]any{"listChanged": true}}},
+		{protocol.MethodResourcesList, protocol.NotificationResourcesListChanged, map[string]any{"resources": map[string]any{"listChanged": true}}},
+		{protocol.MethodResourcesTemplateList, protocol.NotificationResourcesListChanged, map[string]any{"resources": map[string]any{"listChanged": true}}},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			g := &getServer{caps: tc.caps, after: map[string]*jsonrpc.Request{tc.method: {Method: tc.changed}}}
+			s, got := connectGET(t, g, Config{})
+			if n := countGET(g.requests()); n != 0 {
+				t.Fatalf("GET sent at connect (%d)", n)
+			}
+			for range 2 {
+				if _, err := s.Call(t.Context(), tc.method, nil, nil); err != nil {
+					t.Fatalf("%s: %v", tc.method, err)
+				}
+				wantNotification(t, got, tc.changed)
+			}
+			// The GET may overtake notifications/initialized, whose
+			// answer Connect does not wait for; the list waits for both.
+			want := []string{"server/discover", "initialize", "GET", "notifications/initialized", tc.method, tc.method}
+			log := g.requests()
+			if len(log) == len(want) {
+				slices.Sort(log[2:4])
+			}
+			if !slices.Equal(log, want) {
+				t.Errorf("requests = %q, want %q", log, want)
+			}
+		})
+	}
+}
+
+// TestHTTPLegacyWantServerMessages: WantServerMessages opens a deferred
+// GET stream and returns once it answered (what the server sends then
+// arrives); a second call sends nothing.
+func TestHTTPLegacyWantServerMessages(t *testing.T) {
+	g := &getServer{caps: map[string]any{"tools": map[string]any{"listChanged": true}}}
+	s, got := connectGET(t, g, Config{})
+	if n := countGET(g.requests()); n != 0 {
+		t.Fatalf("GET sent at connect (%d)", n)
+	}
+	s.WantServerMessages(t.Context())
+	s.WantServerMessages(t.Context())
+	g.push(&jsonrpc.Request{Method: protocol.NotificationToolsListChanged})
+	wantNotification(t, got, protocol.NotificationToolsListChanged)
+	want := []string{"server/discover", "initialize", "GET", "notifications/initialized"}
+	log := g.waitRequests(len(want))
+	if len(log) == len(want) {
+		slices.Sort(log[2:])
+	}
+	if !slices.Equal(log, want) {
+		t.Errorf("requests = %q, want %q", log, want)
 	}
 }
 

@@ -15,9 +15,21 @@ import (
 // with one of them without it names the option.
 const OlderVersionsOption = "client.WithOlderVersions(true)"
 
+// The version lists of [Session.versions], made once; never modified.
+var (
+	defaultVersions = negotiation.VersionsFor(false)
+	widerVersions   = negotiation.VersionsFor(true)
+)
+
 // versions returns the versions the session speaks, newest first: the
-// default list, widened by [Config.OlderVersions].
-func (s *Session) versions() []string { return negotiation.VersionsFor(s.cfg.OlderVersions) }
+// default list, widened by [Config.OlderVersions]. The slice is shared:
+// callers must not modify it.
+func (s *Session) versions() []string {
+	if s.cfg.OlderVersions {
+		return widerVersions
+	}
+	return defaultVersions
+}
 
 // speaksLegacy reports whether v is a legacy version the session speaks.
 func (s *Session) speaksLegacy(v string) bool {
@@ -31,19 +43,19 @@ func (s *Session) speaksLegacy(v string) bool {
 // 2024-11-05 over Streamable HTTP, which that version does not have (its
 // HTTP transport is HTTP+SSE).
 func (s *Session) legacyVersionError(version, requested, kind string) *negotiation.Error {
-	upv := &negotiation.UnsupportedProtocolVersionError{Supported: []string{version}, Requested: requested}
-	e := &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Err: upv}
+	var reason string
 	switch {
 	case !s.speaksLegacy(version) && negotiation.IsOlder(version):
-		e.Reason = "initialize answered with version " + strconv.Quote(version) + ", an older version spoken only with " + OlderVersionsOption
+		reason = "initialize answered with version " + strconv.Quote(version) + ", an older version spoken only with " + OlderVersionsOption
 	case !s.speaksLegacy(version):
-		e.Reason = "initialize answered with version " + strconv.Quote(version)
+		reason = "initialize answered with version " + strconv.Quote(version)
 	case kind == transport.KindHTTP && !negotiation.FeaturesOf(version).StreamableHTTP:
-		e.Reason = "initialize answered with version " + strconv.Quote(version) + " over Streamable HTTP, which that version does not have (it speaks HTTP+SSE)"
+		reason = "initialize answered with version " + strconv.Quote(version) + " over Streamable HTTP, which that version does not have (it speaks HTTP+SSE)"
 	default:
-		return nil
+		return nil // the common case: nothing built
 	}
-	return e
+	upv := &negotiation.UnsupportedProtocolVersionError{Supported: []string{version}, Requested: requested}
+	return &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: reason, Err: upv}
 }
 
 // lacksElicitation returns the error that refuses an elicitation/create
