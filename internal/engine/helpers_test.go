@@ -549,11 +549,7 @@ type httpScript struct {
 }
 
 func (h *httpScript) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
-	}
-	m, ok := decodePosted(w, r)
+	m, ok := decodePOST(w, r)
 	if !ok {
 		return
 	}
@@ -592,6 +588,16 @@ func decodePosted(w http.ResponseWriter, r *http.Request) (jsonrpc.Message, bool
 		return nil, false
 	}
 	return m, true
+}
+
+// decodePOST is decodePosted for a server without a GET stream: a request
+// of another method gets 405 and false.
+func decodePOST(w http.ResponseWriter, r *http.Request) (jsonrpc.Message, bool) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return nil, false
+	}
+	return decodePosted(w, r)
 }
 
 // toolCallScript is an httpScript that serves tools/call with tool and

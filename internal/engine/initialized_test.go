@@ -28,11 +28,7 @@ type initServer struct {
 }
 
 func (g *initServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
-	}
-	m, ok := decodePosted(w, r)
+	m, ok := decodePOST(w, r)
 	if !ok {
 		return
 	}
