@@ -262,3 +262,36 @@ func TestTaskStatusListener(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskInputLikeRounds: the input a task of the modern tasks extension
+// asks for (input_required, found by polling) is served as a call's own
+// MRTR rounds are: a failing handler ends the call with the same kind and
+// the same message, and the request passes through the middleware.
+func TestTaskInputLikeRounds(t *testing.T) {
+	noAnswer := errors.New("no answer")
+	h := handler.Funcs{Elicit: func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+		return nil, noAnswer
+	}}
+	for _, tr := range []string{tPipe, tStdio, tHTTP} {
+		t.Run(tr, func(t *testing.T) {
+			r := &recorder{}
+			f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Modern), client.WithHandler(h), client.WithMiddleware(r.mw("m")),
+				client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
+			ctx := testCtx(t)
+			_, taskErr := f.c.CallTool(ctx, "task", map[string]any{"steps": 1, "input": true}, client.WithTaskAugmentation(true))
+			_, roundErr := f.c.CallTool(ctx, "ask_rounds", map[string]any{"rounds": 1})
+			for name, err := range map[string]error{"task": taskErr, "round": roundErr} {
+				var ce *client.Error
+				if !errors.As(err, &ce) || ce.Kind != client.KindHandler || !errors.Is(err, noAnswer) {
+					t.Errorf("%s: error = %v, want an *Error of kind handler wrapping the handler's error", name, err)
+				}
+			}
+			if taskErr != nil && roundErr != nil && taskErr.Error() != roundErr.Error() {
+				t.Errorf("task input failure = %q\nround failure      = %q\nwant the same message", taskErr, roundErr)
+			}
+			if n := r.count("m", protocol.MethodElicitationCreate, received); n != 2 {
+				t.Errorf("elicitation/create passed the middleware %d times, want 2 (the task's and the round's)", n)
+			}
+		})
+	}
+}
