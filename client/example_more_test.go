@@ -62,13 +62,22 @@ func ExampleClient_Resources() {
 func ExampleClient_ResourceTemplates() {
 	c, done := exampleClient()
 	defer done()
-	for rt, err := range c.ResourceTemplates(context.Background()) {
+	ctx := context.Background()
+	for rt, err := range c.ResourceTemplates(ctx) {
 		if err != nil {
 			log.Fatal(err)
 		}
 		fmt.Println(rt.URITemplate)
 	}
-	// Output: file:///{path}
+	// A URI the template describes is read like any other resource.
+	r, err := c.ReadResource(ctx, "file:///hello.txt")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.Contents[0].Text)
+	// Output:
+	// file:///{path}
+	// Hello, world!
 }
 
 func ExampleClient_AwaitTask() {

@@ -151,8 +151,12 @@ type ConnectionLostError struct {
 	Unsent bool
 }
 
-// Error implements the error interface.
+// Error implements the error interface. It says whether the request was
+// written: one lost before it was sent never reached the server.
 func (e *ConnectionLostError) Error() string {
+	if e.Unsent {
+		return describeErr("session: connection lost", " before sending ", e.Method, "", e.Err)
+	}
 	return describeErr("session: connection lost", " during ", e.Method, "", e.Err)
 }
 

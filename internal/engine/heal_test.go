@@ -378,3 +378,23 @@ func TestReconnectedStdioRespawn(t *testing.T) {
 		checkFresh(t, s)
 	})
 }
+
+// TestConnectionLostSaysWhetherSent: the error of a request lost with its
+// connection says whether it was written, so that its reader knows whether
+// the server may have got it.
+func TestConnectionLostSaysWhetherSent(t *testing.T) {
+	for _, tt := range []struct {
+		err  *ConnectionLostError
+		want string
+	}{
+		{&ConnectionLostError{Method: "tools/call", Err: transport.ErrClosed, Unsent: true},
+			"session: connection lost before sending tools/call: " + transport.ErrClosed.Error()},
+		{&ConnectionLostError{Method: "tools/call", Err: transport.ErrStreamBroken},
+			"session: connection lost during tools/call: " + transport.ErrStreamBroken.Error()},
+		{&ConnectionLostError{Err: transport.ErrStreamBroken}, "session: connection lost: " + transport.ErrStreamBroken.Error()},
+	} {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
