@@ -37,12 +37,6 @@ var (
 	ErrTooManyInputRounds = errors.New("session: too many input rounds")
 )
 
-// ErrRequestTimeout is matched by [*RequestTimeoutError].
-var ErrRequestTimeout = errors.New("session: request timed out")
-
-// ErrConnectionLost is matched by [*ConnectionLostError].
-var ErrConnectionLost = errors.New("session: connection lost")
-
 // ErrOutcomeUnknown is matched by [*OutcomeUnknownError]: a request was
 // lost after it may have reached the server, which may have executed it,
 // and the replay policy did not allow sending it again.
@@ -111,6 +105,9 @@ func describeErr(s, sep, what, detail string, err error) string {
 // Unwrap returns e.Err.
 func (e *ProtocolError) Unwrap() error { return e.Err }
 
+// ErrRequestTimeout is matched by [*RequestTimeoutError].
+var ErrRequestTimeout = errors.New("session: request timed out")
+
 // RequestTimeoutError reports a request that got no response within its
 // deadline ([Config.RequestTimeout], [CallOptions.Timeout]: counted from the
 // call's start, progress does not extend it) or its idle timeout
@@ -136,6 +133,9 @@ func (e *RequestTimeoutError) Error() string {
 
 // Is matches [ErrRequestTimeout].
 func (e *RequestTimeoutError) Is(target error) bool { return target == ErrRequestTimeout }
+
+// ErrConnectionLost is matched by [*ConnectionLostError].
+var ErrConnectionLost = errors.New("session: connection lost")
 
 // ConnectionLostError reports a request that was in flight when its
 // connection (or its response stream, or its legacy HTTP session) was lost
