@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -269,12 +270,27 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		s.Mode = engine.ModePinned
 		s.PinVersion = v
 	}
+	exts, err := cfg.capOpts.extensions()
+	if err != nil {
+		return s, err
+	}
+	if _, ok := exts[protocol.ExtensionTasks]; ok {
+		cfg.capOpts.TasksExtension = true
+	}
 	if cfg.capOpts.TasksExtension {
+		if exts == nil {
+			exts = map[string]json.RawMessage{}
+		}
+		if _, ok := exts[protocol.ExtensionTasks]; !ok {
+			exts[protocol.ExtensionTasks] = json.RawMessage(`{}`)
+		}
+	}
+	if len(exts) > 0 {
 		s.ExtraCapabilities = func(caps *protocol.ClientCapabilities) {
 			if caps.Extensions == nil {
-				caps.Extensions = map[string]json.RawMessage{}
+				caps.Extensions = make(map[string]json.RawMessage, len(exts))
 			}
-			caps.Extensions[protocol.ExtensionTasks] = json.RawMessage(`{}`)
+			maps.Copy(caps.Extensions, exts)
 		}
 	}
 	return s, nil

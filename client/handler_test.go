@@ -277,3 +277,48 @@ func TestFuncsCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredExtensions: client extensions given in CapabilityOptions are
+// advertised in both eras (initialize, and every modern request's
+// clientCapabilities), and a malformed identifier or settings value is
+// refused at connect.
+func TestDeclaredExtensions(t *testing.T) {
+	exts := map[string]json.RawMessage{"com.example/feature": json.RawMessage(`{"v":1}`), "com.example/bare": nil}
+	for _, era := range allEras {
+		for _, tr := range []string{tPipe, tHTTP} { // the servers whose record is in this process
+			t.Run(era.name+"/"+tr, func(t *testing.T) {
+				t.Parallel()
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(era.p),
+					client.WithCapabilityOptions(client.CapabilityOptions{Extensions: exts, TasksExtension: true}))
+				if _, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "hi"}); err != nil {
+					t.Fatal(err)
+				}
+				var got map[string]json.RawMessage
+				if err := json.Unmarshal(wireCapabilities(t, f.srv)["extensions"], &got); err != nil {
+					t.Fatalf("extensions on the wire: %v", err)
+				}
+				want := map[string]string{"com.example/feature": `{"v":1}`, "com.example/bare": `{}`, protocol.ExtensionTasks: `{}`}
+				gotText := map[string]string{}
+				for k, v := range got {
+					gotText[k] = string(v)
+				}
+				if diff := cmp.Diff(want, gotText); diff != "" {
+					t.Errorf("declared extensions (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+	for name, bad := range map[string]map[string]json.RawMessage{
+		"no prefix":     {"feature": nil},
+		"bad label":     {"com..example/f": nil},
+		"not an object": {"com.example/f": json.RawMessage(`[1]`)},
+	} {
+		t.Run("refused/"+name, func(t *testing.T) {
+			_, err := tryConnect(t, tPipe, testserver.Options{}, client.WithCapabilityOptions(client.CapabilityOptions{Extensions: bad}))
+			var ce *client.Error
+			if !errors.As(err, &ce) || ce.Kind != client.KindInvalid || !strings.Contains(err.Error(), "CapabilityOptions.Extensions") {
+				t.Errorf("Connect = %v, want an *Error of kind invalid naming CapabilityOptions.Extensions", err)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -94,6 +95,39 @@ type CapabilityOptions struct {
 	// of kind [KindUnsupported] matching [ErrNotSupported]. False: the
 	// server decides.
 	Strict bool
+	// Extensions declares client extensions, identifier to settings (nil
+	// settings are sent as {}), in the advertised capabilities'
+	// extensions member: in every modern request's clientCapabilities and
+	// in the legacy initialize (a legacy server that does not know the
+	// member ignores it). An identifier needs its prefix
+	// ("com.example/feature"; io.modelcontextprotocol/ names the official
+	// extensions, see [protocol.CheckExtensionID]); a malformed one makes
+	// Connect and Dial fail with an [*Error] of kind [KindInvalid].
+	// io.modelcontextprotocol/tasks here is the same as TasksExtension.
+	// Methods an extension adds are called with [Client.Call] and
+	// [Client.Notify].
+	Extensions map[string]json.RawMessage
+}
+
+// extensions checks the declared extensions and returns them with {} for
+// nil settings.
+func (o CapabilityOptions) extensions() (map[string]json.RawMessage, error) {
+	if len(o.Extensions) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]json.RawMessage, len(o.Extensions))
+	for id, v := range o.Extensions {
+		if err := protocol.CheckExtensionID(id); err != nil {
+			return nil, &Error{Op: "connect", Kind: KindInvalid, Err: fmt.Errorf("CapabilityOptions.Extensions: %w", err)}
+		}
+		if len(v) == 0 || string(v) == "null" {
+			v = json.RawMessage(`{}`)
+		} else if !json.Valid(v) || v[0] != '{' {
+			return nil, &Error{Op: "connect", Kind: KindInvalid, Err: fmt.Errorf("CapabilityOptions.Extensions: the settings of %q are not a JSON object", id)}
+		}
+		out[id] = v
+	}
+	return out, nil
 }
 
 // Auth configures authorization for HTTP servers. The auth package builds
