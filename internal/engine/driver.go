@@ -448,8 +448,9 @@ func (d *driver) probeOnce(ref *connRef, params json.RawMessage) (negotiation.Ou
 
 // rpc sends one negotiation request on the current connection and waits
 // for the response. It takes the session's one send path (send, then
-// await) as a call marked internal, which the loop registers on the
-// current connection even before a ready state. It is never cancelled
+// await) as a call marked internal, which registers on the current
+// connection even before a ready state (directly in the pending table,
+// like a plain call, and the reader hands it its response). It is never cancelled
 // on the wire: initialize must not be, and a timed-out probe is legacy
 // evidence, not something to cancel before initialize.
 //

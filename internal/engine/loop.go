@@ -203,7 +203,8 @@ func (s *Session) handle(ev event) {
 
 // register gives c an id on the current connection and tracks it. It
 // runs on the loop, for the calls that do not register directly (see
-// pendingTable.tryRegister).
+// pendingTable.tryRegister): listen streams, user calls that waited for a
+// ready state, negotiation traffic that found no current connection.
 func (s *Session) register(c *call) {
 	lp := &s.lp
 	s.pending.register(c, lp.ref, s.pub.Load().neg)
@@ -258,8 +259,8 @@ func (s *Session) abandonOnLoop(c *call, cancel bool, reason string) {
 
 // route handles one message read from ref (on the response stream of
 // request on, when valid; see transport.OriginReader). Responses to plain
-// calls do not come here: the reader resolves them
-// (pendingTable.resolveDirect).
+// calls and to negotiation requests do not come here: the reader resolves
+// them (pendingTable.resolveDirect).
 func (s *Session) route(ref *connRef, m jsonrpc.Message, on jsonrpc.ID) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
@@ -382,6 +383,7 @@ func (s *Session) install(conn transport.Conn) *connRef {
 	}
 	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn), class: transport.ClassOf(conn)}
 	s.pending.shut(s.lp.ref) // reopened by the next ready state, on ref
+	s.pending.setCurrent(ref)
 	s.lp.ref = ref
 	s.publish(func(v *view) { v.ref = ref })
 	s.wg.Add(1)
@@ -412,8 +414,8 @@ func (s *Session) write(ctx context.Context, ref *connRef, m jsonrpc.Message) er
 const maxBadReads = 100
 
 // reader reads ref's connection until it ends and hands every message to
-// the loop, except a response to a plain call, which it delivers to the
-// waiting caller itself (pendingTable.resolveDirect; a non-blocking send).
+// the loop, except a response to a plain call or a negotiation request,
+// which it delivers to the waiting caller itself (pendingTable.resolveDirect; a non-blocking send).
 // It never runs user code and never blocks on anything but Read and the
 // loop (which never blocks on it).
 func (s *Session) reader(ref *connRef) {
