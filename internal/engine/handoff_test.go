@@ -86,6 +86,24 @@ func TestNegotiationRequestAfterClose(t *testing.T) {
 	}
 }
 
+// TestBecomeReadyPublishesOneView: the negotiation, the ready state and
+// the generation are published together, in one view (one allocation).
+func TestBecomeReadyPublishesOneView(t *testing.T) {
+	s := newSession(t.Context(), newScripted(modernServer), Config{})
+	n := &negState{version: protocol.Version20260728}
+	allocs := testing.AllocsPerRun(100, func() {
+		s.lp.st = StateProbing
+		s.becomeReady(n, StateModern)
+	})
+	if allocs != 1 {
+		t.Errorf("becomeReady allocates %v times, want 1 (one view)", allocs)
+	}
+	v := s.pub.Load()
+	if v.st != StateModern || v.neg != n || v.gen != 101 {
+		t.Errorf("published view: state %v, neg %p, gen %d; want modern, %p, 101", v.st, v.neg, v.gen, n)
+	}
+}
+
 // TestStepGoroutineDoesNotWaitForLoop: a negotiation step's I/O goroutine
 // with nothing to undo posts its outcome and ends at once, without waiting
 // for the loop to run it (the loop runs it later, in order).

@@ -533,26 +533,27 @@ func (s *Session) markDone(err error) {
 // becomeReady moves to the negotiated era's state and releases the calls
 // that waited. It runs on the loop.
 //
-// After a heal (a re-negotiation) it bumps the generation and closes the
-// channel Reconnected returned, replacing it first.
+// One view publishes the negotiation, the state and the generation
+// together. After a heal (a re-negotiation) it bumps the generation and,
+// once the waiting calls are registered, closes the channel Reconnected
+// returned, replaced in that view.
 func (s *Session) becomeReady(n *negState, next State) {
 	lp := &s.lp
-	s.publish(func(v *view) { v.neg = n })
-	s.setState(next)
 	healed := lp.healing
 	lp.healing = false
-	waiting := lp.waiting
-	lp.waiting = nil
-	for _, c := range waiting {
-		s.register(c)
-	}
 	var old chan struct{}
-	s.publish(func(v *view) {
+	s.setStateWith(next, func(v *view) {
+		v.neg = n
 		v.gen++
 		if healed {
 			old, v.reconn = v.reconn, make(chan struct{})
 		}
 	})
+	waiting := lp.waiting
+	lp.waiting = nil
+	for _, c := range waiting {
+		s.register(c)
+	}
 	if old != nil {
 		close(old)
 	}
