@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -26,7 +29,7 @@ func TestNegotiationRequestTakesNoLoopTrip(t *testing.T) {
 	t.Cleanup(func() {
 		s.wg.Add(1)
 		go s.dispatcher()
-		go s.loop()
+		go s.runLoop()
 		s.Close()
 		tr.wait()
 	})
@@ -104,6 +107,70 @@ func TestBecomeReadyPublishesOneView(t *testing.T) {
 	}
 }
 
+// TestCloseTimesOutOnStuckHandler: Close waits at most CloseTimeout for a
+// handler that ignores its cancelled context, returns ErrCloseTimeout,
+// and the session's goroutines are still joined once the handler ends
+// (the bubble would not end otherwise).
+func TestCloseTimesOutOnStuckHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started, release := make(chan struct{}), make(chan struct{})
+		h := handler.Funcs{CreateMessage: func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+			close(started)
+			<-release // ignores ctx
+			return nil, ctx.Err()
+		}}
+		tr := newScripted(legacyServer)
+		s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(1), "sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 1})
+		tr.peer(0).send(req)
+		<-started
+		start := time.Now()
+		err = s.Close()
+		if !errors.Is(err, ErrCloseTimeout) {
+			t.Errorf("Close = %v, want ErrCloseTimeout", err)
+		}
+		if d := time.Since(start); d != CloseTimeout {
+			t.Errorf("Close took %v, want CloseTimeout (%v)", d, CloseTimeout)
+		}
+		close(release)
+		synctest.Wait()
+		select {
+		case <-s.joined:
+		default:
+			t.Error("the session's goroutines were not joined after the handler ended")
+		}
+		tr.wait()
+	})
+}
+
+// TestCloseJoinsAtOnce: when every goroutine ends promptly, Close returns
+// with them joined and no timeout error, taking no time on the clock.
+func TestCloseJoinsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(legacyServer)
+		s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := s.Close(); err != nil {
+			t.Errorf("Close = %v, want nil", err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("Close took %v of the fake clock, want 0", d)
+		}
+		select {
+		case <-s.joined:
+		default:
+			t.Error("Close returned before the session's goroutines were joined")
+		}
+		tr.wait()
+	})
+}
+
 // TestStepGoroutineDoesNotWaitForLoop: a negotiation step's I/O goroutine
 // with nothing to undo posts its outcome and ends at once, without waiting
 // for the loop to run it (the loop runs it later, in order).
@@ -122,7 +189,7 @@ func TestStepGoroutineDoesNotWaitForLoop(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the step's goroutine waited for the loop")
 	}
-	go s.loop()
+	go s.runLoop()
 	<-ran
 	s.Close()
 }

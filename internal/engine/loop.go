@@ -110,6 +110,16 @@ func (s *Session) ask(ev event) error {
 	}
 }
 
+// runLoop runs the loop and then, on the same goroutine, joins the
+// session's other goroutines for Close: joined is closed once wg is done.
+// It is the one goroutine Close may leave behind, and only when a handler
+// ignores its cancelled context past CloseTimeout.
+func (s *Session) runLoop() {
+	s.loop()
+	s.wg.Wait()
+	close(s.joined)
+}
+
 // loop is the session's owner goroutine. It blocks in exactly one select:
 // events from callers, the reader and the negotiation steps' I/O; the
 // dispatcher taking the next queued notification; Close.

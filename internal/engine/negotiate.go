@@ -19,7 +19,7 @@ import (
 func (s *Session) start(ctx context.Context) error {
 	s.wg.Add(1)
 	go s.dispatcher()
-	go s.loop()
+	go s.runLoop()
 	conn, err := s.t.Connect(ctx)
 	if err != nil {
 		return err
