@@ -10,7 +10,8 @@ import (
 )
 
 // loopState is every field the loop goroutine owns. Nothing else touches
-// it (habit 15); other goroutines post events. The pending-call table is
+// it (habit 15); other goroutines post events. (Before the loop starts,
+// Connect's goroutine plays its part: see start.) The pending-call table is
 // not here: it is Session.pending, a mutex-guarded struct that callers and
 // the reader use directly (see pendingTable).
 type loopState struct {
@@ -385,7 +386,8 @@ func (s *Session) connLost(ref *connRef, err error) {
 }
 
 // install makes conn the current connection and starts its reader. It
-// runs on the loop.
+// runs on the loop (for the first connection, on Connect's goroutine
+// before the loop starts: see start).
 func (s *Session) install(conn transport.Conn) *connRef {
 	var gen uint64
 	if lp := &s.lp; lp.ref != nil {
