@@ -33,24 +33,32 @@ func (s *Session) Close() error {
 				err = cerr
 			}
 		}
-		// wg.Wait has no timeout; a helper makes it selectable. It is
-		// the one goroutine Close may leave behind, and only when a
-		// handler ignores its cancelled context past CloseTimeout.
-		waited := make(chan struct{})
-		go func() {
-			s.wg.Wait()
-			close(waited)
-		}()
-		t := time.NewTimer(CloseTimeout)
-		defer t.Stop()
-		select {
-		case <-waited:
+		if s.join() {
 			s.flushEvents() // the dispatcher has ended: its queue is ours
-		case <-t.C:
+		} else {
 			s.log.Error("session close: goroutines did not finish", "timeout", CloseTimeout)
 			err = errors.Join(err, ErrCloseTimeout)
 		}
 		s.closeErr = err
 	})
 	return s.closeErr
+}
+
+// join waits, at most CloseTimeout, until every goroutine the session
+// started has ended (runLoop closes joined), and reports whether they did.
+// When they already have, it makes no timer.
+func (s *Session) join() bool {
+	select {
+	case <-s.joined:
+		return true
+	default:
+	}
+	t := time.NewTimer(CloseTimeout)
+	defer t.Stop()
+	select {
+	case <-s.joined:
+		return true
+	case <-t.C:
+		return false
+	}
 }

@@ -67,9 +67,9 @@
 // back (evStep); on the loop, package negotiation says what the outcome
 // means and the next step starts. Durable listen streams are re-opened the
 // same way, paced (relisten.go). Every outgoing request takes one send path (send.go:
-// register, write, then await), whose first step lets a plain call
-// register directly in the lock-guarded pending table when the session
-// is ready. The message tap ([Config.Tap]) sits at the single read point
+// register, write, then await), whose first step lets a plain call (when
+// the session is ready) and a negotiation request (on the current
+// connection) register directly in the lock-guarded pending table. The message tap ([Config.Tap]) sits at the single read point
 // (the reader) and the single write point (Session.write). Incoming server
 // requests and notifications are dispatched by the routes of package
 // internal/route, the one table of the methods the client routes.
@@ -111,17 +111,19 @@
 // awaiting a response, progress tokens): a small struct with its own
 // mutex, held only for map updates and non-blocking sends, so that a call
 // costs no round trip through the loop. While the session is ready a
-// caller registers its request there itself and writes it; the reader
-// delivers a response to a plain call straight to the waiting caller. The
-// loop stays in charge: it opens the table to direct registration only in
-// a ready state, on the current connection, and shuts it (under the same
-// mutex) when it leaves that state, when the connection is lost (also shut
-// by the reader at a terminal read error and by a caller that reports a
-// lost connection, so that a replay waits for the heal) and at Close,
-// where it retires every pending call. Everything else still goes through
-// the loop: calls made while not ready, negotiation requests, listen
-// streams, and responses to calls whose result must follow their progress
-// and log notifications ([CallOptions.Progress], [CallOptions.LogLevel]);
+// caller registers its request there itself and writes it; a negotiation
+// request does the same on the current connection in any state until the
+// session fails or closes; the reader delivers a response to either
+// straight to the waiting caller. The loop stays in charge: it opens the
+// table to the direct registration of plain calls only in a ready state,
+// on the current connection, and shuts it (under the same mutex) when it
+// leaves that state, when the connection is lost (also shut by the reader
+// at a terminal read error and by a caller that reports a lost
+// connection, so that a replay waits for the heal) and at Close, where it
+// retires every pending call. Everything else still goes through the
+// loop: calls made while not ready, listen streams, and responses to
+// calls whose result must follow their progress and log notifications
+// ([CallOptions.Progress], [CallOptions.LogLevel]);
 // so do all notifications and server requests. A response to a request
 // that is no longer pending (abandoned, timed out, retired) is dropped, as
 // is progress for one of ours that has finished. User code runs on:

@@ -114,14 +114,19 @@ func (d *driver) fail(err error) {
 
 // spawn runs io on a short-lived goroutine; the function io returns runs
 // next on the loop, as an evStep event. If the loop ended first, undo
-// (when io returned one) releases what io acquired.
+// (when io returned one) releases what io acquired: only then does the
+// goroutine wait for the loop to have run next; otherwise it posts next
+// and ends (a step the loop never runs, because it ended, holds nothing).
 func (d *driver) spawn(io func() (next, undo func())) {
 	s := d.s
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		next, undo := io()
-		if err := s.ask(event{kind: evStep, step: next}); err != nil && undo != nil {
+		ev := event{kind: evStep, step: next}
+		if undo == nil {
+			s.post(ev)
+		} else if err := s.ask(ev); err != nil {
 			undo()
 		}
 	}()
@@ -448,8 +453,9 @@ func (d *driver) probeOnce(ref *connRef, params json.RawMessage) (negotiation.Ou
 
 // rpc sends one negotiation request on the current connection and waits
 // for the response. It takes the session's one send path (send, then
-// await) as a call marked internal, which the loop registers on the
-// current connection even before a ready state. It is never cancelled
+// await) as a call marked internal, which registers on the current
+// connection even before a ready state (directly in the pending table,
+// like a plain call, and the reader hands it its response). It is never cancelled
 // on the wire: initialize must not be, and a timed-out probe is legacy
 // evidence, not something to cancel before initialize.
 //

@@ -10,7 +10,8 @@ import (
 )
 
 // loopState is every field the loop goroutine owns. Nothing else touches
-// it (habit 15); other goroutines post events. The pending-call table is
+// it (habit 15); other goroutines post events. (Before the loop starts,
+// Connect's goroutine plays its part: see start.) The pending-call table is
 // not here: it is Session.pending, a mutex-guarded struct that callers and
 // the reader use directly (see pendingTable).
 type loopState struct {
@@ -110,6 +111,16 @@ func (s *Session) ask(ev event) error {
 	}
 }
 
+// runLoop runs the loop and then, on the same goroutine, joins the
+// session's other goroutines for Close: joined is closed once wg is done.
+// It is the one goroutine Close may leave behind, and only when a handler
+// ignores its cancelled context past CloseTimeout.
+func (s *Session) runLoop() {
+	s.loop()
+	s.wg.Wait()
+	close(s.joined)
+}
+
 // loop is the session's owner goroutine. It blocks in exactly one select:
 // events from callers, the reader and the negotiation steps' I/O; the
 // dispatcher taking the next queued notification; Close.
@@ -203,7 +214,8 @@ func (s *Session) handle(ev event) {
 
 // register gives c an id on the current connection and tracks it. It
 // runs on the loop, for the calls that do not register directly (see
-// pendingTable.tryRegister).
+// pendingTable.tryRegister): listen streams, user calls that waited for a
+// ready state, negotiation traffic that found no current connection.
 func (s *Session) register(c *call) {
 	lp := &s.lp
 	s.pending.register(c, lp.ref, s.pub.Load().neg)
@@ -258,8 +270,8 @@ func (s *Session) abandonOnLoop(c *call, cancel bool, reason string) {
 
 // route handles one message read from ref (on the response stream of
 // request on, when valid; see transport.OriginReader). Responses to plain
-// calls do not come here: the reader resolves them
-// (pendingTable.resolveDirect).
+// calls and to negotiation requests do not come here: the reader resolves
+// them (pendingTable.resolveDirect).
 func (s *Session) route(ref *connRef, m jsonrpc.Message, on jsonrpc.ID) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
@@ -374,7 +386,8 @@ func (s *Session) connLost(ref *connRef, err error) {
 }
 
 // install makes conn the current connection and starts its reader. It
-// runs on the loop.
+// runs on the loop (for the first connection, on Connect's goroutine
+// before the loop starts: see start).
 func (s *Session) install(conn transport.Conn) *connRef {
 	var gen uint64
 	if lp := &s.lp; lp.ref != nil {
@@ -382,6 +395,7 @@ func (s *Session) install(conn transport.Conn) *connRef {
 	}
 	ref := &connRef{conn: conn, gen: gen + 1, kind: kindOf(conn), class: transport.ClassOf(conn)}
 	s.pending.shut(s.lp.ref) // reopened by the next ready state, on ref
+	s.pending.setCurrent(ref)
 	s.lp.ref = ref
 	s.publish(func(v *view) { v.ref = ref })
 	s.wg.Add(1)
@@ -412,8 +426,8 @@ func (s *Session) write(ctx context.Context, ref *connRef, m jsonrpc.Message) er
 const maxBadReads = 100
 
 // reader reads ref's connection until it ends and hands every message to
-// the loop, except a response to a plain call, which it delivers to the
-// waiting caller itself (pendingTable.resolveDirect; a non-blocking send).
+// the loop, except a response to a plain call or a negotiation request,
+// which it delivers to the waiting caller itself (pendingTable.resolveDirect; a non-blocking send).
 // It never runs user code and never blocks on anything but Read and the
 // loop (which never blocks on it).
 func (s *Session) reader(ref *connRef) {
@@ -531,26 +545,27 @@ func (s *Session) markDone(err error) {
 // becomeReady moves to the negotiated era's state and releases the calls
 // that waited. It runs on the loop.
 //
-// After a heal (a re-negotiation) it bumps the generation and closes the
-// channel Reconnected returned, replacing it first.
+// One view publishes the negotiation, the state and the generation
+// together. After a heal (a re-negotiation) it bumps the generation and,
+// once the waiting calls are registered, closes the channel Reconnected
+// returned, replaced in that view.
 func (s *Session) becomeReady(n *negState, next State) {
 	lp := &s.lp
-	s.publish(func(v *view) { v.neg = n })
-	s.setState(next)
 	healed := lp.healing
 	lp.healing = false
-	waiting := lp.waiting
-	lp.waiting = nil
-	for _, c := range waiting {
-		s.register(c)
-	}
 	var old chan struct{}
-	s.publish(func(v *view) {
+	s.setStateWith(next, func(v *view) {
+		v.neg = n
 		v.gen++
 		if healed {
 			old, v.reconn = v.reconn, make(chan struct{})
 		}
 	})
+	waiting := lp.waiting
+	lp.waiting = nil
+	for _, c := range waiting {
+		s.register(c)
+	}
 	if old != nil {
 		close(old)
 	}

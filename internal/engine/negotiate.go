@@ -13,25 +13,26 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// start runs the loop and the dispatcher, makes the first connection
-// and has the loop negotiate on it; Connect's goroutine only waits for
-// the outcome.
+// start runs the dispatcher, makes the first connection, starts the
+// negotiation on it and runs the loop; Connect's goroutine then only waits
+// for the outcome.
 func (s *Session) start(ctx context.Context) error {
 	s.wg.Add(1)
 	go s.dispatcher()
-	go s.loop()
 	conn, err := s.t.Connect(ctx)
 	if err != nil {
+		go s.runLoop() // for Close
 		return err
 	}
-	// One trip through the loop installs the connection and starts the
-	// negotiation on it; Connect's goroutine wakes only for the outcome.
+	// Until the loop runs, its state is this goroutine's: the connection
+	// is installed and the first step started here (a step never blocks),
+	// so that Connect costs no trip through the loop before the first
+	// request is under way, and wakes only for the outcome.
 	done := make(chan error, 1)
 	d := &driver{s: s, t: s.t, ctx: ctx}
-	if !s.post(event{kind: evStep, step: func() { s.install(conn); d.begin(done) }}) {
-		conn.Close()
-		return ErrClosed
-	}
+	s.install(conn)
+	d.begin(done)
+	go s.runLoop()
 	select {
 	case err := <-done:
 		return err
@@ -40,19 +41,13 @@ func (s *Session) start(ctx context.Context) error {
 		case err := <-done:
 			return err
 		default:
+			return ErrClosed
 		}
-		// The loop has ended: its state is ours. If it ended before the
-		// step ran, the connection was never installed (and Close will
-		// not close it).
-		if ref := s.lp.ref; ref == nil || ref.conn != conn {
-			conn.Close()
-		}
-		return ErrClosed
 	}
 }
 
 // begin starts Connect's negotiation; its outcome goes to done. It runs
-// on the loop.
+// as the loop, on Connect's goroutine before the loop starts (see start).
 func (d *driver) begin(done chan<- error) {
 	s := d.s
 	unhinted := false

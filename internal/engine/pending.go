@@ -22,10 +22,14 @@ import (
 // current connection. A shut table sends callers through the loop
 // (evRegister), which holds them while not ready, exactly as before.
 type pendingTable struct {
-	mu     sync.Mutex
-	open   bool            // user calls may register directly, on ref with neg
-	ref    *connRef        // the connection direct registrations go to
-	neg    *negState       // the negotiation direct registrations see
+	mu   sync.Mutex
+	open bool      // user calls may register directly, on ref with neg
+	ref  *connRef  // the connection direct registrations go to
+	neg  *negState // the negotiation direct registrations see
+	// cur is the current connection, where negotiation traffic registers
+	// directly whatever the state (the loop's rule for it); nil before the
+	// first connection and once the session failed or closed.
+	cur    *connRef
 	nextID int64           // last request id issued
 	calls  map[int64]*call // requests awaiting a response, by id
 	tokens map[int64]*call // progress token → call
@@ -60,6 +64,14 @@ func (p *pendingTable) shut(ref *connRef) {
 	p.mu.Unlock()
 }
 
+// setCurrent makes ref the connection negotiation traffic registers on.
+// It is called by the loop when it installs ref.
+func (p *pendingTable) setCurrent(ref *connRef) {
+	p.mu.Lock()
+	p.cur = ref
+	p.mu.Unlock()
+}
+
 // add registers c on ref with neg. p.mu is held.
 func (p *pendingTable) add(c *call, ref *connRef, neg *negState) {
 	p.nextID++
@@ -75,17 +87,24 @@ func (p *pendingTable) add(c *call, ref *connRef, neg *negState) {
 	}
 }
 
-// tryRegister registers the user call c directly when the table is open.
-// It reports false when c must go through the loop: the session is not
-// ready (negotiating, healing, failed, closed), or c is negotiation traffic
-// or a listen stream.
-func (p *pendingTable) tryRegister(c *call) bool {
-	if c.internal || c.stream != nil {
+// tryRegister registers c directly and reports whether it did: a user call
+// when the table is open (on ref, with neg); negotiation traffic on the
+// current connection in any state until the session failed or closed
+// (with last, the latest negotiation), as the loop would. It reports false
+// when c must go through the loop: a user call while the session is not
+// ready (negotiating, healing, failed, closed), negotiation traffic once
+// there is no current connection, or a listen stream.
+func (p *pendingTable) tryRegister(c *call, last *negState) bool {
+	if c.stream != nil {
 		return false
 	}
 	p.mu.Lock()
-	ok := p.open
-	if ok {
+	var ok bool
+	if c.internal {
+		if ok = p.cur != nil; ok {
+			p.add(c, p.cur, last)
+		}
+	} else if ok = p.open; ok {
 		p.add(c, p.ref, p.neg)
 	}
 	p.mu.Unlock()
@@ -143,8 +162,8 @@ func (p *pendingTable) succeeded(c *call, m *jsonrpc.Response) {
 }
 
 // resolveDirect is the reader's fast path for a response: when it answers
-// a plain pending call (not negotiation traffic, not a listen stream, not
-// a call whose result must wait for the dispatcher), the call is removed
+// a pending call that is not a listen stream nor a call whose result must
+// wait for the dispatcher (a plain call or negotiation traffic), the call is removed
 // and returned for the reader to deliver. Otherwise it returns nil and the
 // response goes to the loop as before.
 func (p *pendingTable) resolveDirect(m *jsonrpc.Response) *call {
@@ -168,7 +187,7 @@ func (p *pendingTable) settle(m *jsonrpc.Response, direct bool) *call {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.calls[n]
-	if c == nil || direct && (c.internal || c.stream != nil || c.flush || c.progress != nil) {
+	if c == nil || direct && (c.stream != nil || c.flush || c.progress != nil) {
 		return nil
 	}
 	p.drop(c)
@@ -178,11 +197,16 @@ func (p *pendingTable) settle(m *jsonrpc.Response, direct bool) *call {
 
 // take removes and returns every pending call on ref (every pending call
 // when ref is nil); when ref is the connection direct registrations go
-// to, or ref is nil, the table is shut as well. It is called by the loop.
+// to, or ref is nil, the table is shut as well, and with ref nil (the
+// session failed or closed) negotiation traffic no longer registers
+// directly either. It is called by the loop.
 func (p *pendingTable) take(ref *connRef) []*call {
 	p.mu.Lock()
 	if ref == nil || ref == p.ref {
 		p.open, p.ref, p.neg = false, nil, nil
+	}
+	if ref == nil {
+		p.cur = nil
 	}
 	var out []*call
 	for _, c := range p.calls {

@@ -28,11 +28,11 @@ type sendSpec struct {
 // send is the first half of the session's one send path (register →
 // write → await), taken by every outgoing request: user calls,
 // negotiation requests, listen streams. It registers c — directly in the
-// lock-guarded pending table when the session is ready and c is a plain
-// call (the fast path: no round trip through the loop), otherwise through
-// the loop, which holds c until it may be sent (negotiation traffic is
-// registered on the current connection at once) or fails it — then builds
-// and writes the request. The caller then awaits the answer (s.await) or,
+// lock-guarded pending table (no round trip through the loop) when c is a
+// plain call and the session is ready, or when c is negotiation traffic
+// and there is a current connection (it goes there at once, in any
+// state); otherwise through the loop, which holds c until it may be sent
+// or fails it — then builds and writes the request. The caller then awaits the answer (s.await) or,
 // for listen, the stream.
 //
 // err is a failure before the write (the session closed or failed, a
@@ -40,7 +40,7 @@ type sendSpec struct {
 // failure to write (ctx.Err() when ctx ended meanwhile). Either way c is
 // no longer pending.
 func (s *Session) send(ctx context.Context, c *call, sp *sendSpec) (writeErr, err error) {
-	if !s.pending.tryRegister(c) {
+	if !s.pending.tryRegister(c, s.pub.Load().neg) {
 		if !s.post(event{kind: evRegister, call: c}) {
 			return nil, ErrClosed
 		}

@@ -361,13 +361,14 @@ type Session struct {
 	recv       taskReceiver      // tasks run for a legacy server (taskrecv.go)
 	held       heldCalls         // legacy manual calls holding server requests (heldinput.go)
 	loopDone   chan struct{}     // closed when the loop returns
+	joined     chan struct{}     // closed once the loop returned and wg is done (runLoop)
 	doneCh     chan struct{}     // closed by the loop when the session fails or closes
 	closeOnce  sync.Once
 	closeErr   error // written in closeOnce
 	// wg counts readers, the dispatcher, server-request handlers, cancel
 	// senders, negotiation steps' I/O, re-listens and the rejecter. Add is called only before the loop starts or
-	// on the loop, so every Add happens before Close's Wait (which waits
-	// for loopDone first).
+	// on the loop, so every Add happens before the Wait of runLoop (which
+	// comes after the loop returned).
 	wg sync.WaitGroup
 
 	// pub is the loop's published state (see view): written only by the
@@ -465,6 +466,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 		dispatchCh: make(chan dispatchItem),
 		closing:    make(chan struct{}),
 		loopDone:   make(chan struct{}),
+		joined:     make(chan struct{}),
 		doneCh:     make(chan struct{}),
 	}
 	s.evq.kick = make(chan struct{}, 1)

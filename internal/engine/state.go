@@ -78,14 +78,23 @@ func legal(from, to State) bool {
 // setState moves the state machine to next. It runs on the loop. An
 // illegal transition is a bug in this package, not something a peer can
 // cause, so it panics.
-func (s *Session) setState(next State) {
+func (s *Session) setState(next State) { s.setStateWith(next, nil) }
+
+// setStateWith is setState publishing, in the same view as the new state,
+// what also (when not nil) changes in it.
+func (s *Session) setStateWith(next State, also func(v *view)) {
 	cur := s.lp.st
 	if !legal(cur, next) {
 		panic("session: illegal state transition " + cur.String() + " -> " + next.String())
 	}
 	s.log.Debug("session state", "from", cur, "to", next)
 	s.lp.st = next
-	s.publish(func(v *view) { v.st = next })
+	s.publish(func(v *view) {
+		v.st = next
+		if also != nil {
+			also(v)
+		}
+	})
 	// Open the pending table to direct registrations in a ready state
 	// (with the current connection and negotiation), shut it otherwise.
 	s.pending.setOpen(next.ready(), s.lp.ref, s.pub.Load().neg)
