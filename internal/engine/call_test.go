@@ -801,3 +801,73 @@ func TestNotify(t *testing.T) {
 		}
 	})
 }
+
+// TestCloseTimesOutOnStuckHandler: Close waits at most CloseTimeout for a
+
+// handler that ignores its cancelled context, returns ErrCloseTimeout,
+
+// and the session's goroutines are still joined once the handler ends
+
+// (the bubble would not end otherwise).
+
+func TestCloseTimesOutOnStuckHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started, release := make(chan struct{}), make(chan struct{})
+		h := handler.Funcs{CreateMessage: func(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+			close(started)
+			<-release // ignores ctx
+			return nil, ctx.Err()
+		}}
+		tr := newScripted(legacyServer)
+		s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(1), "sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 1})
+		tr.peer(0).send(req)
+		<-started
+		start := time.Now()
+		err = s.Close()
+		if !errors.Is(err, ErrCloseTimeout) {
+			t.Errorf("Close = %v, want ErrCloseTimeout", err)
+		}
+		if d := time.Since(start); d != CloseTimeout {
+			t.Errorf("Close took %v, want CloseTimeout (%v)", d, CloseTimeout)
+		}
+		close(release)
+		synctest.Wait()
+		select {
+		case <-s.joined:
+		default:
+			t.Error("the session's goroutines were not joined after the handler ended")
+		}
+		tr.wait()
+	})
+}
+
+// TestCloseJoinsAtOnce: when every goroutine ends promptly, Close returns
+
+// with them joined and no timeout error, taking no time on the clock.
+
+func TestCloseJoinsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(legacyServer)
+		s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := s.Close(); err != nil {
+			t.Errorf("Close = %v, want nil", err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("Close took %v of the fake clock, want 0", d)
+		}
+		select {
+		case <-s.joined:
+		default:
+			t.Error("Close returned before the session's goroutines were joined")
+		}
+		tr.wait()
+	})
+}

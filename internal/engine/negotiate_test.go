@@ -565,3 +565,87 @@ func TestHintFailedReported(t *testing.T) {
 		}
 	})
 }
+
+// TestNegotiationRequestTakesNoLoopTrip: a negotiation request registers
+
+// directly in the pending table and the reader hands it its response, so
+
+// that it completes while the loop is not running at all, and posts
+
+// nothing to it.
+
+func TestNegotiationRequestTakesNoLoopTrip(t *testing.T) {
+	tr := newScripted(modernServer)
+	s := newSession(t.Context(), tr, Config{})
+	conn, err := tr.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Play the loop's part in installing the connection (it owns no other
+	// goroutine yet), without starting the loop.
+	ref := s.install(conn)
+	t.Cleanup(func() {
+		s.wg.Add(1)
+		go s.dispatcher()
+		go s.runLoop()
+		s.Close()
+		tr.wait()
+	})
+	d := &driver{s: s, t: tr, ctx: t.Context()}
+	params, err := d.probeParams(ref, protocol.Version20260728)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		resp *jsonrpc.Response
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := d.rpc(t.Context(), protocol.MethodDiscover, params)
+		got <- answer{resp, err}
+	}()
+	select {
+	case a := <-got:
+		if a.err != nil || a.resp == nil || a.resp.Error != nil || len(a.resp.Result) == 0 {
+			t.Fatalf("server/discover = %+v, %v; want its result", a.resp, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server/discover waited for the loop")
+	}
+	if n := len(s.events); n != 0 {
+		t.Errorf("the request posted %d events to the loop, want none", n)
+	}
+	s.pending.mu.Lock()
+	left := len(s.pending.calls)
+	s.pending.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d calls left pending after the response", left)
+	}
+}
+
+// TestNegotiationRequestAfterClose: once the session closed, negotiation
+
+// traffic no longer registers directly on the last connection: it fails
+
+// with ErrClosed and nothing more is written.
+
+func TestNegotiationRequestAfterClose(t *testing.T) {
+	tr := newScripted(modernServer)
+	s := connected(t, tr, Config{})
+	ref := s.pub.Load().ref
+	d := &driver{s: s, t: tr, ctx: t.Context()}
+	params, err := d.probeParams(ref, protocol.Version20260728)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	tr.wait()
+	before := len(tr.peer(0).requests(protocol.MethodDiscover))
+	if _, err := d.rpc(t.Context(), protocol.MethodDiscover, params); !errors.Is(err, ErrClosed) {
+		t.Errorf("server/discover after Close: err = %v, want ErrClosed", err)
+	}
+	if after := len(tr.peer(0).requests(protocol.MethodDiscover)); after != before {
+		t.Errorf("server/discover after Close reached the server (%d → %d requests)", before, after)
+	}
+}

@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/conduitmcp/conduit/protocol"
+)
 
 func TestStateTransitions(t *testing.T) {
 	tests := []struct {
@@ -47,5 +51,25 @@ func TestStateString(t *testing.T) {
 	}
 	if got := State(42).String(); got != "State(42)" {
 		t.Errorf("State(42).String() = %q", got)
+	}
+}
+
+// TestBecomeReadyPublishesOneView: the negotiation, the ready state and
+
+// the generation are published together, in one view (one allocation).
+
+func TestBecomeReadyPublishesOneView(t *testing.T) {
+	s := newSession(t.Context(), newScripted(modernServer), Config{})
+	n := &negState{version: protocol.Version20260728}
+	allocs := testing.AllocsPerRun(100, func() {
+		s.lp.st = StateProbing
+		s.becomeReady(n, StateModern)
+	})
+	if allocs != 1 {
+		t.Errorf("becomeReady allocates %v times, want 1 (one view)", allocs)
+	}
+	v := s.pub.Load()
+	if v.st != StateModern || v.neg != n || v.gen != 101 {
+		t.Errorf("published view: state %v, neg %p, gen %d; want modern, %p, 101", v.st, v.neg, v.gen, n)
 	}
 }

@@ -129,3 +129,29 @@ func TestCloseDuringHealStep(t *testing.T) {
 		})
 	}
 }
+
+// TestStepGoroutineDoesNotWaitForLoop: a negotiation step's I/O goroutine
+
+// with nothing to undo posts its outcome and ends at once, without waiting
+
+// for the loop to run it (the loop runs it later, in order).
+
+func TestStepGoroutineDoesNotWaitForLoop(t *testing.T) {
+	s := newSession(t.Context(), newScripted(modernServer), Config{})
+	ran := make(chan struct{})
+	d := &driver{s: s, ctx: t.Context()}
+	d.spawn(func() (func(), func()) { return func() { close(ran) }, nil })
+	ended := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the step's goroutine waited for the loop")
+	}
+	go s.runLoop()
+	<-ran
+	s.Close()
+}
