@@ -270,9 +270,18 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		s.Mode = engine.ModePinned
 		s.PinVersion = v
 	}
+	s.ExtraCapabilities, err = cfg.declaredExtensions()
+	return s, err
+}
+
+// declaredExtensions returns what adds the declared client extensions
+// (CapabilityOptions.Extensions, the tasks extension) to the advertised
+// capabilities, or nil when there are none. Declaring the tasks extension
+// by its identifier turns TasksExtension on.
+func (cfg *config) declaredExtensions() (func(*protocol.ClientCapabilities), error) {
 	exts, err := cfg.capOpts.extensions()
 	if err != nil {
-		return s, err
+		return nil, err
 	}
 	if _, ok := exts[protocol.ExtensionTasks]; ok {
 		cfg.capOpts.TasksExtension = true
@@ -285,15 +294,15 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 			exts[protocol.ExtensionTasks] = json.RawMessage(`{}`)
 		}
 	}
-	if len(exts) > 0 {
-		s.ExtraCapabilities = func(caps *protocol.ClientCapabilities) {
-			if caps.Extensions == nil {
-				caps.Extensions = make(map[string]json.RawMessage, len(exts))
-			}
-			maps.Copy(caps.Extensions, exts)
-		}
+	if len(exts) == 0 {
+		return nil, nil
 	}
-	return s, nil
+	return func(caps *protocol.ClientCapabilities) {
+		if caps.Extensions == nil {
+			caps.Extensions = make(map[string]json.RawMessage, len(exts))
+		}
+		maps.Copy(caps.Extensions, exts)
+	}, nil
 }
 
 // detectHandler detects the interfaces of the user's handler, once per
