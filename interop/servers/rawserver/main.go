@@ -238,11 +238,16 @@ func serveStdio(s *server) error {
 	}
 }
 
-func serveHTTP(s *server, addr string) error {
+// listenLoopback listens on addr, which must be 127.0.0.1:<port>.
+func listenLoopback(addr string) (net.Listener, error) {
 	if host, _, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" {
-		return fmt.Errorf("-addr must be 127.0.0.1:<port>, got %q", addr)
+		return nil, fmt.Errorf("-addr must be 127.0.0.1:<port>, got %q", addr)
 	}
-	ln, err := net.Listen("tcp", addr)
+	return net.Listen("tcp", addr)
+}
+
+func serveHTTP(s *server, addr string) error {
+	ln, err := listenLoopback(addr)
 	if err != nil {
 		return err
 	}
@@ -272,10 +277,7 @@ func serveHTTP(s *server, addr string) error {
 // serveWebSocket serves MCP over WebSockets at /mcp, one connection per
 // client, its messages handled one at a time.
 func serveWebSocket(s *server, addr string) error {
-	if host, _, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" {
-		return fmt.Errorf("-addr must be 127.0.0.1:<port>, got %q", addr)
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenLoopback(addr)
 	if err != nil {
 		return err
 	}
