@@ -168,7 +168,7 @@ func (s *Session) handle(ev event) {
 		c := ev.call
 		switch {
 		case lp.st == StateFailed || lp.st == StateClosed:
-			c.deliver(callResult{err: s.terminalErr()})
+			c.deliver(callResult{err: unwritten(c.method, s.terminalErr())})
 		case (c.internal && lp.ref != nil) || lp.st.ready():
 			s.register(c)
 		default:
@@ -324,6 +324,12 @@ func (s *Session) readErr(ref *connRef, err error) {
 				return
 			}
 			c.deliver(callResult{err: &ConnectionLostError{Method: c.method, Err: err}})
+		}
+		if errors.Is(se, transport.ErrSessionExpired) && ref == lp.ref && lp.st.ready() {
+			// Resuming the stream found the legacy session gone (404):
+			// initialize a new one now, so that the next request does
+			// not meet the 404 first.
+			s.startHeal(ref, err, false)
 		}
 		return
 	}
@@ -496,6 +502,21 @@ func (s *Session) terminalErr() error {
 	return ErrClosed
 }
 
+// unwritten is the error of a request of method that was never handed to
+// a connection because the session ended with err: ErrClosed as it is,
+// any other end (a heal that failed) a [*ConnectionLostError] that says
+// the request was never written (it matches [ErrNotSent]).
+func unwritten(method string, err error) error {
+	if errors.Is(err, ErrClosed) {
+		return err
+	}
+	if cl, ok := err.(*ConnectionLostError); ok && cl.Method == "" {
+		err = cl.Err
+	}
+	return &ConnectionLostError{Method: method, Err: err, Unsent: true,
+		Reason: "the session could not be restored, so the request was never written"}
+}
+
 // failSession makes the session unusable with err. It runs on the loop.
 func (s *Session) failSession(err error) {
 	lp := &s.lp
@@ -520,7 +541,7 @@ func (s *Session) retireAll(err error) {
 		c.deliver(callResult{err: err})
 	}
 	for _, c := range lp.waiting {
-		c.deliver(callResult{err: err})
+		c.deliver(callResult{err: unwritten(c.method, err)})
 	}
 	lp.waiting = nil
 	for st := range lp.durable {
