@@ -192,6 +192,7 @@ type callState struct {
 	rounds   int             // MRTR rounds so far
 	auths    int             // Authorize calls so far
 	maybeRan int             // attempts that may have run without an answer (outcome.go)
+	lost     lostAttempt     // the last of them
 	unsent   int             // attempts not written or refused, re-sent (outcome.go)
 	reprobed bool
 	why      string // why the next attempt is sent (Message.OnAttempt)
@@ -324,6 +325,10 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		return nextResend, nil
 	}
 	if l, ok := classify(err); ok && ctx.Err() == nil {
+		if s.isClosing() {
+			// Close ended the request: its callers get ErrClosed.
+			return nextDone, ErrClosed
+		}
 		return s.outcome(ctx, cs, o, l, err)
 	}
 	return nextDone, err

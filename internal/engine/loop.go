@@ -316,6 +316,14 @@ func (s *Session) readErr(ref *connRef, err error) {
 	}
 	if se, ok := errors.AsType[*transport.StreamError](err); ok {
 		// One response stream broke; the connection goes on.
+		if errors.Is(se, transport.ErrSessionExpired) && ref == lp.ref && lp.st.ready() {
+			// Resuming the stream found the legacy session gone (404):
+			// initialize a new one now, before the caller learns of the
+			// loss, so that its replay (and the next request) waits
+			// for the new session instead of meeting the 404, or the
+			// heal closing the connection under it.
+			s.startHeal(ref, err, false)
+		}
 		n, isInt := se.ID.Int64()
 		if c := s.pending.takeOn(n, ref); isInt && c != nil {
 			s.forget(c)
@@ -324,12 +332,6 @@ func (s *Session) readErr(ref *connRef, err error) {
 				return
 			}
 			c.deliver(callResult{err: &ConnectionLostError{Method: c.method, Err: err}})
-		}
-		if errors.Is(se, transport.ErrSessionExpired) && ref == lp.ref && lp.st.ready() {
-			// Resuming the stream found the legacy session gone (404):
-			// initialize a new one now, so that the next request does
-			// not meet the 404 first.
-			s.startHeal(ref, err, false)
 		}
 		return
 	}

@@ -45,6 +45,13 @@ type loss struct {
 	final bool                 // refused with no heal to wait for (a refused dial)
 }
 
+// lostAttempt is the attempt of a call that may have run: its loss and
+// the evidence in words.
+type lostAttempt struct {
+	err error
+	why string
+}
+
 // maxUnsentResends bounds the re-sends of one request that was not
 // written or was refused, so that a connection that flaps cannot keep a
 // call forever (each re-send also waits for a heal, itself bounded).
@@ -59,6 +66,9 @@ const maxUnsentResends = 3
 func classify(err error) (loss, bool) {
 	if answeredTooLarge(err) || errors.Is(err, ErrClosed) {
 		return loss{}, false
+	}
+	if dialFailed(err) {
+		return loss{ev: refused, why: "the connection to the server could not be made", final: true}, true
 	}
 	if se, ok := errors.AsType[*transport.StreamError](err); ok {
 		// The server accepted the POST (2xx) and the stream that was to
@@ -94,9 +104,6 @@ func classify(err error) (loss, bool) {
 		}
 		return loss{ev: maybeDelivered, why: "the server answered HTTP " + status + ", which does not say it did not run the request"}, true
 	}
-	if dialFailed(err) {
-		return loss{ev: refused, why: "the connection to the server could not be made", final: true}, true
-	}
 	return loss{}, false
 }
 
@@ -126,9 +133,11 @@ func (s *Session) outcome(ctx context.Context, cs *callState, o *CallOptions, l 
 	method := cs.method
 	if l.ev == maybeDelivered {
 		cs.maybeRan++
+		cs.lost = lostAttempt{err: err, why: l.why}
 		if cs.maybeRan == 1 {
 			replay, why := s.replayable(ctx, cs, o)
 			if replay {
+				cs.lost.why += "; sent again: " + why
 				return s.replay(ctx, cs, o, l, err, why)
 			}
 			l.why += "; not sent again: " + why
@@ -142,7 +151,9 @@ func (s *Session) outcome(ctx context.Context, cs *callState, o *CallOptions, l 
 	cs.unsent++
 	switch {
 	case s.healFailed():
-		l.why += "; the session could not be restored"
+		if l.ev != notWritten { // a request never written says so already
+			l.why += "; the session could not be restored"
+		}
 	case l.final:
 	case cs.unsent > maxUnsentResends:
 		l.why += "; not sent again after " + strconv.Itoa(maxUnsentResends) + " re-sends"
@@ -175,9 +186,11 @@ func (s *Session) outcome(ctx context.Context, cs *callState, o *CallOptions, l 
 // replay that could not be sent), which is [ErrOutcomeUnknown].
 func (s *Session) notSent(cs *callState, l loss, err error) error {
 	if cs.maybeRan > 0 {
-		why := "an earlier attempt may have run; " + l.why
+		// The error is the loss of the attempt that may have run; the
+		// replay's failure is in the reason.
+		why := cs.lost.why + "; the replay was not sent: " + l.why
 		s.emit(Event{Kind: EventReplayRefused, Method: cs.method, Err: err, Reason: why})
-		return &OutcomeUnknownError{Method: cs.method, Attempts: cs.maybeRan, Reason: why, Err: err}
+		return &OutcomeUnknownError{Method: cs.method, Attempts: cs.maybeRan, Reason: why, Err: cs.lost.err}
 	}
 	if cl, ok := errors.AsType[*ConnectionLostError](err); ok && cl.Unsent {
 		if cl.Reason == "" {
@@ -238,6 +251,16 @@ func (s *Session) replayable(ctx context.Context, cs *callState, o *CallOptions)
 func (s *Session) healFailed() bool {
 	select {
 	case <-s.doneCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// isClosing reports whether Close was called.
+func (s *Session) isClosing() bool {
+	select {
+	case <-s.closing:
 		return true
 	default:
 		return false

@@ -86,6 +86,7 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 		// answer.
 		return he.Response, nil
 	}
+	_, netErr := errors.AsType[*transport.NetworkError](err)
 	switch {
 	case errors.Is(err, transport.ErrSessionExpired):
 		// Legacy HTTP 404 with a session id: re-initialize, then replay
@@ -94,12 +95,13 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
 	case errors.Is(err, transport.ErrStreamBroken):
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
-	case errors.Is(err, transport.ErrClosed):
-		// The connection was closed before the request was written.
+	case errors.Is(err, transport.ErrClosed) && !netErr:
+		// The connection was closed before the request was written (a
+		// POST that was in flight is a *transport.NetworkError).
 		s.postHeal(c.ref, err, false)
 		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
 	}
-	if _, ok := errors.AsType[*transport.NetworkError](err); ok {
+	if netErr {
 		if !perRequest(c.ref.kind) {
 			// A stream connection (WebSocket) that broke under the write.
 			s.postHeal(c.ref, err, false)
