@@ -130,6 +130,10 @@ func (s *Server) serverCapabilities(modern bool, version string) map[string]any 
 		"resources":   map[string]any{"subscribe": true, "listChanged": true},
 		"tools":       map[string]any{"listChanged": true},
 	}
+	if s.opts.NoListChanged {
+		caps["prompts"], caps["tools"] = map[string]any{}, map[string]any{}
+		caps["resources"] = map[string]any{"subscribe": true}
+	}
 	if modern {
 		caps["extensions"] = map[string]any{protocol.ExtensionTasks: map[string]any{}}
 	} else if version == protocol.Version20251125 {

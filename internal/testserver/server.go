@@ -119,6 +119,9 @@ type Options struct {
 	// handlers, which by default answer 403 to a request whose Host or
 	// Origin is not localhost, 127.0.0.1 or [::1].
 	AllowAnyHost bool
+	// NoListChanged declares no listChanged for tools, prompts and
+	// resources, as a minimal server does (it still serves the lists).
+	NoListChanged bool
 	// Faults are installed at start; see [Server.SetFaults].
 	Faults []Fault
 	// Banner lines are written to the stream before anything else by
