@@ -95,8 +95,8 @@ type Stdio struct {
 	Logger *slog.Logger
 }
 
-// Command returns a [Stdio] that runs the program name with args, the way
-// [os/exec.Command] does.
+// Command returns a [Stdio] that runs the program name with args and only
+// an allowlist of this process's environment (see [Stdio.InheritEnv]).
 func Command(name string, args ...string) *Stdio {
 	return &Stdio{Path: name, Args: args}
 }
