@@ -49,16 +49,21 @@ func (c *Client) refresh(ctx context.Context, stale string) (*Token, error) {
 	}
 }
 
+// doRefresh holds the key's lease (see [RefreshLeaser]) while it reads
+// the store again and, unless another Client or replica already replaced
+// the stale token, refreshes and saves. Losing the lease cancels the
+// token request.
 func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
-	unlock, err := c.lockStore(ctx)
+	ctx, release, err := c.lease(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer release()
 	st, err := c.store.LoadToken(ctx, c.key)
 	if err != nil {
-		return nil, err
+		return nil, storeErr("load token", err)
 	}
+	c.storeUp()
 	if st == nil {
 		c.forget()
 		return nil, ErrNoRefreshToken
@@ -85,13 +90,16 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 	conf := c.oauthConfig(meta, reg, "", nil)
 	tctx := c.tokenContext(ctx, c.tokenCallFor(meta, reg, st.Resource))
 	ot, err := conf.TokenSource(tctx, &oauth2.Token{RefreshToken: st.RefreshToken}).Token()
+	if err != nil && context.Cause(ctx) != nil && errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		return nil, context.Cause(ctx)
+	}
 	if err != nil {
 		te := tokenError(meta.TokenEndpoint, err)
 		if e, ok := errors.AsType[*TokenError](te); ok && e.Code == "invalid_grant" {
 			// Expired, revoked or already rotated: start over with a new
 			// authorization rather than failing the connection.
 			if err := c.store.SaveToken(ctx, c.key, nil); err != nil {
-				return nil, err
+				return nil, storeErr("save token", err)
 			}
 			c.forget()
 			return nil, fmt.Errorf("%w: %w", ErrRefreshTokenRejected, te)
@@ -101,7 +109,9 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 	nt := c.newToken(ot, st.Issuer, st.Resource, st.Scopes)
 	nt.LegacyDiscovery = st.LegacyDiscovery
 	if err := c.store.SaveToken(ctx, c.key, nt); err != nil {
-		return nil, err
+		// The authorization server rotated the refresh token: keep
+		// using the new one here, though the store could not share it.
+		c.storeFailed(storeErr("save token", err))
 	}
 	c.adopt(nt)
 	c.log.Debug("auth: refreshed token", "issuer", st.Issuer)

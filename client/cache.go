@@ -5,9 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"math"
 	"net/http"
-	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/conduitmcp/conduit/cache"
@@ -105,7 +106,10 @@ func (c *Client) cacheLookup(ctx context.Context, method, params string) (json.R
 		parts = append(parts, partitionPrivate+id)
 	}
 	for _, part := range parts {
-		e, ok := c.cfg.cache.LoadResult(cache.Key{Server: c.key, Partition: part, Method: method, Params: params})
+		e, ok, err := c.cfg.cache.LoadResult(ctx, cache.Key{Server: c.key, Partition: part, Method: method, Params: params})
+		if !c.cacheHealth.ok(c.cfg.logger, "cache", err) {
+			return nil, false
+		}
 		if ok && now.Before(e.Expires) {
 			return e.Result, true
 		}
@@ -127,8 +131,9 @@ func (c *Client) cacheStore(ctx context.Context, method, params string, raw json
 		}
 		part = partitionPrivate + id
 	}
-	c.cfg.cache.StoreResult(cache.Key{Server: c.key, Partition: part, Method: method, Params: params},
+	err := c.cfg.cache.StoreResult(ctx, cache.Key{Server: c.key, Partition: part, Method: method, Params: params},
 		cache.Entry{Result: append(json.RawMessage(nil), raw...), Expires: received.Add(ttl), Scope: scope})
+	c.cacheHealth.ok(c.cfg.logger, "cache", err)
 }
 
 // invalidate drops cached results that notification method (with params)
@@ -141,36 +146,50 @@ func (c *Client) invalidate(method string, params json.RawMessage) {
 	if c.cfg.cache == nil {
 		return
 	}
-	var methods []string
+	sel := cache.Selector{Server: c.key}
 	switch method {
 	case protocol.NotificationToolsListChanged:
-		methods = []string{protocol.MethodToolsList}
+		sel.Methods = []string{protocol.MethodToolsList}
 	case protocol.NotificationPromptsListChanged:
-		methods = []string{protocol.MethodPromptsList}
+		sel.Methods = []string{protocol.MethodPromptsList}
 	case protocol.NotificationResourcesListChanged:
-		methods = []string{protocol.MethodResourcesList, protocol.MethodResourcesTemplateList}
+		sel.Methods = []string{protocol.MethodResourcesList, protocol.MethodResourcesTemplateList}
 	case protocol.NotificationResourcesUpdated:
 		var p protocol.ResourceUpdatedParams
 		if json.Unmarshal(params, &p) != nil || p.URI == "" {
 			return
 		}
-		c.cfg.cache.DeleteResults(func(k cache.Key) bool {
-			return k.Server == c.key && k.Method == protocol.MethodResourcesRead &&
-				(k.Params == p.URI || strings.HasPrefix(p.URI, k.Params) || strings.HasPrefix(k.Params, p.URI))
-		})
-		return
+		sel.Methods, sel.URI = []string{protocol.MethodResourcesRead}, p.URI
 	default:
 		return
 	}
-	c.cfg.cache.DeleteResults(func(k cache.Key) bool {
-		if k.Server != c.key {
-			return false
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	c.cacheHealth.ok(c.cfg.logger, "cache", c.cfg.cache.DeleteResults(ctx, sel))
+}
+
+// storeTimeout bounds a store call that no caller's context bounds (an
+// invalidation, the era record written at Close).
+const storeTimeout = 5 * time.Second
+
+// storeHealth turns a failing cache or era store into no caching: the
+// call goes on as a miss, and the failure is logged once until the store
+// works again (then that is logged too). The zero value is ready.
+type storeHealth struct {
+	down atomic.Bool // a store call failed and none succeeded since
+}
+
+// ok reports whether err is nil, logging the first failure and the first
+// success after one.
+func (h *storeHealth) ok(log *slog.Logger, which string, err error) bool {
+	if err == nil {
+		if h.down.CompareAndSwap(true, false) {
+			log.Info("client: the "+which+" store works again", "store", which)
 		}
-		for _, m := range methods {
-			if k.Method == m {
-				return true
-			}
-		}
-		return false
-	})
+		return true
+	}
+	if h.down.CompareAndSwap(false, true) {
+		log.Warn("client: the "+which+" store fails; going on without it until it works again", "store", which, "err", err)
+	}
+	return false
 }
