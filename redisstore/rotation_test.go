@@ -1,0 +1,140 @@
+package redisstore_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/redisstore"
+)
+
+// seedFleet stores the grant a user obtained once, as every replica of
+// the fleet will find it, and returns the store the test reads.
+func seedFleet(t *testing.T, r *redisServer, as *strictAS, mcp *protectedMCP) *redisstore.Store {
+	t.Helper()
+	s := newStore(t, r.client(t), redisstore.Options{})
+	if err := s.SaveToken(testCtx(t), canonical(mcp.URL), as.seed()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// canonical is the store key of an MCP server URL (auth.CanonicalResource
+// of an httptest URL is the URL itself).
+func canonical(u string) string { return u }
+
+func replicas(n int, base replicaConfig) []replicaConfig {
+	out := make([]replicaConfig, n)
+	for i := range out {
+		out[i] = base
+		out[i].ID = fmt.Sprintf("r%d", i)
+	}
+	return out
+}
+
+// TestFleetRotationUnderContention: 8 replicas (OS processes), 50
+// concurrent callers each, share one user's grant through Redis, against
+// an authorization server that revokes the grant when a refresh token is
+// used twice. Through several expiries, every call succeeds, no refresh
+// is rejected, and each token generation is refreshed exactly once.
+func TestFleetRotationUnderContention(t *testing.T) {
+	r := startRedis(t)
+	as := newStrictAS(t, 2) // tokens live 2 s, refreshed 1 s before: a rotation a second
+	mcp := newProtectedMCP(t, as, testserver.Options{})
+	seedFleet(t, r, as, mcp)
+	const run = 4 * time.Second
+	f := startFleet(t, replicas(8, replicaConfig{Redis: r.addr(), MCP: mcp.URL, Concurrency: 50, Duration: run,
+		Pause: 50 * time.Millisecond, LeaseTTL: 2 * time.Second, RefreshSkew: time.Second}))
+	reports := f.wait(60 * time.Second)
+	if len(reports) != 8 {
+		t.Fatalf("%d replicas reported, want 8", len(reports))
+	}
+	calls := 0
+	for id, rep := range reports {
+		calls += rep.Calls
+		if rep.Failures != 0 {
+			t.Errorf("replica %s: %d of %d calls failed, first: %s", id, rep.Failures, rep.Calls, rep.FirstErr)
+		}
+		if rep.Leaked > 0 {
+			t.Errorf("replica %s: %d goroutines left after Close", id, rep.Leaked)
+		}
+	}
+	refreshes, rejected, revoked, log := as.counts()
+	t.Logf("%d calls; %d refreshes: %v", calls, refreshes, log)
+	if rejected != 0 || revoked {
+		t.Errorf("invalid_grant answers = %d (grant revoked: %v), want 0", rejected, revoked)
+	}
+	// One refresh a second (lifetime 2 s - skew 1 s) through the run,
+	// each of a token generation used once (a second use is rejected
+	// above): not fewer (the tokens expire), not more (each expiry
+	// once; slack for the start and a slow machine).
+	if min, max := 3, int(run/time.Second)+2; refreshes < min || refreshes > max {
+		t.Errorf("refreshes = %d, want %d..%d (one per expiry)", refreshes, min, max)
+	}
+	if calls < 8*50 {
+		t.Errorf("calls = %d, want at least one per caller", calls)
+	}
+}
+
+// TestFleetLeaseHolderKilled: the replica holding the refresh lease is
+// SIGKILLed while its refresh is in flight (the authorization server
+// holds that request). The lease expires, another replica refreshes, and
+// no call of the survivors waits longer than the lease plus a refresh
+// (bounds with a generous margin: this machine is shared).
+func TestFleetLeaseHolderKilled(t *testing.T) {
+	r := startRedis(t)
+	as := newStrictAS(t, 4) // a refresh is due 1 s after issue (skew 3 s)
+	mcp := newProtectedMCP(t, as, testserver.Options{})
+	seedFleet(t, r, as, mcp)
+	const lease = time.Second
+	stalled := make(chan string, 1)
+	var once sync.Once
+	as.stall = func(req *http.Request) bool {
+		first := false
+		once.Do(func() { first = true })
+		if !first {
+			return true
+		}
+		stalled <- req.Header.Get("X-Replica")
+		<-req.Context().Done() // the holder's connection closes when it dies
+		return false
+	}
+	f := startFleet(t, replicas(4, replicaConfig{Redis: r.addr(), MCP: mcp.URL, Concurrency: 50, Duration: 4 * time.Second,
+		Pause: 50 * time.Millisecond, LeaseTTL: lease, RefreshSkew: 3 * time.Second}))
+	var victim string
+	var killed time.Time
+	select {
+	case victim = <-stalled:
+		f.kill(victim)
+		killed = time.Now()
+	case <-time.After(30 * time.Second):
+		t.Fatal("no refresh reached the authorization server")
+	}
+	reports := f.wait(60 * time.Second)
+	if _, ok := reports[victim]; ok || len(reports) != 3 {
+		t.Fatalf("reports from %d replicas (victim %s among them: %v), want the 3 survivors", len(reports), victim, ok)
+	}
+	bound := 2*lease + 2*time.Second // lease + one refresh, with margin
+	for id, rep := range reports {
+		if rep.Failures != 0 {
+			t.Errorf("replica %s: %d of %d calls failed, first: %s", id, rep.Failures, rep.Calls, rep.FirstErr)
+		}
+		if rep.MaxLatency > bound {
+			t.Errorf("replica %s: a call waited %v, want at most %v (lease %v + a refresh)", id, rep.MaxLatency, bound, lease)
+		}
+	}
+	refreshes, rejected, revoked, log := as.counts()
+	t.Logf("victim %s killed at %s; refreshes: %v", victim, killed.Format("15:04:05.000"), log)
+	if rejected != 0 || revoked || refreshes == 0 {
+		t.Fatalf("refreshes = %d, invalid_grant = %d (revoked %v); want a takeover without rejection", refreshes, rejected, revoked)
+	}
+	if gap := log[0].At.Sub(killed); gap < 0 || gap > bound {
+		t.Errorf("the takeover refresh came %v after the kill, want within %v", gap, bound)
+	}
+	if log[0].Replica == victim {
+		t.Errorf("the first completed refresh is the victim's")
+	}
+}
