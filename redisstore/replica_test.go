@@ -31,8 +31,8 @@ func TestMain(m *testing.M) {
 type warnCount struct{ n atomic.Int32 }
 
 func (h *warnCount) Enabled(context.Context, slog.Level) bool { return true }
-func (h *warnCount) WithAttrs([]slog.Attr) slog.Handler        { return h }
-func (h *warnCount) WithGroup(string) slog.Handler             { return h }
+func (h *warnCount) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *warnCount) WithGroup(string) slog.Handler            { return h }
 func (h *warnCount) Handle(_ context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelWarn {
 		h.n.Add(1)
