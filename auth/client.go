@@ -11,12 +11,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/conduitmcp/conduit/internal/storehealth"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -38,8 +38,8 @@ type Client struct {
 	// before it starts; a test seam.
 	onPoll func(interval int64)
 
-	// storeDown is set while the store fails (logged once per failure).
-	storeDown atomic.Bool
+	// storeHealth logs the store's failures once per outage.
+	storeHealth storehealth.Health
 
 	mu      sync.Mutex // guards the fields below
 	tok     *Token     // latest known token; nil if none
@@ -495,16 +495,13 @@ func (c *Client) saveToken(ctx context.Context, tok *Token) error {
 // storeFailed logs err, a [*StoreError], unless the store's failure was
 // logged already and it has not worked since.
 func (c *Client) storeFailed(err error) {
-	if c.storeDown.CompareAndSwap(false, true) {
-		c.log.Warn("auth: token store failing; using the token held in memory until it works again", "err", err)
-	}
+	c.storeHealth.Failed(c.log, "auth: token store failing; using the token held in memory until it works again", err)
 }
 
-// storeUp records that the store worked, logging it when it had failed.
-func (c *Client) storeUp() {
-	if c.storeDown.CompareAndSwap(true, false) {
-		c.log.Info("auth: token store works again")
-	}
+// storeUp records that a store call started at started worked, logging it
+// when the store had failed.
+func (c *Client) storeUp(started time.Time) {
+	c.storeHealth.Succeeded(c.log, "auth: token store works again", started)
 }
 
 // serverMetadata returns the metadata of issuer, from the cache unless

@@ -44,8 +44,8 @@ func (f *flakyStore) AcquireLease(ctx context.Context, key, owner string) (time.
 type warnCounter struct{ n atomic.Int32 }
 
 func (h *warnCounter) Enabled(context.Context, slog.Level) bool { return true }
-func (h *warnCounter) WithAttrs([]slog.Attr) slog.Handler        { return h }
-func (h *warnCounter) WithGroup(string) slog.Handler             { return h }
+func (h *warnCounter) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *warnCounter) WithGroup(string) slog.Handler            { return h }
 func (h *warnCounter) Handle(_ context.Context, r slog.Record) error {
 	if r.Level == slog.LevelWarn {
 		h.n.Add(1)

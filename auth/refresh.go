@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -59,11 +60,12 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 		return nil, err
 	}
 	defer release()
+	started := time.Now()
 	st, err := c.store.LoadToken(ctx, c.key)
 	if err != nil {
 		return nil, storeErr("load token", err)
 	}
-	c.storeUp()
+	c.storeUp(started)
 	if st == nil {
 		c.forget()
 		return nil, ErrNoRefreshToken

@@ -5,13 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"log/slog"
 	"math"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/conduitmcp/conduit/cache"
+	"github.com/conduitmcp/conduit/internal/storehealth"
 
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -106,8 +105,9 @@ func (c *Client) cacheLookup(ctx context.Context, method, params string) (json.R
 		parts = append(parts, partitionPrivate+id)
 	}
 	for _, part := range parts {
+		started := time.Now()
 		e, ok, err := c.cfg.cache.LoadResult(ctx, cache.Key{Server: c.key, Partition: part, Method: method, Params: params})
-		if !c.cacheHealth.ok(c.cfg.logger, "cache", err) {
+		if !c.cacheHealth.Report(c.cfg.logger, "cache", started, err) {
 			return nil, false
 		}
 		if ok && now.Before(e.Expires) {
@@ -131,9 +131,10 @@ func (c *Client) cacheStore(ctx context.Context, method, params string, raw json
 		}
 		part = partitionPrivate + id
 	}
+	started := time.Now()
 	err := c.cfg.cache.StoreResult(ctx, cache.Key{Server: c.key, Partition: part, Method: method, Params: params},
 		cache.Entry{Result: append(json.RawMessage(nil), raw...), Expires: received.Add(ttl), Scope: scope})
-	c.cacheHealth.ok(c.cfg.logger, "cache", err)
+	c.cacheHealth.Report(c.cfg.logger, "cache", started, err)
 }
 
 // invalidate drops cached results that notification method (with params)
@@ -165,7 +166,8 @@ func (c *Client) invalidate(method string, params json.RawMessage) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	c.cacheHealth.ok(c.cfg.logger, "cache", c.cfg.cache.DeleteResults(ctx, sel))
+	started := time.Now()
+	c.cacheHealth.Report(c.cfg.logger, "cache", started, c.cfg.cache.DeleteResults(ctx, sel))
 }
 
 // storeTimeout bounds a store call that no caller's context bounds (an
@@ -173,23 +175,6 @@ func (c *Client) invalidate(method string, params json.RawMessage) {
 const storeTimeout = 5 * time.Second
 
 // storeHealth turns a failing cache or era store into no caching: the
-// call goes on as a miss, and the failure is logged once until the store
-// works again (then that is logged too). The zero value is ready.
-type storeHealth struct {
-	down atomic.Bool // a store call failed and none succeeded since
-}
-
-// ok reports whether err is nil, logging the first failure and the first
-// success after one.
-func (h *storeHealth) ok(log *slog.Logger, which string, err error) bool {
-	if err == nil {
-		if h.down.CompareAndSwap(true, false) {
-			log.Info("client: the "+which+" store works again", "store", which)
-		}
-		return true
-	}
-	if h.down.CompareAndSwap(false, true) {
-		log.Warn("client: the "+which+" store fails; going on without it until it works again", "store", which, "err", err)
-	}
-	return false
-}
+// call goes on as a miss, and the failure is logged once per outage (see
+// storehealth.Health).
+type storeHealth = storehealth.Health

@@ -113,7 +113,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	if hinted && (err != nil && ctx.Err() == nil || sess != nil && sess.HintFailed()) {
 		// The engine verified the remembered verdict and found it wrong
 		// (it then probed): forget it.
-		c.eraHealth.ok(cfg.logger, "era", cfg.eraCache.DeleteEra(ctx, eraKey))
+		c.eraHealth.Report(cfg.logger, "era", time.Now(), cfg.eraCache.DeleteEra(ctx, eraKey))
 		hinted = false
 	}
 	if err != nil {
@@ -154,8 +154,9 @@ func (c *Client) eraHint(ctx context.Context) (eraHintRec, time.Time) {
 	if cfg.eraCache == nil || c.eraKey == "" || cfg.protocol != Auto {
 		return eraHintRec{}, time.Time{}
 	}
+	started := time.Now()
 	rec, ok, err := cfg.eraCache.LoadEra(ctx, c.eraKey)
-	if !c.eraHealth.ok(cfg.logger, "era", err) || !ok {
+	if !c.eraHealth.Report(cfg.logger, "era", started, err) || !ok {
 		return eraHintRec{}, time.Time{}
 	}
 	switch rec.Era {
@@ -183,7 +184,7 @@ func (c *Client) rememberEra() {
 		if c.doubted.Load() && isClosing(c.closed) {
 			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 			defer cancel()
-			c.eraHealth.ok(c.cfg.logger, "era", c.cfg.eraCache.DeleteEra(ctx, c.eraKey))
+			c.eraHealth.Report(c.cfg.logger, "era", time.Now(), c.cfg.eraCache.DeleteEra(ctx, c.eraKey))
 		}
 		return
 	}
@@ -206,7 +207,8 @@ func (c *Client) rememberEra() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	c.eraHealth.ok(c.cfg.logger, "era", c.cfg.eraCache.StoreEra(ctx, c.eraKey, rec))
+	started := time.Now()
+	c.eraHealth.Report(c.cfg.logger, "era", started, c.cfg.eraCache.StoreEra(ctx, c.eraKey, rec))
 }
 
 func isClosing(ch <-chan struct{}) bool {

@@ -173,8 +173,9 @@ type replicaReport struct {
 	Failures   int
 	FirstErr   string
 	MaxLatency time.Duration
-	Warnings   int // log lines at warning level (store failures)
-	Leaked     int // goroutines left after closing everything
+	Warnings   int            // log lines at warning level (store failures)
+	WarningsBy map[string]int // the same, by message
+	Leaked     int            // goroutines left after closing everything
 	PoolConns  uint32
 }
 

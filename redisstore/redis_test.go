@@ -94,6 +94,22 @@ func (r *redisServer) stop() {
 	r.cmd = nil
 }
 
+// restart saves the data set, stops the server, waits down, and starts it
+// again on the same port with the saved data: a Redis with persistence
+// going away for a while.
+func (r *redisServer) restart(down time.Duration) {
+	r.t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1})
+	err := c.Save(context.Background()).Err()
+	c.Close()
+	if err != nil {
+		r.t.Fatalf("SAVE: %v", err)
+	}
+	r.stop()
+	time.Sleep(down)
+	r.start()
+}
+
 // client returns a go-redis client of the server, closed with the test.
 func (r *redisServer) client(t testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: r.addr()})

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,15 +28,26 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// warnCount is a slog.Handler counting warnings.
-type warnCount struct{ n atomic.Int32 }
+// warnCount is a slog.Handler counting warnings about stores, by
+// message.
+type warnCount struct {
+	n  atomic.Int32
+	mu sync.Mutex
+	by map[string]int // guarded by mu
+}
 
 func (h *warnCount) Enabled(context.Context, slog.Level) bool { return true }
 func (h *warnCount) WithAttrs([]slog.Attr) slog.Handler       { return h }
 func (h *warnCount) WithGroup(string) slog.Handler            { return h }
 func (h *warnCount) Handle(_ context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelWarn {
+	if r.Level >= slog.LevelWarn && strings.Contains(r.Message, "store") {
 		h.n.Add(1)
+		h.mu.Lock()
+		if h.by == nil {
+			h.by = map[string]int{}
+		}
+		h.by[r.Message]++
+		h.mu.Unlock()
 		fmt.Fprintln(os.Stderr, r.Time.Format("15:04:05.000"), r.Message)
 	}
 	return nil
@@ -78,8 +90,8 @@ func runReplica(cfgJSON string) int {
 
 func replicaRun(cfg replicaConfig) (replicaReport, error) {
 	rep := replicaReport{ID: cfg.ID}
-	// No retries: a Redis that is down fails a call at once.
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis, MaxRetries: -1, DialTimeout: time.Second})
+	// No retries: a Redis that is down fails a call at once (see the README).
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second})
 	defer rdb.Close()
 	store, err := redisstore.New(rdb, redisstore.Options{EncryptionKey: testKey, LeaseTTL: cfg.LeaseTTL})
 	if err != nil {
@@ -126,6 +138,9 @@ func replicaRun(cfg replicaConfig) (replicaReport, error) {
 	wg.Wait()
 	rep.PoolConns = rdb.PoolStats().TotalConns
 	rep.Warnings = int(logs.n.Load())
+	logs.mu.Lock()
+	rep.WarningsBy = logs.by
+	logs.mu.Unlock()
 	return rep, c.Close()
 }
 

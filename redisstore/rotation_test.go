@@ -138,3 +138,60 @@ func TestFleetLeaseHolderKilled(t *testing.T) {
 		t.Errorf("the first completed refresh is the victim's")
 	}
 }
+
+// TestFleetRedisFails: Redis goes away for a while mid-run (saved, killed,
+// started again with its data). Calls keep working with what each
+// replica holds: the token it has (due for refresh, still valid) and no
+// cache; each store failure is logged once per replica; no goroutine or
+// connection leaks; and once Redis is back, the refresh the fleet missed
+// happens once, through the lease, and lands in Redis for all.
+func TestFleetRedisFails(t *testing.T) {
+	r := startRedis(t)
+	// Tokens live 6 s; a refresh is due 3 s after issue (the skew is at
+	// most half the lifetime), while Redis is down; the token held then
+	// outlives the outage, and the go-redis pool's redial (once a second
+	// after it gave up dialing), by a margin.
+	as := newStrictAS(t, 6)
+	mcp := newProtectedMCP(t, as, testserver.Options{TTL: time.Minute, CacheScope: "public"})
+	store := seedFleet(t, r, as, mcp)
+	f := startFleet(t, replicas(4, replicaConfig{Redis: r.addr(), MCP: mcp.URL, Concurrency: 50, Duration: 6 * time.Second,
+		Pause: 50 * time.Millisecond, LeaseTTL: time.Second, RefreshSkew: 5 * time.Second, Cache: true}))
+	time.Sleep(1500 * time.Millisecond)
+	r.restart(1500 * time.Millisecond) // down across the moment a refresh is due
+	back := time.Now()
+	reports := f.wait(60 * time.Second)
+	if len(reports) != 4 {
+		t.Fatalf("%d replicas reported, want 4", len(reports))
+	}
+	for id, rep := range reports {
+		if rep.Failures != 0 {
+			t.Errorf("replica %s: %d of %d calls failed, first: %s", id, rep.Failures, rep.Calls, rep.FirstErr)
+		}
+		for msg, n := range rep.WarningsBy {
+			if n != 1 {
+				t.Errorf("replica %s logged %q %d times, want once", id, msg, n)
+			}
+		}
+		if rep.Warnings == 0 {
+			t.Errorf("replica %s logged no store failure", id)
+		}
+		if rep.Leaked > 0 || rep.PoolConns > 20 {
+			t.Errorf("replica %s: %d goroutines left, %d Redis connections; want 0 and the pool's bound", id, rep.Leaked, rep.PoolConns)
+		}
+	}
+	refreshes, rejected, revoked, log := as.counts()
+	t.Logf("Redis back at %s; refreshes: %v; replicas: %+v", back.Format("15:04:05.000"), log, reports)
+	if rejected != 0 || revoked {
+		t.Errorf("invalid_grant answers = %d (revoked %v), want 0", rejected, revoked)
+	}
+	if refreshes == 0 || log[0].At.Before(back.Add(-time.Second)) {
+		t.Errorf("refreshes %v: want the first once Redis is back (%s)", log, back.Format("15:04:05.000"))
+	}
+	tok, err := store.LoadToken(testCtx(t), canonical(mcp.URL))
+	if err != nil || tok == nil || !as.valid(tok.AccessToken) {
+		t.Errorf("token in Redis after the run = %v, %v; want the fleet's current one", tok, err)
+	}
+	if keys, _ := r.client(t).Keys(testCtx(t), "conduit:c:*").Result(); len(keys) == 0 {
+		t.Error("no cached result in Redis after it came back")
+	}
+}
