@@ -184,17 +184,50 @@ type fleet struct {
 	t     *testing.T
 	mu    sync.Mutex
 	procs map[string]*exec.Cmd // guarded by mu
-	outs  map[string]*strings.Builder
+	outs  map[string]*syncBuffer
+}
+
+// syncBuffer is a replica's stdout: "ready" once its first call
+// succeeded, then its report.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder // guarded by mu
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// waitReady waits until every replica made its first call.
+func (f *fleet) waitReady(timeout time.Duration) {
+	f.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for id, out := range f.outs {
+		for !strings.HasPrefix(out.String(), "ready\n") {
+			if time.Now().After(deadline) {
+				f.t.Fatalf("replica %s not ready after %v", id, timeout)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
 
 // start starts one replica per config.
 func startFleet(t *testing.T, cfgs []replicaConfig) *fleet {
-	f := &fleet{t: t, procs: map[string]*exec.Cmd{}, outs: map[string]*strings.Builder{}}
+	f := &fleet{t: t, procs: map[string]*exec.Cmd{}, outs: map[string]*syncBuffer{}}
 	for _, c := range cfgs {
 		b, _ := json.Marshal(c)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), replicaEnv+"="+string(b))
-		out, errOut := &strings.Builder{}, &strings.Builder{}
+		out, errOut := &syncBuffer{}, &syncBuffer{}
 		cmd.Stdout, cmd.Stderr = out, errOut
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("starting replica %s: %v", c.ID, err)
@@ -203,7 +236,7 @@ func startFleet(t *testing.T, cfgs []replicaConfig) *fleet {
 		t.Cleanup(func() {
 			cmd.Process.Kill()
 			cmd.Wait()
-			if t.Failed() && errOut.Len() > 0 {
+			if t.Failed() && errOut.String() != "" {
 				t.Logf("replica %s stderr:\n%s", c.ID, errOut.String())
 			}
 		})
@@ -235,7 +268,8 @@ func (f *fleet) wait(timeout time.Duration) map[string]replicaReport {
 	for id, cmd := range f.procs {
 		err := cmd.Wait()
 		var r replicaReport
-		if jerr := json.Unmarshal([]byte(f.outs[id].String()), &r); jerr == nil && err == nil {
+		out := strings.TrimPrefix(f.outs[id].String(), "ready\n")
+		if jerr := json.Unmarshal([]byte(out), &r); jerr == nil && err == nil {
 			reports[id] = r
 		}
 	}

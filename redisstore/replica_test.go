@@ -112,6 +112,10 @@ func replicaRun(cfg replicaConfig) (replicaReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("dial: %w", err)
 	}
+	if err := replicaCall(ctx, c, false, cfg.ID+"-first"); err != nil {
+		return rep, fmt.Errorf("first call: %w", err)
+	}
+	fmt.Println("ready")
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	stop := time.Now().Add(cfg.Duration)
@@ -144,13 +148,15 @@ func replicaRun(cfg replicaConfig) (replicaReport, error) {
 	return rep, c.Close()
 }
 
-// replicaCall calls the echo tool, or lists the tools (a cacheable
-// result) when list is set.
+// replicaCall calls the echo tool, or lists the prompts (a cacheable
+// result) when list is set. (Not the tools: a tools/list concurrent with
+// tools/call races in client/tools.go, where toolRegistry.add rewrites a
+// toolInfo that lookup handed out.)
 func replicaCall(ctx context.Context, c *client.Client, list bool, text string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if list {
-		for _, err := range c.Tools(ctx) {
+		for _, err := range c.Prompts(ctx) {
 			if err != nil {
 				return err
 			}

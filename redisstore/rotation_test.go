@@ -147,22 +147,30 @@ func TestFleetLeaseHolderKilled(t *testing.T) {
 // happens once, through the lease, and lands in Redis for all.
 func TestFleetRedisFails(t *testing.T) {
 	r := startRedis(t)
-	// Tokens live 6 s; a refresh is due 3 s after issue (the skew is at
-	// most half the lifetime), while Redis is down; the token held then
-	// outlives the outage, and the go-redis pool's redial (once a second
-	// after it gave up dialing), by a margin.
-	as := newStrictAS(t, 6)
+	// Tokens live 10 s; the seed's refresh is due 5 s after issue (the
+	// skew is at most half the lifetime). Redis goes down just before
+	// that moment, so that each replica keeps using the token it holds,
+	// which outlives the outage and the go-redis pool's redial (once a
+	// second after it gave up dialing) by a margin.
+	as := newStrictAS(t, 10)
 	mcp := newProtectedMCP(t, as, testserver.Options{TTL: time.Minute, CacheScope: "public"})
 	store := seedFleet(t, r, as, mcp)
-	f := startFleet(t, replicas(4, replicaConfig{Redis: r.addr(), MCP: mcp.URL, Concurrency: 50, Duration: 6 * time.Second,
-		Pause: 50 * time.Millisecond, LeaseTTL: time.Second, RefreshSkew: 5 * time.Second, Cache: true}))
-	time.Sleep(1500 * time.Millisecond)
-	r.restart(1500 * time.Millisecond) // down across the moment a refresh is due
+	due := time.Now().Add(5 * time.Second)
+	f := startFleet(t, replicas(4, replicaConfig{Redis: r.addr(), MCP: mcp.URL, Concurrency: 50, Duration: 8 * time.Second,
+		Pause: 50 * time.Millisecond, LeaseTTL: time.Second, RefreshSkew: 9 * time.Second, Cache: true}))
+	f.waitReady(30 * time.Second)
+	if wait := time.Until(due.Add(-700 * time.Millisecond)); wait > 0 {
+		time.Sleep(wait)
+	} else {
+		t.Fatalf("replicas ready %v after the refresh should have been due minus 0.7 s: too slow a machine for this test", -wait)
+	}
+	r.restart(1500 * time.Millisecond) // down across the moment the refresh is due
 	back := time.Now()
 	reports := f.wait(60 * time.Second)
 	if len(reports) != 4 {
 		t.Fatalf("%d replicas reported, want 4", len(reports))
 	}
+	degraded := 0 // replicas that used their token while the store was down
 	for id, rep := range reports {
 		if rep.Failures != 0 {
 			t.Errorf("replica %s: %d of %d calls failed, first: %s", id, rep.Failures, rep.Calls, rep.FirstErr)
@@ -175,9 +183,15 @@ func TestFleetRedisFails(t *testing.T) {
 		if rep.Warnings == 0 {
 			t.Errorf("replica %s logged no store failure", id)
 		}
+		if rep.WarningsBy[tokenStoreWarning] > 0 {
+			degraded++
+		}
 		if rep.Leaked > 0 || rep.PoolConns > 20 {
 			t.Errorf("replica %s: %d goroutines left, %d Redis connections; want 0 and the pool's bound", id, rep.Leaked, rep.PoolConns)
 		}
+	}
+	if degraded == 0 {
+		t.Error("no replica reached a refresh while Redis was down")
 	}
 	refreshes, rejected, revoked, log := as.counts()
 	t.Logf("Redis back at %s; refreshes: %v; replicas: %+v", back.Format("15:04:05.000"), log, reports)
@@ -195,3 +209,6 @@ func TestFleetRedisFails(t *testing.T) {
 		t.Error("no cached result in Redis after it came back")
 	}
 }
+
+// tokenStoreWarning is what an auth.Client logs when its store fails.
+const tokenStoreWarning = "auth: token store failing; using the token held in memory until it works again"
