@@ -14,7 +14,8 @@ import (
 // while down is set, as a network store does when it cannot be reached.
 type flakyStore struct {
 	*MemoryStore
-	down atomic.Bool
+	down      atomic.Bool
+	failSaves atomic.Int32 // SaveToken calls still to fail
 }
 
 var errUnreachable = errors.New("store unreachable")
@@ -27,7 +28,7 @@ func (f *flakyStore) LoadToken(ctx context.Context, key string) (*Token, error) 
 }
 
 func (f *flakyStore) SaveToken(ctx context.Context, key string, tok *Token) error {
-	if f.down.Load() {
+	if f.down.Load() || f.failSaves.Add(-1) >= 0 {
 		return errUnreachable
 	}
 	return f.MemoryStore.SaveToken(ctx, key, tok)
@@ -187,4 +188,32 @@ func (s *mapStore) SaveClient(_ context.Context, k string, r *ClientRegistration
 	}
 	s.c[k] = r
 	return nil
+}
+
+// TestRefreshedTokenSaveRetried: the store fails just after the
+// authorization server rotated the refresh token. The refresher keeps
+// the lease and saves again until the store takes the new token, so that
+// the next Client does not present the spent refresh token.
+func TestRefreshedTokenSaveRetried(t *testing.T) {
+	s := newTestServer(t, nil)
+	store := &flakyStore{MemoryStore: &MemoryStore{}}
+	authorized(t, s, store)
+	expireStored(t, store, s)
+	ctx := testCtx(t)
+	store.failSaves.Store(3)
+	a := mustNew(t, Config{ServerURL: s.mcpURL(), Store: store})
+	tok, err := a.Token(ctx)
+	if err != nil || tok == "" {
+		t.Fatalf("Token = %q, %v", tok, err)
+	}
+	if n := store.failSaves.Load(); n >= 0 {
+		t.Fatalf("saves still to fail = %d: the save was not retried", n)
+	}
+	b := mustNew(t, Config{ServerURL: s.mcpURL(), Store: store})
+	if tok2, err := b.Token(ctx); err != nil || tok2 != tok {
+		t.Errorf("second Client's Token = %q, %v; want the saved %q", tok2, err, tok)
+	}
+	if got := s.count("refresh_token"); got != 1 {
+		t.Errorf("refreshes = %d, want 1", got)
+	}
 }

@@ -110,14 +110,45 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 	}
 	nt := c.newToken(ot, st.Issuer, st.Resource, st.Scopes)
 	nt.LegacyDiscovery = st.LegacyDiscovery
-	if err := c.store.SaveToken(ctx, c.key, nt); err != nil {
-		// The authorization server rotated the refresh token: keep
-		// using the new one here, though the store could not share it.
+	c.adopt(nt)
+	if err := c.saveRefreshed(ctx, nt); err != nil {
+		// The token is used here, though the store could not share it.
 		c.storeFailed(storeErr("save token", err))
 	}
-	c.adopt(nt)
 	c.log.Debug("auth: refreshed token", "issuer", st.Issuer)
 	return nt, nil
+}
+
+// Retries of the save of a refreshed token.
+const (
+	saveRetryEvery = 100 * time.Millisecond
+	saveRetryFor   = 10 * time.Second
+)
+
+// saveRefreshed saves nt, the result of a refresh, trying again while the
+// store fails, for up to saveRetryFor or until ctx ends (the lease is
+// lost). The authorization server has rotated the refresh token: until
+// the store holds nt, the token it holds is spent, and the next holder of
+// the lease would present a used refresh token (which a strict server
+// answers by revoking the grant). Holding the lease meanwhile keeps the
+// others waiting, as long as the store keeps the lease.
+func (c *Client) saveRefreshed(ctx context.Context, nt *Token) error {
+	deadline := time.Now().Add(saveRetryFor)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		err := c.store.SaveToken(ctx, c.key, nt)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		c.storeFailed(storeErr("save token", err))
+		t.Reset(saveRetryEvery)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-t.C:
+		}
+	}
 }
 
 // issuerMetadata returns the metadata of the authorization server that

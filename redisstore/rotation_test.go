@@ -151,13 +151,15 @@ func TestFleetRedisFails(t *testing.T) {
 	// skew is at most half the lifetime). Redis goes down just before
 	// that moment, so that each replica keeps using the token it holds,
 	// which outlives the outage and the go-redis pool's redial (once a
-	// second after it gave up dialing) by a margin.
+	// second after it gave up dialing) by a margin. The lease outlives the
+	// outage: a refresh that the outage cuts off from its save keeps it
+	// and saves once Redis is back, before anyone else may refresh.
 	as := newStrictAS(t, 10)
 	mcp := newProtectedMCP(t, as, testserver.Options{TTL: time.Minute, CacheScope: "public"})
 	store := seedFleet(t, r, as, mcp)
 	due := time.Now().Add(5 * time.Second)
 	f := startFleet(t, replicas(4, replicaConfig{Redis: r.addr(), MCP: mcp.URL, Concurrency: 50, Duration: 8 * time.Second,
-		Pause: 50 * time.Millisecond, LeaseTTL: time.Second, RefreshSkew: 9 * time.Second, Cache: true}))
+		Pause: 50 * time.Millisecond, LeaseTTL: 5 * time.Second, RefreshSkew: 9 * time.Second, Cache: true}))
 	f.waitReady(30 * time.Second)
 	if wait := time.Until(due.Add(-700 * time.Millisecond)); wait > 0 {
 		time.Sleep(wait)
