@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/redisstore"
 )
@@ -214,3 +215,44 @@ func TestFleetRedisFails(t *testing.T) {
 
 // tokenStoreWarning is what an auth.Client logs when its store fails.
 const tokenStoreWarning = "auth: token store failing; using the token held in memory until it works again"
+
+// TestLeaseRenewedDuringLongRefresh: a refresh that takes three times
+// the lease (the authorization server is slow) keeps its lease by
+// renewing it, so a second replica waits and then uses the new token
+// instead of presenting the same refresh token (which the strict server
+// would answer by revoking the grant).
+func TestLeaseRenewedDuringLongRefresh(t *testing.T) {
+	r := startRedis(t)
+	as := newStrictAS(t, 60)
+	mcp := newProtectedMCP(t, as, testserver.Options{})
+	seed := as.seed()
+	seed.Expiry = time.Now().Add(-time.Second) // due now
+	const lease = 300 * time.Millisecond
+	as.stall = func(*http.Request) bool { time.Sleep(3 * lease); return true }
+	newClient := func() *auth.Client {
+		s := newStore(t, r.client(t), redisstore.Options{LeaseTTL: lease})
+		c, err := auth.New(auth.Config{ServerURL: mcp.URL, ClientID: "fleet", Store: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := newClient(), newClient()
+	mustOK(t, newStore(t, r.client(t), redisstore.Options{}).SaveToken(testCtx(t), canonical(mcp.URL), seed))
+	ctx := testCtx(t)
+	type result struct {
+		tok string
+		err error
+	}
+	first := make(chan result, 1)
+	go func() { tok, err := a.Token(ctx); first <- result{tok, err} }()
+	time.Sleep(lease / 2) // a holds the lease and waits on the server
+	tokB, errB := b.Token(ctx)
+	ra := <-first
+	if ra.err != nil || errB != nil || ra.tok != tokB || tokB == seed.AccessToken {
+		t.Errorf("tokens: a = %q, %v; b = %q, %v; want the same new token", ra.tok, ra.err, tokB, errB)
+	}
+	if refreshes, rejected, revoked, _ := as.counts(); refreshes != 1 || rejected != 0 || revoked {
+		t.Errorf("refreshes = %d, invalid_grant = %d (revoked %v); want 1, 0", refreshes, rejected, revoked)
+	}
+}
