@@ -225,27 +225,50 @@ func TestFileStore(t *testing.T) {
 	}
 }
 
-func TestStoreLockBoundedByContext(t *testing.T) {
-	for name, l := range map[string]Locker{
+// TestStoreLeases checks the refresh leases of the in-process stores: one
+// holder per key (a waiter gives up when its context ends), keys
+// independent, renew and release only by the owner.
+func TestStoreLeases(t *testing.T) {
+	for name, l := range map[string]RefreshLeaser{
 		"file":   &FileStore{Path: filepath.Join(t.TempDir(), "t.json")},
 		"memory": &MemoryStore{},
 	} {
 		t.Run(name, func(t *testing.T) {
-			unlock, err := l.Lock(testCtx(t))
-			if err != nil {
-				t.Fatal(err)
+			ctx := testCtx(t)
+			if ttl, err := l.AcquireLease(ctx, "k", "a"); err != nil || ttl != 0 {
+				t.Fatalf("AcquireLease(k, a) = %v, %v; want 0, nil", ttl, err)
 			}
-			ctx, cancel := context.WithCancel(testCtx(t))
-			cancel()
-			if _, err := l.Lock(ctx); !errors.Is(err, context.Canceled) {
-				t.Errorf("second Lock = %v, want context.Canceled", err)
+			cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			if _, err := l.AcquireLease(cctx, "k", "b"); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("AcquireLease(k, b) while held = %v, want context.DeadlineExceeded", err)
 			}
-			unlock()
-			unlock2, err := l.Lock(testCtx(t))
-			if err != nil {
-				t.Fatal(err)
+			if _, err := l.AcquireLease(ctx, "other", "b"); err != nil {
+				t.Errorf("AcquireLease(other, b) = %v; another key must not wait", err)
 			}
-			unlock2()
+			if err := l.RenewLease(ctx, "k", "b"); !errors.Is(err, ErrLeaseLost) {
+				t.Errorf("RenewLease(k, b) by a non-owner = %v, want ErrLeaseLost", err)
+			}
+			if err := l.RenewLease(ctx, "k", "a"); err != nil {
+				t.Errorf("RenewLease(k, a) = %v", err)
+			}
+			// A non-owner's release does nothing: the lease stays held.
+			l.ReleaseLease(ctx, "k", "b")
+			cctx2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel2()
+			if _, err := l.AcquireLease(cctx2, "k", "c"); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("AcquireLease after a non-owner's release = %v, want context.DeadlineExceeded", err)
+			}
+			l.ReleaseLease(ctx, "k", "a")
+			l.ReleaseLease(ctx, "k", "a") // idempotent
+			if _, err := l.AcquireLease(ctx, "k", "c"); err != nil {
+				t.Fatalf("AcquireLease after release = %v", err)
+			}
+			if err := l.RenewLease(ctx, "k", "a"); !errors.Is(err, ErrLeaseLost) {
+				t.Errorf("RenewLease by the former owner = %v, want ErrLeaseLost", err)
+			}
+			l.ReleaseLease(ctx, "k", "c")
+			l.ReleaseLease(ctx, "other", "b")
 		})
 	}
 }

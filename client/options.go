@@ -355,7 +355,9 @@ func WithAuth(a Auth) Option {
 // prompts/list, resources/list, resources/templates/list, resources/read):
 // a result is served from it while its ttlMs lasts.
 // Default (and nil): no caching. [cache.NewMemory] is an in-memory store;
-// a store may be shared by several clients.
+// a store may be shared by several clients (and, through the redisstore
+// module, by replicas). A store that fails costs the cache, never the call: the
+// call goes on uncached, and the failure is logged once per outage.
 func WithCache(c cache.Store) Option {
 	return optionFunc(func(cfg *config) { cfg.cache = c })
 }
@@ -370,7 +372,9 @@ func WithCache(c cache.Store) Option {
 //	interface{ ServerKey() string }
 //
 // (a transport.Stdio's is its command line); any other transport gets no
-// era caching and a key unique to the connection.
+// era caching and a key unique to the connection. A store that fails
+// costs the hint, never the connection: it probes, and the failure is
+// logged once per outage.
 func WithEraCache(ec cache.EraStore) Option {
 	return optionFunc(func(c *config) { c.eraCache = ec })
 }
