@@ -36,6 +36,9 @@
 // [Client.DroppedTools]), and tool calls carry the
 // Mcp-Param-* headers the valid annotations ask for.
 //
+// The events extension (io.modelcontextprotocol/events) has its own
+// package, client/events, over a Client.
+//
 // Modern results that carry cache hints are served from a [cache.Store]
 // while fresh ([WithCache]); negotiation verdicts can be remembered per server
 // in an era store ([WithEraCache]) so that reconnecting skips the probe.

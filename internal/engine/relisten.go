@@ -55,7 +55,7 @@ type relisten struct {
 // gracefully, on Close, when the session ends, or after
 // relistenAttempts re-listens in a row that were not acknowledged.
 func (s *Session) ListenDurable(ctx context.Context, params any) (*Stream, error) {
-	return s.listenAuthorized(ctx, params, true)
+	return s.listenAuthorized(ctx, protocol.MethodSubscriptionsListen, params, true)
 }
 
 // streamEnded handles the end of st's current listen with err: a durable
