@@ -321,6 +321,9 @@ func (c *Client) callOptions(opts []CallOption) callConfig {
 			o.applyCall(&cc)
 		}
 	}
+	if err := c.identityError(&cc); err != nil && cc.optErr == nil {
+		cc.optErr = err
+	}
 	return cc
 }
 
