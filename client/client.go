@@ -238,6 +238,7 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		Replay:         cfg.defaults.replay,
 		OnEvent:        connEventHook(cfg.onEvent),
 		Retry:          cfg.retry,
+		Liveness:       cfg.liveness,
 		Logger:         cfg.logger,
 		Authorize:      cfg.auth.Authorize,
 		MaxInputRounds: cfg.maxInputRounds,
