@@ -43,6 +43,9 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 			TokenSource: cfg.auth.Tokens,
 			HeaderFunc:  cfg.auth.Header,
 			Logger:      cfg.logger,
+			// RetryPolicy.ReconnectInitial/Max pace the GET stream too.
+			ReconnectBackoff:    cfg.liveness.RelistenInitial,
+			MaxReconnectBackoff: cfg.liveness.RelistenMax,
 		}
 		t = h
 		if cfg.protocol == Auto || cfg.protocol == Legacy || isLegacyPin(cfg.protocol) {

@@ -1,7 +1,10 @@
 package client_test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
@@ -112,5 +116,37 @@ func TestRelistenPacingSettable(t *testing.T) {
 	}
 	if n := count(f.srv, "subscriptions/listen"); n <= 10 {
 		t.Errorf("subscriptions/listen sent %d times in 3 s with a 100 ms cap, want more than 10", n)
+	}
+}
+
+// TestGETStreamPacingSettable: the same RetryPolicy fields pace the
+// reconnects of a legacy GET stream of a connection made by Dial: five
+// failing GETs come within the wait bound (the default pacing, 1 s
+// doubling, would take 15 s).
+func TestGETStreamPacingSettable(t *testing.T) {
+	srv := testserver.New(testserver.Options{})
+	var gets record[time.Time]
+	inner := srv.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.add(time.Now())
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		srv.Close()
+		ts.Close()
+	})
+	h := handler.Funcs{OnToolsChanged: func(context.Context) {}} // the GET stream opens at connect
+	c, err := client.Dial(testCtx(t), ts.URL, client.WithProtocol(client.Legacy), client.WithHandler(h),
+		client.WithRetry(client.RetryPolicy{ReconnectInitial: 20 * time.Millisecond, ReconnectMax: 40 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !eventually(func() bool { return len(gets.all()) >= 5 }) {
+		t.Fatalf("%d GET attempts in the wait bound, want 5", len(gets.all()))
 	}
 }

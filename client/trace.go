@@ -76,10 +76,12 @@ type RetryPolicy struct {
 	// negative (the default): no keepalive.
 	KeepAlive        time.Duration
 	KeepAliveTimeout time.Duration
-	// ReconnectInitial and ReconnectMax pace the re-opening of the
-	// modern listen streams ([Client.Subscribe], the handler's change
-	// listeners): the first wait and the cap of the doubling backoff
-	// (with jitter); 0 or negative selects 100 ms and 30 s.
+	// ReconnectInitial and ReconnectMax pace the re-opening of streams
+	// that dropped: the first wait and the cap of a doubling backoff. For
+	// the modern listen streams ([Client.Subscribe], the handler's change
+	// listeners; with jitter) 0 or negative selects 100 ms and 30 s; for
+	// the legacy GET stream of a Streamable HTTP connection made by
+	// [Dial] (transport.StreamableHTTP.ReconnectBackoff) 1 s and 30 s.
 	ReconnectInitial time.Duration
 	ReconnectMax     time.Duration
 }
