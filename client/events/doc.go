@@ -28,9 +28,10 @@
 //     says hasMore, in which case the next poll follows at once.
 //   - Push: one events/stream request, whose notifications/events/event
 //     notifications become events. A stream that is silent (no event, no
-//     heartbeat) for [Options.HeartbeatTimeout] (60 s: twice the
-//     extension's longest heartbeat interval) is treated as dead, and so
-//     is one that dropped: the subscription opens a new one, with its
+//     heartbeat) for three of its longest heartbeat intervals seen so far
+//     (at least 500 ms), or for [Options.HeartbeatTimeout] (60 s: twice
+//     the extension's longest heartbeat interval) whichever is shorter, is
+//     treated as dead, and so is one that dropped: the subscription opens a new one, with its
 //     cursor, after a backoff (doubling from 250 ms to
 //     [Options.MaxBackoff]).
 //   - Webhook: events/subscribe with a callback URL the application

@@ -10,6 +10,10 @@ import (
 	"github.com/conduitmcp/conduit/jsonrpc"
 )
 
+// minSilence is the least silence that counts as a dead stream, however
+// fast the heartbeats came.
+const minSilence = 500 * time.Millisecond
+
 // errSilent ends a push stream that stayed silent past HeartbeatTimeout.
 var errSilent = errors.New("events: stream silent past the heartbeat timeout")
 
@@ -59,6 +63,11 @@ func (s *Subscription) pump(st link.Stream, first *bool, ready chan<- error) (ac
 	hb := s.ec.opts.HeartbeatTimeout
 	timer := time.NewTimer(hb)
 	defer timer.Stop()
+	// The heartbeat interval is not announced: it is learnt from the
+	// gaps between heartbeats, and a silence of three of the longest
+	// seen (at most HeartbeatTimeout) counts as a dead stream.
+	var lastBeat time.Time
+	var longest time.Duration
 	for {
 		select {
 		case n, ok := <-st.Notifications():
@@ -95,6 +104,13 @@ func (s *Subscription) pump(st link.Stream, first *bool, ready chan<- error) (ac
 				}
 				if json.Unmarshal(n.Params, &p) == nil {
 					s.setCursor(p.Cursor)
+				}
+				if now := time.Now(); !lastBeat.IsZero() {
+					longest = max(longest, now.Sub(lastBeat))
+					hb = min(s.ec.opts.HeartbeatTimeout, max(3*longest, minSilence))
+					lastBeat = now
+				} else {
+					lastBeat = now
 				}
 			case NotificationError:
 				var p struct {

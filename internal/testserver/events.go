@@ -640,7 +640,12 @@ func (s *Server) postWebhook(h *webhookSub, id string, body []byte) (webhookResp
 	req.Header.Set("webhook-timestamp", ts)
 	req.Header.Set("webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
 	req.Header.Set("X-MCP-Subscription-Id", h.id)
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// No redirects (the extension forbids following them) and no idle
+	// connections left behind (each delivery is its own).
+	client := &http.Client{
+		Transport:     &http.Transport{DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return webhookResponse{}, err
