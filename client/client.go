@@ -47,6 +47,9 @@ type Client struct {
 
 	subsMu sync.Mutex                 // guards subs
 	subs   map[*Subscription]struct{} // live subscriptions (legacy ones get notifications through here)
+	// observers are link.Observe's functions (client/events); guarded
+	// by subsMu.
+	observers map[*observer]struct{}
 
 	closeOnce sync.Once
 	closed    chan struct{}  // closed when Close starts
@@ -244,6 +247,7 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		Replay:         cfg.defaults.replay,
 		OnEvent:        connEventHook(cfg.onEvent),
 		Retry:          cfg.retry,
+		Liveness:       cfg.liveness,
 		Logger:         cfg.logger,
 		Authorize:      cfg.auth.Authorize,
 		MaxInputRounds: cfg.maxInputRounds,
@@ -337,6 +341,9 @@ func (c *Client) onNotification(_ context.Context, n *jsonrpc.Request) {
 		if s.legacy {
 			s.deliverNotification(n)
 		}
+	}
+	for o := range c.observers {
+		o.f(n)
 	}
 	c.subsMu.Unlock()
 }

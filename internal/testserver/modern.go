@@ -73,6 +73,8 @@ func (s *Server) dispatchModern(c *call) reply {
 		res = s.discoverResult()
 	case protocol.MethodSubscriptionsListen:
 		return s.listen(c)
+	case methodEventsStream:
+		return s.eventsStream(c)
 	case protocol.MethodTasksGet, protocol.MethodTasksUpdate, protocol.MethodTasksCancel:
 		if !c.hasTasksExtension() {
 			return errReply(missingTasksExtension())
@@ -144,6 +146,9 @@ func (s *Server) serverCapabilities(modern bool, version string) map[string]any 
 		}
 	}
 	s.skillsCapability(caps)
+	if modern {
+		s.eventsCapability(caps)
+	}
 	return caps
 }
 
