@@ -28,6 +28,16 @@ type Options struct {
 	Name func(server, name string) string
 	// Reconnect paces reconnection of a server that failed or died.
 	Reconnect Reconnect
+	// MaxStarting caps the stdio servers starting at once: a server holds
+	// one of these slots from the start of its process until its
+	// handshake ends (or fails), and waits for one in [StateQueued], in
+	// the order the servers asked. Its ConnectTimeout counts from when it
+	// has a slot. Reconnections, and the client's own restart of a
+	// process that died, take a slot too. 0 means twice the number of
+	// CPUs, at least 4; negative means no cap (every server starts at
+	// once). HTTP, SSE and WebSocket servers, which start nothing here,
+	// are not capped.
+	MaxStarting int
 	// ListTimeout bounds one refresh of a server's catalogue; 0 means
 	// [DefaultListTimeout].
 	ListTimeout time.Duration
@@ -67,9 +77,14 @@ const (
 	StateDisabled
 	// StateClosed: the host was closed.
 	StateClosed
+	// StateQueued: a stdio server waits for a start slot
+	// ([Options.MaxStarting]), before its first start or a
+	// reconnection. Next: StateConnecting.
+	StateQueued
 )
 
-// String returns "connecting", "ready", "failed", "disabled" or "closed".
+// String returns "connecting", "ready", "failed", "disabled", "closed" or
+// "queued".
 func (s State) String() string {
 	switch s {
 	case StateConnecting:
@@ -82,6 +97,8 @@ func (s State) String() string {
 		return "disabled"
 	case StateClosed:
 		return "closed"
+	case StateQueued:
+		return "queued"
 	}
 	return fmt.Sprintf("State(%d)", int(s))
 }
@@ -103,6 +120,11 @@ type ServerStatus struct {
 	LastErr error
 	// Attempts counts connection attempts; Connects the successful ones.
 	Attempts, Connects int
+	// Heals counts the connections the client restored on its own while
+	// ready (a stdio process that crashed and was started again, an HTTP
+	// session established again), each counted once its session answered
+	// again; the host's own reconnections are in Connects.
+	Heals int
 	// Tools, Prompts and Resources count the server's catalogue entries.
 	Tools, Prompts, Resources int
 }
@@ -149,6 +171,7 @@ func (e *ServerError) Unwrap() error { return e.Err }
 type Host struct {
 	opts    Options
 	servers []*server // sorted by name; written once in Start
+	starts  *gate     // caps stdio servers starting at once; nil: no cap
 
 	// life is the host's lifetime context, detached from any caller and
 	// canceled by Close; every supervisor goroutine derives from it.
@@ -175,6 +198,7 @@ func Start(cfg *Config, opts *Options) (*Host, error) {
 	if opts != nil {
 		h.opts = *opts
 	}
+	h.starts = newGate(h.opts.MaxStarting)
 	seen := map[string]bool{}
 	for _, sc := range cfg.Servers {
 		sc, err := checkServer(cfg.Path, sc, seen)
