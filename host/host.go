@@ -142,7 +142,8 @@ var (
 )
 
 // ServerError reports a call to a server that is not connected. It
-// matches [ErrNotReady]; Err is the server's current error, if any.
+// matches [ErrNotReady]; Err is the server's current error, else its last
+// one (nil for a server that has not failed yet).
 type ServerError struct {
 	Server string
 	State  State
@@ -192,7 +193,8 @@ type Host struct {
 // not be nil; opts may be. The Host must be closed.
 //
 // Errors: a [*ConfigError] for a Config that [Parse] would reject (an
-// empty or duplicate name, an unknown type, neither command nor url).
+// empty or duplicate name, an unknown type, neither command nor url), or
+// [ConfigErrors] for several.
 func Start(cfg *Config, opts *Options) (*Host, error) {
 	h := &Host{changed: make(chan struct{})}
 	if opts != nil {
@@ -200,16 +202,21 @@ func Start(cfg *Config, opts *Options) (*Host, error) {
 	}
 	h.starts = newGate(h.opts.MaxStarting)
 	seen := map[string]bool{}
+	var errs ConfigErrors
 	for _, sc := range cfg.Servers {
 		sc, err := checkServer(cfg.Path, sc, seen)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		var so ServerOptions
 		if h.opts.Server != nil {
 			so = h.opts.Server(sc)
 		}
 		h.servers = append(h.servers, newServer(h, sc, so))
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(h.servers, func(a, b *server) int { return strings.Compare(a.cfg.Name, b.cfg.Name) })
 	h.life, h.cancel = context.WithCancel(context.Background())
@@ -226,8 +233,8 @@ func Start(cfg *Config, opts *Options) (*Host, error) {
 
 // checkServer checks sc as Parse would and returns a copy with its type
 // resolved and its slices and maps copied (the caller's stay its own).
-func checkServer(path string, sc ServerConfig, seen map[string]bool) (ServerConfig, error) {
-	fail := func(field string, err error) (ServerConfig, error) {
+func checkServer(path string, sc ServerConfig, seen map[string]bool) (ServerConfig, *ConfigError) {
+	fail := func(field string, err error) (ServerConfig, *ConfigError) {
 		return sc, &ConfigError{File: path, Server: sc.Name, Field: field, Err: err}
 	}
 	switch {
@@ -330,13 +337,16 @@ func (h *Host) notify() {
 
 // CallTool calls the tool with catalogue name name on its server.
 //
-// Errors: [ErrNotFound] (wrapped) for a name not in the catalogue, a
-// [*ServerError] matching [ErrNotReady] when the server is not connected,
-// [ErrClosed], else those of client.Client.CallTool.
+// Errors: a [*ServerError] matching [ErrNotReady] (the server's error
+// inside) when the tool's server is not connected: a name the server
+// listed before its connection ended, or, with the default names, a
+// SERVER__… name of a server that never connected; [ErrNotFound]
+// (wrapped) for a name no server has; [ErrClosed]; else those of
+// client.Client.CallTool.
 func (h *Host) CallTool(ctx context.Context, name string, args any, opts ...client.CallOption) (*protocol.CallToolResult, error) {
 	t, ok := h.Tool(name)
 	if !ok {
-		return nil, fmt.Errorf("tool %q: %w", name, ErrNotFound)
+		return nil, h.absent("tool", name)
 	}
 	c, err := h.server(t.Server).readyClient()
 	if err != nil {
@@ -350,7 +360,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts ...clie
 func (h *Host) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...client.CallOption) (*protocol.GetPromptResult, error) {
 	p, ok := h.Prompt(name)
 	if !ok {
-		return nil, fmt.Errorf("prompt %q: %w", name, ErrNotFound)
+		return nil, h.absent("prompt", name)
 	}
 	c, err := h.server(p.Server).readyClient()
 	if err != nil {

@@ -54,6 +54,9 @@ type server struct {
 	tools     []protocol.Tool
 	prompts   []protocol.Prompt
 	resources []protocol.Resource
+	// The catalogue names of its tools and prompts when its connection
+	// last ended; nil once it lists again. Guarded by h.mu.
+	goneTools, gonePrompts []string
 }
 
 func newServer(h *Host, sc ServerConfig, so ServerOptions) *server {
@@ -119,7 +122,11 @@ func (s *server) readyClient() (*client.Client, error) {
 	case s.state == StateClosed:
 		return nil, ErrClosed
 	case s.c == nil:
-		return nil, &ServerError{Server: s.cfg.Name, State: s.state, Err: s.err}
+		err := s.err
+		if err == nil {
+			err = s.lastErr
+		}
+		return nil, &ServerError{Server: s.cfg.Name, State: s.state, Err: err}
 	}
 	return s.c, nil
 }
