@@ -252,8 +252,9 @@ func checkServer(path string, sc ServerConfig, seen map[string]bool) (ServerConf
 }
 
 // Wait waits until every server has finished its first connection
-// attempt (ready or failed; each bounded by its ConnectTimeout), or ctx
-// ends (then it returns ctx.Err()).
+// attempt (ready or failed; each bounded by its ConnectTimeout from when
+// it got a start slot, see [Options.MaxStarting]), or ctx ends (then it
+// returns ctx.Err()). [Host.Changed] tells of each server as it comes up.
 func (h *Host) Wait(ctx context.Context) error {
 	for _, s := range h.servers {
 		select {

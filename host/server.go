@@ -45,7 +45,7 @@ type server struct {
 	since    time.Time      // when state was entered
 	err      error          // the current problem, nil when healthy
 	lastErr  error          // the most recent error, kept after recovery
-	c        *client.Client // the connected client; nil unless StateReady
+	c        *client.Client // the connected client, from its first listing until its end; nil otherwise
 	attempts int
 	connects int
 	heals    int
