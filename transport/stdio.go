@@ -66,9 +66,12 @@ type Stdio struct {
 	// InheritEnv passes the whole environment of this process. When
 	// false (the default) only HOME, PATH, USER, LOGNAME, SHELL, TERM,
 	// LANG, LC_ALL, TMPDIR and TZ are passed (on Windows also APPDATA,
-	// HOMEDRIVE, HOMEPATH, LOCALAPPDATA, PATHEXT, SYSTEMDRIVE,
-	// SYSTEMROOT, TEMP, USERNAME, USERPROFILE and PROGRAMFILES), so that
-	// secrets in the environment do not reach a server unless asked for.
+	// COMSPEC, HOMEDRIVE, HOMEPATH, LOCALAPPDATA, NUMBER_OF_PROCESSORS,
+	// PATHEXT, PROCESSOR_ARCHITECTURE, PROGRAMDATA, PROGRAMFILES,
+	// PROGRAMFILES(X86), PROGRAMW6432, SYSTEMDRIVE, SYSTEMROOT, TEMP,
+	// TMP, USERNAME, USERPROFILE and WINDIR, whatever the case of their
+	// names), so that secrets in the environment do not reach a server
+	// unless asked for.
 	InheritEnv bool
 	// Dir is the working directory; "" means the current directory.
 	Dir string
@@ -144,12 +147,14 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 	cmd := exec.Command(s.Path, s.Args...)
 	cmd.Dir = s.Dir
 	cmd.Env = s.environ()
-	setProcessGroup(cmd)
+	if err := prepareTree(cmd); err != nil {
+		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
+	}
 	// Every stream is an *os.File, so os/exec starts no copying
 	// goroutines; WaitDelay only guards against that changing.
 	cmd.WaitDelay = exitDrainTimeout
 
-	p, err := startWithPipes(cmd)
+	p, tree, err := startWithPipes(cmd, s.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
 	}
@@ -162,6 +167,7 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 	c := &stdioConn{
 		lineConn:       newLineConn(KindStdio, outR, inW, s.MaxMessageSize, s.Logger),
 		cmd:            cmd,
+		tree:           tree,
 		command:        s.Path,
 		stdin:          inW,
 		stdout:         outR,
@@ -189,10 +195,11 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 type childPipes struct{ in, out, err *os.File }
 
 // startWithPipes connects cmd's three streams to fresh pipes and starts
-// it. The pipes are made here rather than with StdoutPipe so that Wait
-// never closes the read ends under the reader: output written just before
-// the exit is still delivered.
-func startWithPipes(cmd *exec.Cmd) (childPipes, error) {
+// it, in a process tree of its own (see startTree). The pipes are made
+// here rather than with StdoutPipe so that Wait never closes the read ends
+// under the reader: output written just before the exit is still
+// delivered.
+func startWithPipes(cmd *exec.Cmd, logger *slog.Logger) (childPipes, *procTree, error) {
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
@@ -201,10 +208,10 @@ func startWithPipes(cmd *exec.Cmd) (childPipes, error) {
 	}
 	var ends [3][2]*os.File // stdin, stdout, stderr: read end, write end
 	for i := range ends {
-		r, w, err := os.Pipe()
+		r, w, err := stdioPipe(i == 0)
 		if err != nil {
 			closeAll()
-			return childPipes{}, err
+			return childPipes{}, nil, err
 		}
 		files = append(files, r, w)
 		ends[i] = [2]*os.File{r, w}
@@ -212,14 +219,21 @@ func startWithPipes(cmd *exec.Cmd) (childPipes, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = ends[0][0], ends[1][1], ends[2][1]
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return childPipes{}, err
+		return childPipes{}, nil, err
+	}
+	tree, err := startTree(cmd, loggerOrDiscard(logger))
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		closeAll()
+		return childPipes{}, nil, err
 	}
 	// The child has its copies; ours of the child's ends must go, or we
 	// would never see EOF.
 	ends[0][0].Close()
 	ends[1][1].Close()
 	ends[2][1].Close()
-	return childPipes{in: ends[0][1], out: ends[1][0], err: ends[2][0]}, nil
+	return childPipes{in: ends[0][1], out: ends[1][0], err: ends[2][0]}, tree, nil
 }
 
 func delayOrDefault(d, def time.Duration) time.Duration {
@@ -236,7 +250,8 @@ func delayOrDefault(d, def time.Duration) time.Duration {
 var envAllowList = []string{"HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR", "TZ"}
 
 // envAllowListWindows is added to envAllowList on Windows.
-var envAllowListWindows = []string{"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATHEXT", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES"}
+// Names on Windows are case-insensitive ("Path", "SystemRoot").
+var envAllowListWindows = []string{"APPDATA", "COMSPEC", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "NUMBER_OF_PROCESSORS", "PATHEXT", "PROCESSOR_ARCHITECTURE", "PROGRAMDATA", "PROGRAMFILES", "PROGRAMFILES(X86)", "PROGRAMW6432", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "WINDIR"}
 
 // environ returns the environment of the process.
 func (s *Stdio) environ() []string {

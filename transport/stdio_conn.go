@@ -19,6 +19,7 @@ type stdioConn struct {
 	*lineConn
 
 	cmd     *exec.Cmd
+	tree    *procTree // the process and its descendants
 	command string
 	stdin   *os.File // our write end of the child's stdin
 	stdout  *os.File // our read end of the child's stdout
@@ -140,14 +141,17 @@ func (c *stdioConn) shutdown() {
 	exited := c.waitExit(c.terminateDelay)
 	if !exited {
 		c.logger.Warn("transport: server did not exit after stdin was closed; sending SIGTERM", "command", c.command, "pid", pid)
-		if err := terminate(c.cmd.Process); err != nil {
+		if err := c.tree.interrupt(); err != nil {
+			// Nothing was sent (a Windows server without our console),
+			// so there is nothing to wait for.
 			c.logger.Debug("transport: SIGTERM failed", "pid", pid, "err", err)
+		} else {
+			exited = c.waitExit(c.killDelay)
 		}
-		exited = c.waitExit(c.killDelay)
 	}
 	if !exited {
 		c.logger.Warn("transport: server did not exit after SIGTERM; sending SIGKILL", "command", c.command, "pid", pid)
-		if err := kill(c.cmd.Process); err != nil {
+		if err := c.tree.kill(); err != nil {
 			c.logger.Debug("transport: SIGKILL failed", "pid", pid, "err", err)
 		}
 		exited = c.waitExit(killWaitTimeout)
@@ -156,6 +160,7 @@ func (c *stdioConn) shutdown() {
 		// Not seen in practice (a process stuck in the kernel): unblock
 		// the readers and give up on the waiter rather than hang.
 		c.logger.Error("transport: server did not exit after SIGKILL", "command", c.command, "pid", pid)
+		c.tree.release()
 		c.stdout.Close()
 		c.stderr.Close()
 		<-c.readDone
@@ -163,7 +168,8 @@ func (c *stdioConn) shutdown() {
 		c.closeErr = fmt.Errorf("%w: server %q (pid %d) did not exit after SIGKILL", ErrClosed, c.command, pid)
 		return
 	}
-	killOrphans(pid)
+	c.tree.killRest()
+	c.tree.release()
 	// Bounded: the readers end at EOF, which the kill above brings, or
 	// at the drain deadline the waiter set.
 	c.wg.Wait()
