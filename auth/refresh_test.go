@@ -102,7 +102,7 @@ func TestConcurrentExpiryShareOneRefresh(t *testing.T) {
 // one refresh and the other adopt its result.
 func TestTwoClientsShareStore(t *testing.T) {
 	s := newTestServer(t, nil)
-	store := &FileStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
+	store := &FileStore{Path: filepath.Join(tempDir(t), "tokens.json")}
 	authorized(t, s, store)
 	expireStored(t, store, s)
 	ctx := testCtx(t)
@@ -142,7 +142,7 @@ func expireStored(t *testing.T, store TokenStore, s *testServer) {
 func TestCrossProcessRefresh(t *testing.T) {
 	s := newTestServer(t, nil)
 	s.addClient(&tClient{id: "cli", method: "none", redirects: []string{testRedirect}})
-	store := &FileStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
+	store := &FileStore{Path: filepath.Join(tempDir(t), "tokens.json")}
 	c := mustNew(t, Config{ServerURL: s.mcpURL(), ClientID: "cli", Interaction: autoApprove(t), RedirectURL: testRedirect, Store: store})
 	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
 		t.Fatal(err)
