@@ -152,12 +152,12 @@ func acquire(ctx context.Context, mu *sync.Mutex, sem *chan struct{}) (chan stru
 }
 
 // FileStore is a [TokenStore] in one JSON file, readable and writable only
-// by its owner (mode 0600). Every write replaces the file atomically (a
+// by its owner (mode 0600; on Windows an ACL for the current user alone). Every write replaces the file atomically (a
 // temporary file in the same directory, then rename), and every load
 // re-reads it, so processes sharing the file see each other's tokens.
 // [FileStore.Lock] takes an exclusive lock on Path+".lock" with flock(2)
-// on Unix systems; elsewhere it only serializes within the process (see
-// the package's build-tagged lock files).
+// on Unix systems and LockFileEx on Windows; elsewhere it only serializes
+// within the process (see the package's build-tagged lock files).
 type FileStore struct {
 	// Path is the file. Its directory must exist.
 	Path string

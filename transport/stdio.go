@@ -51,12 +51,15 @@ const (
 // exited or crashed), calling Connect again restarts the server. That is
 // how the session layer restarts a server.
 //
-// The process runs in its own process group (on Unix), so that Close can
-// stop the wrappers' children too (npx, uvx, shell scripts). By default it
-// sees only a few environment variables; see Env and InheritEnv.
+// The process runs in its own process group (on Unix; on Windows in a job
+// object with kill-on-close), so that Close can stop the wrappers'
+// children too (npx, uvx, shell scripts). By default it sees only a few
+// environment variables; see Env and InheritEnv.
 type Stdio struct {
 	// Path is the program to run. A name without a path separator is
-	// looked up in PATH.
+	// looked up in PATH (on Windows also with the extensions of PATHEXT,
+	// so "npx" finds npx.cmd; a .cmd or .bat file runs through cmd.exe,
+	// with its arguments quoted for it).
 	Path string
 	// Args are the arguments, not including the program name.
 	Args []string
@@ -87,11 +90,12 @@ type Stdio struct {
 	// [ExitError]; 0 means [DefaultStderrTail], negative keeps none.
 	StderrTail int
 	// TerminateDelay is how long Close waits after closing stdin before
-	// sending SIGTERM to the process group; 0 means
-	// [DefaultTerminateDelay], negative means no wait.
+	// sending SIGTERM to the process group (CTRL_BREAK_EVENT on Windows);
+	// 0 means [DefaultTerminateDelay], negative means no wait.
 	TerminateDelay time.Duration
 	// KillDelay is how long Close waits after SIGTERM before sending
-	// SIGKILL; 0 means [DefaultKillDelay], negative means no wait.
+	// SIGKILL (terminating the job on Windows); 0 means
+	// [DefaultKillDelay], negative means no wait.
 	KillDelay time.Duration
 	// Logger receives warnings (skipped stdout lines, shutdown steps);
 	// nil discards them.
@@ -136,7 +140,10 @@ func (s *Stdio) ServerKey() string {
 // Read on the connection returns an [*ExitError] (matching [ErrClosed])
 // once the process has exited and every message it wrote was delivered.
 // Close runs the shutdown ladder: close stdin, wait TerminateDelay, SIGTERM
-// the process group, wait KillDelay, SIGKILL the process group.
+// the process group, wait KillDelay, SIGKILL the process group. On
+// Windows: close stdin, wait TerminateDelay, CTRL_BREAK_EVENT to the
+// process group (when it shares our console; otherwise no wait), wait
+// KillDelay, terminate the job.
 func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 	if s.Path == "" {
 		return nil, errors.New("transport: Stdio.Path is empty")

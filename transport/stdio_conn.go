@@ -119,9 +119,10 @@ func (c *stdioConn) mapWriteErr(err error) error {
 
 // Close stops the process and joins the connection's goroutines. The
 // ladder: close stdin; wait TerminateDelay; SIGTERM the process group; wait
-// KillDelay; SIGKILL the process group. Once the process is gone, what is
-// left of its process group is killed too, so no descendant outlives the
-// connection.
+// KillDelay; SIGKILL the process group (on Windows: CTRL_BREAK_EVENT, then
+// terminating the job; a rung that could not be sent is not waited for).
+// Once the process is gone, what is left of its process group (its job) is
+// killed too, so no descendant outlives the connection.
 //
 // Close returns nil when the process exited with status 0, and otherwise
 // the [*ExitError] (for example one with Signal SIGTERM when the ladder
