@@ -36,6 +36,7 @@ const serverEnv = "CONDUIT_TRANSPORT_TEST_SERVER"
 //
 //	echo          just the above; exits 0 when stdin closes
 //	banner        first prints non-JSON-RPC lines to stdout
+//	crlf          ends its lines with "\r\n", as a Windows program may
 //	grandchild    starts a grandchild (mode sleep) in its process group,
 //	              holding stdout and stderr, and announces its pid
 //	ignore-stdin  keeps running after stdin closed (SIGTERM ends it)
@@ -66,9 +67,13 @@ func runTestServer(mode string) int {
 		return 0
 	}
 	out := bufio.NewWriter(os.Stdout)
+	eol := "\n"
+	if mode == "crlf" {
+		eol = "\r\n"
+	}
 	writeLine := func(b []byte) {
 		out.Write(b)
-		out.WriteByte('\n')
+		out.WriteString(eol)
 		out.Flush()
 	}
 	send := func(v any) {
