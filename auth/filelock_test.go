@@ -9,9 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
+
+	"github.com/conduitmcp/conduit/internal/wintest"
 )
 
 // lockHolderEnv makes the re-executed test binary take lockFile on the
@@ -31,26 +32,8 @@ func runLockHolder(path string) int {
 	return 0
 }
 
-// tempDir is t.TempDir, but removes what it holds file by file: under
-// Wine 8, os.RemoveAll (and so t.TempDir's cleanup) fails.
-func tempDir(t *testing.T) string {
-	t.Helper()
-	if runtime.GOOS != "windows" {
-		return t.TempDir()
-	}
-	dir, err := os.MkdirTemp("", "conduit-auth-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-		os.Remove(dir)
-	})
-	return dir
-}
+// tempDir is wintest.TempDir (Wine cannot remove a directory tree).
+func tempDir(t *testing.T) string { return wintest.TempDir(t) }
 
 // startLockHolder starts a process that holds the lock on path.
 func startLockHolder(t *testing.T, path string) *exec.Cmd {
@@ -114,13 +97,7 @@ func TestLockFileAcrossProcesses(t *testing.T) {
 // get the same token (a second refresh of the rotated token would fail
 // with invalid_grant).
 func TestCrossProcessRefreshRounds(t *testing.T) {
-	s := newTestServer(t, nil)
-	s.addClient(&tClient{id: "cli", method: "none", redirects: []string{testRedirect}})
-	store := &FileStore{Path: filepath.Join(tempDir(t), "tokens.json")}
-	c := mustNew(t, Config{ServerURL: s.mcpURL(), ClientID: "cli", Interaction: autoApprove(t), RedirectURL: testRedirect, Store: store})
-	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
-		t.Fatal(err)
-	}
+	s, store := sharedFileStore(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -162,4 +139,19 @@ func TestCrossProcessRefreshRounds(t *testing.T) {
 		}
 		prev = tok
 	}
+}
+
+// sharedFileStore returns a server with the public client "cli" and a
+// FileStore holding a token for it, as processes sharing the store find
+// it.
+func sharedFileStore(t *testing.T) (*testServer, *FileStore) {
+	t.Helper()
+	s := newTestServer(t, nil)
+	s.addClient(&tClient{id: "cli", method: "none", redirects: []string{testRedirect}})
+	store := &FileStore{Path: filepath.Join(tempDir(t), "tokens.json")}
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), ClientID: "cli", Interaction: autoApprove(t), RedirectURL: testRedirect, Store: store})
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	return s, store
 }

@@ -2,15 +2,7 @@
 
 package client_test
 
-import "golang.org/x/sys/windows"
+import "github.com/conduitmcp/conduit/internal/wintest"
 
 // processExists reports whether pid names a process that has not exited.
-func processExists(pid int) bool {
-	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
-	if err != nil {
-		return false
-	}
-	defer windows.CloseHandle(h)
-	ev, err := windows.WaitForSingleObject(h, 0)
-	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
-}
+func processExists(pid int) bool { return wintest.Running(pid) }

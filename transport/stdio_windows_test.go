@@ -13,26 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/windows"
-
+	"github.com/conduitmcp/conduit/internal/wintest"
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// underWine reports whether the tests run under Wine (which exports
-// wine_get_version from ntdll).
-func underWine() bool {
-	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
-}
-
-// running reports whether process pid still runs.
-func running(pid int) bool {
-	h, err := windows.OpenProcess(windows.SYNCHRONIZE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
-	if err != nil {
-		return false // no such process
+// skipUnderWine skips t under Wine, for the reason given.
+func skipUnderWine(t testing.TB, reason string) {
+	if wintest.UnderWine() {
+		t.Skip("under Wine: " + reason)
 	}
-	defer windows.CloseHandle(h)
-	ev, err := windows.WaitForSingleObject(h, 0)
-	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
 }
 
 // waitGone waits, bounded, until none of pids runs.
@@ -40,7 +29,7 @@ func waitGone(t *testing.T, what string, pids ...int) {
 	t.Helper()
 	deadline := time.Now().Add(testTimeout)
 	for {
-		alive := slices.DeleteFunc(slices.Clone(pids), func(p int) bool { return !running(p) })
+		alive := slices.DeleteFunc(slices.Clone(pids), func(p int) bool { return !wintest.Running(p) })
 		if len(alive) == 0 {
 			return
 		}
@@ -48,14 +37,6 @@ func waitGone(t *testing.T, what string, pids ...int) {
 			t.Fatalf("%s: processes %v still run", what, alive)
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// killPid kills pid if it still runs (cleanup for a failed test).
-func killPid(pid int) {
-	if h, err := windows.OpenProcess(windows.PROCESS_TERMINATE, false, uint32(pid)); err == nil {
-		windows.TerminateProcess(h, 1)
-		windows.CloseHandle(h)
 	}
 }
 
@@ -68,12 +49,12 @@ func treePids(t *testing.T, c transport.Conn) (server, grandchild int) {
 	if err := json.Unmarshal(n.Params, &p); err != nil || p.Pid <= 0 {
 		t.Fatalf("grandchild notification params = %s, %v", n.Params, err)
 	}
-	t.Cleanup(func() { killPid(p.Pid) })
+	t.Cleanup(func() { wintest.Kill(p.Pid) })
 	var res struct{ Pid int }
 	if err := json.Unmarshal(call(t, c, 1, "pid", nil).Result, &res); err != nil {
 		t.Fatal(err)
 	}
-	if !running(p.Pid) || !running(res.Pid) {
+	if !wintest.Running(p.Pid) || !wintest.Running(res.Pid) {
 		t.Fatalf("server %d or grandchild %d does not run before Close", res.Pid, p.Pid)
 	}
 	return res.Pid, p.Pid
@@ -129,7 +110,7 @@ func TestWindowsCrashThenCloseKillsTree(t *testing.T) {
 	if ee, ok := errors.AsType[*transport.ExitError](readErr(t, c)); !ok || ee.Code != 3 {
 		t.Fatalf("Read() after crash: want *ExitError with code 3")
 	}
-	if !running(grandchild) {
+	if !wintest.Running(grandchild) {
 		t.Fatalf("grandchild %d already gone before Close: the test proves nothing", grandchild)
 	}
 	c.Close()
@@ -147,7 +128,7 @@ func TestWindowsCrashThenCloseKillsTree(t *testing.T) {
 // server's process group, ends a server that ignores its stdin closing.
 // Wine does not implement GenerateConsoleCtrlEvent.
 func TestWindowsCtrlBreak(t *testing.T) {
-	if underWine() {
+	if wintest.UnderWine() {
 		t.Skip("Wine does not implement GenerateConsoleCtrlEvent; the rung is proven on Windows only")
 	}
 	s := testServer(t, "ignore-stdin")
@@ -207,7 +188,7 @@ func TestWindowsBatchResolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := tempDir(t)
+	dir := wintest.TempDir(t)
 	script := "@echo off\r\n\"" + exe + "\" %*\r\n"
 	if err := os.WriteFile(filepath.Join(dir, "fakenpx.cmd"), []byte(script), 0o600); err != nil {
 		t.Fatal(err)
@@ -216,7 +197,7 @@ func TestWindowsBatchResolution(t *testing.T) {
 	// cmd.exe's operators, delayed expansion, spaces, backslashes and
 	// the empty argument.
 	args := []string{"-y", "plain", "two words", "a&echo INJECTED", "x|y", "<in>", "^caret", "!bang!", `back\slash\`, `C:\dir\`, "(paren)", ""}
-	if !underWine() {
+	if !wintest.UnderWine() {
 		// Variables and quotes: Wine's cmd.exe expands %% and splits
 		// doubled quotes unlike Windows' (the escapes are those Windows'
 		// cmd.exe documents and Rust's standard library relies on), so
@@ -240,33 +221,6 @@ func TestWindowsBatchResolution(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "line break") {
 		t.Errorf("Connect with a line break in an argument = %v, want the refusal", err)
 	}
-}
-
-// skipUnderWine skips t under Wine, for the reason given.
-func skipUnderWine(t testing.TB, reason string) {
-	if underWine() {
-		t.Skip("under Wine: " + reason)
-	}
-}
-
-// tempDir is t.TempDir that Wine can clean up: os.RemoveAll fails under
-// Wine 8, so the files are removed one by one.
-func tempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "conduit-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-		if err := os.Remove(dir); err != nil {
-			t.Logf("removing %s: %v", dir, err)
-		}
-	})
-	return dir
 }
 
 // TestWindowsWithoutJob: where the server cannot be put in a job (the

@@ -7,8 +7,6 @@ import (
 	"testing"
 )
 
-func tempDir(t *testing.T) string { return t.TempDir() }
-
 // checkOwnerOnly fails unless path has mode 0600.
 func checkOwnerOnly(t *testing.T, path string) {
 	t.Helper()

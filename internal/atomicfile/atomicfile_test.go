@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/conduitmcp/conduit/internal/atomicfile"
+	"github.com/conduitmcp/conduit/internal/wintest"
 )
 
 // TestWrite: the file is replaced, readable by its owner only (see
 // checkOwnerOnly), and no temporary file is left behind; a write into a
 // missing directory fails and leaves nothing.
 func TestWrite(t *testing.T) {
-	dir := tempDir(t)
+	dir := wintest.TempDir(t)
 	path := filepath.Join(dir, "f.json")
 	for _, content := range []string{"one", "two"} {
 		if err := atomicfile.Write(path, []byte(content)); err != nil {

@@ -12,25 +12,8 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/conduitmcp/conduit/internal/atomicfile"
+	"github.com/conduitmcp/conduit/internal/wintest"
 )
-
-// tempDir is t.TempDir that Wine can clean up: os.RemoveAll fails under
-// Wine 8, so the files are removed one by one.
-func tempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "conduit-atomicfile-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-		os.Remove(dir)
-	})
-	return dir
-}
 
 // checkOwnerOnly fails unless path's DACL is protected (inherits nothing)
 // and holds one entry, which allows access to the current user alone.
@@ -39,7 +22,7 @@ func tempDir(t *testing.T) string {
 // check is skipped: the ACL is proven on Windows only.
 func checkOwnerOnly(t *testing.T, path string) {
 	t.Helper()
-	if windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil {
+	if wintest.UnderWine() {
 		t.Log("under Wine: file DACLs are not stored; the owner-only ACL is checked on Windows only")
 		return
 	}
@@ -81,7 +64,7 @@ func checkOwnerOnly(t *testing.T, path string) {
 // process reading the token store would), which makes renaming over it
 // fail on Windows; Write waits until it is closed.
 func TestWriteWhileHeldOpen(t *testing.T) {
-	path := filepath.Join(tempDir(t), "f.json")
+	path := filepath.Join(wintest.TempDir(t), "f.json")
 	if err := atomicfile.Write(path, []byte("old")); err != nil {
 		t.Fatal(err)
 	}

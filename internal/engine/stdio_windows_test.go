@@ -12,28 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/windows"
-
+	"github.com/conduitmcp/conduit/internal/wintest"
 	"github.com/conduitmcp/conduit/protocol"
 )
-
-// stateDir is t.TempDir that Wine can clean up: os.RemoveAll fails under
-// Wine 8, so the files are removed one by one.
-func stateDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "conduit-engine-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-		os.Remove(dir)
-	})
-	return dir
-}
 
 // The stdio server of these tests starts a grandchild when
 // grandchildPidsEnv names a file: before TestMain runs it as a server, it
@@ -70,17 +51,6 @@ func init() {
 	f.Close()
 }
 
-// running reports whether process pid still runs.
-func running(pid int) bool {
-	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
-	if err != nil {
-		return false
-	}
-	defer windows.CloseHandle(h)
-	ev, err := windows.WaitForSingleObject(h, 0)
-	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
-}
-
 // grandchildren reads the pids the servers wrote.
 func grandchildren(t *testing.T, file string) []int {
 	t.Helper()
@@ -95,12 +65,7 @@ func grandchildren(t *testing.T, file string) []int {
 			t.Fatal(err)
 		}
 		pids = append(pids, pid)
-		t.Cleanup(func() {
-			if h, err := windows.OpenProcess(windows.PROCESS_TERMINATE, false, uint32(pid)); err == nil {
-				windows.TerminateProcess(h, 1)
-				windows.CloseHandle(h)
-			}
-		})
+		t.Cleanup(func() { wintest.Kill(pid) })
 	}
 	return pids
 }
@@ -108,7 +73,7 @@ func grandchildren(t *testing.T, file string) []int {
 // waitGone waits, bounded, until pid no longer runs.
 func waitGone(t *testing.T, what string, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); running(pid); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); wintest.Running(pid); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: process %d still runs", what, pid)
 		}
@@ -120,12 +85,12 @@ func waitGone(t *testing.T, what string, pid int) {
 // server and replays the call, and the first tree is gone by then, the
 // grandchild included. Closing the session ends the second tree.
 func TestWindowsRespawnEndsTree(t *testing.T) {
-	pidFile := filepath.Join(stateDir(t), "pids")
+	pidFile := filepath.Join(wintest.TempDir(t), "pids")
 	tr := stdioServer(t)
 	tr.Env = append(tr.Env, grandchildPidsEnv+"="+pidFile)
 	s := connected(t, tr, Config{Mode: ModeLegacy, Replay: ReplayAll})
 	first := grandchildren(t, pidFile)
-	if len(first) != 1 || !running(first[0]) {
+	if len(first) != 1 || !wintest.Running(first[0]) {
 		t.Fatalf("before the crash: grandchildren %v, want one running", first)
 	}
 	res, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]string{"name": "crash"}, nil)
@@ -134,7 +99,7 @@ func TestWindowsRespawnEndsTree(t *testing.T) {
 	}
 	waitGone(t, "the crashed server's grandchild after the respawn", first[0])
 	all := grandchildren(t, pidFile)
-	if len(all) != 2 || !running(all[1]) {
+	if len(all) != 2 || !wintest.Running(all[1]) {
 		t.Fatalf("after the respawn: grandchildren %v, want a second one running", all)
 	}
 	s.Close()
