@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/windows"
+
 	"github.com/conduitmcp/conduit/internal/wintest"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -130,6 +132,9 @@ func TestWindowsCrashThenCloseKillsTree(t *testing.T) {
 func TestWindowsCtrlBreak(t *testing.T) {
 	if wintest.UnderWine() {
 		t.Skip("Wine does not implement GenerateConsoleCtrlEvent; the rung is proven on Windows only")
+	}
+	if w, _, _ := windows.NewLazySystemDLL("kernel32.dll").NewProc("GetConsoleWindow").Call(); w == 0 {
+		t.Skip("this process has no console to share with the server, so CTRL_BREAK_EVENT cannot reach it")
 	}
 	s := testServer(t, "ignore-stdin")
 	s.TerminateDelay = 100 * time.Millisecond
