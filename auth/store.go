@@ -137,7 +137,7 @@ func putEntry[V any](m *map[string]V, key string, v *V, clone func(V) V) {
 }
 
 // FileStore is a [TokenStore] in one JSON file, readable and writable only
-// by its owner (mode 0600). Every write replaces the file atomically (a
+// by its owner (mode 0600; on Windows an ACL for the current user alone). Every write replaces the file atomically (a
 // temporary file in the same directory, then rename), and every load
 // re-reads it, so processes sharing the file see each other's tokens.
 // Every write holds an exclusive lock on Path+".lock" across processes;
