@@ -86,6 +86,9 @@ func (headerTimeoutError) Timeout() bool { return true }
 // that pool, not to the connection. Neither copy has an overall Timeout
 // unless user has one.
 func newHTTPClient(user *http.Client, crossOrigin bool, static http.Header, log *slog.Logger) *http.Client {
+	if user == nil && !crossOrigin {
+		return sameOriginClient
+	}
 	var c http.Client
 	if user != nil {
 		if user.Timeout > 0 {
@@ -242,6 +245,11 @@ func drain(body io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, 4<<10))
 	body.Close()
 }
+
+// sameOriginClient is the client of every connection without an
+// HTTPClient or CrossOriginRedirects: its policy needs no header names, so
+// one immutable client serves them all.
+var sameOriginClient = &http.Client{CheckRedirect: redirectPolicy(nil, false, nil)}
 
 // requestError turns the error of http.Client.Do into the documented
 // error: ctx.Err() when the caller gave up, [ErrClosed] when the

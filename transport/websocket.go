@@ -116,6 +116,9 @@ func (w *WebSocket) Connect(ctx context.Context) (Conn, error) {
 // adds a bearer token to every request) would attach them again on the
 // next hop.
 func handshakeClient(user *http.Client, crossOrigin bool, static http.Header) *http.Client {
+	if user == nil && !crossOrigin {
+		return sameOriginClient
+	}
 	var c http.Client
 	if user != nil {
 		c = *user
