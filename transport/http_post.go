@@ -77,7 +77,10 @@ func (c *httpConn) write(ctx context.Context, msg jsonrpc.Message, mayDefer bool
 	// bounds the exchange; a request's headers are bounded by nothing
 	// else, the other POSTs also by the response-header timeout.
 	cancel := x.cancel
-	stop := context.AfterFunc(ctx, func() { cancel(ctx.Err()) })
+	stop := noWatch // a ctx that cannot end needs no watch
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { cancel(ctx.Err()) })
+	}
 	defer stop()
 	var timer *time.Timer
 	if x.st == nil && c.rht > 0 {
@@ -92,6 +95,10 @@ func (c *httpConn) write(ctx context.Context, msg jsonrpc.Message, mayDefer bool
 	}
 	return c.answer(ctx, x, resp, stop)
 }
+
+// noWatch is the stop function of a context that cannot end: like the
+// stop of context.AfterFunc before the function ran, it reports true.
+func noWatch() bool { return true }
 
 // initWait is a legacy notifications/initialized whose POST is in flight
 // without its Write waiting (the handshake need not wait for the server's

@@ -32,6 +32,11 @@
 // other; BENCH_ROUND=k rotates their order, for interleaved repeated
 // rounds (see RESULTS.md for the commands and the latest results).
 //
+// BenchmarkIdle (unix) measures what an idle connected client costs, per
+// connection: heap, goroutines, wake-ups and CPU time per minute of an
+// idle window (BENCH_IDLE; see idle_test.go); run it with
+// -test.benchtime 1x.
+//
 // Not run in CI; `go test ./bench` (without -bench) runs TestBenchClients,
 // which checks every client against every server once, in the era asked.
 package bench
