@@ -227,8 +227,20 @@ func decodeMessage(b []byte) jsonrpc.Message {
 }
 
 // readLimited reads all of r, failing with a [*MessageTooLargeError] when
-// it holds more than limit bytes.
-func readLimited(r io.Reader, limit int) ([]byte, error) {
+// it holds more than limit bytes. size is r's length when known (a
+// response's ContentLength; -1 if not): then the body is read into one
+// slice of that length, instead of one that grows by copying.
+func readLimited(r io.Reader, limit int, size int64) ([]byte, error) {
+	if size > int64(limit) {
+		return nil, &MessageTooLargeError{Limit: limit}
+	}
+	if size >= 0 {
+		b := make([]byte, size)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
 	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, err

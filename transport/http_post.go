@@ -321,7 +321,7 @@ func (c *httpConn) answer(ctx context.Context, x *exchange, resp *http.Response,
 func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream) error {
 	defer cancel(nil)
 	defer c.forget(id, st)
-	data, err := readLimited(resp.Body, c.maxMsg)
+	data, err := readLimited(resp.Body, c.maxMsg, resp.ContentLength)
 	resp.Body.Close()
 	if reqCtx.Err() != nil {
 		return ctx.Err()
