@@ -26,7 +26,8 @@ type Client struct {
 	cfg    Config       // written once by New
 	key    string       // canonical ServerURL: store key and default resource
 	origin string       // origin of key: tokens go nowhere else
-	hc     *http.Client // discovery, registration, token endpoint
+	hc     *http.Client // registration and the token endpoint: same-origin redirects only
+	meta   *http.Client // metadata discovery: redirects anywhere but from https to http
 	store  TokenStore   // never nil
 	dpop   *dpopSigner  // nil without DPoPKey
 	log    *slog.Logger // never nil
@@ -95,6 +96,7 @@ func New(cfg Config) (*Client, error) {
 	if c.hc == nil {
 		c.hc = &http.Client{Timeout: defaultHTTPTimeout}
 	}
+	c.hc, c.meta = withRedirects(c.hc, sameOriginRedirects), withRedirects(c.hc, discoveryRedirects)
 	if c.store == nil {
 		c.store = &MemoryStore{}
 	}
@@ -335,7 +337,7 @@ func (c *Client) issuerMoved(ctx context.Context, ch Challenge, tok *Token) bool
 	if ch.ResourceMetadata() == "" || tok.Issuer == "" {
 		return false
 	}
-	prm, err := fetchPRM(ctx, c.hc, c.key, ch.ResourceMetadata())
+	prm, err := fetchPRM(ctx, c.meta, c.key, ch.ResourceMetadata())
 	return err == nil && prm != nil && !slices.Contains(prm.AuthorizationServers, tok.Issuer)
 }
 
@@ -417,7 +419,7 @@ func (c *Client) authorizeShared(ctx context.Context, ch Challenge, scopes []str
 // authorizeFull discovers the authorization server and obtains a new
 // token with the configured method.
 func (c *Client) authorizeFull(ctx context.Context, ch Challenge, explicit []string) error {
-	prm, err := fetchPRM(ctx, c.hc, c.key, ch.ResourceMetadata())
+	prm, err := fetchPRM(ctx, c.meta, c.key, ch.ResourceMetadata())
 	if err != nil {
 		return err
 	}
@@ -513,7 +515,7 @@ func (c *Client) serverMetadata(ctx context.Context, issuer string, legacy, relo
 	if m != nil && !reload {
 		return m, nil
 	}
-	m, err := fetchServerMetadata(ctx, c.hc, issuer, legacy)
+	m, err := fetchServerMetadata(ctx, c.meta, issuer, legacy)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,12 @@ type Config struct {
 	// ServerURL is the MCP endpoint (the protected resource). Required.
 	ServerURL string
 	// HTTPClient sends discovery, registration and token requests (never
-	// MCP requests). nil means a client with a 30 s timeout.
+	// MCP requests). nil means a client with a 30 s timeout over
+	// http.DefaultTransport. It is copied, and its CheckRedirect wrapped:
+	// registration and token requests, which carry credentials, follow
+	// redirects within their origin only (one to another origin fails with
+	// a [*transport.RedirectError] naming both); metadata discovery follows
+	// redirects to other origins but never from https to http.
 	HTTPClient *http.Client
 	// Method is how tokens are obtained; the zero value is
 	// [AuthorizationCode].

@@ -137,9 +137,9 @@ func (c *Client) tokenContext(ctx context.Context, call tokenCall) context.Conte
 		// x/oauth2's device request, whose body is never closed;
 		// tokenTransport applies the timeout per request instead.
 		Transport: &tokenTransport{base: base, call: call, timeout: c.hc.Timeout},
-		// Token endpoints answer directly; following a redirect would
-		// resend credentials to wherever it points.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		// A redirect resends the credentials in the form: within the
+		// token endpoint's origin only (c.hc's policy).
+		CheckRedirect: c.hc.CheckRedirect,
 	}
 	return context.WithValue(ctx, oauth2.HTTPClient, hc)
 }

@@ -62,12 +62,13 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
 		h := &transport.StreamableHTTP{
-			URL:         endpoint,
-			HTTPClient:  cfg.httpClient,
-			Header:      cfg.headers.Clone(),
-			TokenSource: cfg.auth.Tokens,
-			HeaderFunc:  cfg.auth.Header,
-			Logger:      cfg.logger,
+			URL:                  endpoint,
+			HTTPClient:           cfg.httpClient,
+			Header:               cfg.headers.Clone(),
+			TokenSource:          cfg.auth.Tokens,
+			HeaderFunc:           cfg.auth.Header,
+			Logger:               cfg.logger,
+			CrossOriginRedirects: cfg.crossOrigin,
 			// RetryPolicy.ReconnectInitial/Max pace the GET stream too.
 			ReconnectBackoff:    cfg.liveness.RelistenInitial,
 			MaxReconnectBackoff: cfg.liveness.RelistenMax,
@@ -82,10 +83,11 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 			hc = bearerClient(hc, cfg.auth.Tokens, cfg.auth.Header)
 		}
 		t = &transport.WebSocket{
-			URL:        endpoint,
-			Header:     cfg.headers.Clone(),
-			HTTPClient: hc,
-			Logger:     cfg.logger,
+			URL:                  endpoint,
+			Header:               cfg.headers.Clone(),
+			HTTPClient:           hc,
+			Logger:               cfg.logger,
+			CrossOriginRedirects: cfg.crossOrigin,
 		}
 	default:
 		return nil, newError("connect", KindInvalid, "unsupported endpoint scheme %q (want http, https, ws or wss)", u.Scheme)
@@ -101,7 +103,8 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 // client, headers, credentials and logger.
 func sseFallback(h *transport.StreamableHTTP) *transport.SSE {
 	return &transport.SSE{URL: h.URL, HTTPClient: h.HTTPClient, Header: h.Header.Clone(),
-		TokenSource: h.TokenSource, HeaderFunc: h.HeaderFunc, Logger: h.Logger}
+		TokenSource: h.TokenSource, HeaderFunc: h.HeaderFunc, Logger: h.Logger,
+		CrossOriginRedirects: h.CrossOriginRedirects}
 }
 
 // isLegacyPin reports whether p pins a legacy-era version; which era a
@@ -155,6 +158,11 @@ type bearerTransport struct {
 }
 
 func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !sameOriginAsFirst(req) {
+		// A handshake redirected to another origin (followed only with
+		// WithCrossOriginRedirects) goes without credentials.
+		return b.base.RoundTrip(req)
+	}
 	fail := func(err error) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
@@ -177,4 +185,16 @@ func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return b.base.RoundTrip(r)
+}
+
+// sameOriginAsFirst reports whether req, perhaps a redirect hop (its
+// Response names the redirect that made it), goes to the origin of the
+// first request of its chain.
+func sameOriginAsFirst(req *http.Request) bool {
+	first := req
+	for first.Response != nil && first.Response.Request != nil {
+		first = first.Response.Request
+	}
+	a, b := req.URL, first.URL
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -30,7 +31,18 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(stdioEnv); spec != "" {
 		os.Exit(serveStdio(spec))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(flushPool{m})
+}
+
+// flushPool runs the tests, then closes the idle connections of the
+// shared pool (http.DefaultTransport), which belong to the pool and not to
+// any client, before goleak looks for goroutines left behind.
+type flushPool struct{ m *testing.M }
+
+func (f flushPool) Run() int {
+	code := f.m.Run()
+	http.DefaultClient.CloseIdleConnections()
+	return code
 }
 
 // serveStdio runs a test server on stdio; spec is the JSON of

@@ -182,6 +182,7 @@ type config struct {
 	handler        any
 	clientInfo     protocol.Implementation
 	httpClient     *http.Client
+	crossOrigin    bool // WithCrossOriginRedirects
 	headers        http.Header
 	probeTimeout   time.Duration
 	callDefaults   []CallOption // WithCallDefaults, in order
@@ -260,10 +261,26 @@ func WithClientInfo(info protocol.Implementation) Option {
 }
 
 // WithHTTPClient sets the HTTP client used by [Dial]'s HTTP transports.
-// Default: a client without timeout over http.DefaultTransport. Ignored by
-// [Connect], whose transport is already built.
+// Default: a client without timeout over http.DefaultTransport, the
+// connection pool a Go program shares: clients to one server reuse each
+// other's idle TCP connections, and those left idle after [Client.Close]
+// belong to the pool (http.DefaultClient.CloseIdleConnections closes
+// them), while each Client keeps its own redirect policy and credentials.
+// hc is copied, never modified; its Transport is shared as it is. Ignored
+// by [Connect], whose transport is already built.
 func WithHTTPClient(hc *http.Client) Option {
 	return optionFunc(func(c *config) { c.httpClient = hc })
+}
+
+// WithCrossOriginRedirects makes [Dial]'s transports follow a redirect to
+// another origin (scheme, host, port) without the request's body,
+// credentials and custom headers (see
+// transport.StreamableHTTP.CrossOriginRedirects). Default: redirects are
+// followed within the endpoint's origin only, and one to another origin
+// fails with a [*transport.RedirectError] naming both. A redirect from
+// https to http is never followed. Ignored by [Connect].
+func WithCrossOriginRedirects() Option {
+	return optionFunc(func(c *config) { c.crossOrigin = true })
 }
 
 // WithHeaders adds h to every HTTP request [Dial]'s transports send (the

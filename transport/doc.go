@@ -28,6 +28,21 @@
 // A [Conn]'s Read is called from one goroutine; Write and Close may be
 // called from any. Close joins every goroutine the connection started.
 //
+// # HTTP connections and redirects
+//
+// The HTTP transports without an HTTPClient of their own share
+// http.DefaultTransport, the pool of a Go program: a connection reuses the
+// idle TCP connections others left to the same server. Close ends every
+// request and stream of its connection; the TCP connections it leaves
+// idle belong to the pool, as with any net/http client, and
+// http.DefaultClient.CloseIdleConnections closes them (what a test that
+// counts goroutines does first). Each connection keeps its own redirect
+// policy and credentials: a redirect is followed within the origin of the
+// request only; one to another origin fails with a [*RedirectError]
+// naming both origins, unless CrossOriginRedirects is set, which follows
+// it without body, credentials and custom headers; one from https to http
+// is never followed.
+//
 // # Cancellation
 //
 // Blocking calls take a context. Cancelling a Write's context abandons the
@@ -39,7 +54,8 @@
 // Failures are typed: [*HTTPError] (an HTTP answer that was not a success,
 // with status, content type, bounded body and WWW-Authenticate),
 // [*ExitError] (the server process ended), [*StreamError] (a response
-// stream ended early), [*MessageTooLargeError], and [*NetworkError]. Use
+// stream ended early), [*MessageTooLargeError], [*RedirectError] and
+// [*NetworkError]. Use
 // [errors.As]; [ErrClosed], [ErrSessionExpired] and [ErrStreamBroken] work
 // with [errors.Is].
 package transport

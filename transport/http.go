@@ -37,21 +37,35 @@ import (
 type StreamableHTTP struct {
 	// URL is the MCP endpoint.
 	URL string
-	// HTTPClient sends the requests. nil means a client of its own with no
-	// overall Timeout and a transport with dial and TLS handshake timeouts
-	// ([DefaultDialTimeout], [DefaultTLSHandshakeTimeout]). A given client
-	// is copied and its CheckRedirect wrapped so that credentials never
-	// follow a redirect to another origin. Its Timeout should be zero: it
-	// would end long tool calls and event streams.
+	// HTTPClient sends the requests. nil means a client with no overall
+	// Timeout over http.DefaultTransport, the connection pool every HTTP
+	// client of the program shares by default (dial and TLS handshake
+	// timeouts [DefaultDialTimeout], [DefaultTLSHandshakeTimeout]): a new
+	// connection reuses an idle TCP connection to the same server, and
+	// the idle connections left after Close belong to that pool, as with
+	// any net/http client (http.DefaultClient.CloseIdleConnections closes
+	// them). A given client is copied and its CheckRedirect wrapped (see
+	// CrossOriginRedirects), its Transport shared as it is. Its Timeout
+	// should be zero: it would end long tool calls and event streams.
 	HTTPClient *http.Client
+	// CrossOriginRedirects makes a request redirected to another origin
+	// (scheme, host, port) follow the redirect without its body and
+	// without credentials or custom headers: Authorization, cookies,
+	// DPoP, the session id, every header of Header and whatever
+	// TokenSource and HeaderFunc set are dropped on that hop and every
+	// later one. By default (false) such a redirect is not followed: the
+	// request fails with a [*RedirectError] naming both origins (matching
+	// [ErrCrossOriginRedirect]). Redirects within the origin are followed
+	// either way, at most 10 (unless HTTPClient's CheckRedirect decides
+	// otherwise), and a redirect from https to http never is.
+	CrossOriginRedirects bool
 	// Header holds static headers added to every request (they never
 	// override the protocol headers). nil means none.
 	Header http.Header
 	// SensitiveHeaders names the headers of Header that are credentials
-	// (an API key, say): like Authorization, cookies, the session id and
-	// whatever TokenSource and HeaderFunc set, they are dropped from a
-	// request redirected to another origin, on every hop. Other static
-	// headers follow redirects.
+	// (an API key, say). Every header of Header is dropped from a request
+	// redirected to another origin (see CrossOriginRedirects), so this
+	// list changes nothing; it is kept for the programs that set it.
 	SensitiveHeaders []string
 	// HeaderFunc, when set, is called last for every request (POST, GET,
 	// DELETE) and may change its headers; an error aborts the request.
@@ -95,11 +109,9 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	log := discardLogger(t.Logger)
-	client, own := newHTTPClient(t.HTTPClient, t.SensitiveHeaders, log)
 	c := &httpConn{
 		url:        u.String(),
-		client:     client,
-		own:        own,
+		client:     newHTTPClient(t.HTTPClient, t.CrossOriginRedirects, t.Header, log),
 		header:     t.Header.Clone(),
 		headerFunc: t.HeaderFunc,
 		tokens:     t.TokenSource,
@@ -147,7 +159,6 @@ type reqStream struct {
 type httpConn struct {
 	url        string
 	client     *http.Client
-	own        *http.Transport // nil when the user supplied the client
 	header     http.Header
 	headerFunc func(context.Context, *http.Request) error
 	tokens     TokenSource
@@ -353,9 +364,6 @@ func (c *httpConn) Close() error {
 			c.deleteSession(version, sid)
 		}
 		c.wg.Wait()
-		if c.own != nil {
-			c.own.CloseIdleConnections()
-		}
 	})
 	return nil
 }

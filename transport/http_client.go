@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -36,13 +34,15 @@ func (f TokenSourceFunc) Token(ctx context.Context) (string, error) { return f(c
 
 var _ TokenSource = TokenSourceFunc(nil)
 
-// Timeouts of the HTTP client the transports build when none is given.
-// None of them bounds a whole request: a tool call or an event stream may
-// last as long as its context allows.
+// Timeouts of the HTTP transports. None of them bounds a whole request: a
+// tool call or an event stream may last as long as its context allows.
 const (
-	// DefaultDialTimeout bounds establishing a TCP connection.
+	// DefaultDialTimeout bounds establishing a TCP connection: the value
+	// of http.DefaultTransport, which the transports share when no
+	// HTTPClient is given.
 	DefaultDialTimeout = 30 * time.Second
-	// DefaultTLSHandshakeTimeout bounds the TLS handshake.
+	// DefaultTLSHandshakeTimeout bounds the TLS handshake: the value of
+	// http.DefaultTransport.
 	DefaultTLSHandshakeTimeout = 10 * time.Second
 	// DefaultResponseHeaderTimeout is the default of
 	// [StreamableHTTP.ResponseHeaderTimeout].
@@ -77,113 +77,27 @@ type headerTimeoutError struct{}
 func (headerTimeoutError) Error() string { return "timeout awaiting response headers" }
 func (headerTimeoutError) Timeout() bool { return true }
 
-// newHTTPClient returns the client to use: a copy of user with a redirect
-// policy that never carries credentials (sensitive names the static
-// headers that are) to another origin, or a fresh
-// client whose transport the caller owns (and must close idle connections
-// of). The fresh client has no overall Timeout.
-func newHTTPClient(user *http.Client, sensitive []string, log *slog.Logger) (*http.Client, *http.Transport) {
+// newHTTPClient returns the client of one connection: a copy of user (or
+// of a zero client) whose CheckRedirect keeps requests at their origin
+// (see redirectPolicy; static names the headers the transport adds). A
+// nil Transport stays nil, which is http.DefaultTransport: every
+// connection without a client of its own shares the standard library's
+// pool, as other Go HTTP clients do, and its idle connections belong to
+// that pool, not to the connection. Neither copy has an overall Timeout
+// unless user has one.
+func newHTTPClient(user *http.Client, crossOrigin bool, static http.Header, log *slog.Logger) *http.Client {
+	if user == nil && !crossOrigin {
+		return sameOriginClient
+	}
+	var c http.Client
 	if user != nil {
 		if user.Timeout > 0 {
 			log.Warn("transport: http.Client.Timeout bounds whole requests and will end long tool calls and event streams; use contexts instead", "timeout", user.Timeout)
 		}
-		c := *user
-		c.CheckRedirect = redirectPolicy(user.CheckRedirect, sensitive)
-		return &c, nil
+		c = *user
 	}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: DefaultDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   DefaultTLSHandshakeTimeout,
-		ExpectContinueTimeout: time.Second,
-	}
-	return &http.Client{Transport: tr, CheckRedirect: redirectPolicy(nil, sensitive)}, tr
-}
-
-// redirectPolicy wraps next (nil: at most 10 redirects) so that no
-// credential follows a redirect to an origin other than the original
-// request's, on any hop: the request to another origin loses
-// credentialHeaders, the static headers named in sensitive, and every
-// header the TokenSource or HeaderFunc (the auth hooks) set or changed on
-// the original request (recorded in its context by markHooked). net/http
-// alone would keep Authorization for another port or scheme on the same
-// host and for subdomains, and every other header everywhere. HeaderFunc
-// runs only when a request is built, never on a redirect hop, so nothing
-// re-attaches them.
-func redirectPolicy(next func(*http.Request, []*http.Request) error, sensitive []string) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
-			for _, k := range credentialHeaders {
-				req.Header.Del(k)
-			}
-			for _, k := range sensitive {
-				req.Header.Del(k)
-			}
-			if hooked, ok := req.Context().Value(hookedKey{}).([]string); ok {
-				for _, k := range hooked {
-					req.Header.Del(k)
-				}
-			}
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
-}
-
-// credentialHeaders never go to another origin: HTTP authentication,
-// cookies, a DPoP proof, and the legacy session id (which names the
-// session to whoever holds it).
-var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2", "DPoP", protocol.HeaderSessionID}
-
-type hookedKey struct{}
-
-// applyHook runs the HeaderFunc hook on req and returns req carrying, in
-// its context, the names of the headers hook set or changed, for
-// redirectPolicy. A nil hook returns req as it is.
-func applyHook(ctx context.Context, req *http.Request, hook func(context.Context, *http.Request) error) (*http.Request, error) {
-	if hook == nil {
-		return req, nil
-	}
-	before := req.Header.Clone()
-	if err := hook(ctx, req); err != nil {
-		return nil, err
-	}
-	var hooked []string
-	for k, vs := range req.Header {
-		if !slices.Equal(before[k], vs) {
-			hooked = append(hooked, k)
-		}
-	}
-	if len(hooked) == 0 {
-		return req, nil
-	}
-	return req.WithContext(context.WithValue(req.Context(), hookedKey{}, hooked)), nil
-}
-
-// sameOrigin compares scheme, host and port (defaulted by scheme).
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) &&
-		strings.EqualFold(a.Hostname(), b.Hostname()) &&
-		portOf(a) == portOf(b)
-}
-
-func portOf(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https", "wss":
-		return "443"
-	}
-	return "80"
+	c.CheckRedirect = redirectPolicy(c.CheckRedirect, crossOrigin, static)
+	return &c
 }
 
 func parseEndpoint(raw string) (*url.URL, error) {
@@ -313,8 +227,20 @@ func decodeMessage(b []byte) jsonrpc.Message {
 }
 
 // readLimited reads all of r, failing with a [*MessageTooLargeError] when
-// it holds more than limit bytes.
-func readLimited(r io.Reader, limit int) ([]byte, error) {
+// it holds more than limit bytes. size is r's length when known (a
+// response's ContentLength; -1 if not): then the body is read into one
+// slice of that length, instead of one that grows by copying.
+func readLimited(r io.Reader, limit int, size int64) ([]byte, error) {
+	if size > int64(limit) {
+		return nil, &MessageTooLargeError{Limit: limit}
+	}
+	if size >= 0 {
+		b := make([]byte, size)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
 	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, err
@@ -332,9 +258,15 @@ func drain(body io.ReadCloser) {
 	body.Close()
 }
 
+// sameOriginClient is the client of every connection without an
+// HTTPClient or CrossOriginRedirects: its policy needs no header names, so
+// one immutable client serves them all.
+var sameOriginClient = &http.Client{CheckRedirect: redirectPolicy(nil, false, nil)}
+
 // requestError turns the error of http.Client.Do into the documented
 // error: ctx.Err() when the caller gave up, [ErrClosed] when the
-// connection closed, otherwise a [*NetworkError].
+// connection closed, a [*RedirectError] for a redirect not followed,
+// otherwise a [*NetworkError].
 func requestError(ctx, reqCtx context.Context, op, endpoint string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -347,6 +279,9 @@ func requestError(ctx, reqCtx context.Context, op, endpoint string, err error) e
 		return errStreamCanceled
 	case errors.As(cause, new(headerTimeoutError)):
 		return &NetworkError{Op: op, URL: endpoint, Err: cause}
+	}
+	if re, ok := errors.AsType[*RedirectError](err); ok {
+		return re
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -77,7 +77,10 @@ func (c *httpConn) write(ctx context.Context, msg jsonrpc.Message, mayDefer bool
 	// bounds the exchange; a request's headers are bounded by nothing
 	// else, the other POSTs also by the response-header timeout.
 	cancel := x.cancel
-	stop := context.AfterFunc(ctx, func() { cancel(ctx.Err()) })
+	stop := noWatch // a ctx that cannot end needs no watch
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { cancel(ctx.Err()) })
+	}
 	defer stop()
 	var timer *time.Timer
 	if x.st == nil && c.rht > 0 {
@@ -114,6 +117,10 @@ func inFlight(op, url string, err error) error {
 	}
 	return err
 }
+
+// noWatch is the stop function of a context that cannot end: like the
+// stop of context.AfterFunc before the function ran, it reports true.
+func noWatch() bool { return true }
 
 // initWait is a legacy notifications/initialized whose POST is in flight
 // without its Write waiting (the handshake need not wait for the server's
@@ -336,7 +343,7 @@ func (c *httpConn) answer(ctx context.Context, x *exchange, resp *http.Response,
 func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream) error {
 	defer cancel(nil)
 	defer c.forget(id, st)
-	data, err := readLimited(resp.Body, c.maxMsg)
+	data, err := readLimited(resp.Body, c.maxMsg, resp.ContentLength)
 	resp.Body.Close()
 	if reqCtx.Err() != nil {
 		return ctx.Err()

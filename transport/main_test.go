@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"net/http"
 	"os"
 	"testing"
 
@@ -15,5 +16,17 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(serverEnv); mode != "" {
 		os.Exit(runTestServer(mode))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(flushPool{m})
+}
+
+// flushPool runs the tests, then closes the idle connections of the
+// shared pool (http.DefaultTransport), which belong to the pool and not to
+// any connection, before goleak looks for goroutines left behind: what a
+// net/http program does before counting its goroutines.
+type flushPool struct{ m *testing.M }
+
+func (f flushPool) Run() int {
+	code := f.m.Run()
+	http.DefaultClient.CloseIdleConnections()
+	return code
 }

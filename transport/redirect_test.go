@@ -3,6 +3,7 @@ package transport_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -99,68 +100,153 @@ func answerJSON(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
-// TestStreamableHTTPRedirectDropsCredentials: a POST redirected from the
-// server's origin to the same origin keeps its credentials; from there to
-// another origin (another port) and on to a third, every credential is
-// gone on every hop, and the call still completes.
-func TestStreamableHTTPRedirectDropsCredentials(t *testing.T) {
-	var third, other, same headerLog
-	srvC := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		third.add(r.Header)
-		answerJSON(w, r)
-	}))
-	defer srvC.Close()
-	srvB := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// origin is the origin of an httptest server, as RedirectError names it.
+func origin(srv *httptest.Server) string { return srv.URL }
+
+// checkRedirectError fails unless err is a *RedirectError from → to that
+// matches ErrCrossOriginRedirect.
+func checkRedirectError(t *testing.T, err error, from, to string) {
+	t.Helper()
+	re, ok := errors.AsType[*transport.RedirectError](err)
+	if !ok {
+		t.Fatalf("error = %v (%T); want a *transport.RedirectError", err, err)
+	}
+	if re.From != from || re.To != to {
+		t.Errorf("RedirectError{From: %q, To: %q}; want %q → %q", re.From, re.To, from, to)
+	}
+	if !errors.Is(err, transport.ErrCrossOriginRedirect) {
+		t.Errorf("error %v does not match ErrCrossOriginRedirect", err)
+	}
+	if !strings.Contains(err.Error(), from) || !strings.Contains(err.Error(), to) {
+		t.Errorf("error %q does not name both origins", err)
+	}
+}
+
+// redirectServers starts the origin A, whose /mcp redirects within A to
+// /moved, which redirects to B's /mcp (another origin: another port); B
+// answers JSON-RPC requests. Each origin logs the headers it saw.
+func redirectServers(t *testing.T, same, other *headerLog, bodies *[]int) (a, b *httptest.Server) {
+	var mu sync.Mutex
+	b = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		other.add(r.Header)
-		http.Redirect(w, r, srvC.URL+"/mcp", http.StatusPermanentRedirect)
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		*bodies = append(*bodies, len(body))
+		mu.Unlock()
+		http.Error(w, "no body", http.StatusBadRequest)
 	}))
-	defer srvB.Close()
-	srvA := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	t.Cleanup(b.Close)
+	a = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/moved" {
 			same.add(r.Header)
-			http.Redirect(w, r, srvB.URL+"/mcp", http.StatusTemporaryRedirect)
+			http.Redirect(w, r, b.URL+"/mcp", http.StatusTemporaryRedirect)
 			return
 		}
-		w.Header().Set("Mcp-Session-Id", "s-"+secretStatic)
 		http.Redirect(w, r, "/moved", http.StatusTemporaryRedirect)
 	}))
-	defer srvA.Close()
+	t.Cleanup(a.Close)
+	return a, b
+}
 
+// TestStreamableHTTPRedirectSameOriginOnly: by default a POST follows a
+// redirect within its origin, with its credentials, and fails with a
+// RedirectError naming both origins at a redirect to another origin,
+// which sees no request at all; in both eras.
+func TestStreamableHTTPRedirectSameOriginOnly(t *testing.T) {
+	var same, other headerLog
+	var bodies []int
+	srvA, srvB := redirectServers(t, &same, &other, &bodies)
 	h, ts, hook := credentials()
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
-		tr := &transport.StreamableHTTP{URL: srvA.URL + "/mcp", Header: h, SensitiveHeaders: []string{"x-api-key"}, TokenSource: ts, HeaderFunc: hook, DisableGETStream: true}
+		tr := &transport.StreamableHTTP{URL: srvA.URL + "/mcp", Header: h, TokenSource: ts, HeaderFunc: hook, DisableGETStream: true}
 		c := connect(t, tr)
 		c.(transport.ProtocolVersionSetter).SetProtocolVersion(version)
-		for id := int64(1); id <= 2; id++ { // the second POST carries the session id, in the legacy era
-			if r := call(t, c, id, "tools/list", map[string]any{}); r.Error != nil {
-				t.Fatalf("%s: call through the redirects = %v", version, r.Error)
-			}
-		}
+		err := c.Write(t.Context(), request(t, 1, "tools/list", map[string]any{}))
+		checkRedirectError(t, err, origin(srvA), origin(srvB))
 		c.Close()
 	}
-	checkNoCredentials(t, "another origin", &other, true)
-	checkNoCredentials(t, "a third origin", &third, true)
-	// The same-origin hop is the control: credentials go there.
+	if n := len(other.all()); n != 0 {
+		t.Errorf("another origin saw %d requests, want none", n)
+	}
+	if len(same.all()) != 2 {
+		t.Errorf("the same-origin hop saw %d requests, want 2", len(same.all()))
+	}
 	for _, hs := range same.all() {
 		if hs.Get("Authorization") != "Bearer "+secretToken || hs.Get("X-Api-Key") != secretStatic || hs.Get("X-Hook-Key") != secretHook {
 			t.Errorf("the same-origin hop lost credentials: %v", hs)
 		}
 	}
-	if len(same.all()) == 0 {
-		t.Error("no same-origin hop was seen")
+}
+
+// TestStreamableHTTPCrossOriginRedirectsStripped: with
+// CrossOriginRedirects a POST redirected to another origin arrives there
+// without its body, credentials or custom headers (static, token, hook,
+// cookie, session id), with the protocol headers; in both eras.
+func TestStreamableHTTPCrossOriginRedirectsStripped(t *testing.T) {
+	var same, other headerLog
+	var bodies []int
+	srvA, _ := redirectServers(t, &same, &other, &bodies)
+	h, ts, hook := credentials()
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		tr := &transport.StreamableHTTP{URL: srvA.URL + "/mcp", Header: h, TokenSource: ts, HeaderFunc: hook, DisableGETStream: true, CrossOriginRedirects: true}
+		c := connect(t, tr)
+		c.(transport.ProtocolVersionSetter).SetProtocolVersion(version)
+		err := c.Write(t.Context(), request(t, 1, "tools/list", map[string]any{}))
+		if _, ok := errors.AsType[*transport.HTTPError](err); !ok {
+			t.Errorf("%s: Write() = %v; want the other origin's HTTPError", version, err)
+		}
+		c.Close()
 	}
-	// The protocol headers and the static headers not marked sensitive
-	// do follow.
-	for _, hs := range third.all() {
-		if hs.Get("Mcp-Protocol-Version") == "" || hs.Get("X-Trace") != "kept" {
-			t.Errorf("the other origin lost MCP-Protocol-Version or X-Trace: %v", hs)
+	checkNoCredentials(t, "another origin", &other, true)
+	for _, hs := range other.all() {
+		if hs.Get("X-Trace") != "" || hs.Get("Content-Type") != "" {
+			t.Errorf("another origin saw a custom header or a Content-Type: %v", hs)
+		}
+		if hs.Get("Mcp-Protocol-Version") == "" {
+			t.Errorf("another origin lost MCP-Protocol-Version: %v", hs)
+		}
+	}
+	for i, n := range bodies {
+		if n != 0 {
+			t.Errorf("request %d reached another origin with a body of %d bytes", i, n)
 		}
 	}
 }
 
-// TestSSERedirectDropsCredentials: the GET of the legacy HTTP+SSE
-// transport redirected to another origin carries no credential.
-func TestSSERedirectDropsCredentials(t *testing.T) {
+// TestHTTPRedirectNeverDowngrades: a redirect from https to http is not
+// followed, with or without CrossOriginRedirects, on Streamable HTTP and
+// HTTP+SSE.
+func TestHTTPRedirectNeverDowngrades(t *testing.T) {
+	var plain headerLog
+	srvB := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		plain.add(r.Header)
+		answerJSON(w, r)
+	}))
+	defer srvB.Close()
+	srvA := httptest.NewTLSServer(http.RedirectHandler(srvB.URL+"/mcp", http.StatusTemporaryRedirect))
+	defer srvA.Close()
+	for _, cross := range []bool{false, true} {
+		tr := &transport.StreamableHTTP{URL: srvA.URL + "/mcp", HTTPClient: srvA.Client(), CrossOriginRedirects: cross}
+		c := connect(t, tr)
+		err := c.Write(t.Context(), request(t, 1, "tools/list", map[string]any{}))
+		checkRedirectError(t, err, origin(srvA), origin(srvB))
+		if cross && !strings.Contains(err.Error(), "https to http") {
+			t.Errorf("error %q does not say it is a downgrade", err)
+		}
+		c.Close()
+		sse := &transport.SSE{URL: srvA.URL + "/sse", HTTPClient: srvA.Client(), CrossOriginRedirects: cross}
+		_, err = sse.Connect(t.Context())
+		checkRedirectError(t, err, origin(srvA), origin(srvB))
+	}
+	if n := len(plain.all()); n != 0 {
+		t.Errorf("the http origin saw %d requests, want none", n)
+	}
+}
+
+// TestSSERedirect: the GET of the legacy HTTP+SSE transport is not
+// redirected to another origin by default (a RedirectError); with
+// CrossOriginRedirects it is, without any credential or custom header.
+func TestSSERedirect(t *testing.T) {
 	var other headerLog
 	srvB := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		other.add(r.Header)
@@ -170,12 +256,23 @@ func TestSSERedirectDropsCredentials(t *testing.T) {
 	srvA := httptest.NewServer(http.RedirectHandler(srvB.URL+"/sse", http.StatusFound))
 	defer srvA.Close()
 	h, ts, hook := credentials()
-	tr := &transport.SSE{URL: srvA.URL + "/sse", Header: h, SensitiveHeaders: []string{"X-Api-Key"}, TokenSource: ts, HeaderFunc: hook}
+	tr := &transport.SSE{URL: srvA.URL + "/sse", Header: h, TokenSource: ts, HeaderFunc: hook}
+	_, err := tr.Connect(t.Context())
+	checkRedirectError(t, err, origin(srvA), origin(srvB))
+	if n := len(other.all()); n != 0 {
+		t.Fatalf("another origin saw %d requests by default, want none", n)
+	}
+	tr.CrossOriginRedirects = true
 	if c, err := tr.Connect(t.Context()); err == nil {
 		c.Close()
 		t.Fatal("Connect() succeeded against a 404")
 	}
 	checkNoCredentials(t, "another origin", &other, true)
+	for _, hs := range other.all() {
+		if hs.Get("X-Trace") != "" {
+			t.Errorf("another origin saw the custom header X-Trace: %v", hs)
+		}
+	}
 }
 
 // bearerEveryHop is an http.RoundTripper that adds credentials to every
@@ -225,9 +322,7 @@ func TestWebSocketRedirectKeepsCredentialsHome(t *testing.T) {
 			c.Close()
 			t.Fatal("Connect() followed a redirect to another origin")
 		}
-		if !errors.Is(err, transport.ErrCrossOriginRedirect) {
-			t.Errorf("Connect() error = %v; want one matching ErrCrossOriginRedirect", err)
-		}
+		checkRedirectError(t, err, origin(srvA), srvB.URL)
 		tr.URL = wsURL + "/moved"
 		c = connect(t, tr)
 		if r := call(t, c, 1, "echo", map[string]int{"n": 1}); r.Error != nil {
@@ -242,6 +337,32 @@ func TestWebSocketRedirectKeepsCredentialsHome(t *testing.T) {
 	for _, hs := range home.all() {
 		if hs.Get("Authorization") != "Bearer "+secretToken {
 			t.Errorf("the same-origin handshake lost Authorization: %v", hs)
+		}
+	}
+}
+
+// TestWebSocketCrossOriginRedirectsStripped: with CrossOriginRedirects a
+// handshake redirected to another origin is followed there without
+// Header's headers; the connection then works.
+func TestWebSocketCrossOriginRedirectsStripped(t *testing.T) {
+	var other headerLog
+	srvB := wsServer(t, func(ctx context.Context, ws *websocket.Conn, r *http.Request) {
+		other.add(r.Header)
+		wsEcho(ctx, ws, r)
+	})
+	srvA := httptest.NewServer(http.RedirectHandler(srvB.URL+"/ws", http.StatusTemporaryRedirect))
+	defer srvA.Close()
+	tr := &transport.WebSocket{URL: "ws" + strings.TrimPrefix(srvA.URL, "http") + "/away", CrossOriginRedirects: true,
+		Header: http.Header{"Authorization": {"Bearer " + secretToken}, "X-Api-Key": {secretStatic}, "X-Trace": {"custom"}}}
+	c := connect(t, tr)
+	if r := call(t, c, 1, "echo", map[string]int{"n": 1}); r.Error != nil {
+		t.Fatalf("echo after a cross-origin redirect = %v", r.Error)
+	}
+	c.Close()
+	checkNoCredentials(t, "another origin", &other, true)
+	for _, hs := range other.all() {
+		if hs.Get("X-Trace") != "" {
+			t.Errorf("another origin saw the custom header X-Trace: %v", hs)
 		}
 	}
 }

@@ -21,9 +21,14 @@ import (
 type SSE struct {
 	// URL is the event stream endpoint.
 	URL string
-	// HTTPClient sends the requests; nil means a client of its own (see
+	// HTTPClient sends the requests; nil means one over
+	// http.DefaultTransport, the shared pool (see
 	// [StreamableHTTP.HTTPClient]).
 	HTTPClient *http.Client
+	// CrossOriginRedirects follows redirects to another origin without
+	// body, credentials and custom headers; by default they fail with a
+	// [*RedirectError]. See [StreamableHTTP.CrossOriginRedirects].
+	CrossOriginRedirects bool
 	// Header holds static headers added to every request.
 	Header http.Header
 	// SensitiveHeaders names the headers of Header that are credentials;
@@ -55,11 +60,9 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	log := discardLogger(t.Logger)
-	client, own := newHTTPClient(t.HTTPClient, t.SensitiveHeaders, log)
 	c := &sseConn{
 		url:        base.String(),
-		client:     client,
-		own:        own,
+		client:     newHTTPClient(t.HTTPClient, t.CrossOriginRedirects, t.Header, log),
 		header:     t.Header.Clone(),
 		headerFunc: t.HeaderFunc,
 		tokens:     t.TokenSource,
@@ -159,7 +162,6 @@ type sseConn struct {
 	url        string
 	endpoint   *url.URL // written once by Connect before it returns
 	client     *http.Client
-	own        *http.Transport // nil when the user supplied the client
 	header     http.Header
 	headerFunc func(context.Context, *http.Request) error
 	tokens     TokenSource
@@ -321,9 +323,6 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *sseConn) shutdown() {
 	c.cancel(errClosing)
 	c.wg.Wait()
-	if c.own != nil {
-		c.own.CloseIdleConnections()
-	}
 }
 
 // Close ends the event stream and joins the reader goroutine. It is

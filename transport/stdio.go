@@ -117,11 +117,16 @@ func (s *Stdio) Kind() string { return KindStdio }
 // (" env:" and 16 hex digits), so that one program started with other
 // settings is another server, and no value of Env is spelled in the key.
 func (s *Stdio) ServerKey() string {
-	parts := append([]string{s.Path}, s.Args...)
-	for i, p := range parts {
-		parts[i] = strconv.Quote(p)
+	n := len("cmd:") + len(s.Path) + 2
+	for _, a := range s.Args {
+		n += len(a) + 3
 	}
-	key := "cmd:" + strings.Join(parts, " ")
+	b := make([]byte, 0, n) // one allocation unless quoting escapes
+	b = strconv.AppendQuote(append(b, "cmd:"...), s.Path)
+	for _, a := range s.Args {
+		b = strconv.AppendQuote(append(b, ' '), a)
+	}
+	key := string(b)
 	if len(s.Env) == 0 && s.Dir == "" {
 		return key
 	}

@@ -23,8 +23,11 @@ const (
 	defaultMaxLine = 16 << 20
 	// lineReaderSize is the size of the bufio buffer of a line-delimited
 	// connection. Lines that fit are decoded in place; longer ones are
-	// gathered by an [assembler].
-	lineReaderSize = 64 << 10
+	// gathered by an [assembler] in pooled chunks. The buffer lives as
+	// long as the connection, idle or not: 16 KiB holds the usual message
+	// (a call, a result, a notification) without pinning 64 KiB for each
+	// of the hundreds of servers a host may keep connected.
+	lineReaderSize = 16 << 10
 	// retainBufferLimit is the capacity above which a write buffer that
 	// grew for one large message is dropped instead of kept, so that a
 	// single 16 MiB message does not pin 16 MiB for the connection's life.

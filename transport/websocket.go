@@ -33,11 +33,17 @@ type WebSocket struct {
 	Header http.Header
 	// HTTPClient makes the handshake; nil means [http.DefaultClient]. It
 	// is copied and its CheckRedirect wrapped: a redirect of the handshake
-	// to another origin is not followed (the dial fails with an error
-	// matching [ErrCrossOriginRedirect]), so that no credential — Header,
-	// or whatever HTTPClient's own transport adds — reaches that origin;
-	// same-origin redirects are followed, at most 10.
+	// to another origin is not followed (the dial fails with a
+	// [*RedirectError] matching [ErrCrossOriginRedirect]), so that no
+	// credential — Header, or whatever HTTPClient's own transport adds —
+	// reaches that origin; same-origin redirects are followed, at most 10.
 	HTTPClient *http.Client
+	// CrossOriginRedirects follows a handshake redirected to another
+	// origin, without Header's headers and credentials (see
+	// [StreamableHTTP.CrossOriginRedirects]); headers that HTTPClient's
+	// own Transport adds on every request are beyond its reach. Never
+	// from https (wss) to http (ws).
+	CrossOriginRedirects bool
 	// MaxMessageSize is the largest message accepted from the server, in
 	// bytes; 0 or negative means 16 MiB. A larger message ends the
 	// connection with a [*MessageTooLargeError].
@@ -64,7 +70,7 @@ func (w *WebSocket) Connect(ctx context.Context) (Conn, error) {
 		return nil, errors.New("transport: WebSocket.URL is empty")
 	}
 	opts := &websocket.DialOptions{
-		HTTPClient:   handshakeClient(w.HTTPClient),
+		HTTPClient:   handshakeClient(w.HTTPClient, w.CrossOriginRedirects, w.Header),
 		HTTPHeader:   w.Header.Clone(),
 		Subprotocols: []string{WebSocketSubprotocol},
 	}
@@ -102,41 +108,31 @@ func (w *WebSocket) Connect(ctx context.Context) (Conn, error) {
 	return c, nil
 }
 
-// ErrCrossOriginRedirect is matched by the error of a WebSocket dial whose
-// handshake was redirected to another origin (see [WebSocket.HTTPClient]).
-var ErrCrossOriginRedirect = errors.New("transport: WebSocket handshake redirected to another origin; not followed")
-
-// handshakeClient returns a copy of user (or of a zero client) that
-// refuses redirects to another origin than the first request's, on any
-// hop. Browsers follow no redirect of a WebSocket handshake at all; a
+// handshakeClient returns a copy of user (or of a zero client) whose
+// redirects keep to the origin of the first request (see redirectPolicy).
+// Browsers follow no redirect of a WebSocket handshake at all; a
 // same-origin one is harmless. Refusing rather than stripping headers is
 // what keeps credentials away: a RoundTripper of user's (such as one that
 // adds a bearer token to every request) would attach them again on the
 // next hop.
-func handshakeClient(user *http.Client) *http.Client {
+func handshakeClient(user *http.Client, crossOrigin bool, static http.Header) *http.Client {
+	if user == nil && !crossOrigin {
+		return sameOriginClient
+	}
 	var c http.Client
 	if user != nil {
 		c = *user
 	}
-	next := c.CheckRedirect
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if !sameOrigin(req.URL, via[0].URL) {
-			return fmt.Errorf("%w: %s", ErrCrossOriginRedirect, req.URL.Redacted())
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
+	c.CheckRedirect = redirectPolicy(c.CheckRedirect, crossOrigin, static)
 	return &c
 }
 
 // wsDialError turns a failed dial into an [*HTTPError] when the server
 // answered the handshake, or a [*NetworkError].
 func wsDialError(url string, resp *http.Response, err error) error {
+	if re, ok := errors.AsType[*RedirectError](err); ok {
+		return re
+	}
 	if resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
 		op := "dial"
 		if resp != nil {

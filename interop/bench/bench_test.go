@@ -27,6 +27,10 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	// Every client shares http.DefaultTransport's pool by default: its
+	// idle connections are the pool's, flushed as a net/http program
+	// does before counting goroutines.
+	http.DefaultClient.CloseIdleConnections()
 	testenv.Cleanup()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -351,7 +355,9 @@ func connectRaw(ctx context.Context, ep endpoint, e era) (session, error) {
 	switch {
 	case ep.url != "":
 		s.url = ep.url
-		s.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
+		// The client a Go program has without asking: http.DefaultClient,
+		// whose pool outlives the session, as the libraries' defaults.
+		s.hc = http.DefaultClient
 	case ep.ws != "":
 		ws, _, err := websocket.Dial(ctx, ep.ws, &websocket.DialOptions{Subprotocols: []string{"mcp"}})
 		if err != nil {
@@ -662,8 +668,7 @@ func (s *rawSession) protocolVersion() string { return s.version }
 
 func (s *rawSession) close() error {
 	if s.url != "" {
-		s.hc.CloseIdleConnections()
-		return nil
+		return nil // the idle connections belong to the shared pool
 	}
 	if s.ws != nil {
 		err := s.ws.Close(websocket.StatusNormalClosure, "")

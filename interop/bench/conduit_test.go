@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/transport"
@@ -14,31 +13,33 @@ func init() {
 }
 
 type conduitSession struct {
-	c  *client.Client
-	hc *http.Client
+	c *client.Client
 }
 
+// connectConduit connects as the README shows: client.Dial(ctx, url) or
+// client.Connect(ctx, transport.Command(...)), no options in the modern
+// era (the default, Auto, negotiates it); the legacy era needs the one
+// option that picks it, WithProtocol(client.Legacy), as every library
+// needs its own (see doc.go).
 func connectConduit(ctx context.Context, ep endpoint, e era) (session, error) {
-	p := client.Modern
+	var opts []client.Option
 	if e == legacyEra {
-		p = client.Legacy
+		opts = append(opts, client.WithProtocol(client.Legacy))
 	}
 	var c *client.Client
-	var hc *http.Client
 	var err error
 	switch {
 	case ep.url != "":
-		hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
-		c, err = client.Dial(ctx, ep.url, client.WithProtocol(p), client.WithHTTPClient(hc))
+		c, err = client.Dial(ctx, ep.url, opts...)
 	case ep.ws != "":
-		c, err = client.Dial(ctx, ep.ws, client.WithProtocol(p))
+		c, err = client.Dial(ctx, ep.ws, opts...)
 	default:
-		c, err = client.Connect(ctx, transport.Command(ep.argv[0], ep.argv[1:]...), client.WithProtocol(p))
+		c, err = client.Connect(ctx, transport.Command(ep.argv[0], ep.argv[1:]...), opts...)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &conduitSession{c: c, hc: hc}, nil
+	return &conduitSession{c: c}, nil
 }
 
 func (s *conduitSession) echo(ctx context.Context, text string) error {
@@ -75,10 +76,4 @@ func (s *conduitSession) listTools(ctx context.Context) (int, error) {
 
 func (s *conduitSession) protocolVersion() string { return s.c.Negotiated().Version }
 
-func (s *conduitSession) close() error {
-	err := s.c.Close()
-	if s.hc != nil {
-		s.hc.CloseIdleConnections()
-	}
-	return err
-}
+func (s *conduitSession) close() error { return s.c.Close() }

@@ -1,5 +1,5 @@
 // Package bench compares Conduit's client with the official Go SDK client
-// (go-sdk v1.8.0), the mcp-go client (v1.2.1) and a raw hand-written
+// (go-sdk v1.8.0), the mcp-go client (v1.6.0) and a raw hand-written
 // JSON-RPC loop (the floor), on the same workloads against the same
 // servers: connect, sequential calls, 64 concurrent calls, a 1 MiB
 // result and tools/list of 500 tools; over stdio and Streamable HTTP, in
@@ -8,6 +8,16 @@
 // own cost is as small as it gets).
 //
 // Benchmark names read Benchmark<Workload>/<client>/<server>-<transport>-<era>.
+//
+// Every client is built as its README shows, with the defaults a user
+// gets: no HTTP client of the harness's (each library's default, which is
+// http.DefaultTransport's shared pool for all three and for the raw loop,
+// so a connect may reuse an idle TCP connection as it would in a
+// program), go-sdk's standalone GET stream left on. The one option every
+// cell has is the setting that picks the era, which each library needs:
+// go-sdk's ClientSessionOptions.ProtocolVersion and mcp-go's
+// WithProtocolVersion in both eras, Conduit's WithProtocol(Legacy) in the
+// legacy cells only (its default, Auto, negotiates the modern era).
 //
 // What the harness guarantees: every client of one target talks to the
 // same server process (HTTP) or the same server binary (stdio), with the
@@ -21,6 +31,11 @@
 // libraries' overhead. The clients of one target × era run next to each
 // other; BENCH_ROUND=k rotates their order, for interleaved repeated
 // rounds (see RESULTS.md for the commands and the latest results).
+//
+// BenchmarkIdle (unix) measures what an idle connected client costs, per
+// connection: heap, goroutines, wake-ups and CPU time per minute of an
+// idle window (BENCH_IDLE; see idle_test.go); run it with
+// -test.benchtime 1x.
 //
 // Not run in CI; `go test ./bench` (without -bench) runs TestBenchClients,
 // which checks every client against every server once, in the era asked.

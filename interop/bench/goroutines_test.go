@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -50,6 +51,7 @@ func TestGoroutinesPerConnection(t *testing.T) {
 				continue
 			}
 			for _, e := range []era{legacyEra, modernEra} {
+				http.DefaultClient.CloseIdleConnections()
 				base := settledGoroutines()
 				s, err := c.connect(ctx, ep, e)
 				if err != nil {
@@ -62,6 +64,9 @@ func TestGoroutinesPerConnection(t *testing.T) {
 				if err := s.close(); err != nil {
 					t.Logf("%s %s %s: close: %v", c.name, tg.tr, e, err)
 				}
+				// The idle connections are the shared pool's, not the
+				// client's: flushed as net/http programs do.
+				http.DefaultClient.CloseIdleConnections()
 				left := settledGoroutines() - base
 				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %d |", c.name, tg.tr, e, open, left))
 				if c.name == "conduit" {

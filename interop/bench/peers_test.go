@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os/exec"
 
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
@@ -16,16 +15,17 @@ import (
 
 type goSDKSession struct {
 	cs *mcp.ClientSession
-	hc *http.Client
 }
 
+// connectGoSDK connects as go-sdk's README shows (NewClient, a
+// CommandTransport or a StreamableClientTransport with only its Endpoint,
+// Connect), plus ClientSessionOptions.ProtocolVersion, the one setting
+// that picks the era.
 func connectGoSDK(ctx context.Context, ep endpoint, e era) (session, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench-go-sdk", Version: "1.0.0"}, nil)
 	var t mcp.Transport
-	var hc *http.Client
 	if ep.url != "" {
-		hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
-		t = &mcp.StreamableClientTransport{Endpoint: ep.url, HTTPClient: hc, DisableStandaloneSSE: true}
+		t = &mcp.StreamableClientTransport{Endpoint: ep.url}
 	} else {
 		t = &mcp.CommandTransport{Command: exec.Command(ep.argv[0], ep.argv[1:]...)}
 	}
@@ -37,7 +37,7 @@ func connectGoSDK(ctx context.Context, ep endpoint, e era) (session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &goSDKSession{cs: cs, hc: hc}, nil
+	return &goSDKSession{cs: cs}, nil
 }
 
 func (s *goSDKSession) echo(ctx context.Context, text string) error {
@@ -81,30 +81,21 @@ func (s *goSDKSession) protocolVersion() string {
 	return ""
 }
 
-func (s *goSDKSession) close() error {
-	err := s.cs.Close()
-	if s.hc != nil {
-		s.hc.CloseIdleConnections()
-	}
-	return err
-}
+func (s *goSDKSession) close() error { return s.cs.Close() }
 
 // ---- mcp-go client ----
 
 type mcpGoSession struct {
-	c  *mcpgoclient.Client
-	hc *http.Client
+	c *mcpgoclient.Client
 }
 
+// connectMCPGo connects as mcp-go's README shows (a transport with no
+// options, NewClient, Start, Initialize), plus WithProtocolVersion, the
+// one setting that picks the era.
 func connectMCPGo(ctx context.Context, ep endpoint, e era) (session, error) {
 	var t mcpgotransport.Interface
-	var hc *http.Client
 	if ep.url != "" {
-		// The same pooled HTTP client as the other libraries (the default
-		// one keeps only 2 idle connections per host, which would turn
-		// ConcurrentCalls into a TCP-connect benchmark).
-		hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
-		ht, err := mcpgotransport.NewStreamableHTTP(ep.url, mcpgotransport.WithHTTPBasicClient(hc))
+		ht, err := mcpgotransport.NewStreamableHTTP(ep.url)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +123,7 @@ func connectMCPGo(ctx context.Context, ep endpoint, e era) (session, error) {
 		c.Close()
 		return nil, fmt.Errorf("mcp-go: negotiated %s, want the %s era", got, e)
 	}
-	return &mcpGoSession{c: c, hc: hc}, nil
+	return &mcpGoSession{c: c}, nil
 }
 
 func (s *mcpGoSession) call(ctx context.Context, name string, args map[string]any) (*mcpgo.CallToolResult, error) {
@@ -176,10 +167,4 @@ func (s *mcpGoSession) listTools(ctx context.Context) (int, error) {
 
 func (s *mcpGoSession) protocolVersion() string { return s.c.ProtocolVersion() }
 
-func (s *mcpGoSession) close() error {
-	err := s.c.Close()
-	if s.hc != nil {
-		s.hc.CloseIdleConnections()
-	}
-	return err
-}
+func (s *mcpGoSession) close() error { return s.c.Close() }

@@ -1,5 +1,5 @@
 // Command mcpgoserver is an MCP server built on github.com/mark3labs/mcp-go
-// v1.2.1 with the interop feature set (see package servers).
+// v1.6.0 with the interop feature set (see package servers).
 //
 // Flags: -transport stdio|http, -mode dual|modern|legacy, -addr, -tools N.
 // mcp-go decides the era per request; -mode narrows the versions it
