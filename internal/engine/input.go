@@ -189,7 +189,7 @@ func (s *Session) fulfil(ctx context.Context, method string, keys []string, reqs
 	for i, k := range keys {
 		r := reqs[k]
 		g.Go(func() error {
-			raw, err := s.serveThrough(gctx, jsonrpc.StringID(k), r.Method, r.Params, s.modernCaps)
+			raw, err := s.serveThrough(gctx, k, r.Method, r.Params, s.modernCaps)
 			if err != nil {
 				if he, ok := errors.AsType[*handlerError](err); ok {
 					return &InputError{Method: method, Key: k, InputMethod: r.Method, Err: he.err}
@@ -456,7 +456,7 @@ func (s *Session) presentURL(ctx context.Context, id string, el *protocol.Elicit
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.serveThrough(ctx, jsonrpc.StringID(id), protocol.MethodElicitationCreate, params, s.legacyCaps)
+	raw, err := s.serveThrough(ctx, id, protocol.MethodElicitationCreate, params, s.legacyCaps)
 	if he, ok := errors.AsType[*handlerError](err); ok {
 		return nil, he.err
 	} else if err != nil {
