@@ -281,7 +281,7 @@ func sessionKind(err error) Kind {
 	}
 	switch {
 	case isType[*handler.ValidationError](err), errors.Is(err, ErrNoCommonVersion),
-		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface), errors.Is(err, engine.ErrReservedMeta):
+		isType[*transport.HeaderValueError](err), isType[*handler.CheckError](err), errors.Is(err, engine.ErrReservedMeta):
 		return KindInvalid
 	case errors.Is(err, ErrNotSupported):
 		return KindUnsupported
