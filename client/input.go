@@ -37,7 +37,9 @@ func WithMaxInputRounds(n int) Option {
 // live connection, so nothing can be stored. While the manual call is in
 // flight, the server's sampling, elicitation and roots requests are held
 // and handed to its caller (to the oldest manual call in flight: over
-// stdio a request names no call), keyed by their JSON-RPC ids; the call
+// stdio a request names no call), keyed by their JSON-RPC ids as text (a
+// string id as it is, "srv-1", not the JSON "\"srv-1\""; an integer id
+// as its digits); the call
 // goes on in the background, and Resume, on the same client with that
 // same InputRequired, answers them (a key left out is answered with an
 // error) and waits for the call again. A held request gets an error

@@ -189,6 +189,11 @@ func TestManualInputLegacy(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			f, ctx, err := askManually(t, tr, client.Legacy)
 			ir, k := onlyKey(t, err)
+			// The key is the server's id as text (the test server's ids
+			// are strings "srv-N"), not its JSON with quotes.
+			if !strings.HasPrefix(k, "srv-") {
+				t.Errorf("held request key %q, want the server's id srv-N without quotes", k)
+			}
 			b, _ := json.Marshal(ir)
 			var copied client.InputRequired
 			if err := json.Unmarshal(b, &copied); err != nil {
