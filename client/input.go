@@ -139,7 +139,9 @@ func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[strin
 	res, err := c.sess.Resume(ctx, ep, raw, cc.sessionOptions())
 	if err != nil {
 		if errors.Is(err, engine.ErrNotModern) {
-			return &Error{Op: op, Kind: KindUnsupported, Err: errors.Join(err, ErrNotSupported)}
+			// A legacy InputRequired that is not live: decoded from JSON,
+			// copied, or from another client.
+			return &Error{Op: op, Kind: KindUnsupported, Err: withKindSentinels(KindUnsupported, errNotLive)}
 		}
 		if errors.Is(err, engine.ErrInvalidResume) {
 			return &Error{Op: op, Kind: KindInvalid, Err: err}
@@ -151,6 +153,10 @@ func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[strin
 	}
 	return decode(op, res, result)
 }
+
+// errNotLive is why a legacy [*InputRequired] that is not live cannot be
+// resumed.
+var errNotLive = errors.New("a legacy server's request can only be answered on its live connection, and this InputRequired is not live (it was decoded or copied, or another client made it): call again")
 
 // marshalJSON encodes v; a json.RawMessage or []byte is taken as JSON
 // text and checked.

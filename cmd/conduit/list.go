@@ -7,6 +7,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -137,7 +138,8 @@ type droppedTool struct {
 func droppedTools(m map[string]error) []droppedTool {
 	out := []droppedTool{}
 	for _, name := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, droppedTool{Name: name, Reason: m[name].Error()})
+		// The reason without the package prefix, as the client's errors read.
+		out = append(out, droppedTool{Name: name, Reason: strings.TrimPrefix(m[name].Error(), "transport: ")})
 	}
 	return out
 }

@@ -182,7 +182,7 @@ func (d *driver) initial() (step, error) {
 		}
 		return step{}, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "pinned version " + strconv.Quote(cfg.PinVersion) + " is not a protocol version"}
 	}
-	return step{}, fmt.Errorf("session: unknown mode %v", cfg.Mode)
+	return step{}, fmt.Errorf("unknown mode %v", cfg.Mode)
 }
 
 // probeClass maps a connection's transport class to the classifier's
@@ -305,7 +305,7 @@ func (d *driver) onVerdict(ps *probeState, ref *connRef, v negotiation.Verdict, 
 	case negotiation.VerdictError:
 		d.fail(v.Err)
 	default:
-		d.fail(fmt.Errorf("session: unknown verdict %v", v.Kind))
+		d.fail(fmt.Errorf("unknown verdict %v", v.Kind))
 	}
 }
 
@@ -323,7 +323,7 @@ func (d *driver) authorize(n *int, max, status int, he *transport.HTTPError, the
 		return func() {
 			d.step(TraceStep{Step: "authorize", Sent: "Authorize hook", Outcome: errText(err), Verdict: then})
 			if err != nil {
-				d.fail(fmt.Errorf("session: authorizing: %w", errors.Join(err, authError(status, he))))
+				d.fail(fmt.Errorf("authorizing: %w", joinErrs(err, authError(status, he))))
 				return
 			}
 			next()

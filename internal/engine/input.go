@@ -242,7 +242,7 @@ type InputRequiredError struct {
 
 // ErrInvalidResume is matched by the errors of [Session.Resume] for a
 // stored state or answers it cannot send.
-var ErrInvalidResume = errors.New("session: invalid state to resume")
+var ErrInvalidResume = errors.New("invalid state to resume")
 
 // Live reports a legacy call's held requests: they can be answered only
 // by Resume on the same session, with this very value (a copy decoded
@@ -250,7 +250,7 @@ var ErrInvalidResume = errors.New("session: invalid state to resume")
 func (e *InputRequiredError) Live() bool { return e.live != nil }
 
 func (e *InputRequiredError) Error() string {
-	return fmt.Sprintf("session: %s needs input (%d request(s), round %d)", e.Method, len(e.Requests), e.Round)
+	return fmt.Sprintf("needs input (%d request(s), round %d)", len(e.Requests), e.Round)
 }
 
 // pending hands the round back to the caller (manual mode).
@@ -379,11 +379,11 @@ func (w *urlWaits) forget(ids []string) {
 func urlElicitationError(method string, e *jsonrpc.Error) error {
 	var data protocol.URLElicitationRequiredData
 	if json.Unmarshal(e.Data, &data) != nil || len(data.Elicitations) == 0 || len(data.Elicitations) > maxURLElicitations {
-		return &ProtocolError{Method: method, Reason: "malformed URLElicitationRequiredError data", Err: errors.Join(ErrInvalidResponse, e)}
+		return &ProtocolError{Method: method, Reason: "malformed URLElicitationRequiredError data", Err: joinErrs(ErrInvalidResponse, e)}
 	}
 	for _, el := range data.Elicitations {
 		if el.Mode != protocol.ElicitModeURL || el.URL == "" || el.ElicitationID == "" {
-			return &ProtocolError{Method: method, Reason: "URLElicitationRequiredError lists an elicitation that is not a URL elicitation with an id", Err: errors.Join(ErrInvalidResponse, e)}
+			return &ProtocolError{Method: method, Reason: "URLElicitationRequiredError lists an elicitation that is not a URL elicitation with an id", Err: joinErrs(ErrInvalidResponse, e)}
 		}
 	}
 	return &protocol.URLElicitationRequiredError{Elicitations: data.Elicitations, Err: e}

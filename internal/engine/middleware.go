@@ -86,7 +86,7 @@ func (s *Session) callThrough(ctx context.Context, method string, raw json.RawMe
 	m := &Message{Method: method, Params: raw}
 	return s.through(ctx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
 		if err := validParams(m.Params); err != nil {
-			return nil, fmt.Errorf("session: %s params from a middleware: %w", m.Method, err)
+			return nil, fmt.Errorf("params from a middleware: %w", err)
 		}
 		oc := *o
 		oc.sent, oc.onAttempt = &m.ID, m.OnAttempt
@@ -103,7 +103,7 @@ func (s *Session) noteThrough(ctx context.Context, method string, params json.Ra
 	m := &Message{Method: method, Params: params, Notification: true, Negotiation: negotiation}
 	_, err := s.through(ctx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
 		if err := validParams(m.Params); err != nil {
-			return nil, fmt.Errorf("session: %s params from a middleware: %w", m.Method, err)
+			return nil, fmt.Errorf("params from a middleware: %w", err)
 		}
 		return nil, write(ctx, m.Method, m.Params)
 	})
