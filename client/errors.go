@@ -119,8 +119,9 @@ func causeOf(err error) error {
 // (or a cause that is the engine's closing), [ErrAuthRequired] for
 // [KindAuth], [ErrNotSupported] for [KindUnsupported],
 // [ErrNoCommonVersion] when client and server share no protocol version,
-// and [ErrOutcomeUnknown] when a request the server may have executed was
-// lost and not sent again (see [ReplayPolicy]). It returns err with
+// [ErrOutcomeUnknown] when a request the server may have executed was
+// lost and not sent again (see [ReplayPolicy]), and [ErrNotSent] when a
+// request no server saw could not be sent. It returns err with
 // those err does not match yet.
 func withKindSentinels(k Kind, err error) error {
 	err = causeOf(err)
@@ -134,6 +135,7 @@ func withKindSentinels(k Kind, err error) error {
 		{ErrNotSupported, k == KindUnsupported},
 		{ErrNoCommonVersion, noCommonVersion(err)},
 		{ErrOutcomeUnknown, errors.Is(err, engine.ErrOutcomeUnknown)},
+		{ErrNotSent, errors.Is(err, engine.ErrNotSent)},
 	} {
 		if s.matches && !errors.Is(err, s.sentinel) {
 			errs = append(errs, s.sentinel)
@@ -219,6 +221,12 @@ var (
 	// and the client did not send it again without consent. The
 	// connection heals for the next call.
 	ErrOutcomeUnknown = errors.New("client: outcome unknown: the server may have executed the request")
+	// ErrNotSent is matched when a request ended without an answer and
+	// no server saw it: it was never written (the server was down and
+	// could not be restarted or reached) or the transport proved it was
+	// not taken, and it could not be sent again. It never matches
+	// together with [ErrOutcomeUnknown]: the request did not run.
+	ErrNotSent = errors.New("client: request not sent")
 	// ErrAuthRequired is matched by a failure of authorization (see
 	// [KindAuth]).
 	ErrAuthRequired = errors.New("client: authorization required")

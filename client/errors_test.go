@@ -238,7 +238,7 @@ func callErrCases(name string, p client.Protocol) []errCase {
 			},
 			// The process went away: not a closed client.
 			also: func(err error) bool { return errors.Is(err, transport.ErrClosed) && !errors.Is(err, client.ErrClosed) },
-			text: `client: tools/call: outcome unknown, the server may have executed the request: connection lost: (server process ".+" exited with code 3|connection closed: server ".+" closed its stdout)`},
+			text: `client: tools/call: outcome unknown, the server may have executed the request \((the connection was lost|the stdio process exited) after the request was written; not sent again: the replay policy is none\): connection lost: (server process ".+" exited with code 3|connection closed: server ".+" closed its stdout)`},
 	}
 }
 

@@ -19,9 +19,12 @@ import (
 //   - "respawned": the stdio server process was started again.
 //   - "relistened": a dropped subscriptions/listen stream was opened again.
 //   - "replayed": a request lost with its connection was sent again
-//     (see [ReplayPolicy]); Method names it, Err the loss.
+//     (see [ReplayPolicy]); Method names it, Err the loss, Reason the
+//     evidence and the policy that decided, in words.
 //   - "replay-refused": such a request was not sent again; its caller got
-//     an error matching [ErrOutcomeUnknown].
+//     an error matching [ErrOutcomeUnknown]; Reason says why, e.g. "the
+//     stdio process exited after the request was written; not sent
+//     again: tool add was never listed and listing the tools failed …".
 //   - "input-round": a modern input_required round was answered.
 //   - "dropped": messages were dropped or coalesced under load; Count says
 //     how many, Method which.
@@ -34,10 +37,14 @@ type ConnEvent struct {
 	Method  string // the request or notification concerned, if any
 	Count   int    // "dropped": how many
 	Err     error  // the cause, if any
+	// Reason is, for "replayed", "replay-refused" and "retried", the
+	// evidence that decided, in words.
+	Reason string
 }
 
 // LogValue makes a ConnEvent log as a group of its set fields, so that
-// slog.Info("mcp", "event", ev) prints kind, version, method, count and err.
+// slog.Info("mcp", "event", ev) prints kind, version, method, count, err
+// and reason.
 func (e ConnEvent) LogValue() slog.Value {
 	attrs := []slog.Attr{slog.String("kind", e.Kind)}
 	if e.Version != "" {
@@ -51,6 +58,9 @@ func (e ConnEvent) LogValue() slog.Value {
 	}
 	if e.Err != nil {
 		attrs = append(attrs, slog.String("err", e.Err.Error()))
+	}
+	if e.Reason != "" {
+		attrs = append(attrs, slog.String("reason", e.Reason))
 	}
 	return slog.GroupValue(attrs...)
 }
@@ -74,6 +84,6 @@ func connEventHook(f func(ConnEvent)) func(engine.Event) {
 		return nil
 	}
 	return func(ev engine.Event) {
-		f(ConnEvent{Kind: ev.Kind.String(), Time: ev.Time, Version: ev.Version, Method: ev.Method, Count: ev.Count, Err: ev.Err})
+		f(ConnEvent{Kind: ev.Kind.String(), Time: ev.Time, Version: ev.Version, Method: ev.Method, Count: ev.Count, Err: ev.Err, Reason: ev.Reason})
 	}
 }

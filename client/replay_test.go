@@ -197,12 +197,17 @@ func TestReplayExpiredSession(t *testing.T) {
 	}) {
 		t.Fatalf("events %s; want replayed and reinitialized", got)
 	}
-	// With replays forbidden, the expired session's request still fails
-	// cleanly, and the outcome is known: not executed.
+	// Even with replays forbidden, the request is sent again: the 404 to
+	// its own POST proves that no server took it (the outcome rule,
+	// internal/engine/outcome.go), so it runs once.
 	fx.srv.SetFaults(testserver.Fault{Kind: testserver.FaultExpireSession, Method: "tools/call", Times: 1})
-	_, err = fx.c.CallTool(testCtx(t), "echo", map[string]any{"text": "y"}, client.WithReplay(client.ReplayNone))
-	if err == nil || errors.Is(err, client.ErrOutcomeUnknown) {
-		t.Errorf("CallTool without replay across an expired session = %v, want a lost session whose outcome is known", err)
+	before := fx.srv.Executions("echo")
+	res, err = fx.c.CallTool(testCtx(t), "echo", map[string]any{"text": "y"}, client.WithReplay(client.ReplayNone))
+	if err != nil || res.Text() != "y" {
+		t.Fatalf("CallTool under ReplayNone across an expired session = %v, %v; want the echo, re-sent", res, err)
+	}
+	if n := fx.srv.Executions("echo") - before; n != 1 {
+		t.Errorf("echo ran %d times, want 1 (the refused POST never ran it)", n)
 	}
 }
 

@@ -313,6 +313,12 @@ func (s *Subscription) deliverNotification(n *jsonrpc.Request) {
 // Errors: a [*Error] of kind [KindUnsupported] under [CapabilityOptions.Strict]; the
 // listen request's errors; [ErrClosed]; ctx.Err().
 func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription, error) {
+	return c.subscribe(ctx, ctx, opts)
+}
+
+// subscribe is Subscribe for a subscription that lives as long as ctx,
+// whose opening (the listen and its acknowledgement) is bounded by wait.
+func (c *Client) subscribe(ctx, wait context.Context, opts SubscribeOptions) (*Subscription, error) {
 	opts.Resources = slices.Clone(opts.Resources)
 	caps := c.ServerCapabilities()
 	if c.cfg.capOpts.Strict {
@@ -360,7 +366,7 @@ func (c *Client) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscri
 		}
 		return s, nil
 	}
-	stream, ack, err := c.listen(ctx, opts)
+	stream, ack, err := c.listen(wait, opts)
 	if err != nil {
 		s.unwatch()
 		s.cancel()
@@ -574,8 +580,10 @@ func (c *Client) unsubscribeLegacy(uris []string) {
 // implements ToolsChangedListener, PromptsChangedListener or
 // ResourcesChangedListener, a subscription for those kinds is opened at
 // connect time and its events are dispatched to the listeners, in order,
-// from one goroutine. A server that refuses the listen only costs a log
-// line.
+// from one goroutine, for the kinds whose listChanged the server
+// declares. A server that refuses the listen (-32601 is final: it is not
+// listened again) only costs a log line, and the wait for the listen's
+// acknowledgement is bounded by Connect's context.
 func (c *Client) autoListen(ctx context.Context) {
 	l := c.listeners
 	opts := SubscribeOptions{
@@ -583,11 +591,20 @@ func (c *Client) autoListen(ctx context.Context) {
 		PromptsListChanged:   l.PromptsChanged != nil,
 		ResourcesListChanged: l.ResourcesChanged != nil,
 	}
+	// Only the kinds whose listChanged the server declares: a server
+	// that declares none sends no change notification, and may not
+	// serve subscriptions/listen at all.
+	caps := c.ServerCapabilities()
+	opts.ToolsListChanged = opts.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged
+	opts.PromptsListChanged = opts.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged
+	opts.ResourcesListChanged = opts.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged
 	if !c.isModern() || (!opts.ToolsListChanged && !opts.PromptsListChanged && !opts.ResourcesListChanged) {
 		return
 	}
-	// The subscription lives as long as the client, not Connect's ctx.
-	sub, err := c.Subscribe(context.WithoutCancel(ctx), opts)
+	// The subscription lives as long as the client, not Connect's ctx;
+	// opening it (the listen and its acknowledgement) is bounded by
+	// Connect's ctx.
+	sub, err := c.subscribe(context.WithoutCancel(ctx), ctx, opts)
 	if err != nil {
 		c.cfg.logger.Warn("conduit: cannot listen for the handler's change listeners", "err", err)
 		return

@@ -182,16 +182,44 @@ func (c *Client) loadTools(ctx context.Context) error {
 	return nil
 }
 
-// idempotent reports whether the last tools listing annotated tool name
-// readOnlyHint or idempotentHint true, so that sending a call twice does
-// no harm (see [ReplaySafe]).
-func (r *toolRegistry) idempotent(name string) bool {
-	info, _ := r.lookup(name)
-	if info == nil || info.tool.Annotations == nil {
-		return false
+// annotationWait bounds the tools listing a replay decision makes for a
+// tool that was never listed (see replaySafety).
+const annotationWait = 15 * time.Second
+
+// replaySafety returns what [ReplaySafe] asks, when a tools/call of tool
+// name may have run without an answer: whether the tool's annotations say
+// readOnlyHint or idempotentHint true, so that sending the call twice
+// does no harm, and why (or why not) in words. A tool the registry does
+// not know yet (never listed, or the list changed since) is looked up
+// with one tools/list walk first, on the caller's goroutine: the caller
+// is waiting for the heal anyway, the listing goes out after it, bounded
+// by ctx and annotationWait, and a call that is not lost never pays for
+// it. The listing stays cached for the next decision (until a tools
+// list_changed notification).
+func (c *Client) replaySafety(name string) func(ctx context.Context) (bool, string) {
+	return func(ctx context.Context) (bool, string) {
+		info, complete := c.tools.lookup(name)
+		if info == nil && !complete {
+			lctx, cancel := context.WithTimeout(ctx, annotationWait)
+			err := c.loadTools(lctx)
+			cancel()
+			if err != nil {
+				return false, "tool " + name + " was never listed and listing the tools failed (" + err.Error() + "), so its annotations are unknown"
+			}
+			info, _ = c.tools.lookup(name)
+		}
+		if info == nil {
+			return false, "tool " + name + " is not in the server's tools list, so its annotations are unknown"
+		}
+		a := info.tool.Annotations
+		switch {
+		case a != nil && a.ReadOnlyHint != nil && *a.ReadOnlyHint:
+			return true, "tool " + name + " is annotated readOnlyHint"
+		case a != nil && a.IdempotentHint != nil && *a.IdempotentHint:
+			return true, "tool " + name + " is annotated idempotentHint"
+		}
+		return false, "tool " + name + " is not annotated readOnlyHint or idempotentHint"
 	}
-	a := info.tool.Annotations
-	return a.ReadOnlyHint != nil && *a.ReadOnlyHint || a.IdempotentHint != nil && *a.IdempotentHint
 }
 
 // toolInfo returns the metadata of tool name, walking the tools list when
@@ -399,7 +427,7 @@ func (c *Client) startTool(ctx context.Context, name string, args any, cc *callC
 	}
 	params := &protocol.CallToolParams{Name: name, Arguments: rawArgs}
 	opts := cc.sessionOptions()
-	opts.Idempotent = c.tools.idempotent(name)
+	opts.Safety = c.replaySafety(name)
 	legacyTask := false
 	if c.isModern() {
 		// The tasks extension has no per-request opt-in: once advertised,

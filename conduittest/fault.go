@@ -75,6 +75,8 @@ const (
 	FaultRespondJSON Fault = "respond-json"
 	// FaultExpireSession: HTTP: ends the legacy session first, so the request gets 404.
 	FaultExpireSession Fault = "expire-session"
+	// FaultBreakExpire: HTTP: runs the request, breaks its event stream after the priming event and ends the legacy session, so resuming gets 404.
+	FaultBreakExpire Fault = "break-expire"
 )
 
 // With returns f with one more key=value argument.

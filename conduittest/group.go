@@ -58,6 +58,13 @@ func (g *group) isClosed() bool {
 func (g *group) shut() {
 	g.mu.Lock()
 	g.closed = true
+	g.mu.Unlock()
+	g.closeEnds()
+}
+
+// closeEnds closes the connections being served; new ones may follow.
+func (g *group) closeEnds() {
+	g.mu.Lock()
 	ends := make([]io.Closer, 0, len(g.ends))
 	for c := range g.ends {
 		ends = append(ends, c)
@@ -70,3 +77,26 @@ func (g *group) shut() {
 
 // wait waits for every goroutine started by goServe.
 func (g *group) wait() { g.wg.Wait() }
+
+// hold adds end to the connections being served, for a connection served
+// on a goroutine the group did not start (an HTTP handler's); release
+// removes it. hold reports false (closing end) when the group is closed.
+func (g *group) hold(end io.Closer) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		end.Close()
+		return false
+	}
+	if g.ends == nil {
+		g.ends = map[io.Closer]bool{}
+	}
+	g.ends[end] = true
+	return true
+}
+
+func (g *group) release(end io.Closer) {
+	g.mu.Lock()
+	delete(g.ends, end)
+	g.mu.Unlock()
+}

@@ -151,6 +151,10 @@ type Server struct {
 	mu    sync.Mutex
 	hs    *httptest.Server // started by the first URL call; guarded by mu
 	relay *relay           // started by the first Command call; guarded by mu
+	down  bool             // SetDown; guarded by mu
+	// serving: the HTTP listeners SetDown(false) opened again (hs serves
+	// on them); Close closes them before hs and waits.
+	serving sync.WaitGroup
 }
 
 // New returns a server configured by opts, for programs; the caller must
@@ -194,7 +198,11 @@ func (s *Server) Close() error {
 	}
 	s.srv.Close() // ends long-lived SSE responses before the listener closes
 	if hs != nil {
+		s.mu.Lock()
+		hs.Listener.Close() // the one SetDown(false) opened, if any
+		s.mu.Unlock()
 		hs.Close()
+		s.serving.Wait()
 	}
 	s.conns.wait()
 	return nil
@@ -212,6 +220,9 @@ func (memTransport) Kind() string { return transport.KindMemory }
 
 // Connect implements transport.Transport.
 func (m memTransport) Connect(ctx context.Context) (transport.Conn, error) {
+	if m.s.isDown() {
+		return nil, errDown
+	}
 	p, end := transport.NewPipe()
 	if !m.s.serve(end, end) {
 		return nil, transport.ErrClosed
@@ -240,7 +251,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 // long-lived event streams end only then.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/ws", s.srv.WebSocketHandler())
+	mux.Handle("/ws", s.endable(s.srv.WebSocketHandler()))
 	mux.Handle("/sse", s.srv.SSEHandler())
 	mux.Handle("/", s.srv.Handler())
 	return mux

@@ -195,8 +195,8 @@ func testCapabilities(t *testing.T, era conduittest.Era, via string) {
 // valid, and that a bad fault fails New.
 func TestFaultsTable(t *testing.T) {
 	faults := conduittest.Faults()
-	if len(faults) != 21 {
-		t.Errorf("%d fault kinds, want 21", len(faults))
+	if len(faults) != 22 {
+		t.Errorf("%d fault kinds, want 22", len(faults))
 	}
 	seen := map[conduittest.Fault]bool{}
 	for _, f := range faults {
@@ -215,7 +215,7 @@ func TestFaultsTable(t *testing.T) {
 		conduittest.FaultLegacyVersion, conduittest.FaultRepeatCursor, conduittest.FaultOversized,
 		conduittest.FaultExit, conduittest.FaultExitAfter, conduittest.FaultNoise, conduittest.FaultHTTPStatus, conduittest.FaultReset,
 		conduittest.FaultBreakStream, conduittest.FaultRespondSSE, conduittest.FaultRespondJSON,
-		conduittest.FaultExpireSession,
+		conduittest.FaultExpireSession, conduittest.FaultBreakExpire,
 	} {
 		if !seen[f] {
 			t.Errorf("constant %q is not in Faults()", f)

@@ -155,7 +155,9 @@ func (s *Server) acceptRelayed(rl *relay, c net.Conn) {
 	br := bufio.NewReader(c)
 	line, err := br.ReadSlice('\n') // at most the reader's 4 KiB
 	_ = c.SetReadDeadline(time.Time{})
-	if err != nil || strings.TrimSpace(string(line)) != rl.token {
+	if err != nil || strings.TrimSpace(string(line)) != rl.token || s.isDown() {
+		// A server that is down: the process exits at once, as one
+		// whose binary cannot start does.
 		c.Close()
 		return
 	}

@@ -88,9 +88,31 @@ func (c *httpConn) write(ctx context.Context, msg jsonrpc.Message, mayDefer bool
 		timer.Stop()
 	}
 	if err != nil {
-		return c.abandon(x, requestError(ctx, x.ctx, http.MethodPost, c.url, err))
+		return c.abandon(x, inFlight(http.MethodPost, c.url, requestError(ctx, x.ctx, http.MethodPost, c.url, err)))
 	}
 	return c.answer(ctx, x, resp, stop)
+}
+
+// closedInFlight is the cause of a [*NetworkError] for a POST whose
+// connection was closed while it was in flight. It matches [ErrClosed].
+type closedInFlight struct{}
+
+func (closedInFlight) Error() string {
+	return "transport: connection closed while the request was in flight"
+}
+
+func (closedInFlight) Is(target error) bool { return target == ErrClosed }
+
+// inFlight is the error of a POST that failed once http.Client.Do had
+// started: a connection closed meanwhile (ErrClosed) may have written the
+// request, so the server may have it. That is a [*NetworkError] (a
+// request that may have been delivered) which still matches ErrClosed,
+// not ErrClosed alone (a request that was not written).
+func inFlight(op, url string, err error) error {
+	if err == ErrClosed {
+		return &NetworkError{Op: op, URL: url, Err: closedInFlight{}}
+	}
+	return err
 }
 
 // initWait is a legacy notifications/initialized whose POST is in flight
@@ -144,7 +166,7 @@ func (c *httpConn) exchangeDetached(x *exchange, req *http.Request) error {
 		timer.Stop()
 	}
 	if err != nil {
-		return c.abandon(x, requestError(c.ctx, x.ctx, http.MethodPost, c.url, err))
+		return c.abandon(x, inFlight(http.MethodPost, c.url, requestError(c.ctx, x.ctx, http.MethodPost, c.url, err)))
 	}
 	return c.answer(c.ctx, x, resp, func() bool { return true })
 }

@@ -307,7 +307,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return requestError(ctx, reqCtx, http.MethodPost, ep, err)
+		return inFlight(http.MethodPost, ep, requestError(ctx, reqCtx, http.MethodPost, ep, err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return newHTTPError(http.MethodPost, ep, resp)

@@ -191,7 +191,9 @@ type callState struct {
 	cur      json.RawMessage // the params of the next attempt (MRTR rounds add to raw)
 	rounds   int             // MRTR rounds so far
 	auths    int             // Authorize calls so far
-	replayed bool
+	maybeRan int             // attempts that may have run without an answer (outcome.go)
+	lost     lostAttempt     // the last of them
+	unsent   int             // attempts not written or refused, re-sent (outcome.go)
 	reprobed bool
 	why      string // why the next attempt is sent (Message.OnAttempt)
 	pace     *pacer
@@ -295,9 +297,9 @@ func (tm *timing) bound(method string, now time.Time) (time.Time, error) {
 }
 
 // failed decides what a call does after an attempt failed with err: a
-// re-probe (an era hint contradicted), a re-authorization, a retry with
-// backoff (408, 429, 5xx), one replay after a lost connection, or the
-// error.
+// re-probe (an era hint contradicted), a re-authorization, or, for a
+// request that ended without an answer, what the outcome rule says
+// (outcome.go: a re-send, a replay, or the error).
 func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *call, err error) (afterAttempt, error) {
 	method := cs.method
 	if !cs.reprobed && s.hintSuspect(c, nil, err) {
@@ -322,36 +324,12 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		cs.why = "reauthorize"
 		return nextResend, nil
 	}
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() {
-		// 408, 429, 5xx: retry with backoff (honouring Retry-After)
-		// within Config.Retry, when the policy allows it (retryHTTP).
-		if retry, rerr := s.retryHTTP(method, o, he, err); !retry {
-			return nextDone, rerr
+	if l, ok := classify(err); ok && ctx.Err() == nil {
+		if s.isClosing() {
+			// Close ended the request: its callers get ErrClosed.
+			return nextDone, ErrClosed
 		}
-		if cs.retry == nil {
-			cs.retry = newRetrier(s.cfg.Retry)
-		}
-		if wait, ok := cs.retry.next(he.RetryAfter); ok {
-			s.log.Info("retrying a request", "method", method, "status", he.StatusCode, "wait", wait)
-			s.emit(Event{Kind: EventRetried, Method: method, Err: err})
-			if err := s.sleep(ctx, wait); err != nil {
-				return nextDone, err
-			}
-			cs.why = "retry"
-			return nextResend, nil
-		}
-	}
-	if !cs.replayed && errors.Is(err, ErrConnectionLost) && !answeredTooLarge(err) {
-		replay, rerr := s.replayLost(method, o, err)
-		if !replay {
-			return nextDone, rerr
-		}
-		cs.replayed = true
-		cs.why = "replay"
-		if o.OnReplay != nil {
-			o.OnReplay()
-		}
-		return nextResend, nil
+		return s.outcome(ctx, cs, o, l, err)
 	}
 	return nextDone, err
 }

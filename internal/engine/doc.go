@@ -34,22 +34,51 @@
 // A session heals itself: when a stdio process exits (or any stream
 // connection drops) after negotiation, the transport is connected again
 // (the process respawned) and the pinned era re-negotiated; when a legacy
-// HTTP session expires (404), it is initialized again. A request lost
-// with its connection, with a broken modern response stream, or with an
-// expired session is re-sent once under a new id when the replay policy
-// ([Config.Replay], [CallOptions.Replay]; see [ReplayPolicy]) allows it;
-// otherwise it fails with an [*OutcomeUnknownError] (when the server may
-// have run it) or a [*ConnectionLostError]. Listen streams end with that
-// error, except a durable one ([Session.ListenDurable]), which the engine
-// opens again, with backoff, reporting [EventRelistened]. Requests answered HTTP 408, 429 or 503
-// are retried within [Config.Retry]; 500, 502, 504 and the other 5xx only
-// when the replay policy would replay them (replay.go). Each completed re-negotiation closes the channel
-// [Session.Reconnected] returned and bumps [Session.Generation]. After a
-// legacy re-negotiation the engine itself restores the resource
-// subscriptions tracked with [Session.TrackSubscription] and then calls
-// [Config.OnRestored]. An era hint ([Config.EraHint]) that fails the
-// negotiation is verified by the engine: it probes once on a new
-// connection ([Session.HintFailed] then reports it).
+// HTTP session expires (404), it is initialized again. Listen streams
+// end with the loss, except a durable one ([Session.ListenDurable]),
+// which the engine opens again, with backoff, reporting
+// [EventRelistened]; a JSON-RPC error answering a listen (-32601 from a
+// server without subscriptions/listen) is final. Each completed
+// re-negotiation closes the channel [Session.Reconnected] returned and
+// bumps [Session.Generation]. After a legacy re-negotiation the engine
+// itself restores the resource subscriptions tracked with
+// [Session.TrackSubscription] and then calls [Config.OnRestored]. An era
+// hint ([Config.EraHint]) that fails the negotiation is verified by the
+// engine: it probes once on a new connection ([Session.HintFailed] then
+// reports it).
+//
+// # The outcome rule
+//
+// Every request that ends without an answer is decided in one function
+// (outcome.go), from the evidence of what happened to it and the replay
+// policy ([Config.Replay], [CallOptions.Replay]; see [ReplayPolicy]):
+//
+//	evidence            examples                                        sent again?                              when not
+//	------------------  ----------------------------------------------  ---------------------------------------  -------------------------------
+//	answered            a result; a JSON-RPC error                      never                                    -
+//	not written         held while not ready; the heal failed; Close    after the heal, any policy               not sent (ErrNotSent);
+//	                    the connection closed before the write                                                   Close: ErrClosed
+//	refused             HTTP 404 (unknown session) to its own POST      after the heal, any policy               not sent (ErrNotSent)
+//	                    HTTP 408, 429, 503                              after the wait (Config.Retry),           the HTTP error
+//	                                                                    unless ReplayNone
+//	                    a refused dial                                  no (there is no heal to wait for)        not sent (ErrNotSent)
+//	possibly delivered  written, wholly or in part, then the process,   once, if the policy allows: ReplayAll;   ErrOutcomeUnknown, with the
+//	                    connection or response stream was lost          ReplaySafe for a read-only method        attempts that may have run
+//	                    (whatever a resumption GET says afterwards);    ([ReadOnlyMethod]), Idempotent, or
+//	                    HTTP 500, 502, 504 and the other 5xx            CallOptions.Safety (a tool's annotations)
+//
+// A re-sent request is classified again: a replay that is possibly
+// delivered and lost is [ErrOutcomeUnknown] whatever the policy, with
+// Attempts 2; one that could not be sent (the heal failed) after an
+// attempt that may have run is ErrOutcomeUnknown too, never "not sent".
+// A request not written or refused is re-sent at most three times.
+// Neither the caller's context ending, a request timeout, nor an answer
+// over the size limit (the server ran it) is a loss. The decisions are
+// reported as [EventReplayed], [EventReplayRefused] and [EventRetried],
+// whose Reason names the evidence in words ("the stdio process exited
+// after the request was written; not sent again: the replay policy is
+// none"), as do [OutcomeUnknownError.Reason] and
+// [ConnectionLostError.Reason].
 //
 // # The engine
 //

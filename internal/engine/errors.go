@@ -61,11 +61,25 @@ type OutcomeUnknownError struct {
 	// [*transport.HTTPError] 500, 502, 504, ...) after which the request
 	// was not sent again.
 	Err error
+	// Attempts is how many attempts of the request may have run: 1, or 2
+	// when a replay was lost too (see [ReplayPolicy]).
+	Attempts int
+	// Reason is the evidence that decided, in words, e.g. "the stdio
+	// process exited after the request was written; not sent again: the
+	// replay policy is none".
+	Reason string
 }
 
 // Error implements the error interface.
 func (e *OutcomeUnknownError) Error() string {
-	return "outcome unknown, the server may have executed the request: " + e.Err.Error()
+	s := "outcome unknown, the server may have executed the request"
+	if e.Attempts > 1 {
+		s += fmt.Sprintf(" (%d attempts may have run)", e.Attempts)
+	}
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	return s + ": " + e.Err.Error()
 }
 
 // Unwrap returns e.Err.
@@ -142,6 +156,13 @@ func (e *RequestTimeoutError) Is(target error) bool { return target == ErrReques
 // ErrConnectionLost is matched by [*ConnectionLostError].
 var ErrConnectionLost = errors.New("connection lost")
 
+// ErrNotSent is matched by a [*ConnectionLostError] whose request no
+// server saw ([ConnectionLostError.Unsent]): it was never written, or the
+// transport proved that it was not taken, and it could not be sent again
+// (the heal failed, the dial was refused). It never matches
+// [ErrOutcomeUnknown].
+var ErrNotSent = errors.New("request not sent")
+
 // ConnectionLostError reports a request that was in flight when its
 // connection (or its response stream, or its legacy HTTP session) was lost
 // and that was not, or could not be, re-sent.
@@ -151,9 +172,14 @@ type ConnectionLostError struct {
 	// Err is the transport's error (a *transport.ExitError,
 	// *transport.StreamError, an error matching transport.ErrSessionExpired…).
 	Err error
-	// Unsent is true when the request was never written: the connection
-	// was closed before the write.
+	// Unsent is true when no server saw the request: it was never
+	// written (the connection was closed before the write, the heal
+	// failed while it waited) or the transport proved it was not taken
+	// (a refused dial). It then matches [ErrNotSent].
 	Unsent bool
+	// Reason is, for an unsent request, the evidence in words, e.g. "the
+	// session could not be restored, so the request was never written".
+	Reason string
 }
 
 // Error implements the error interface. It says whether the request was
@@ -168,8 +194,10 @@ func (e *ConnectionLostError) Error() string {
 // Unwrap returns e.Err.
 func (e *ConnectionLostError) Unwrap() error { return e.Err }
 
-// Is matches [ErrConnectionLost].
-func (e *ConnectionLostError) Is(target error) bool { return target == ErrConnectionLost }
+// Is matches [ErrConnectionLost], and [ErrNotSent] when Unsent.
+func (e *ConnectionLostError) Is(target error) bool {
+	return target == ErrConnectionLost || e.Unsent && target == ErrNotSent
+}
 
 // MissingCapabilityError reports a modern server's -32021: the request
 // needs client capabilities this client did not declare.

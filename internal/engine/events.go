@@ -69,6 +69,9 @@ type Event struct {
 	ID      jsonrpc.ID // the request concerned, if any
 	Count   int        // EventDropped: how many
 	Err     error      // the cause, if any
+	// Reason is, for EventReplayed, EventReplayRefused and EventRetried,
+	// the evidence that decided, in words (outcome.go).
+	Reason string
 }
 
 // MaxQueuedEvents bounds the events waiting for the dispatcher; beyond it

@@ -168,7 +168,7 @@ func (s *Session) handle(ev event) {
 		c := ev.call
 		switch {
 		case lp.st == StateFailed || lp.st == StateClosed:
-			c.deliver(callResult{err: s.terminalErr()})
+			c.deliver(callResult{err: unwritten(c.method, s.terminalErr())})
 		case (c.internal && lp.ref != nil) || lp.st.ready():
 			s.register(c)
 		default:
@@ -316,6 +316,14 @@ func (s *Session) readErr(ref *connRef, err error) {
 	}
 	if se, ok := errors.AsType[*transport.StreamError](err); ok {
 		// One response stream broke; the connection goes on.
+		if errors.Is(se, transport.ErrSessionExpired) && ref == lp.ref && lp.st.ready() {
+			// Resuming the stream found the legacy session gone (404):
+			// initialize a new one now, before the caller learns of the
+			// loss, so that its replay (and the next request) waits
+			// for the new session instead of meeting the 404, or the
+			// heal closing the connection under it.
+			s.startHeal(ref, err, false)
+		}
 		n, isInt := se.ID.Int64()
 		if c := s.pending.takeOn(n, ref); isInt && c != nil {
 			s.forget(c)
@@ -496,6 +504,21 @@ func (s *Session) terminalErr() error {
 	return ErrClosed
 }
 
+// unwritten is the error of a request of method that was never handed to
+// a connection because the session ended with err: ErrClosed as it is,
+// any other end (a heal that failed) a [*ConnectionLostError] that says
+// the request was never written (it matches [ErrNotSent]).
+func unwritten(method string, err error) error {
+	if errors.Is(err, ErrClosed) {
+		return err
+	}
+	if cl, ok := err.(*ConnectionLostError); ok && cl.Method == "" {
+		err = cl.Err
+	}
+	return &ConnectionLostError{Method: method, Err: err, Unsent: true,
+		Reason: "the session could not be restored, so the request was never written"}
+}
+
 // failSession makes the session unusable with err. It runs on the loop.
 func (s *Session) failSession(err error) {
 	lp := &s.lp
@@ -520,7 +543,7 @@ func (s *Session) retireAll(err error) {
 		c.deliver(callResult{err: err})
 	}
 	for _, c := range lp.waiting {
-		c.deliver(callResult{err: err})
+		c.deliver(callResult{err: unwritten(c.method, err)})
 	}
 	lp.waiting = nil
 	for st := range lp.durable {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -62,7 +63,9 @@ func (s *Session) ListenDurable(ctx context.Context, params any) (*Stream, error
 // stream is re-listened, anything else ends. It runs on the loop.
 func (s *Session) streamEnded(st *Stream, err error) {
 	rl := &st.rl
-	if !rl.durable || err == nil || rl.closed || st.ended || s.lp.st == StateFailed || s.lp.st == StateClosed {
+	if !rl.durable || err == nil || rl.closed || st.ended || s.lp.st == StateFailed || s.lp.st == StateClosed || errors.Is(err, jsonrpc.ErrMethodNotFound) {
+		// -32601: the server has no subscriptions/listen, a final
+		// answer; listening again would only be refused again.
 		st.end(err)
 		return
 	}

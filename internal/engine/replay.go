@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"net"
-	"net/http"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
@@ -78,77 +77,6 @@ func (s *Session) policy(o *CallOptions) ReplayPolicy {
 	return p
 }
 
-// retryHTTP decides whether a request that failed with err, a retryable
-// HTTP status he (408, 429, 5xx), is sent again, and returns the error for the
-// caller when it is not. 408, 429 and 503 say that the server (or a proxy
-// in front of it) did not take the request: they are retried unless the
-// policy is [ReplayNone]. 500, 502, 504 and the other 5xx do not: the
-// server, or the server behind a gateway, may have executed it, so under
-// [ReplaySafe] only a request that cannot run twice is retried, and any
-// other fails with an error matching [ErrOutcomeUnknown] (reported as
-// [EventReplayRefused]).
-func (s *Session) retryHTTP(method string, o *CallOptions, he *transport.HTTPError, err error) (bool, error) {
-	untaken := untakenStatus(he.StatusCode)
-	p := s.policy(o)
-	switch {
-	case p == ReplayNone:
-	case untaken, p == ReplayAll, o.Idempotent, ReadOnlyMethod(method):
-		return true, nil
-	}
-	if untaken {
-		return false, err
-	}
-	s.log.Info("not retrying a request that the server may have executed", "method", method, "status", he.StatusCode, "policy", p)
-	s.emit(Event{Kind: EventReplayRefused, Method: method, Err: err})
-	return false, &OutcomeUnknownError{Method: method, Err: err}
-}
-
-// untakenStatus reports an HTTP status by which the server says it did
-// not take the request: 408 Request Timeout (it did not receive all of
-// it), 429 Too Many Requests and 503 Service Unavailable (it refused it).
-func untakenStatus(code int) bool {
-	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
-}
-
-// replayLost decides whether a request lost with err (an error matching
-// [ErrConnectionLost]) is sent again, reports the decision as an event,
-// and returns the error for the caller when it is not: err itself when
-// the server provably never got the request, else an error that also
-// matches [ErrOutcomeUnknown].
-func (s *Session) replayLost(method string, o *CallOptions, err error) (bool, error) {
-	unsent := neverReceived(err)
-	p := s.policy(o)
-	replay := false
-	switch p {
-	case ReplayAll:
-		replay = true
-	case ReplaySafe:
-		replay = unsent || o.Idempotent || ReadOnlyMethod(method)
-	}
-	if replay {
-		s.log.Info("re-sending a request lost with its connection", "method", method, "err", err)
-		s.emit(Event{Kind: EventReplayed, Method: method, Err: err})
-		return true, nil
-	}
-	if unsent {
-		return false, err
-	}
-	s.log.Info("not re-sending a request that the server may have executed", "method", method, "policy", p, "err", err)
-	s.emit(Event{Kind: EventReplayRefused, Method: method, Err: err})
-	return false, &OutcomeUnknownError{Method: method, Err: err}
-}
-
-// neverReceived reports whether the request lost with err provably never
-// reached the server: its legacy HTTP session had expired (HTTP 404), or
-// the connection was closed before the request was written.
-func neverReceived(err error) bool {
-	cl, ok := errors.AsType[*ConnectionLostError](err)
-	if !ok {
-		return false
-	}
-	return cl.Unsent || errors.Is(cl.Err, transport.ErrSessionExpired)
-}
-
 // writeFailed classifies a failed Write.
 func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 	if he, ok := errors.AsType[*transport.HTTPError](err); ok && !he.SessionExpired && !authStatus(he.StatusCode) &&
@@ -158,6 +86,7 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 		// answer.
 		return he.Response, nil
 	}
+	_, netErr := errors.AsType[*transport.NetworkError](err)
 	switch {
 	case errors.Is(err, transport.ErrSessionExpired):
 		// Legacy HTTP 404 with a session id: re-initialize, then replay
@@ -166,12 +95,13 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
 	case errors.Is(err, transport.ErrStreamBroken):
 		return nil, &ConnectionLostError{Method: c.method, Err: err}
-	case errors.Is(err, transport.ErrClosed):
-		// The connection was closed before the request was written.
+	case errors.Is(err, transport.ErrClosed) && !netErr:
+		// The connection was closed before the request was written (a
+		// POST that was in flight is a *transport.NetworkError).
 		s.postHeal(c.ref, err, false)
 		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true}
 	}
-	if _, ok := errors.AsType[*transport.NetworkError](err); ok {
+	if netErr {
 		if !perRequest(c.ref.kind) {
 			// A stream connection (WebSocket) that broke under the write.
 			s.postHeal(c.ref, err, false)
@@ -183,6 +113,8 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 			// have run it. The next POST needs no healing.
 			return nil, &ConnectionLostError{Method: c.method, Err: err}
 		}
+		// A refused dial: no server saw the request.
+		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true, Reason: "the connection to the server could not be made"}
 	}
 	return nil, err
 }

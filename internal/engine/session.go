@@ -264,6 +264,12 @@ type CallOptions struct {
 	// (a tool annotated readOnlyHint or idempotentHint): [ReplaySafe]
 	// then re-sends it.
 	Idempotent bool
+	// Safety, when set, is asked under [ReplaySafe] whether a request
+	// that may have run (and is neither read-only by protocol nor
+	// Idempotent) can be replayed, and why in words: the client uses it
+	// for a tool's annotations, which it may list first (on the caller's
+	// goroutine, bounded by ctx). It is called at most once per call.
+	Safety func(ctx context.Context) (safe bool, why string)
 	// OnReplay, when set, is called on the caller's goroutine each time
 	// the request is sent again after it was lost, before the new
 	// request is written: a result returned after it came from a replay.

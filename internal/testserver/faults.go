@@ -90,6 +90,12 @@ const (
 	// request, which is answered 404. Default method: every request. HTTP
 	// only.
 	FaultExpireSession
+	// FaultBreakExpire runs the request, answers with an event stream
+	// that ends after its priming event (before the response), and ends
+	// the legacy session: a server that restarted without it, so that
+	// the resumption GET gets 404. In the modern era it is
+	// FaultBreakStream. HTTP only.
+	FaultBreakExpire
 
 	faultKindEnd
 )
@@ -119,6 +125,7 @@ var faultTable = [...]struct{ name, desc string }{
 	FaultRespondSSE:         {"respond-sse", "HTTP: answers with an event stream"},
 	FaultRespondJSON:        {"respond-json", "HTTP: answers with application/json"},
 	FaultExpireSession:      {"expire-session", "HTTP: ends the legacy session first, so the request gets 404"},
+	FaultBreakExpire:        {"break-expire", "HTTP: runs the request, breaks its event stream after the priming event and ends the legacy session, so resuming gets 404"},
 }
 
 // String returns the kebab-case name used by [ParseFault].
@@ -132,7 +139,7 @@ func (k FaultKind) String() string {
 // httpOnly reports whether the kind only has meaning on HTTP transports.
 func (k FaultKind) httpOnly() bool {
 	switch k {
-	case FaultHTTPStatus, FaultReset, FaultBreakStream, FaultRespondSSE, FaultRespondJSON, FaultExpireSession:
+	case FaultHTTPStatus, FaultReset, FaultBreakStream, FaultRespondSSE, FaultRespondJSON, FaultExpireSession, FaultBreakExpire:
 		return true
 	}
 	return false

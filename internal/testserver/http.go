@@ -251,7 +251,7 @@ func (s *Server) streamOpts(f *Fault) serveOpts {
 			o.jsonOK = false
 		case FaultRespondJSON:
 			o.jsonOK = true
-		case FaultBreakStream:
+		case FaultBreakStream, FaultBreakExpire:
 			o.jsonOK = false
 			o.breakAfter = true
 		}
@@ -358,15 +358,19 @@ func (s *Server) legacyPost(w http.ResponseWriter, r *http.Request, req *jsonrpc
 	ss.pruneStreamsLocked()
 	ss.mu.Unlock()
 	c := &call{s: s, ctx: ctx, transport: TransportHTTP, httpish: true, req: req, headers: r.Header, sess: ss, out: st, fault: f}
+	expire := f != nil && f.Kind == FaultBreakExpire
+	ran := make(chan struct{})
 	s.enter()
 	started := s.goTracked(func() {
 		defer s.leave()
 		defer ss.endCall(req.ID, cancel)
 		rep := s.finish(c, st)
-		if req.Method == protocol.MethodInitialize && rep.err != nil {
-			// A failed initialize leaves no session behind.
+		if req.Method == protocol.MethodInitialize && rep.err != nil || expire {
+			// A failed initialize leaves no session behind; so does
+			// FaultBreakExpire, once the request ran.
 			s.dropSession(ss)
 		}
+		close(ran)
 	})
 	if !started {
 		s.leave()
@@ -374,8 +378,22 @@ func (s *Server) legacyPost(w http.ResponseWriter, r *http.Request, req *jsonrpc
 		http.Error(w, "server closed", http.StatusServiceUnavailable)
 		return
 	}
+	s.serveLegacyAnswer(w, r, st, f, expire, ran)
+}
+
+// serveLegacyAnswer writes the answer stream of a legacy POST; with a
+// FaultBreakExpire (expire), only once the request ran and its session is
+// gone (ran closed), so that the resumption GET cannot find it.
+func (s *Server) serveLegacyAnswer(w http.ResponseWriter, r *http.Request, st *eventStream, f *Fault, expire bool, ran <-chan struct{}) {
 	o := s.streamOpts(f)
 	o.priming = s.opts.PrimingEvents || o.breakAfter
+	if expire {
+		select {
+		case <-ran:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	st.serve(w, r, o)
 }
 

@@ -193,6 +193,7 @@ type Server struct {
 	tasks     map[string]*task    // guarded by mu
 	nextID    int64               // id counter for sessions, tasks, streams; guarded by mu
 	discovers int                 // server/discover requests seen; guarded by mu
+	runs      map[string]int      // tool runs by name (Executions); guarded by mu
 
 	in inputState // the input tools' state (input.go); its own mutex
 }
@@ -299,12 +300,13 @@ func (s *Server) ReceivedMethods() []string {
 	return out
 }
 
-// Reset clears the record of received messages. The installed faults keep
+// Reset clears the record of received messages and the tool runs. The installed faults keep
 // their hit counters; [Server.SetFaults] installs fresh ones.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.received = nil
+	s.runs = nil
 }
 
 // enter marks the start of handling a message or request; every enter is

@@ -140,7 +140,29 @@ func (s *Server) toolsCall(c *call) (map[string]any, *jsonrpc.Error) {
 	} else if _, ok := c.params["task"]; ok && !c.modern {
 		return nil, jsonrpc.ErrMethodNotFound.WithMessage("tool " + name + " does not support tasks")
 	}
+	s.executed(name)
 	return t.run(s, c, args)
+}
+
+// executed counts one run of tool name (see Executions).
+func (s *Server) executed(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runs == nil {
+		s.runs = make(map[string]int)
+	}
+	s.runs[name]++
+}
+
+// Executions returns how many times tool name ran on this server (every
+// connection and session): counted when the tool starts, so a request
+// that a fault ends before it runs (exit, reset, expire-session) is not
+// counted and one that a fault ends after it ran (exit-after,
+// break-stream) is. Reset clears it.
+func (s *Server) Executions(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs[name]
 }
 
 func textResult(text string) map[string]any {

@@ -1,0 +1,472 @@
+package conduittest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/conduittest"
+)
+
+// The fault-point matrix (issue 26): every transport × era × fault point
+// × replay policy × tool kind, against a real server (this package's
+// Server: in-memory pipes, stdio processes, Streamable HTTP, WebSocket,
+// HTTP+SSE) that counts the tool's executions itself. Each cell asserts
+// how often the tool ran, which error the caller got (ErrOutcomeUnknown
+// exactly when it may have run and no result came back, ErrNotSent
+// exactly when no server saw it), that the call returned within its
+// context, and that the next call works once the server is back. The
+// expectations come from the outcome rule (internal/engine/outcome.go)
+// restated here as an oracle, not from the code under test.
+//
+// The cells are generated from the tables below: a new transport or
+// fault point is one line. Cells that cannot exist are pruned with the
+// reason written next to the rule that prunes them (prune).
+
+// mTransport is one transport of the matrix.
+type mTransport struct {
+	name string
+	eras []conduittest.Era
+	// stream: the client holds a connection whose loss it sees and heals
+	// (stdio, memory, WebSocket, and HTTP+SSE's event stream, which
+	// carries every answer); the stream faults apply.
+	stream bool
+	// few: only a few policy × tool cells (see tools): each stdio cell
+	// spawns processes, about a second each under -race on 2 cores.
+	few bool
+}
+
+var mTransports = []mTransport{
+	{name: "memory", eras: bothEras, stream: true},
+	{name: "stdio", eras: bothEras, stream: true, few: true},
+	{name: "http", eras: bothEras},
+	{name: "websocket", eras: bothEras, stream: true},
+	{name: "sse", eras: []conduittest.Era{conduittest.Legacy}, stream: true}, // HTTP+SSE is a legacy transport
+}
+
+var bothEras = []conduittest.Era{conduittest.Modern, conduittest.Legacy}
+
+// evidence is what the fault leaves the client knowing, as the rule
+// names it.
+type evidence int
+
+const (
+	maybeDelivered evidence = iota // written, then lost before an answer
+	refusedUntaken                 // the transport proves it was not taken
+	resumed                        // lost, but the legacy stream resumed and carried the answer
+	notWritten                     // the server is gone before the call is written
+)
+
+// mPoint is one fault point: the faults (or the server going down) that
+// make it, per transport, and what the client can know afterwards.
+type mPoint struct {
+	name string
+	// faults returns the server's faults for the cell; skip says why the
+	// cell cannot exist ("" when it can).
+	faults func(tr mTransport, era conduittest.Era) (faults []conduittest.Fault, skip string)
+	ev     evidence
+	ran    int  // executions of the tool on each faulted attempt
+	twice  bool // the replay meets the fault too
+	down   bool // the server goes down after it received the call (during the heal)
+	gone   bool // the server is down before the call (gone for good)
+	// blind: the outcome does not depend on the tool kind (the policy
+	// still matters for the replay, not for the result): only the
+	// side-effecting tool runs, under each policy.
+	blind bool
+}
+
+var mPoints = []mPoint{
+	{name: "no-answer", ev: maybeDelivered, ran: 0, faults: lossBeforeRun(1)},
+	{name: "ran-no-answer", ev: maybeDelivered, ran: 1, faults: lossAfterRun(1)},
+	{name: "replay-lost", ev: maybeDelivered, ran: 1, twice: true, faults: lossAfterRun(2)},
+	{name: "resume-404", ev: maybeDelivered, ran: 1, faults: legacyHTTPOnly(conduittest.FaultBreakExpire.On("tools/call").Times(1))},
+	{name: "resumed", ev: resumed, ran: 1, blind: true, faults: legacyHTTPOnly(conduittest.FaultBreakStream.On("tools/call").Times(1))},
+	{name: "refused-404", ev: refusedUntaken, blind: true, faults: legacyHTTPOnly(conduittest.FaultExpireSession.On("tools/call").Times(1))},
+	{name: "refused-503", ev: refusedUntaken, blind: true, faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "503").With("header", "Retry-After=0").Times(1))},
+	{name: "down-in-heal", ev: maybeDelivered, ran: 0, down: true, faults: always(conduittest.FaultSilent.On("tools/call").Times(1))},
+	{name: "gone", ev: notWritten, gone: true, blind: true, faults: always()},
+}
+
+// Cells the matrix leaves out, with why (the spec or the transport makes
+// them impossible, or another cell covers them exactly):
+//
+//   - "during the write": a write that breaks part-way leaves the client
+//     with the same evidence as one that completed (possibly delivered:
+//     the transports report the same broken connection), and pipes cannot
+//     be cut mid-message from the server side; "no-answer" is that cell.
+//   - "resume-404", "resumed", "refused-404": resumption GETs and session
+//     ids exist only on legacy Streamable HTTP.
+//   - "refused-503": an HTTP status exists only on HTTP POSTs (Streamable
+//     HTTP; HTTP+SSE answers its POSTs 202 and the result on its stream).
+//   - Under ReplayAll and ReplayNone the annotations are not asked: the
+//     listed/not-listed variants run only under ReplaySafe.
+//   - stdio runs the side-effecting tool under each policy and the
+//     unlisted idempotent tool under ReplaySafe, not every tool kind: a
+//     stdio cell spawns processes (about a second each under -race on 2
+//     cores), and the policy × tool decision is the engine's, the same
+//     for the in-memory transport, which serves the same server over the
+//     same stream code and runs every cell.
+
+func lossBeforeRun(times int) func(mTransport, conduittest.Era) ([]conduittest.Fault, string) {
+	return func(tr mTransport, _ conduittest.Era) ([]conduittest.Fault, string) {
+		if tr.stream {
+			return []conduittest.Fault{conduittest.FaultExit.On("tools/call").Times(times)}, ""
+		}
+		return []conduittest.Fault{conduittest.FaultReset.On("tools/call").Times(times)}, ""
+	}
+}
+
+func lossAfterRun(times int) func(mTransport, conduittest.Era) ([]conduittest.Fault, string) {
+	return func(tr mTransport, era conduittest.Era) ([]conduittest.Fault, string) {
+		switch {
+		case tr.stream:
+			return []conduittest.Fault{conduittest.FaultExitAfter.On("tools/call").Times(times)}, ""
+		case era == conduittest.Legacy:
+			// A plain broken stream would be resumed: the server restarts
+			// without the session, so the resumption finds nothing.
+			return []conduittest.Fault{conduittest.FaultBreakExpire.On("tools/call").Times(times)}, ""
+		}
+		return []conduittest.Fault{conduittest.FaultBreakStream.On("tools/call").Times(times)}, ""
+	}
+}
+
+func legacyHTTPOnly(f conduittest.Fault) func(mTransport, conduittest.Era) ([]conduittest.Fault, string) {
+	return func(tr mTransport, era conduittest.Era) ([]conduittest.Fault, string) {
+		if tr.name != "http" || era != conduittest.Legacy {
+			return nil, "resumption and session ids exist only on legacy Streamable HTTP"
+		}
+		return []conduittest.Fault{f}, ""
+	}
+}
+
+func httpOnly(f conduittest.Fault) func(mTransport, conduittest.Era) ([]conduittest.Fault, string) {
+	return func(tr mTransport, _ conduittest.Era) ([]conduittest.Fault, string) {
+		if tr.name != "http" {
+			return nil, "an HTTP status to the request's own POST exists only on Streamable HTTP"
+		}
+		return []conduittest.Fault{f}, ""
+	}
+}
+
+func always(fs ...conduittest.Fault) func(mTransport, conduittest.Era) ([]conduittest.Fault, string) {
+	return func(mTransport, conduittest.Era) ([]conduittest.Fault, string) { return fs, "" }
+}
+
+// mTool is a tool kind of the testserver: echo has no annotations (it may
+// have side effects), structured is annotated idempotentHint, add
+// readOnlyHint. listed: the client listed the tools before the call.
+type mTool struct {
+	name   string
+	args   map[string]any
+	safe   bool
+	listed bool
+}
+
+var (
+	sideEffecting = mTool{name: "echo", args: map[string]any{"text": "charge"}}
+	idempotent    = mTool{name: "structured", args: map[string]any{"city": "Oslo"}, safe: true}
+	readOnly      = mTool{name: "add", args: map[string]any{"a": 1, "b": 2}, safe: true}
+)
+
+func (m mTool) label() string {
+	if m.listed {
+		return m.name + "-listed"
+	}
+	return m.name
+}
+
+var mPolicies = []struct {
+	name string
+	p    client.ReplayPolicy
+}{{"safe", client.ReplaySafe}, {"all", client.ReplayAll}, {"none", client.ReplayNone}}
+
+// tools returns the tool kinds a cell runs for policy p at point pt on
+// tr.
+func tools(tr mTransport, pt mPoint, p client.ReplayPolicy) []mTool {
+	switch {
+	case pt.blind:
+		return []mTool{sideEffecting}
+	case tr.few && p == client.ReplaySafe:
+		// The side-effecting tool, and an idempotent one never listed:
+		// its annotations are fetched for the decision (issue 26 case 6).
+		return []mTool{sideEffecting, idempotent}
+	case tr.few:
+		return []mTool{sideEffecting}
+	}
+	ts := []mTool{sideEffecting, idempotent, readOnly}
+	if p == client.ReplaySafe {
+		for _, t := range []mTool{sideEffecting, idempotent, readOnly} {
+			t.listed = true
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// want is a cell's expected outcome.
+type want struct {
+	ok       bool // a result came back
+	unknown  bool // ErrOutcomeUnknown
+	notSent  bool // ErrNotSent
+	runs     int  // executions counted by the server
+	attempts int  // OutcomeUnknownError.Attempts, when unknown
+}
+
+// oracle is the outcome rule (the table in internal/engine's package
+// doc) applied to a cell, written from the rule, not from the code.
+func oracle(pt mPoint, p client.ReplayPolicy, tool mTool) want {
+	allowed := p == client.ReplayAll || p == client.ReplaySafe && tool.safe
+	switch pt.ev {
+	case resumed:
+		return want{ok: true, runs: pt.ran}
+	case refusedUntaken:
+		if pt.name == "refused-503" && p == client.ReplayNone {
+			return want{notSent: true}
+		}
+		return want{ok: true, runs: 1}
+	case notWritten:
+		return want{notSent: true}
+	}
+	switch {
+	case pt.down:
+		// The replay, if allowed, waits for a heal that fails: the call
+		// may have run once and no result came back.
+		return want{unknown: true, runs: pt.ran, attempts: 1}
+	case !allowed:
+		return want{unknown: true, runs: pt.ran, attempts: 1}
+	case pt.twice:
+		return want{unknown: true, runs: 2 * pt.ran, attempts: 2}
+	}
+	return want{ok: true, runs: pt.ran + 1}
+}
+
+// TestOutcomeMatrix runs every cell of the matrix.
+func TestOutcomeMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fault-point matrix spawns processes and servers")
+	}
+	for _, tr := range mTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			for _, era := range tr.eras {
+				for _, pt := range mPoints {
+					faults, skip := pt.faults(tr, era)
+					if skip != "" {
+						continue // pruned: see skip and the pruned cells above
+					}
+					for _, pol := range mPolicies {
+						for _, tool := range tools(tr, pt, pol.p) {
+							name := era.String() + "/" + pt.name + "/" + pol.name + "/" + tool.label()
+							t.Run(name, func(t *testing.T) {
+								t.Parallel()
+								runCell(t, tr, era, pt, faults, pol.p, tool)
+							})
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// cellTimeout bounds each call of a cell: every call must return within
+// it (the context bounds everything).
+const cellTimeout = 20 * time.Second
+
+// fastRetry keeps the transient-failure retries of a cell short.
+var fastRetry = client.RetryPolicy{MaxAttempts: 3, InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond, MaxElapsed: 2 * time.Second, ProbeTimeout: 2 * time.Second}
+
+func mOptions(era conduittest.Era, p client.ReplayPolicy, events *eventLog) []client.Option {
+	proto := client.Modern
+	if era == conduittest.Legacy {
+		proto = client.Legacy
+	}
+	return []client.Option{client.WithProtocol(proto), client.WithRetry(fastRetry),
+		client.WithCallDefaults(client.WithReplay(p)), client.WithConnEvents(events.add)}
+}
+
+// runCell runs one cell: connect, fault, call, check, recover, call again.
+func runCell(t *testing.T, tr mTransport, era conduittest.Era, pt mPoint, faults []conduittest.Fault, p client.ReplayPolicy, tool mTool) {
+	srv := conduittest.NewServer(t, conduittest.WithEra(era))
+	var events eventLog
+	c := connect(t, srv, tr.name, mOptions(era, p, &events)...)
+	if tool.listed {
+		for _, err := range c.Tools(testCtx(t)) {
+			if err != nil {
+				t.Fatalf("Tools: %v", err)
+			}
+		}
+	}
+	if err := srv.SetFaults(faults...); err != nil {
+		t.Fatal(err)
+	}
+	if pt.gone {
+		goDown(t, srv, c, tr)
+	}
+	if pt.down {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), cellTimeout)
+			defer cancel()
+			if _, err := srv.WaitReceived(ctx, "tools/call"); err == nil {
+				_ = srv.SetDown(true)
+			}
+		}()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cellTimeout)
+	defer cancel()
+	res, err := c.CallTool(ctx, tool.name, tool.args)
+	if ctx.Err() != nil {
+		t.Fatalf("the call did not return within its context: %v", err)
+	}
+	w := oracle(pt, p, tool)
+	check(t, w, res, err)
+	if runs := srv.Executions(tool.name); runs != w.runs {
+		t.Errorf("the tool ran %d times on the server, want %d (events: %s)", runs, w.runs, events.String())
+	}
+	if w.unknown && !events.wait("replay-refused") {
+		t.Errorf("no replay-refused event for an outcome-unknown call (events: %s)", events.String())
+	}
+	if err := srv.SetFaults(); err != nil { // the faults a refused replay left unused
+		t.Fatal(err)
+	}
+	if pt.down && tr.stream {
+		// The heal finds no server and fails the session (for good:
+		// the host reconnects such clients); it ends while the server
+		// is still down.
+		select {
+		case <-c.Done():
+		case <-time.After(cellTimeout):
+			t.Fatal("the session did not end after its heal found no server")
+		}
+	}
+	if err := srv.SetDown(false); err != nil {
+		t.Fatalf("bringing the server back: %v", err)
+	}
+	nextCall(t, srv, c, tr, era, p)
+}
+
+// check asserts the call's result or error against w.
+func check(t *testing.T, w want, res interface{ Text() string }, err error) {
+	t.Helper()
+	switch {
+	case w.ok:
+		if err != nil {
+			t.Fatalf("CallTool = %v, want a result", err)
+		}
+	case err == nil:
+		t.Fatalf("CallTool = %q, want an error (unknown %v, not sent %v)", res.Text(), w.unknown, w.notSent)
+	}
+	if errors.Is(err, client.ErrOutcomeUnknown) != w.unknown {
+		t.Errorf("CallTool = %v; matches ErrOutcomeUnknown %v, want %v", err, !w.unknown, w.unknown)
+	}
+	if errors.Is(err, client.ErrNotSent) != w.notSent {
+		t.Errorf("CallTool = %v; matches ErrNotSent %v, want %v", err, !w.notSent, w.notSent)
+	}
+	if w.unknown {
+		if twice := strings.Contains(err.Error(), "2 attempts may have run"); twice != (w.attempts == 2) {
+			t.Errorf("CallTool = %v; says 2 attempts may have run: %v, want %d attempts", err, twice, w.attempts)
+		}
+	}
+}
+
+// goDown takes the server down for good and, on a transport whose
+// connection the client holds, waits until the client saw it (its
+// session fails once the heal finds no server): a call written into a
+// dying process's pipe before that would be possibly delivered, another
+// cell.
+func goDown(t *testing.T, srv *conduittest.Server, c *client.Client, tr mTransport) {
+	t.Helper()
+	if err := srv.SetDown(true); err != nil {
+		t.Fatal(err)
+	}
+	if !tr.stream {
+		// Streamable HTTP holds no connection to lose, only idle
+		// keep-alive ones, which the server closed: the client's HTTP
+		// stack notices at once, but asynchronously. A POST written onto
+		// one before that is possibly delivered, the "no-answer" cell.
+		time.Sleep(100 * time.Millisecond)
+		return
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(cellTimeout):
+		t.Fatal("the client did not see the server go")
+	}
+}
+
+// nextCall checks that the next call works now that the server is back:
+// on the same client, or, when its session failed (a heal that found no
+// server fails the session for good; the host reconnects such clients),
+// that the next call on it fails at once as not sent and a new client
+// works.
+func nextCall(t *testing.T, srv *conduittest.Server, c *client.Client, tr mTransport, era conduittest.Era, p client.ReplayPolicy) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cellTimeout)
+	defer cancel()
+	select {
+	case <-c.Done():
+		_, err := c.CallTool(ctx, "echo", map[string]any{"text": "after"})
+		if !errors.Is(err, client.ErrNotSent) || errors.Is(err, client.ErrOutcomeUnknown) {
+			t.Errorf("a call on the failed session = %v, want ErrNotSent only", err)
+		}
+		var events eventLog
+		c = connect(t, srv, tr.name, mOptions(era, p, &events)...)
+	default:
+	}
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "after"}); err != nil {
+		t.Errorf("the next call, the server back = %v", err)
+	}
+}
+
+// eventLog records a client's connection events.
+type eventLog struct {
+	mu     sync.Mutex
+	events []client.ConnEvent
+}
+
+func (l *eventLog) add(ev client.ConnEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, ev)
+}
+
+func (l *eventLog) has(kind string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ev := range l.events {
+		if ev.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// wait reports whether an event of kind arrives within a few seconds
+// (events reach the hook asynchronously, from the dispatcher).
+func (l *eventLog) wait(kind string) bool {
+	for range 500 {
+		if l.has(kind) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+func (l *eventLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, ev := range l.events {
+		b.WriteString(ev.Kind)
+		if ev.Reason != "" {
+			b.WriteString(" (" + ev.Reason + ")")
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
+}

@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// The outcome of a request that ends without an answer is decided here,
+// in one place, from the evidence of what happened to it and the replay
+// policy: the table in the package doc ("The outcome rule"), in code.
+// Every attempt that fails with a loss goes through outcome; its own
+// loss, after a replay, goes through it again.
+
+// evidence is what the engine knows of a request that ended without an
+// answer, strongest first.
+type evidence uint8
+
+const (
+	// notWritten: never handed to a connection (queued while not ready,
+	// a heal that failed, a connection closed before the write).
+	notWritten evidence = iota + 1
+	// refused: written, but the transport proves it was not taken (a
+	// refused dial; HTTP 404 for an unknown session to the request's own
+	// POST; HTTP 408, 429 or 503).
+	refused
+	// maybeDelivered: written, wholly or in part, and the connection,
+	// process or stream was lost before an answer (whatever a resumption
+	// GET said afterwards), or an HTTP 5xx that does not say the request
+	// was not taken.
+	maybeDelivered
+)
+
+// loss is one attempt's loss as classified: its evidence, the evidence in
+// words for events and errors, and for a refusal whether the server asked
+// for a wait (408, 429, 503) and for a refused dial that there is nothing
+// to wait for.
+type loss struct {
+	ev    evidence
+	why   string
+	wait  *transport.HTTPError // refused with a status to back off on
+	final bool                 // refused with no heal to wait for (a refused dial)
+}
+
+// lostAttempt is the attempt of a call that may have run: its loss and
+// the evidence in words.
+type lostAttempt struct {
+	err error
+	why string
+}
+
+// maxUnsentResends bounds the re-sends of one request that was not
+// written or was refused, so that a connection that flaps cannot keep a
+// call forever (each re-send also waits for a heal, itself bounded).
+const maxUnsentResends = 3
+
+// classify returns the evidence of the loss err, the error an attempt
+// failed with on a connection of the given kind, and false when err is
+// not a loss: an answer (a JSON-RPC error, an HTTP error status the
+// server meant), the caller's context or limit, Close, or an answer over
+// the size limit (the server ran the request; re-sending it would run it
+// again only to meet the same limit).
+func classify(err error) (loss, bool) {
+	if answeredTooLarge(err) || errors.Is(err, ErrClosed) {
+		return loss{}, false
+	}
+	if dialFailed(err) {
+		return loss{ev: refused, why: "the connection to the server could not be made", final: true}, true
+	}
+	if se, ok := errors.AsType[*transport.StreamError](err); ok {
+		// The server accepted the POST (2xx) and the stream that was to
+		// carry the answer broke: a resumption GET that fails, even with
+		// 404 for an unknown session, does not unsay that.
+		why := "the response stream broke after the server accepted the request"
+		if errors.Is(se, transport.ErrSessionExpired) {
+			why += ", and resuming it found the session gone"
+		}
+		return loss{ev: maybeDelivered, why: why}, true
+	}
+	if cl, ok := errors.AsType[*ConnectionLostError](err); ok {
+		switch {
+		case errors.Is(cl.Err, transport.ErrSessionExpired):
+			return loss{ev: refused, why: "the server answered HTTP 404 (unknown session) to the request's own POST"}, true
+		case cl.Unsent && cl.Reason != "":
+			return loss{ev: notWritten, why: cl.Reason}, true
+		case cl.Unsent:
+			return loss{ev: notWritten, why: "the connection was closed before the request was written"}, true
+		}
+		if _, ok := errors.AsType[*transport.ExitError](cl.Err); ok {
+			return loss{ev: maybeDelivered, why: "the stdio process exited after the request was written"}, true
+		}
+		if _, ok := errors.AsType[*transport.NetworkError](cl.Err); ok {
+			return loss{ev: maybeDelivered, why: "the connection broke after the request was written, wholly or in part"}, true
+		}
+		return loss{ev: maybeDelivered, why: "the connection was lost after the request was written"}, true
+	}
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() {
+		status := strconv.Itoa(he.StatusCode)
+		if untakenStatus(he.StatusCode) {
+			return loss{ev: refused, why: "the server answered HTTP " + status + ", which says it did not take the request", wait: he}, true
+		}
+		return loss{ev: maybeDelivered, why: "the server answered HTTP " + status + ", which does not say it did not run the request"}, true
+	}
+	return loss{}, false
+}
+
+// untakenStatus reports an HTTP status by which the server says it did
+// not take the request: 408 Request Timeout (it did not receive all of
+// it), 429 Too Many Requests and 503 Service Unavailable (it refused it).
+func untakenStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
+}
+
+// outcome decides what a call does after an attempt failed with err, a
+// loss (classify): send it again, or fail with an error that says whether
+// the server may have run it. It is the package doc's table:
+//
+//   - not written, refused: re-sent after the heal (the registration
+//     waits for it) or after the wait the server asked for (408, 429,
+//     503: within Config.Retry, and not under ReplayNone), under any
+//     policy, at most maxUnsentResends times; when the heal failed, the
+//     dial was refused or the re-sends are used up, the call fails as not
+//     sent ([ErrNotSent]), or with [ErrOutcomeUnknown] when an earlier
+//     attempt of it may have run.
+//   - possibly delivered: replayed once when the policy allows it
+//     (ReplayAll; ReplaySafe for a request that cannot run twice);
+//     otherwise, and for a lost replay whatever the policy, it fails with
+//     [ErrOutcomeUnknown], counting the attempts that may have run.
+func (s *Session) outcome(ctx context.Context, cs *callState, o *CallOptions, l loss, err error) (afterAttempt, error) {
+	method := cs.method
+	if l.ev == maybeDelivered {
+		cs.maybeRan++
+		cs.lost = lostAttempt{err: err, why: l.why}
+		if cs.maybeRan == 1 {
+			replay, why := s.replayable(ctx, cs, o)
+			if replay {
+				cs.lost.why += "; sent again: " + why
+				return s.replay(ctx, cs, o, l, err, why)
+			}
+			l.why += "; not sent again: " + why
+		} else {
+			l.why += "; not sent again: the replay was lost too"
+		}
+		s.log.Info("not re-sending a request that the server may have executed", "method", method, "attempts", cs.maybeRan, "why", l.why)
+		s.emit(Event{Kind: EventReplayRefused, Method: method, Err: err, Reason: l.why})
+		return nextDone, &OutcomeUnknownError{Method: method, Attempts: cs.maybeRan, Reason: l.why, Err: err}
+	}
+	cs.unsent++
+	switch {
+	case s.healFailed():
+		if l.ev != notWritten { // a request never written says so already
+			l.why += "; the session could not be restored"
+		}
+	case l.final:
+	case cs.unsent > maxUnsentResends:
+		l.why += "; not sent again after " + strconv.Itoa(maxUnsentResends) + " re-sends"
+	case l.wait != nil && s.policy(o) == ReplayNone:
+		l.why += "; not retried: the replay policy is none"
+	case l.wait != nil:
+		if cs.retry == nil {
+			cs.retry = newRetrier(s.cfg.Retry)
+		}
+		wait, ok := cs.retry.next(l.wait.RetryAfter)
+		if !ok {
+			l.why += "; the retries are used up"
+			break
+		}
+		s.log.Info("retrying a request", "method", method, "status", l.wait.StatusCode, "wait", wait)
+		s.emit(Event{Kind: EventRetried, Method: method, Err: err, Reason: l.why})
+		if err := s.sleep(ctx, wait); err != nil {
+			return nextDone, err
+		}
+		cs.why = "retry"
+		return nextResend, nil
+	default:
+		return s.replay(ctx, cs, o, l, err, "no server took it, so it goes out again under any policy")
+	}
+	return nextDone, s.notSent(cs, l, err)
+}
+
+// notSent is the error of a request that failed without being taken by
+// this attempt: [ErrNotSent], unless an earlier attempt may have run (a
+// replay that could not be sent), which is [ErrOutcomeUnknown].
+func (s *Session) notSent(cs *callState, l loss, err error) error {
+	if cs.maybeRan > 0 {
+		// The error is the loss of the attempt that may have run; the
+		// replay's failure is in the reason.
+		why := cs.lost.why + "; the replay was not sent: " + l.why
+		s.emit(Event{Kind: EventReplayRefused, Method: cs.method, Err: err, Reason: why})
+		return &OutcomeUnknownError{Method: cs.method, Attempts: cs.maybeRan, Reason: why, Err: cs.lost.err}
+	}
+	if cl, ok := errors.AsType[*ConnectionLostError](err); ok && cl.Unsent {
+		if cl.Reason == "" {
+			cl.Reason = l.why
+		}
+		return cl
+	}
+	return &ConnectionLostError{Method: cs.method, Err: err, Unsent: true, Reason: l.why}
+}
+
+// replay sends a lost request again: a possibly delivered one once (when
+// the policy allows), one not written or refused after the heal.
+func (s *Session) replay(ctx context.Context, cs *callState, o *CallOptions, l loss, err error, why string) (afterAttempt, error) {
+	why = l.why + "; sent again: " + why
+	s.log.Info("re-sending a request lost with its connection", "method", cs.method, "why", why)
+	s.emit(Event{Kind: EventReplayed, Method: cs.method, Err: err, Reason: why})
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.RetryAfter > 0 {
+		// An HTTP 5xx that asked for a wait: the replay honours it,
+		// within Config.Retry.
+		if cs.retry == nil {
+			cs.retry = newRetrier(s.cfg.Retry)
+		}
+		if wait, ok := cs.retry.next(he.RetryAfter); ok {
+			if err := s.sleep(ctx, wait); err != nil {
+				return nextDone, err
+			}
+		}
+	}
+	if o.OnReplay != nil {
+		o.OnReplay()
+	}
+	cs.why = "replay"
+	return nextResend, nil
+}
+
+// replayable reports whether the policy allows replaying a request that
+// may have run, and why (or why not), in words.
+func (s *Session) replayable(ctx context.Context, cs *callState, o *CallOptions) (bool, string) {
+	switch s.policy(o) {
+	case ReplayAll:
+		return true, "the replay policy is all"
+	case ReplayNone:
+		return false, "the replay policy is none"
+	}
+	switch {
+	case ReadOnlyMethod(cs.method):
+		return true, cs.method + " is read-only by protocol"
+	case o.Idempotent:
+		return true, "the caller declared it idempotent"
+	case o.Safety != nil:
+		return o.Safety(ctx)
+	}
+	return false, cs.method + " may have side effects and the replay policy is safe"
+}
+
+// healFailed reports whether the session failed (a heal that could not
+// restore it) or closed: a request not sent has nothing to wait for.
+func (s *Session) healFailed() bool {
+	select {
+	case <-s.doneCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// isClosing reports whether Close was called.
+func (s *Session) isClosing() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
