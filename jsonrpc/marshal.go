@@ -9,16 +9,7 @@ func (r Request) MarshalJSON() ([]byte, error) { return AppendMessage(nil, &r) }
 // UnmarshalJSON decodes one JSON-RPC request or notification, as
 // [DecodeMessage] does. A response is a [*DecodeError].
 func (r *Request) UnmarshalJSON(data []byte) error {
-	m, err := DecodeMessage(data)
-	if err != nil {
-		return err
-	}
-	req, ok := m.(*Request)
-	if !ok {
-		return &DecodeError{Reason: "a response where a request was expected"}
-	}
-	*r = *req
-	return nil
+	return decodeInto(data, r, "a response where a request was expected")
 }
 
 // MarshalJSON returns r in its wire form, as [EncodeMessage] encodes it
@@ -29,14 +20,20 @@ func (r Response) MarshalJSON() ([]byte, error) { return AppendMessage(nil, &r) 
 // UnmarshalJSON decodes one JSON-RPC response, as [DecodeMessage] does. A
 // request is a [*DecodeError].
 func (r *Response) UnmarshalJSON(data []byte) error {
+	return decodeInto(data, r, "a request where a response was expected")
+}
+
+// decodeInto decodes data into *dst, a *Request or a *Response; a message
+// of the other kind is a [*DecodeError] saying wrong.
+func decodeInto[T Request | Response](data []byte, dst *T, wrong string) error {
 	m, err := DecodeMessage(data)
 	if err != nil {
 		return err
 	}
-	resp, ok := m.(*Response)
+	got, ok := any(m).(*T)
 	if !ok {
-		return &DecodeError{Reason: "a request where a response was expected"}
+		return &DecodeError{Reason: wrong}
 	}
-	*r = *resp
+	*dst = *got
 	return nil
 }
