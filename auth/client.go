@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/conduitmcp/conduit/internal/storehealth"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -36,6 +37,9 @@ type Client struct {
 	// onPoll, when set, sees each device-flow wait (in interval units)
 	// before it starts; a test seam.
 	onPoll func(interval int64)
+
+	// storeHealth logs the store's failures once per outage.
+	storeHealth storehealth.Health
 
 	mu      sync.Mutex // guards the fields below
 	tok     *Token     // latest known token; nil if none
@@ -208,6 +212,8 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 	if t == nil {
 		st, err := c.store.LoadToken(ctx, c.key)
 		if err != nil {
+			err = storeErr("load token", err)
+			c.storeFailed(err)
 			return nil, err
 		}
 		if st == nil {
@@ -228,6 +234,15 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 	if err == nil {
 		c.markUsed(nt)
 		return nt, nil
+	}
+	if _, ok := errors.AsType[*StoreError](err); ok {
+		c.storeFailed(err)
+		if t.fresh(c.now(), 0) {
+			// Degraded: the store cannot grant the refresh; the token
+			// held here is still valid.
+			c.markUsed(t)
+			return t, nil
+		}
 	}
 	if !errors.Is(err, ErrNoRefreshToken) && !errors.Is(err, ErrRefreshTokenRejected) {
 		return nil, err
@@ -255,7 +270,7 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 //   - 401: if a token obtained after the failed request is available (a
 //     token not yet handed out by Token or Header) it returns at once;
 //     else it refreshes the token (one refresh shared by concurrent
-//     callers and, with a [Locker] store, by other processes); when there
+//     callers and, with a [RefreshLeaser] store, by other processes); when there
 //     is no usable refresh token, or the resource's metadata names another
 //     authorization server, it runs discovery and the configured [Method]
 //     (one flow shared by concurrent callers). The HTTP error does not say
@@ -327,18 +342,18 @@ func (c *Client) issuerMoved(ctx context.Context, ch Challenge, tok *Token) bool
 // dropToken deletes tok from the store (if it is still the stored one)
 // and from memory.
 func (c *Client) dropToken(ctx context.Context, tok *Token) error {
-	unlock, err := c.lockStore(ctx)
+	ctx, release, err := c.lease(ctx)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer release()
 	st, err := c.store.LoadToken(ctx, c.key)
 	if err != nil {
-		return err
+		return storeErr("load token", err)
 	}
 	if st != nil && st.AccessToken == tok.AccessToken {
 		if err := c.store.SaveToken(ctx, c.key, nil); err != nil {
-			return err
+			return storeErr("save token", err)
 		}
 	}
 	c.forget()
@@ -462,26 +477,31 @@ func (c *Client) authorizeFull(ctx context.Context, ch Challenge, explicit []str
 	return nil
 }
 
-// saveToken stores tok (holding the store's lock, so no other process is
+// saveToken stores tok (holding the key's lease, so no other process is
 // mid-refresh) and makes it current.
 func (c *Client) saveToken(ctx context.Context, tok *Token) error {
-	unlock, err := c.lockStore(ctx)
+	ctx, release, err := c.lease(ctx)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer release()
 	if err := c.store.SaveToken(ctx, c.key, tok); err != nil {
-		return err
+		return storeErr("save token", err)
 	}
 	c.adopt(tok)
 	return nil
 }
 
-func (c *Client) lockStore(ctx context.Context) (func(), error) {
-	if l, ok := c.store.(Locker); ok {
-		return l.Lock(ctx)
-	}
-	return func() {}, nil
+// storeFailed logs err, a [*StoreError], unless the store's failure was
+// logged already and it has not worked since.
+func (c *Client) storeFailed(err error) {
+	c.storeHealth.Failed(c.log, "auth: token store failing; using the token held in memory until it works again", err)
+}
+
+// storeUp records that a store call started at started worked, logging it
+// when the store had failed.
+func (c *Client) storeUp(started time.Time) {
+	c.storeHealth.Succeeded(c.log, "auth: token store works again", started)
 }
 
 // serverMetadata returns the metadata of issuer, from the cache unless

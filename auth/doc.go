@@ -31,9 +31,12 @@
 // # Concurrency
 //
 // A Client is safe for concurrent use. Concurrent refreshes in one process
-// share one token request (singleflight); processes sharing a [FileStore]
-// take a file lock and re-read the store before refreshing, so a rotating
-// refresh token is never used twice. Concurrent Authorize calls that need
+// share one token request (singleflight); Clients sharing a store that
+// implements [RefreshLeaser] ([MemoryStore]; [FileStore] across processes;
+// the redisstore module across machines) take the key's refresh lease and
+// re-read the store before refreshing, so a rotating refresh token is
+// never used twice. A shared store that fails degrades the Client to the
+// token it holds, while that token is valid ([*StoreError], logged once). Concurrent Authorize calls that need
 // a new authorization share one flow.
 //
 // # Cancellation
@@ -50,7 +53,9 @@
 // redirect from the authorization server), [*TokenError] (an error from the
 // token endpoint), [*RegistrationError], and the sentinels [ErrIssuerMismatch],
 // [ErrStateMismatch], [ErrPKCEUnsupported], [ErrStepUpLimit], [ErrForbidden],
-// [ErrNotAuthChallenge], [ErrInsecureEndpoint] and [ErrInteractionRequired].
+// [ErrNotAuthChallenge], [ErrInsecureEndpoint] and [ErrInteractionRequired];
+// a failing token store is a [*StoreError], a refresh abandoned because
+// its lease expired matches [ErrLeaseLost].
 // Tokens and secrets never appear in error strings or in the String methods
 // of [Token] and [ClientRegistration].
 package auth

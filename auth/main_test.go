@@ -8,6 +8,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(lockHolderEnv); path != "" {
+		os.Exit(runLockHolder(path))
+	}
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(runHelper())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -49,16 +50,22 @@ func (c *Client) refresh(ctx context.Context, stale string) (*Token, error) {
 	}
 }
 
+// doRefresh holds the key's lease (see [RefreshLeaser]) while it reads
+// the store again and, unless another Client or replica already replaced
+// the stale token, refreshes and saves. Losing the lease cancels the
+// token request.
 func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
-	unlock, err := c.lockStore(ctx)
+	ctx, release, err := c.lease(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer release()
+	started := time.Now()
 	st, err := c.store.LoadToken(ctx, c.key)
 	if err != nil {
-		return nil, err
+		return nil, storeErr("load token", err)
 	}
+	c.storeUp(started)
 	if st == nil {
 		c.forget()
 		return nil, ErrNoRefreshToken
@@ -85,13 +92,16 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 	conf := c.oauthConfig(meta, reg, "", nil)
 	tctx := c.tokenContext(ctx, c.tokenCallFor(meta, reg, st.Resource))
 	ot, err := conf.TokenSource(tctx, &oauth2.Token{RefreshToken: st.RefreshToken}).Token()
+	if err != nil && context.Cause(ctx) != nil && errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		return nil, context.Cause(ctx)
+	}
 	if err != nil {
 		te := tokenError(meta.TokenEndpoint, err)
 		if e, ok := errors.AsType[*TokenError](te); ok && e.Code == "invalid_grant" {
 			// Expired, revoked or already rotated: start over with a new
 			// authorization rather than failing the connection.
 			if err := c.store.SaveToken(ctx, c.key, nil); err != nil {
-				return nil, err
+				return nil, storeErr("save token", err)
 			}
 			c.forget()
 			return nil, fmt.Errorf("%w: %w", ErrRefreshTokenRejected, te)
@@ -100,12 +110,45 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 	}
 	nt := c.newToken(ot, st.Issuer, st.Resource, st.Scopes)
 	nt.LegacyDiscovery = st.LegacyDiscovery
-	if err := c.store.SaveToken(ctx, c.key, nt); err != nil {
-		return nil, err
-	}
 	c.adopt(nt)
+	if err := c.saveRefreshed(ctx, nt); err != nil {
+		// The token is used here, though the store could not share it.
+		c.storeFailed(storeErr("save token", err))
+	}
 	c.log.Debug("auth: refreshed token", "issuer", st.Issuer)
 	return nt, nil
+}
+
+// Retries of the save of a refreshed token.
+const (
+	saveRetryEvery = 100 * time.Millisecond
+	saveRetryFor   = 10 * time.Second
+)
+
+// saveRefreshed saves nt, the result of a refresh, trying again while the
+// store fails, for up to saveRetryFor or until ctx ends (the lease is
+// lost). The authorization server has rotated the refresh token: until
+// the store holds nt, the token it holds is spent, and the next holder of
+// the lease would present a used refresh token (which a strict server
+// answers by revoking the grant). Holding the lease meanwhile keeps the
+// others waiting, as long as the store keeps the lease.
+func (c *Client) saveRefreshed(ctx context.Context, nt *Token) error {
+	deadline := time.Now().Add(saveRetryFor)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		err := c.store.SaveToken(ctx, c.key, nt)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		c.storeFailed(storeErr("save token", err))
+		t.Reset(saveRetryEvery)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-t.C:
+		}
+	}
 }
 
 // issuerMetadata returns the metadata of the authorization server that

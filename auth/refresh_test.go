@@ -102,7 +102,7 @@ func TestConcurrentExpiryShareOneRefresh(t *testing.T) {
 // one refresh and the other adopt its result.
 func TestTwoClientsShareStore(t *testing.T) {
 	s := newTestServer(t, nil)
-	store := &FileStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
+	store := &FileStore{Path: filepath.Join(tempDir(t), "tokens.json")}
 	authorized(t, s, store)
 	expireStored(t, store, s)
 	ctx := testCtx(t)
@@ -140,13 +140,7 @@ func expireStored(t *testing.T, store TokenStore, s *testServer) {
 // refresh token: exactly one refresh happens and all processes end up with
 // the same, valid token.
 func TestCrossProcessRefresh(t *testing.T) {
-	s := newTestServer(t, nil)
-	s.addClient(&tClient{id: "cli", method: "none", redirects: []string{testRedirect}})
-	store := &FileStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
-	c := mustNew(t, Config{ServerURL: s.mcpURL(), ClientID: "cli", Interaction: autoApprove(t), RedirectURL: testRedirect, Store: store})
-	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
-		t.Fatal(err)
-	}
+	s, store := sharedFileStore(t)
 	expireStored(t, store, s)
 	exe, err := os.Executable()
 	if err != nil {
@@ -193,7 +187,7 @@ func TestCrossProcessRefresh(t *testing.T) {
 		t.Errorf("processes got different tokens: %v", toks)
 	}
 	// A new Client in this process finds the same token in the store.
-	c = mustNew(t, Config{ServerURL: s.mcpURL(), ClientID: "cli", Store: store})
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), ClientID: "cli", Store: store})
 	tok, err := c.Token(testCtx(t))
 	if err != nil || !toks[tok] {
 		t.Errorf("parent token %q (err %v), want the shared one", tok, err)

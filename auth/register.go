@@ -56,7 +56,7 @@ func (c *Client) knownClient(ctx context.Context, meta *ServerMetadata) (*Client
 	}
 	st, err := c.store.LoadClient(ctx, meta.Issuer)
 	if err != nil {
-		return nil, err
+		return nil, storeErr("load client", err)
 	}
 	if st != nil && st.Issuer == meta.Issuer && (st.SecretExpiresAt.IsZero() || c.now().Before(st.SecretExpiresAt)) {
 		return st, nil

@@ -2,12 +2,15 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/conduitmcp/conduit/internal/atomicfile"
 )
@@ -18,8 +21,9 @@ import (
 // I/O) and are bounded by ctx. Load methods return (nil, nil) when there
 // is nothing stored. Saving nil deletes the entry.
 //
-// A store shared by several processes should also implement [Locker], so
-// that refreshes of a rotating refresh token are serialized across them.
+// A store shared by several Clients or processes should also implement
+// [RefreshLeaser], so that refreshes of a rotating refresh token are
+// serialized across them.
 type TokenStore interface {
 	// LoadToken returns the token stored for key.
 	LoadToken(ctx context.Context, key string) (*Token, error)
@@ -32,30 +36,21 @@ type TokenStore interface {
 	SaveClient(ctx context.Context, issuer string, reg *ClientRegistration) error
 }
 
-// Locker is implemented by stores that can be shared: Lock takes an
-// exclusive lock on the store (across processes for [FileStore]), blocking
-// until it is held or ctx ends, and returns the function that releases it.
-// The Client holds the lock while it re-reads the store, refreshes a token
-// and saves the result.
-type Locker interface {
-	Lock(ctx context.Context) (unlock func(), err error)
-}
-
 // MemoryStore is a [TokenStore] in memory. The zero value is ready to use.
-// Several Clients sharing one MemoryStore serialize refreshes through its
-// [MemoryStore.Lock].
+// Several Clients sharing one MemoryStore serialize refreshes of a key
+// through its [RefreshLeaser] methods.
 type MemoryStore struct {
 	mu      sync.Mutex // guards tokens, clients
 	tokens  map[string]Token
 	clients map[string]ClientRegistration
-	lock    chan struct{} // created lazily under mu; a one-slot semaphore
+	leases  leaseTable
 }
 
 var (
-	_ TokenStore = (*MemoryStore)(nil)
-	_ Locker     = (*MemoryStore)(nil)
-	_ TokenStore = (*FileStore)(nil)
-	_ Locker     = (*FileStore)(nil)
+	_ TokenStore    = (*MemoryStore)(nil)
+	_ RefreshLeaser = (*MemoryStore)(nil)
+	_ TokenStore    = (*FileStore)(nil)
+	_ RefreshLeaser = (*FileStore)(nil)
 )
 
 // LoadToken implements [TokenStore].
@@ -88,14 +83,22 @@ func (s *MemoryStore) SaveClient(_ context.Context, issuer string, reg *ClientRe
 	return nil
 }
 
-// Lock implements [Locker] with a channel-based lock, so a waiter gives up
-// when ctx ends.
-func (s *MemoryStore) Lock(ctx context.Context) (func(), error) {
-	l, err := acquire(ctx, &s.mu, &s.lock)
-	if err != nil {
-		return nil, err
-	}
-	return func() { <-l }, nil
+// AcquireLease implements [RefreshLeaser] with a channel-based lock per
+// key, so a waiter gives up when ctx ends. The lease lasts until released
+// (ttl 0): its holders live in this process.
+func (s *MemoryStore) AcquireLease(ctx context.Context, key, owner string) (time.Duration, error) {
+	return 0, s.leases.acquire(ctx, key, owner, nil)
+}
+
+// RenewLease implements [RefreshLeaser].
+func (s *MemoryStore) RenewLease(_ context.Context, key, owner string) error {
+	return s.leases.renew(key, owner)
+}
+
+// ReleaseLease implements [RefreshLeaser].
+func (s *MemoryStore) ReleaseLease(_ context.Context, key, owner string) error {
+	s.leases.release(key, owner)
+	return nil
 }
 
 // cloneToken and cloneClient copy the slices a caller could modify, so
@@ -133,40 +136,24 @@ func putEntry[V any](m *map[string]V, key string, v *V, clone func(V) V) {
 	(*m)[key] = clone(*v)
 }
 
-// acquire takes the one-slot semaphore *sem, which it creates under mu
-// when it is nil, or gives up when ctx ends. It returns the semaphore, to
-// be released by receiving from it.
-func acquire(ctx context.Context, mu *sync.Mutex, sem *chan struct{}) (chan struct{}, error) {
-	mu.Lock()
-	if *sem == nil {
-		*sem = make(chan struct{}, 1)
-	}
-	l := *sem
-	mu.Unlock()
-	select {
-	case l <- struct{}{}:
-		return l, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 // FileStore is a [TokenStore] in one JSON file, readable and writable only
-// by its owner (mode 0600). Every write replaces the file atomically (a
+// by its owner (mode 0600; on Windows an ACL for the current user alone). Every write replaces the file atomically (a
 // temporary file in the same directory, then rename), and every load
 // re-reads it, so processes sharing the file see each other's tokens.
-// [FileStore.Lock] takes an exclusive lock on Path+".lock" with flock(2)
-// on Unix systems; elsewhere it only serializes within the process (see
-// the package's build-tagged lock files).
+// Every write holds an exclusive lock on Path+".lock" across processes;
+// the refresh lease of a key ([FileStore.AcquireLease]) is an exclusive
+// lock on a file of its own beside Path, named by a hash of the key. The
+// locks are flock(2) on Unix systems and LockFileEx on Windows (see the
+// package's build-tagged lock files); the system releases them when
+// their holder's process ends.
 type FileStore struct {
 	// Path is the file. Its directory must exist.
 	Path string
 
 	mu sync.Mutex // serializes read-modify-write within this process
-	// lock is a one-slot semaphore for Lock within this process (the
-	// file lock is per open file description, so the process must not
-	// take it twice); created lazily under mu.
-	lock chan struct{}
+	// leases serializes the leases of one key within the process before
+	// the file lock (a polled lock) is taken.
+	leases leaseTable
 }
 
 // fileData is the file's content.
@@ -204,9 +191,14 @@ func (s *FileStore) write(d *fileData) error {
 	return nil
 }
 
-func (s *FileStore) update(fn func(d *fileData)) error {
+func (s *FileStore) update(ctx context.Context, fn func(d *fileData)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	unlock, err := lockFile(ctx, s.Path+".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	d, err := s.read()
 	if err != nil {
 		return err
@@ -231,10 +223,11 @@ func (s *FileStore) LoadToken(_ context.Context, key string) (*Token, error) {
 	return load(s, func(d *fileData) *Token { return getEntry(d.Tokens, key, cloneToken) })
 }
 
-// SaveToken implements [TokenStore]. It does not lock the file against
-// other processes; callers that read-modify-write hold [FileStore.Lock].
-func (s *FileStore) SaveToken(_ context.Context, key string, tok *Token) error {
-	return s.update(func(d *fileData) { putEntry(&d.Tokens, key, tok, cloneToken) })
+// SaveToken implements [TokenStore]. The write holds the file's lock
+// against other processes; a refresh (read, refresh, save) holds the
+// key's lease besides.
+func (s *FileStore) SaveToken(ctx context.Context, key string, tok *Token) error {
+	return s.update(ctx, func(d *fileData) { putEntry(&d.Tokens, key, tok, cloneToken) })
 }
 
 // LoadClient implements [TokenStore].
@@ -243,21 +236,34 @@ func (s *FileStore) LoadClient(_ context.Context, issuer string) (*ClientRegistr
 }
 
 // SaveClient implements [TokenStore].
-func (s *FileStore) SaveClient(_ context.Context, issuer string, reg *ClientRegistration) error {
-	return s.update(func(d *fileData) { putEntry(&d.Clients, issuer, reg, cloneClient) })
+func (s *FileStore) SaveClient(ctx context.Context, issuer string, reg *ClientRegistration) error {
+	return s.update(ctx, func(d *fileData) { putEntry(&d.Clients, issuer, reg, cloneClient) })
 }
 
-// Lock implements [Locker]: it serializes within the process, then takes
-// the cross-process file lock (see lockFile), both bounded by ctx.
-func (s *FileStore) Lock(ctx context.Context) (func(), error) {
-	l, err := acquire(ctx, &s.mu, &s.lock)
-	if err != nil {
-		return nil, err
-	}
-	release, err := lockFile(ctx, s.Path+".lock")
-	if err != nil {
-		<-l
-		return nil, err
-	}
-	return func() { release(); <-l }, nil
+// AcquireLease implements [RefreshLeaser]: it serializes within the
+// process, then takes the cross-process lock of the key's lease file
+// (Path+".lease-"+a hash of key), both bounded by ctx. The lease lasts
+// until released or until the holding process ends (ttl 0).
+func (s *FileStore) AcquireLease(ctx context.Context, key, owner string) (time.Duration, error) {
+	return 0, s.leases.acquire(ctx, key, owner, func(ctx context.Context) (func(), error) {
+		return lockFile(ctx, s.leasePath(key))
+	})
+}
+
+// RenewLease implements [RefreshLeaser].
+func (s *FileStore) RenewLease(_ context.Context, key, owner string) error {
+	return s.leases.renew(key, owner)
+}
+
+// ReleaseLease implements [RefreshLeaser].
+func (s *FileStore) ReleaseLease(_ context.Context, key, owner string) error {
+	s.leases.release(key, owner)
+	return nil
+}
+
+// leasePath is the lock file of key's lease: named by a hash, so that
+// neither the key nor its length shows in the directory.
+func (s *FileStore) leasePath(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return s.Path + ".lease-" + hex.EncodeToString(sum[:16])
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -175,7 +176,7 @@ func TestInsecureEndpointsRefused(t *testing.T) {
 
 func TestFileStore(t *testing.T) {
 	ctx := testCtx(t)
-	dir := t.TempDir()
+	dir := tempDir(t)
 	s := &FileStore{Path: filepath.Join(dir, "tokens.json")}
 	if tok, err := s.LoadToken(ctx, "k"); tok != nil || err != nil {
 		t.Fatalf("empty store: %v %v", tok, err)
@@ -204,7 +205,9 @@ func TestFileStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o600 {
+	// Windows has no mode bits: the owner-only ACL is internal/atomicfile's
+	// test.
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode = %v, want 0600", fi.Mode().Perm())
 	}
 	entries, _ := os.ReadDir(dir)
@@ -225,27 +228,50 @@ func TestFileStore(t *testing.T) {
 	}
 }
 
-func TestStoreLockBoundedByContext(t *testing.T) {
-	for name, l := range map[string]Locker{
-		"file":   &FileStore{Path: filepath.Join(t.TempDir(), "t.json")},
+// TestStoreLeases checks the refresh leases of the in-process stores: one
+// holder per key (a waiter gives up when its context ends), keys
+// independent, renew and release only by the owner.
+func TestStoreLeases(t *testing.T) {
+	for name, l := range map[string]RefreshLeaser{
+		"file":   &FileStore{Path: filepath.Join(tempDir(t), "t.json")},
 		"memory": &MemoryStore{},
 	} {
 		t.Run(name, func(t *testing.T) {
-			unlock, err := l.Lock(testCtx(t))
-			if err != nil {
-				t.Fatal(err)
+			ctx := testCtx(t)
+			if ttl, err := l.AcquireLease(ctx, "k", "a"); err != nil || ttl != 0 {
+				t.Fatalf("AcquireLease(k, a) = %v, %v; want 0, nil", ttl, err)
 			}
-			ctx, cancel := context.WithCancel(testCtx(t))
-			cancel()
-			if _, err := l.Lock(ctx); !errors.Is(err, context.Canceled) {
-				t.Errorf("second Lock = %v, want context.Canceled", err)
+			cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			if _, err := l.AcquireLease(cctx, "k", "b"); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("AcquireLease(k, b) while held = %v, want context.DeadlineExceeded", err)
 			}
-			unlock()
-			unlock2, err := l.Lock(testCtx(t))
-			if err != nil {
-				t.Fatal(err)
+			if _, err := l.AcquireLease(ctx, "other", "b"); err != nil {
+				t.Errorf("AcquireLease(other, b) = %v; another key must not wait", err)
 			}
-			unlock2()
+			if err := l.RenewLease(ctx, "k", "b"); !errors.Is(err, ErrLeaseLost) {
+				t.Errorf("RenewLease(k, b) by a non-owner = %v, want ErrLeaseLost", err)
+			}
+			if err := l.RenewLease(ctx, "k", "a"); err != nil {
+				t.Errorf("RenewLease(k, a) = %v", err)
+			}
+			// A non-owner's release does nothing: the lease stays held.
+			l.ReleaseLease(ctx, "k", "b")
+			cctx2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel2()
+			if _, err := l.AcquireLease(cctx2, "k", "c"); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("AcquireLease after a non-owner's release = %v, want context.DeadlineExceeded", err)
+			}
+			l.ReleaseLease(ctx, "k", "a")
+			l.ReleaseLease(ctx, "k", "a") // idempotent
+			if _, err := l.AcquireLease(ctx, "k", "c"); err != nil {
+				t.Fatalf("AcquireLease after release = %v", err)
+			}
+			if err := l.RenewLease(ctx, "k", "a"); !errors.Is(err, ErrLeaseLost) {
+				t.Errorf("RenewLease by the former owner = %v, want ErrLeaseLost", err)
+			}
+			l.ReleaseLease(ctx, "k", "c")
+			l.ReleaseLease(ctx, "other", "b")
 		})
 	}
 }

@@ -9,6 +9,13 @@
 //     [EraRecord], and an in-memory and a file [EraStore]
 //     ([NewMemoryEraStore], [NewFileEraStore]).
 //
+// A store may be served over the network (a fleet of replicas sharing
+// one, see the redisstore module): every method takes a context and
+// returns an error. The client treats a store as an optimization: when
+// one fails, the call goes on without it (a miss, nothing stored), the
+// failure is logged once until the store works again, and no call fails
+// because of it.
+//
 // # Concurrency
 //
 // Every store here is safe for concurrent use and may be shared by
@@ -16,7 +23,10 @@
 package cache
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -50,16 +60,49 @@ type Entry struct {
 }
 
 // Store stores cacheable results (client.WithCache). Implementations must be
-// safe for concurrent use and must not block for long; every method is
-// idempotent. A store may evict entries at any time; it may keep entries
-// past Expires (the client checks freshness itself).
+// safe for concurrent use; every method may block on I/O, is bounded by
+// ctx, and is idempotent. A store may evict entries at any time; it may
+// keep entries past Expires (the client checks freshness itself). An
+// error means the store could not serve the call: the client then goes
+// on without the cache.
 type Store interface {
 	// LoadResult returns the entry for key and whether there was one.
-	LoadResult(key Key) (Entry, bool)
+	LoadResult(ctx context.Context, key Key) (Entry, bool, error)
 	// StoreResult records e for key, replacing any previous entry.
-	StoreResult(key Key, e Entry)
-	// DeleteResults removes every entry for which match returns true.
-	DeleteResults(match func(Key) bool)
+	StoreResult(ctx context.Context, key Key, e Entry) error
+	// DeleteResults removes every entry sel matches (see [Selector.Match]).
+	DeleteResults(ctx context.Context, sel Selector) error
+}
+
+// Selector names the entries [Store.DeleteResults] removes: entries of
+// one server, narrowed by partition, method and resource URI. It is
+// shaped so that a store can index it: by server first, then method and
+// partition.
+type Selector struct {
+	// Server is the server key ([Key].Server); required.
+	Server string
+	// Partition, when set, keeps only entries of that partition.
+	Partition string
+	// Methods, when set, keeps only entries of those methods.
+	Methods []string
+	// URI, when set, keeps only entries whose Params is URI, a prefix of
+	// it, or begins with it: a resources/read of the resource, of one
+	// that contains it, or of one under it.
+	URI string
+}
+
+// Match reports whether sel names the entry of k.
+func (sel Selector) Match(k Key) bool {
+	if k.Server != sel.Server {
+		return false
+	}
+	if sel.Partition != "" && k.Partition != sel.Partition {
+		return false
+	}
+	if len(sel.Methods) > 0 && !slices.Contains(sel.Methods, k.Method) {
+		return false
+	}
+	return sel.URI == "" || strings.HasPrefix(sel.URI, k.Params) || strings.HasPrefix(k.Params, sel.URI)
 }
 
 // memoryCache is the in-memory [Store] of [NewMemory].
@@ -83,15 +126,15 @@ func NewMemory(maxEntries int) Store {
 }
 
 // LoadResult implements [Store].
-func (c *memoryCache) LoadResult(key Key) (Entry, bool) {
+func (c *memoryCache) LoadResult(_ context.Context, key Key) (Entry, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[key]
-	return e, ok
+	return e, ok, nil
 }
 
 // StoreResult implements [Store].
-func (c *memoryCache) StoreResult(key Key, e Entry) {
+func (c *memoryCache) StoreResult(_ context.Context, key Key, e Entry) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -105,6 +148,7 @@ func (c *memoryCache) StoreResult(key Key, e Entry) {
 		c.order = append(c.order, key)
 	}
 	c.m[key] = e
+	return nil
 }
 
 // evictLocked makes room for one entry.
@@ -131,12 +175,13 @@ func (c *memoryCache) evictLocked(limit int) {
 }
 
 // DeleteResults implements [Store].
-func (c *memoryCache) DeleteResults(match func(Key) bool) {
+func (c *memoryCache) DeleteResults(_ context.Context, sel Selector) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k := range c.m {
-		if match(k) {
+		if sel.Match(k) {
 			delete(c.m, k)
 		}
 	}
+	return nil
 }

@@ -1,12 +1,16 @@
 package cache
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,18 +40,21 @@ type EraRecord struct {
 // EraStore remembers negotiation verdicts per server, so a reconnect can
 // skip the probe (client.WithEraCache). The key is the full endpoint URL
 // for client.Dial and, for client.Connect, the key of a transport with a
-// ServerKey method (the command line of a transport.Stdio); see
-// client.WithEraCache.
+// ServerKey method (the command line of a transport.Stdio, which may hold
+// secrets: a store that keeps keys outside the process keeps a hash of
+// them, as [NewFileEraStore] does); see client.WithEraCache.
 //
-// Implementations must be safe for concurrent use; no method may block for
-// long. A record that proves wrong is replaced (or deleted) by the client.
+// Implementations must be safe for concurrent use; every method may block
+// on I/O and is bounded by ctx. An error means the store could not serve
+// the call: the client then negotiates without it. A record that proves
+// wrong is replaced (or deleted) by the client.
 type EraStore interface {
 	// LoadEra returns the record for key and whether there was one.
-	LoadEra(key string) (EraRecord, bool)
+	LoadEra(ctx context.Context, key string) (EraRecord, bool, error)
 	// StoreEra records rec for key, replacing any previous record.
-	StoreEra(key string, rec EraRecord)
+	StoreEra(ctx context.Context, key string, rec EraRecord) error
 	// DeleteEra forgets key. Deleting a missing key is not an error.
-	DeleteEra(key string)
+	DeleteEra(ctx context.Context, key string) error
 }
 
 // NewMemoryEraStore returns a new, empty in-memory [EraStore]; it is safe
@@ -66,29 +73,41 @@ var (
 )
 
 // LoadEra implements [EraStore].
-func (c *memoryEras) LoadEra(key string) (EraRecord, bool) {
+func (c *memoryEras) LoadEra(_ context.Context, key string) (EraRecord, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.m[key]
-	return r, ok
+	return r, ok, nil
 }
 
 // StoreEra implements [EraStore].
-func (c *memoryEras) StoreEra(key string, rec EraRecord) {
+func (c *memoryEras) StoreEra(_ context.Context, key string, rec EraRecord) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = make(map[string]EraRecord)
 	}
 	c.m[key] = rec
+	return nil
 }
 
 // DeleteEra implements [EraStore].
-func (c *memoryEras) DeleteEra(key string) {
+func (c *memoryEras) DeleteEra(_ context.Context, key string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, key)
+	return nil
 }
+
+// HashKey returns the name under which a store that keeps keys outside
+// the process records key: "sha256:" and the hex SHA-256 of key, so that
+// a command line's secrets are not written out.
+func HashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hashPrefix + hex.EncodeToString(sum[:])
+}
+
+const hashPrefix = "sha256:"
 
 // fileEras is the [EraStore] of [NewFileEraStore].
 type fileEras struct {
@@ -97,12 +116,15 @@ type fileEras struct {
 }
 
 // NewFileEraStore returns an [EraStore] persisted as one JSON file at
-// path, so verdicts survive restarts. Every store rewrites the file
+// path, so verdicts survive restarts. Records are keyed by [HashKey] of
+// their key, never the key itself (a stdio server's command line may
+// carry tokens); a file written by an older version, keyed in plain text,
+// loses those entries at the next write. Every store rewrites the file
 // atomically (temporary file + rename, mode 0600), creating its directory
-// (mode 0700) if needed. It is safe for concurrent use within one process; two
-// processes sharing a file may lose each other's latest writes, which
-// only costs a probe. A missing or unreadable file reads as empty; a
-// failure to write is ignored (the store is an optimization).
+// (mode 0700) if needed. It is safe for concurrent use within one
+// process; two processes sharing a file may lose each other's latest
+// writes, which only costs a probe. A missing or unreadable file reads as
+// empty; a failure to write is returned.
 func NewFileEraStore(path string) EraStore { return &fileEras{path: path} }
 
 func (c *fileEras) readLocked() map[string]EraRecord {
@@ -118,45 +140,49 @@ func (c *fileEras) readLocked() map[string]EraRecord {
 }
 
 func (c *fileEras) writeLocked(m map[string]EraRecord) error {
+	for k := range m {
+		if !strings.HasPrefix(k, hashPrefix) {
+			delete(m, k) // a plain-text key of an older version
+		}
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
+		return fmt.Errorf("cache: writing era cache: %v", err)
 	}
 	if err := atomicfile.Write(c.path, b); err != nil {
-		return fmt.Errorf("writing era cache: %v", err)
+		return fmt.Errorf("cache: writing era cache: %v", err)
 	}
 	return nil
 }
 
 // LoadEra implements [EraStore].
-func (c *fileEras) LoadEra(key string) (EraRecord, bool) {
+func (c *fileEras) LoadEra(_ context.Context, key string) (EraRecord, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r, ok := c.readLocked()[key]
-	return r, ok
+	r, ok := c.readLocked()[HashKey(key)]
+	return r, ok, nil
 }
 
-// StoreEra implements [EraStore]. A failure to write is ignored: the
-// store is an optimization.
-func (c *fileEras) StoreEra(key string, rec EraRecord) {
+// StoreEra implements [EraStore].
+func (c *fileEras) StoreEra(_ context.Context, key string, rec EraRecord) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.readLocked()
-	m[key] = rec
-	_ = c.writeLocked(m)
+	m[HashKey(key)] = rec
+	return c.writeLocked(m)
 }
 
 // DeleteEra implements [EraStore].
-func (c *fileEras) DeleteEra(key string) {
+func (c *fileEras) DeleteEra(_ context.Context, key string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.readLocked()
-	if _, ok := m[key]; !ok {
-		return
+	if _, ok := m[HashKey(key)]; !ok {
+		return nil
 	}
-	delete(m, key)
-	_ = c.writeLocked(m)
+	delete(m, HashKey(key))
+	return c.writeLocked(m)
 }

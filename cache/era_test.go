@@ -1,7 +1,10 @@
 package cache_test
 
 import (
+	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/conduitmcp/conduit/cache"
@@ -13,44 +16,91 @@ import (
 // store on the same path, its directory created), deletes persist and
 // touch nothing else.
 func TestFileEraStore(t *testing.T) {
+	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sub", "eras.json")
 	a := cache.NewFileEraStore(path)
-	if _, ok := a.LoadEra("x"); ok {
-		t.Fatal("empty cache has a record")
+	if _, ok, err := a.LoadEra(ctx, "x"); ok || err != nil {
+		t.Fatalf("LoadEra on an empty cache = %v, %v", ok, err)
 	}
 	rec := cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}
-	a.StoreEra("x", rec)
-	a.StoreEra("y", cache.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20250618})
+	mustOK(t, a.StoreEra(ctx, "x", rec))
+	mustOK(t, a.StoreEra(ctx, "y", cache.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20250618}))
 	b := cache.NewFileEraStore(path) // a second instance reads the file
-	got, ok := b.LoadEra("x")
-	if !ok || got != rec {
-		t.Errorf("LoadEra(x) = %+v, %v; want %+v", got, ok, rec)
+	got, ok, err := b.LoadEra(ctx, "x")
+	if !ok || got != rec || err != nil {
+		t.Errorf("LoadEra(x) = %+v, %v, %v; want %+v", got, ok, err, rec)
 	}
-	b.DeleteEra("x")
-	if _, ok := a.LoadEra("x"); ok {
+	mustOK(t, b.DeleteEra(ctx, "x"))
+	if _, ok, _ := a.LoadEra(ctx, "x"); ok {
 		t.Error("deleted record still present")
 	}
-	if _, ok := a.LoadEra("y"); !ok {
+	if _, ok, _ := a.LoadEra(ctx, "y"); !ok {
 		t.Error("unrelated record lost")
+	}
+}
+
+// TestFileEraStoreHashesKeys: a stdio server's key is its command line,
+// whose arguments often carry tokens; the file holds a hash of it, never
+// the argument, and a plain-text key an older version wrote is dropped at
+// the next write.
+func TestFileEraStoreHashesKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "eras.json")
+	old := `{"stdio:server --token OLD-SECRET": {"era": "legacy", "version": "2025-06-18"}}`
+	mustOK(t, os.WriteFile(path, []byte(old), 0o600))
+	s := cache.NewFileEraStore(path)
+	key := "stdio:server --token=SECRET-ARGUMENT"
+	mustOK(t, s.StoreEra(ctx, key, cache.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20250618}))
+	b, err := os.ReadFile(path)
+	mustOK(t, err)
+	for _, secret := range []string{"SECRET-ARGUMENT", "OLD-SECRET", "--token"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("era file holds %q:\n%s", secret, b)
+		}
+	}
+	if !strings.Contains(string(b), cache.HashKey(key)) {
+		t.Errorf("era file lacks the key's hash %s:\n%s", cache.HashKey(key), b)
+	}
+	if _, ok, _ := s.LoadEra(ctx, key); !ok {
+		t.Error("record not found by its key")
+	}
+}
+
+// TestFileEraStoreWriteError: a store that cannot write says so.
+func TestFileEraStoreWriteError(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	mustOK(t, os.WriteFile(blocker, nil, 0o600))
+	s := cache.NewFileEraStore(filepath.Join(blocker, "eras.json")) // its directory is a file
+	if err := s.StoreEra(context.Background(), "x", cache.EraRecord{Era: negotiation.EraLegacy}); err == nil {
+		t.Error("StoreEra under a file = nil, want an error")
 	}
 }
 
 // TestMemoryEraStore: a zero store is empty; stores replace, deletes
 // forget, and deleting a missing key is no error.
 func TestMemoryEraStore(t *testing.T) {
+	ctx := context.Background()
 	s := cache.NewMemoryEraStore()
-	if _, ok := s.LoadEra("x"); ok {
+	if _, ok, _ := s.LoadEra(ctx, "x"); ok {
 		t.Fatal("empty store has a record")
 	}
-	s.DeleteEra("x")
-	s.StoreEra("x", cache.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20250618})
+	mustOK(t, s.DeleteEra(ctx, "x"))
+	mustOK(t, s.StoreEra(ctx, "x", cache.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20250618}))
 	rec := cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728}
-	s.StoreEra("x", rec)
-	if got, ok := s.LoadEra("x"); !ok || got != rec {
+	mustOK(t, s.StoreEra(ctx, "x", rec))
+	if got, ok, _ := s.LoadEra(ctx, "x"); !ok || got != rec {
 		t.Errorf("LoadEra(x) = %+v, %v; want %+v", got, ok, rec)
 	}
-	s.DeleteEra("x")
-	if _, ok := s.LoadEra("x"); ok {
+	mustOK(t, s.DeleteEra(ctx, "x"))
+	if _, ok, _ := s.LoadEra(ctx, "x"); ok {
 		t.Error("deleted record still present")
+	}
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

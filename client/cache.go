@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/conduitmcp/conduit/cache"
+	"github.com/conduitmcp/conduit/internal/storehealth"
 
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -105,7 +105,11 @@ func (c *Client) cacheLookup(ctx context.Context, method, params string) (json.R
 		parts = append(parts, partitionPrivate+id)
 	}
 	for _, part := range parts {
-		e, ok := c.cfg.cache.LoadResult(cache.Key{Server: c.key, Partition: part, Method: method, Params: params})
+		started := time.Now()
+		e, ok, err := c.cfg.cache.LoadResult(ctx, cache.Key{Server: c.key, Partition: part, Method: method, Params: params})
+		if !c.cacheHealth.Report(c.cfg.logger, "cache", started, err) {
+			return nil, false
+		}
 		if ok && now.Before(e.Expires) {
 			return e.Result, true
 		}
@@ -127,8 +131,10 @@ func (c *Client) cacheStore(ctx context.Context, method, params string, raw json
 		}
 		part = partitionPrivate + id
 	}
-	c.cfg.cache.StoreResult(cache.Key{Server: c.key, Partition: part, Method: method, Params: params},
+	started := time.Now()
+	err := c.cfg.cache.StoreResult(ctx, cache.Key{Server: c.key, Partition: part, Method: method, Params: params},
 		cache.Entry{Result: append(json.RawMessage(nil), raw...), Expires: received.Add(ttl), Scope: scope})
+	c.cacheHealth.Report(c.cfg.logger, "cache", started, err)
 }
 
 // invalidate drops cached results that notification method (with params)
@@ -141,36 +147,34 @@ func (c *Client) invalidate(method string, params json.RawMessage) {
 	if c.cfg.cache == nil {
 		return
 	}
-	var methods []string
+	sel := cache.Selector{Server: c.key}
 	switch method {
 	case protocol.NotificationToolsListChanged:
-		methods = []string{protocol.MethodToolsList}
+		sel.Methods = []string{protocol.MethodToolsList}
 	case protocol.NotificationPromptsListChanged:
-		methods = []string{protocol.MethodPromptsList}
+		sel.Methods = []string{protocol.MethodPromptsList}
 	case protocol.NotificationResourcesListChanged:
-		methods = []string{protocol.MethodResourcesList, protocol.MethodResourcesTemplateList}
+		sel.Methods = []string{protocol.MethodResourcesList, protocol.MethodResourcesTemplateList}
 	case protocol.NotificationResourcesUpdated:
 		var p protocol.ResourceUpdatedParams
 		if json.Unmarshal(params, &p) != nil || p.URI == "" {
 			return
 		}
-		c.cfg.cache.DeleteResults(func(k cache.Key) bool {
-			return k.Server == c.key && k.Method == protocol.MethodResourcesRead &&
-				(k.Params == p.URI || strings.HasPrefix(p.URI, k.Params) || strings.HasPrefix(k.Params, p.URI))
-		})
-		return
+		sel.Methods, sel.URI = []string{protocol.MethodResourcesRead}, p.URI
 	default:
 		return
 	}
-	c.cfg.cache.DeleteResults(func(k cache.Key) bool {
-		if k.Server != c.key {
-			return false
-		}
-		for _, m := range methods {
-			if k.Method == m {
-				return true
-			}
-		}
-		return false
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	started := time.Now()
+	c.cacheHealth.Report(c.cfg.logger, "cache", started, c.cfg.cache.DeleteResults(ctx, sel))
 }
+
+// storeTimeout bounds a store call that no caller's context bounds (an
+// invalidation, the era record written at Close).
+const storeTimeout = 5 * time.Second
+
+// storeHealth turns a failing cache or era store into no caching: the
+// call goes on as a miss, and the failure is logged once per outage (see
+// storehealth.Health).
+type storeHealth = storehealth.Health

@@ -214,21 +214,22 @@ func TestCachePrivatePartition(t *testing.T) {
 }
 
 func TestMemoryCacheBound(t *testing.T) {
+	ctx := context.Background()
 	mc := cache.NewMemory(2)
 	exp := time.Now().Add(time.Hour)
 	for i, m := range []string{"a", "b", "c"} {
-		mc.StoreResult(cache.Key{Method: m}, cache.Entry{Result: []byte(`{}`), Expires: exp.Add(time.Duration(i))})
+		mc.StoreResult(ctx, cache.Key{Method: m}, cache.Entry{Result: []byte(`{}`), Expires: exp.Add(time.Duration(i))})
 	}
-	if _, ok := mc.LoadResult(cache.Key{Method: "a"}); ok {
+	if _, ok, _ := mc.LoadResult(ctx, cache.Key{Method: "a"}); ok {
 		t.Error("oldest entry survived past MaxEntries")
 	}
 	for _, m := range []string{"b", "c"} {
-		if _, ok := mc.LoadResult(cache.Key{Method: m}); !ok {
+		if _, ok, _ := mc.LoadResult(ctx, cache.Key{Method: m}); !ok {
 			t.Errorf("entry %q missing", m)
 		}
 	}
-	mc.DeleteResults(func(k cache.Key) bool { return k.Method == "b" })
-	if _, ok := mc.LoadResult(cache.Key{Method: "b"}); ok {
+	mc.DeleteResults(ctx, cache.Selector{Methods: []string{"b"}})
+	if _, ok, _ := mc.LoadResult(ctx, cache.Key{Method: "b"}); ok {
 		t.Error("DeleteResults left the entry")
 	}
 }

@@ -29,7 +29,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	if err := cc.optionError(method); err != nil {
 		return err
 	}
-	raw, err := c.call(ctx, method, params, cc.sessionOptions())
+	raw, err := c.call(identityContext(ctx, &cc), method, params, cc.sessionOptions())
 	if err != nil {
 		return err
 	}

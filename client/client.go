@@ -37,6 +37,9 @@ type Client struct {
 
 	tools toolRegistry // per-connection tool metadata
 
+	cacheHealth storeHealth // the cache store's failures, logged once
+	eraHealth   storeHealth // the era store's failures, logged once
+
 	logLevel atomic.Value // protocol.LoggingLevel; modern per-request level
 
 	discMu sync.Mutex // guards the refreshed discover result
@@ -44,6 +47,9 @@ type Client struct {
 
 	subsMu sync.Mutex                 // guards subs
 	subs   map[*Subscription]struct{} // live subscriptions (legacy ones get notifications through here)
+	// observers are link.Observe's functions (client/events); guarded
+	// by subsMu.
+	observers map[*observer]struct{}
 
 	closeOnce sync.Once
 	closed    chan struct{}  // closed when Close starts
@@ -103,14 +109,14 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg config, k
 	scfg.OnNotification = c.onNotification
 	scfg.OnRestored = c.onRestored
 
-	hint, discExpires := c.eraHint()
+	hint, discExpires := c.eraHint(ctx)
 	hinted := hint.Era != negotiation.EraUnknown
 	scfg.EraHint, scfg.VersionHint, scfg.DiscoverHint = hint.Era, hint.Version, hint.disc
 	sess, err := engine.Connect(ctx, t, scfg)
 	if hinted && (err != nil && ctx.Err() == nil || sess != nil && sess.HintFailed()) {
 		// The engine verified the remembered verdict and found it wrong
 		// (it then probed): forget it.
-		cfg.eraCache.DeleteEra(eraKey)
+		c.eraHealth.Report(cfg.logger, "era", time.Now(), cfg.eraCache.DeleteEra(ctx, eraKey))
 		hinted = false
 	}
 	if err != nil {
@@ -146,13 +152,14 @@ type eraHintRec struct {
 // while its server/discover result is fresh (so that a zero-RTT reconnect
 // knows the server's info, instructions and capabilities); a stale or
 // incomplete modern record gives no hint, and the probe discovers again.
-func (c *Client) eraHint() (eraHintRec, time.Time) {
+func (c *Client) eraHint(ctx context.Context) (eraHintRec, time.Time) {
 	cfg := &c.cfg
 	if cfg.eraCache == nil || c.eraKey == "" || cfg.protocol != Auto {
 		return eraHintRec{}, time.Time{}
 	}
-	rec, ok := cfg.eraCache.LoadEra(c.eraKey)
-	if !ok {
+	started := time.Now()
+	rec, ok, err := cfg.eraCache.LoadEra(ctx, c.eraKey)
+	if !c.eraHealth.Report(cfg.logger, "era", started, err) || !ok {
 		return eraHintRec{}, time.Time{}
 	}
 	switch rec.Era {
@@ -178,7 +185,9 @@ func (c *Client) rememberEra() {
 	}
 	if c.hinted && !c.verified.Load() {
 		if c.doubted.Load() && isClosing(c.closed) {
-			c.cfg.eraCache.DeleteEra(c.eraKey)
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			defer cancel()
+			c.eraHealth.Report(c.cfg.logger, "era", time.Now(), c.cfg.eraCache.DeleteEra(ctx, c.eraKey))
 		}
 		return
 	}
@@ -199,7 +208,10 @@ func (c *Client) rememberEra() {
 		rec.Discover = string(d.res.Raw)
 		rec.DiscoveredAt = d.expires.Add(-msTTL(d.res.TTLMs)).Round(0).UTC()
 	}
-	c.cfg.eraCache.StoreEra(c.eraKey, rec)
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	started := time.Now()
+	c.eraHealth.Report(c.cfg.logger, "era", started, c.cfg.eraCache.StoreEra(ctx, c.eraKey, rec))
 }
 
 func isClosing(ch <-chan struct{}) bool {
@@ -233,6 +245,7 @@ func sessionConfig(cfg *config) (engine.Config, error) {
 		Replay:         cfg.defaults.replay,
 		OnEvent:        connEventHook(cfg.onEvent),
 		Retry:          cfg.retry,
+		Liveness:       cfg.liveness,
 		Logger:         cfg.logger,
 		Authorize:      cfg.auth.Authorize,
 		MaxInputRounds: cfg.maxInputRounds,
@@ -326,6 +339,9 @@ func (c *Client) onNotification(_ context.Context, n *jsonrpc.Request) {
 		if s.legacy {
 			s.deliverNotification(n)
 		}
+	}
+	for o := range c.observers {
+		o.f(n)
 	}
 	c.subsMu.Unlock()
 }

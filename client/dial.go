@@ -18,6 +18,14 @@ import (
 //     transport (2024-11-05) is the fallback for servers that refuse the
 //     initialize POST with 400, 404 or 405.
 //   - ws:// and wss:// use WebSocket.
+//   - http+unix:// uses Streamable HTTP over a Unix socket, named
+//     percent-encoded in place of the host: http+unix://%2Frun%2Fmcp.sock/mcp
+//     is the path /mcp served on the socket /run/mcp.sock (the requests
+//     name the host localhost). [WithHTTPClient]'s client, if any, must
+//     have an *http.Transport (or none): its copy dials the socket.
+//
+// Any other byte stream (a net.Conn, a named pipe, an SSH channel) is a
+// transport.Stream given to [Connect].
 //
 // [WithHTTPClient], [WithHeaders] and [WithAuth] configure the requests.
 // Negotiation verdicts are remembered under the endpoint URL when
@@ -27,11 +35,28 @@ import (
 // parsed or has another scheme, then those of [Connect].
 func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
+	socket, unixURL, unix, err := unixEndpoint(endpoint)
+	if err != nil {
+		return nil, &Error{Op: "connect", Kind: KindInvalid, Err: err}
+	}
+	if unix {
+		// Streamable HTTP over a Unix socket (unixsocket.go).
+		if cfg.httpClient, err = unixHTTPClient(cfg.httpClient, socket); err != nil {
+			return nil, &Error{Op: "connect", Kind: KindInvalid, Err: err}
+		}
+	}
+	orig := endpoint
+	if unix {
+		endpoint = unixURL
+	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, &Error{Op: "connect", Kind: KindInvalid, Err: err}
 	}
 	key := u.String()
+	if unix {
+		key = orig // every socket's requests name localhost
+	}
 	cfg.endpoint = endpoint
 	var t, fallback transport.Transport
 	switch strings.ToLower(u.Scheme) {
@@ -43,6 +68,9 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 			TokenSource: cfg.auth.Tokens,
 			HeaderFunc:  cfg.auth.Header,
 			Logger:      cfg.logger,
+			// RetryPolicy.ReconnectInitial/Max pace the GET stream too.
+			ReconnectBackoff:    cfg.liveness.RelistenInitial,
+			MaxReconnectBackoff: cfg.liveness.RelistenMax,
 		}
 		t = h
 		if cfg.protocol == Auto || cfg.protocol == Legacy || isLegacyPin(cfg.protocol) {

@@ -36,6 +36,14 @@
 // [Client.DroppedTools]), and tool calls carry the
 // Mcp-Param-* headers the valid annotations ask for.
 //
+// A gateway relaying many callers over one client gives each request its
+// caller's client capabilities and client info with [WithClientIdentity]
+// (modern era; checked against what the handler can serve; refused in the
+// legacy era, where they belong to the session).
+//
+// The events extension (io.modelcontextprotocol/events) has its own
+// package, client/events, over a Client.
+//
 // Modern results that carry cache hints are served from a [cache.Store]
 // while fresh ([WithCache]); negotiation verdicts can be remembered per server
 // in an era store ([WithEraCache]) so that reconnecting skips the probe.

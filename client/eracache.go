@@ -32,7 +32,9 @@ func MemoryEraCache() cache.EraStore { return cache.NewMemoryEraStore() }
 
 // NewFileEraCache returns an era store for [WithEraCache] persisted as
 // one JSON file at path (a [cache.NewFileEraStore]), so verdicts survive
-// restarts. It is safe for concurrent use within one process; two
-// processes sharing a file may lose each other's latest writes, which
-// only costs a probe. A missing or unreadable file reads as empty.
+// restarts; records are keyed by a hash of the server key, never the key
+// (a command line's arguments may carry tokens). It is safe for
+// concurrent use within one process; two processes sharing a file may
+// lose each other's latest writes, which only costs a probe. A missing or
+// unreadable file reads as empty.
 func NewFileEraCache(path string) cache.EraStore { return cache.NewFileEraStore(path) }

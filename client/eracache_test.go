@@ -43,7 +43,7 @@ func TestEraCache(t *testing.T) {
 			})
 			eras := client.MemoryEraCache()
 			if tt.hint != nil {
-				eras.StoreEra(ts.URL, *tt.hint)
+				eras.StoreEra(testCtx(t), ts.URL, *tt.hint)
 			}
 			for i := range 2 {
 				c, err := client.Dial(testCtx(t), ts.URL, client.WithEraCache(eras))
@@ -74,7 +74,7 @@ func TestEraCache(t *testing.T) {
 				}
 				c.Close()
 			}
-			rec, ok := eras.LoadEra(ts.URL)
+			rec, ok, _ := eras.LoadEra(testCtx(t), ts.URL)
 			if !ok {
 				t.Fatal("no record stored")
 			}
@@ -206,7 +206,7 @@ func TestEraCacheKnowsServer(t *testing.T) {
 func TestEraCacheBareHintStrict(t *testing.T) {
 	eras := client.MemoryEraCache()
 	so := testserver.Options{}
-	eras.StoreEra(stdioServer(t, so).ServerKey(), cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
+	eras.StoreEra(testCtx(t), stdioServer(t, so).ServerKey(), cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
 	f := connect(t, tStdio, so, client.WithEraCache(eras), client.WithCapabilityOptions(client.CapabilityOptions{Strict: true}))
 	if f.c.ServerInfo() == nil || f.c.ServerCapabilities().Tools == nil {
 		t.Errorf("client knows %+v after a bare hint, want the server's description", known(f.c))
@@ -243,7 +243,7 @@ func TestEraCacheServerKey(t *testing.T) {
 	if n := probes(first); n != 1 {
 		t.Fatalf("first connection: %d probes, want 1", n)
 	}
-	if rec, ok := eras.LoadEra("my-server"); !ok || rec.Era != negotiation.EraModern {
+	if rec, ok, _ := eras.LoadEra(testCtx(t), "my-server"); !ok || rec.Era != negotiation.EraModern {
 		t.Fatalf("record under the ServerKey = %+v, %v; want a modern one", rec, ok)
 	}
 	if n := probes(keyedPipeClient(t, srv, "my-server", client.WithEraCache(eras))); n != 0 {

@@ -28,6 +28,9 @@ import (
 //   - "input-round": a modern input_required round was answered.
 //   - "dropped": messages were dropped or coalesced under load; Count says
 //     how many, Method which.
+//   - "keepalive-timeout": a keepalive request went unanswered (see
+//     [RetryPolicy.KeepAlive]) and the connection is being healed;
+//     Method names it, Err says so.
 //
 // New kinds may be added; a kind is never renamed.
 type ConnEvent struct {

@@ -174,10 +174,10 @@ func ExampleNewFileEraCache() {
 	}
 	defer os.RemoveAll(dir)
 	eras := client.NewFileEraCache(filepath.Join(dir, "eras.json"))
-	eras.StoreEra("https://example.com/mcp", cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
+	eras.StoreEra(context.Background(), "https://example.com/mcp", cache.EraRecord{Era: negotiation.EraModern, Version: protocol.Version20260728})
 
 	// Another process (here: another value) reads the same file.
-	rec, ok := client.NewFileEraCache(filepath.Join(dir, "eras.json")).LoadEra("https://example.com/mcp")
+	rec, ok, _ := client.NewFileEraCache(filepath.Join(dir, "eras.json")).LoadEra(context.Background(), "https://example.com/mcp")
 	fmt.Println(rec.Era, rec.Version, ok)
 	// Output: modern 2026-07-28 true
 }

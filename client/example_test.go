@@ -312,7 +312,7 @@ func ExampleWithEraCache() {
 		fmt.Println(c.Negotiated().Era, len(c.Negotiated().Trace) > 0)
 		c.Close()
 	}
-	rec, _ := eras.LoadEra(ts.URL)
+	rec, _, _ := eras.LoadEra(context.Background(), ts.URL)
 	fmt.Println(rec.Era, rec.Version)
 	// Output:
 	// legacy true

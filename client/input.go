@@ -136,7 +136,7 @@ func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[strin
 	if err := cc.optionError(op); err != nil {
 		return err
 	}
-	res, err := c.sess.Resume(ctx, ep, raw, cc.sessionOptions())
+	res, err := c.sess.Resume(identityContext(ctx, &cc), ep, raw, cc.sessionOptions())
 	if err != nil {
 		if errors.Is(err, engine.ErrNotModern) {
 			// A legacy InputRequired that is not live: decoded from JSON,

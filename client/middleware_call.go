@@ -97,5 +97,6 @@ func (cc *callConfig) optionError(op string) error {
 	if cc.optErr == nil {
 		return nil
 	}
-	return &Error{Op: op, Kind: KindInvalid, Err: cc.optErr}
+	k, err := optionKind(cc.optErr)
+	return &Error{Op: op, Kind: k, Err: err}
 }

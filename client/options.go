@@ -188,6 +188,7 @@ type config struct {
 	defaults       callConfig   // callDefaults applied; set by sessionConfig
 	onEvent        func(ConnEvent)
 	retry          engine.RetryPolicy
+	liveness       engine.Liveness // WithRetry's keepalive and re-listen pacing
 	logger         *slog.Logger
 	capOpts        CapabilityOptions
 	auth           Auth
@@ -323,15 +324,22 @@ func (c *Client) callOptions(opts []CallOption) callConfig {
 			o.applyCall(&cc)
 		}
 	}
+	if err := c.identityError(&cc); err != nil && cc.optErr == nil {
+		cc.optErr = err
+	}
 	return cc
 }
 
 // WithRetry sets the backoff used when the server or network asks for a
-// retry (HTTP 408/429/5xx, network errors, probe timeouts off stdio) and
-// the era probe's timeout ([RetryPolicy.ProbeTimeout]). Default: the zero
-// [RetryPolicy], which selects the default schedule and a 5s probe.
+// retry (HTTP 408/429/5xx, network errors, probe timeouts off stdio),
+// the era probe's timeout ([RetryPolicy.ProbeTimeout]), the keepalive
+// ([RetryPolicy.KeepAlive]) and the pacing of re-listens
+// ([RetryPolicy.ReconnectInitial]). Default: the zero [RetryPolicy], which
+// selects the default schedule, a 5s probe and no keepalive.
 func WithRetry(p RetryPolicy) Option {
-	return optionFunc(func(c *config) { c.retry, c.probeTimeout = p.engine(), max(p.ProbeTimeout, 0) })
+	return optionFunc(func(c *config) {
+		c.retry, c.probeTimeout, c.liveness = p.engine(), max(p.ProbeTimeout, 0), p.liveness()
+	})
 }
 
 // WithLogger sets the logger for diagnostics (dropped tools, overflowing
@@ -357,7 +365,9 @@ func WithAuth(a Auth) Option {
 // prompts/list, resources/list, resources/templates/list, resources/read):
 // a result is served from it while its ttlMs lasts.
 // Default (and nil): no caching. [cache.NewMemory] is an in-memory store;
-// a store may be shared by several clients.
+// a store may be shared by several clients (and, through the redisstore
+// module, by replicas). A store that fails costs the cache, never the call: the
+// call goes on uncached, and the failure is logged once per outage.
 func WithCache(c cache.Store) Option {
 	return optionFunc(func(cfg *config) { cfg.cache = c })
 }
@@ -372,7 +382,9 @@ func WithCache(c cache.Store) Option {
 //	interface{ ServerKey() string }
 //
 // (a transport.Stdio's is its command line); any other transport gets no
-// era caching and a key unique to the connection.
+// era caching and a key unique to the connection. A store that fails
+// costs the hint, never the connection: it probes, and the failure is
+// logged once per outage.
 func WithEraCache(ec cache.EraStore) Option {
 	return optionFunc(func(c *config) { c.eraCache = ec })
 }

@@ -20,7 +20,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	if err := cc.optionError(protocol.MethodPromptsGet); err != nil {
 		return nil, err
 	}
-	raw, err := c.call(ctx, protocol.MethodPromptsGet, &protocol.GetPromptParams{Name: name, Arguments: args}, cc.sessionOptions())
+	raw, err := c.call(identityContext(ctx, &cc), protocol.MethodPromptsGet, &protocol.GetPromptParams{Name: name, Arguments: args}, cc.sessionOptions())
 	return decoded[protocol.GetPromptResult](protocol.MethodPromptsGet, raw, err)
 }
 

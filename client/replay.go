@@ -4,37 +4,48 @@ import (
 	"github.com/conduitmcp/conduit/internal/engine"
 )
 
-// ReplayPolicy says which requests lost with their connection (a stdio
-// server that died, a broken response stream, an HTTP POST whose
-// connection broke after the request was written, an expired legacy HTTP
-// session) are sent again automatically, once, on the healed connection.
-// A request that is not replayed and that the server may have executed
-// fails with an [*Error] matching [ErrOutcomeUnknown]; the connection
-// still heals, so the next call works.
+// ReplayPolicy says which requests that may have run without an answer
+// are sent again automatically, once, on the healed connection: requests
+// written and then lost with their connection (a stdio server that died,
+// a WebSocket that broke, an HTTP POST whose connection broke after the
+// request was written), with their response stream (whatever a legacy
+// resumption GET said afterwards), or answered HTTP 500, 502, 504 or
+// another 5xx that does not say the request was not taken. Such a
+// request that is not sent again fails with an [*Error] matching
+// [ErrOutcomeUnknown]; so does a replay that is lost too, whatever the
+// policy ("2 attempts may have run"). The connection still heals, so the
+// next call works.
 //
-// The same policy governs the retries of requests an HTTP server answered
-// with a transient status: 408, 429 and 503 say that the request was not
-// taken, and are retried (within [RetryPolicy]) unless the policy is
-// ReplayNone; 500, 502, 504 and the other 5xx do not say so, and are
-// retried only as a lost request would be replayed (otherwise the call
-// fails with the *Error of kind [KindHTTP] matching [ErrOutcomeUnknown]).
+// A request no server saw is sent again under every policy, after the
+// heal: one never written (held while the connection healed, or the
+// connection closed before the write) or refused (a legacy HTTP 404 for
+// an expired session, to its own POST); 408, 429 and 503, which say the
+// request was not taken, are retried within [RetryPolicy] unless the
+// policy is ReplayNone. When it cannot be sent (the heal failed, the
+// dial was refused) it fails with an [*Error] matching [ErrNotSent],
+// never [ErrOutcomeUnknown]. The rule, and the words each decision
+// reports in [ConnEvent.Reason], are in internal/engine/outcome.go.
 type ReplayPolicy int
 
 const (
-	// ReplaySafe, the default, re-sends only what cannot run twice: a
-	// request the server provably never received (a legacy HTTP 404 for an
-	// expired session, a connection closed before the request was
-	// written), a method read-only by protocol (the listings, gets and
-	// reads, server/discover, ping, completion, subscribing and listening,
+	// ReplaySafe, the default, replays only what cannot run twice: a
+	// method read-only by protocol (the listings, gets and reads,
+	// server/discover, ping, completion, subscribing and listening,
 	// logging/setLevel, the tasks queries), and a tools/call of a tool
-	// whose last-listed annotations say readOnlyHint or idempotentHint
-	// true.
+	// whose annotations say readOnlyHint or idempotentHint true. A tool
+	// the client has not listed (or whose list changed since) is looked
+	// up with one tools/list walk when the decision needs it: after the
+	// heal, on the caller's goroutine, bounded by the call's context; a
+	// call that is not lost never pays for it, and the listing is kept
+	// until the next tools list_changed notification.
 	ReplaySafe ReplayPolicy = iota
-	// ReplayAll re-sends every lost request once (the literal reading of
-	// the 2026-07-28 rule that a request lost with its stream is sent
-	// again as a new request): a tool may then run twice.
+	// ReplayAll replays every request that may have run, once (the
+	// literal reading of the 2026-07-28 rule that a request lost with its
+	// stream is sent again as a new request): a tool may then run twice.
 	ReplayAll
-	// ReplayNone re-sends nothing.
+	// ReplayNone replays nothing that may have run, and does not retry
+	// 408, 429 or 503; a request no server saw is still sent again after
+	// the heal.
 	ReplayNone
 )
 

@@ -263,6 +263,7 @@ type callConfig struct {
 	headers  http.Header                // WithCallHeaders
 	optErr   error                      // a call option that cannot apply
 	manual   bool                       // WithManualInput
+	ident    *engine.Identity           // WithClientIdentity
 }
 
 func newCallConfig(opts []CallOption) callConfig {
@@ -454,7 +455,7 @@ func (c *Client) startTool(ctx context.Context, name string, args any, cc *callC
 				opts.Headers = mergeHeaders(cc.headers, h)
 			}
 		}
-		raw, err := c.call(ctx, protocol.MethodToolsCall, params, opts)
+		raw, err := c.call(identityContext(ctx, cc), protocol.MethodToolsCall, params, opts)
 		if err != nil {
 			if withHeaders && attempt == 0 && errors.Is(err, jsonrpc.ErrHeaderMismatch) {
 				// The schema may have changed: refresh and retry once.

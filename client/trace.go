@@ -62,6 +62,34 @@ type RetryPolicy struct {
 	// times out means legacy on a command transport (a stdio server that
 	// ignores an unknown method) and is retried on every other one.
 	ProbeTimeout time.Duration
+
+	// KeepAlive turns on the keepalive: while the connection is ready the
+	// client sends ping (legacy) or server/discover (modern) every
+	// KeepAlive, and a peer that leaves one unanswered for
+	// KeepAliveTimeout (0 or negative: KeepAlive) counts as gone: the
+	// connection is healed as a lost one (on stdio the process is shut
+	// down and respawned; on WebSocket and HTTP the connection is made
+	// again and the era re-negotiated, which re-opens the legacy GET
+	// stream and the modern listen streams), and a [ConnEvent]
+	// "keepalive-timeout" is reported. It detects a peer that stopped
+	// answering, not one stream that died while the peer answers. 0 or
+	// negative (the default): no keepalive.
+	KeepAlive        time.Duration
+	KeepAliveTimeout time.Duration
+	// ReconnectInitial and ReconnectMax pace the re-opening of streams
+	// that dropped: the first wait and the cap of a doubling backoff. For
+	// the modern listen streams ([Client.Subscribe], the handler's change
+	// listeners; with jitter) 0 or negative selects 100 ms and 30 s; for
+	// the legacy GET stream of a Streamable HTTP connection made by
+	// [Dial] (transport.StreamableHTTP.ReconnectBackoff) 1 s and 30 s.
+	ReconnectInitial time.Duration
+	ReconnectMax     time.Duration
+}
+
+// liveness is the policy's keepalive and pacing, as the engine takes it.
+func (p RetryPolicy) liveness() engine.Liveness {
+	return engine.Liveness{KeepAlive: p.KeepAlive, KeepAliveTimeout: p.KeepAliveTimeout,
+		RelistenInitial: p.ReconnectInitial, RelistenMax: p.ReconnectMax}
 }
 
 // engine is the policy as the engine takes it (ProbeTimeout apart).

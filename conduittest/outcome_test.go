@@ -445,6 +445,19 @@ func (l *eventLog) has(kind string) bool {
 	return false
 }
 
+// reason returns the Reason of the last event of kind.
+func (l *eventLog) reason(kind string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var r string
+	for _, ev := range l.events {
+		if ev.Kind == kind {
+			r = ev.Reason
+		}
+	}
+	return r
+}
+
 // wait reports whether an event of kind arrives within a few seconds
 // (events reach the hook asynchronously, from the dispatcher).
 func (l *eventLog) wait(kind string) bool {

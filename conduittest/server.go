@@ -120,6 +120,11 @@ func WithPageSize(n int) Option { return func(c *config) { c.o.PageSize = n } }
 // package skills, and the fixtures in internal/testserver/skills.go.
 func WithSkills() Option { return func(c *config) { c.o.Skills = true } }
 
+// WithoutListChanged makes the server declare no listChanged for tools,
+// prompts and resources, as a minimal server does; it still serves the
+// lists.
+func WithoutListChanged() Option { return func(c *config) { c.o.NoListChanged = true } }
+
 // WithSSEResponses answers every Streamable HTTP request with an event
 // stream instead of application/json.
 func WithSSEResponses() Option { return func(c *config) { c.o.SSEResponses = true } }

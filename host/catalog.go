@@ -77,6 +77,10 @@ type catalogue struct {
 	resources []Resource
 	toolIdx   map[string]int
 	promptIdx map[string]int
+	// gone maps the catalogue names of the tools and prompts of servers
+	// whose connection ended to their server, so that a call of one is
+	// told the server is down, not that the name is unknown.
+	goneTools, gonePrompts map[string]*server
 }
 
 // publish replaces s's entries and rebuilds the catalogue.
@@ -84,12 +88,32 @@ func (h *Host) publish(s *server, tools []protocol.Tool, prompts []protocol.Prom
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s.tools, s.prompts, s.resources = tools, prompts, resources
+	s.goneTools, s.gonePrompts = nil, nil
 	h.rebuildLocked()
 	h.notifyLocked()
 }
 
-// drop removes s's entries (its connection ended).
-func (h *Host) drop(s *server) { h.publish(s, nil, nil, nil) }
+// drop removes s's entries (its connection ended), remembering their
+// catalogue names until it lists again.
+func (h *Host) drop(s *server) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var tools, prompts []string
+	for _, t := range h.cat.tools {
+		if t.Server == s.cfg.Name {
+			tools = append(tools, t.Name)
+		}
+	}
+	for _, p := range h.cat.prompts {
+		if p.Server == s.cfg.Name {
+			prompts = append(prompts, p.Name)
+		}
+	}
+	s.tools, s.prompts, s.resources = nil, nil, nil
+	s.goneTools, s.gonePrompts = tools, prompts
+	h.rebuildLocked()
+	h.notifyLocked()
+}
 
 // rebuildLocked assigns every entry its catalogue name. Servers are taken
 // in name order and each server's entries in name order, so the names
@@ -121,7 +145,65 @@ func (h *Host) rebuildLocked() {
 			cat.resources = append(cat.resources, Resource{Name: n, Server: server, Resource: r})
 		}
 	}
+	cat.goneTools, cat.gonePrompts = map[string]*server{}, map[string]*server{}
+	for _, s := range h.servers {
+		for _, n := range s.goneTools {
+			if _, live := cat.toolIdx[n]; !live {
+				cat.goneTools[n] = s
+			}
+		}
+		for _, n := range s.gonePrompts {
+			if _, live := cat.promptIdx[n]; !live {
+				cat.gonePrompts[n] = s
+			}
+		}
+	}
 	h.cat = cat
+}
+
+// absent is the error of a call of name, a tool or prompt (kind) that is
+// not in the catalogue: a [*ServerError] matching [ErrNotReady] when the
+// name is one of a server that is not ready (one it listed before its
+// connection ended or, with the default names, SERVER__… for a server
+// that never connected), else [ErrNotFound].
+func (h *Host) absent(kind, name string) error {
+	h.mu.Lock()
+	gone := h.cat.goneTools
+	if kind == "prompt" {
+		gone = h.cat.gonePrompts
+	}
+	s := gone[name]
+	h.mu.Unlock()
+	if s == nil {
+		s = h.neverConnected(name)
+	}
+	if s != nil {
+		if _, err := s.readyClient(); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%s %q: %w", kind, name, ErrNotFound)
+}
+
+// neverConnected returns the server that never connected whose default
+// catalogue names begin name (the longest such prefix), or nil. With
+// Options.Name set the names of a server that never listed are unknown.
+func (h *Host) neverConnected(name string) *server {
+	if h.opts.Name != nil {
+		return nil
+	}
+	var best *server
+	bestLen := 0
+	for _, s := range h.servers {
+		prefix := Sanitize(s.cfg.Name + "__")
+		if len(prefix) <= bestLen || !strings.HasPrefix(name, prefix) || len(name) == len(prefix) {
+			continue
+		}
+		if st := s.snapshot(); st.Connects == 0 {
+			best, bestLen = s, len(prefix)
+		}
+	}
+	return best
 }
 
 func sortedBy[T any](items []T, key func(T) string) []T {

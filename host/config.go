@@ -164,10 +164,54 @@ func (e *ConfigError) Error() string {
 // Unwrap returns Err.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
+// ConfigErrors is every bad server of one file, in the file's order: what
+// [Load], [Parse] and [Start] return when more than one server is bad (one
+// bad server is a [*ConfigError] alone). errors.As finds the first
+// *ConfigError, and errors.Is matches the sentinel of any of them.
+type ConfigErrors []*ConfigError
+
+// Error returns every error on one line: "host: FILE: server "A": FIELD:
+// what is wrong; server "B": …".
+func (e ConfigErrors) Error() string {
+	var b strings.Builder
+	for i, ce := range e {
+		if i == 0 {
+			b.WriteString(ce.Error())
+			continue
+		}
+		b.WriteString("; ")
+		c := *ce
+		c.File = "" // named once, by the first
+		b.WriteString(strings.TrimPrefix(c.Error(), "host: "))
+	}
+	return b.String()
+}
+
+// Unwrap returns the errors, for errors.Is and errors.As.
+func (e ConfigErrors) Unwrap() []error {
+	out := make([]error, len(e))
+	for i, ce := range e {
+		out[i] = ce
+	}
+	return out
+}
+
+// err returns nil for none, the *ConfigError for one, else e.
+func (e ConfigErrors) err() error {
+	switch len(e) {
+	case 0:
+		return nil
+	case 1:
+		return e[0]
+	}
+	return e
+}
+
 // Load reads the configuration file at path. opts may be nil.
 //
 // Errors: the *fs.PathError of reading the file, or a [*ConfigError]
-// naming the file, the server and the field (an unknown transport type,
+// naming the file, the server and the field (a [ConfigErrors] of every
+// bad server when there are several) (an unknown transport type,
 // neither command nor url, a malformed URL, an unset variable without a
 // default ([ErrUnsetVariable]), an unresolved input
 // ([ErrUnresolvedInput]), a duplicate server name).
@@ -222,7 +266,7 @@ func Parse(path string, data []byte, opts *LoadOptions) (*Config, error) {
 	if opts == nil {
 		opts = &LoadOptions{}
 	}
-	fail := func(server, field string, err error) error {
+	fail := func(server, field string, err error) *ConfigError {
 		return &ConfigError{File: path, Server: server, Field: field, Err: err}
 	}
 	var raw rawFile
@@ -254,18 +298,25 @@ func Parse(path string, data []byte, opts *LoadOptions) (*Config, error) {
 	}
 	ex := newExpander(path, opts, raw.Inputs)
 	cfg := &Config{Path: path, Format: format}
+	var errs ConfigErrors
 	for i, name := range names {
 		if name == "" {
-			return nil, fail("", key, errors.New("a server has an empty name"))
+			errs = append(errs, fail("", key, errors.New("a server has an empty name")))
+			continue
 		}
 		if slices.Contains(names[:i], name) {
-			return nil, fail(name, "", errors.New("duplicate server name"))
+			errs = append(errs, fail(name, "", errors.New("duplicate server name")))
+			continue
 		}
 		sc, field, err := ex.server(name, entries[i])
 		if err != nil {
-			return nil, fail(name, field, err)
+			errs = append(errs, fail(name, field, err))
+			continue
 		}
 		cfg.Servers = append(cfg.Servers, sc)
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(cfg.Servers, func(a, b ServerConfig) int { return strings.Compare(a.Name, b.Name) })
 	return cfg, nil

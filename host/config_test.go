@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -284,4 +285,57 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("Parse(%q) = %v, want a *ConfigError", data, err)
 		}
 	})
+}
+
+// TestLoadReportsEveryBadServer: a file with several bad servers is
+// reported whole, in the file's order, on one line, each error still
+// reachable with errors.Is and errors.As; a file with one bad server
+// gives its *ConfigError alone.
+func TestLoadReportsEveryBadServer(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mcp.json")
+	data := `{"mcpServers": {
+		"ok":    {"command": "x"},
+		"grpc":  {"type": "grpc", "url": "http://h/"},
+		"empty": {},
+		"token": {"command": "x", "env": {"T": "${NO_SUCH_VAR_FOR_HOST_TEST}"}},
+		"ok":    {"command": "y"}
+	}}`
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := host.Load(p, &host.LoadOptions{LookupEnv: env(nil)})
+	errs, ok := errors.AsType[host.ConfigErrors](err)
+	if !ok {
+		t.Fatalf("Load = %v, want ConfigErrors", err)
+	}
+	var got []string
+	for _, ce := range errs {
+		got = append(got, ce.Server+":"+ce.Field)
+	}
+	if want := []string{"grpc:type", "empty:", "token:env.T", "ok:"}; !slices.Equal(got, want) {
+		t.Errorf("bad servers = %v, want %v", got, want)
+	}
+	if !errors.Is(err, host.ErrUnsetVariable) {
+		t.Errorf("errors.Is(%v, ErrUnsetVariable) = false", err)
+	}
+	if ce, ok := errors.AsType[*host.ConfigError](err); !ok || ce.Server != "grpc" {
+		t.Errorf("errors.As(*ConfigError) = %+v, want the first bad server", ce)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || strings.Count(msg, p) != 1 || !strings.HasPrefix(msg, "host: "+p+`: server "grpc": type: `) ||
+		!strings.Contains(msg, `; server "empty": neither command nor url is set; server "token": env.T: `) {
+		t.Errorf("Error() = %q, want one line naming the file once and every bad server", msg)
+	}
+
+	_, err = host.Parse("one.json", []byte(`{"mcpServers": {"a": {"command": "x"}, "b": {}}}`), nil)
+	if ce, ok := err.(*host.ConfigError); !ok || ce.Server != "b" {
+		t.Errorf("Parse with one bad server = %#v, want its *ConfigError alone", err)
+	}
+
+	_, err = host.Start(&host.Config{Servers: []host.ServerConfig{
+		{Name: "a", Type: "stdio"}, {Name: "b", Command: "x"}, {Name: "c", Type: "http"},
+	}}, nil)
+	if errs, ok := errors.AsType[host.ConfigErrors](err); !ok || len(errs) != 2 || errs[0].Server != "a" || errs[1].Server != "c" {
+		t.Errorf("Start with two bad servers = %v, want ConfigErrors for a and c", err)
+	}
 }

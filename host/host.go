@@ -28,6 +28,16 @@ type Options struct {
 	Name func(server, name string) string
 	// Reconnect paces reconnection of a server that failed or died.
 	Reconnect Reconnect
+	// MaxStarting caps the stdio servers starting at once: a server holds
+	// one of these slots from the start of its process until its
+	// handshake ends (or fails), and waits for one in [StateQueued], in
+	// the order the servers asked. Its ConnectTimeout counts from when it
+	// has a slot. Reconnections, and the client's own restart of a
+	// process that died, take a slot too. 0 means twice the number of
+	// CPUs, at least 4; negative means no cap (every server starts at
+	// once). HTTP, SSE and WebSocket servers, which start nothing here,
+	// are not capped.
+	MaxStarting int
 	// ListTimeout bounds one refresh of a server's catalogue; 0 means
 	// [DefaultListTimeout].
 	ListTimeout time.Duration
@@ -67,9 +77,14 @@ const (
 	StateDisabled
 	// StateClosed: the host was closed.
 	StateClosed
+	// StateQueued: a stdio server waits for a start slot
+	// ([Options.MaxStarting]), before its first start or a
+	// reconnection. Next: StateConnecting.
+	StateQueued
 )
 
-// String returns "connecting", "ready", "failed", "disabled" or "closed".
+// String returns "connecting", "ready", "failed", "disabled", "closed" or
+// "queued".
 func (s State) String() string {
 	switch s {
 	case StateConnecting:
@@ -82,6 +97,8 @@ func (s State) String() string {
 		return "disabled"
 	case StateClosed:
 		return "closed"
+	case StateQueued:
+		return "queued"
 	}
 	return fmt.Sprintf("State(%d)", int(s))
 }
@@ -103,6 +120,11 @@ type ServerStatus struct {
 	LastErr error
 	// Attempts counts connection attempts; Connects the successful ones.
 	Attempts, Connects int
+	// Heals counts the connections the client restored on its own while
+	// ready (a stdio process that crashed and was started again, an HTTP
+	// session established again), each counted once its session answered
+	// again; the host's own reconnections are in Connects.
+	Heals int
 	// Tools, Prompts and Resources count the server's catalogue entries.
 	Tools, Prompts, Resources int
 }
@@ -120,7 +142,8 @@ var (
 )
 
 // ServerError reports a call to a server that is not connected. It
-// matches [ErrNotReady]; Err is the server's current error, if any.
+// matches [ErrNotReady]; Err is the server's current error, else its last
+// one (nil for a server that has not failed yet).
 type ServerError struct {
 	Server string
 	State  State
@@ -149,6 +172,7 @@ func (e *ServerError) Unwrap() error { return e.Err }
 type Host struct {
 	opts    Options
 	servers []*server // sorted by name; written once in Start
+	starts  *gate     // caps stdio servers starting at once; nil: no cap
 
 	// life is the host's lifetime context, detached from any caller and
 	// canceled by Close; every supervisor goroutine derives from it.
@@ -169,23 +193,30 @@ type Host struct {
 // not be nil; opts may be. The Host must be closed.
 //
 // Errors: a [*ConfigError] for a Config that [Parse] would reject (an
-// empty or duplicate name, an unknown type, neither command nor url).
+// empty or duplicate name, an unknown type, neither command nor url), or
+// [ConfigErrors] for several.
 func Start(cfg *Config, opts *Options) (*Host, error) {
 	h := &Host{changed: make(chan struct{})}
 	if opts != nil {
 		h.opts = *opts
 	}
+	h.starts = newGate(h.opts.MaxStarting)
 	seen := map[string]bool{}
+	var errs ConfigErrors
 	for _, sc := range cfg.Servers {
 		sc, err := checkServer(cfg.Path, sc, seen)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		var so ServerOptions
 		if h.opts.Server != nil {
 			so = h.opts.Server(sc)
 		}
 		h.servers = append(h.servers, newServer(h, sc, so))
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(h.servers, func(a, b *server) int { return strings.Compare(a.cfg.Name, b.cfg.Name) })
 	h.life, h.cancel = context.WithCancel(context.Background())
@@ -202,8 +233,8 @@ func Start(cfg *Config, opts *Options) (*Host, error) {
 
 // checkServer checks sc as Parse would and returns a copy with its type
 // resolved and its slices and maps copied (the caller's stay its own).
-func checkServer(path string, sc ServerConfig, seen map[string]bool) (ServerConfig, error) {
-	fail := func(field string, err error) (ServerConfig, error) {
+func checkServer(path string, sc ServerConfig, seen map[string]bool) (ServerConfig, *ConfigError) {
+	fail := func(field string, err error) (ServerConfig, *ConfigError) {
 		return sc, &ConfigError{File: path, Server: sc.Name, Field: field, Err: err}
 	}
 	switch {
@@ -221,8 +252,9 @@ func checkServer(path string, sc ServerConfig, seen map[string]bool) (ServerConf
 }
 
 // Wait waits until every server has finished its first connection
-// attempt (ready or failed; each bounded by its ConnectTimeout), or ctx
-// ends (then it returns ctx.Err()).
+// attempt (ready or failed; each bounded by its ConnectTimeout from when
+// it got a start slot, see [Options.MaxStarting]), or ctx ends (then it
+// returns ctx.Err()). [Host.Changed] tells of each server as it comes up.
 func (h *Host) Wait(ctx context.Context) error {
 	for _, s := range h.servers {
 		select {
@@ -306,13 +338,16 @@ func (h *Host) notify() {
 
 // CallTool calls the tool with catalogue name name on its server.
 //
-// Errors: [ErrNotFound] (wrapped) for a name not in the catalogue, a
-// [*ServerError] matching [ErrNotReady] when the server is not connected,
-// [ErrClosed], else those of client.Client.CallTool.
+// Errors: a [*ServerError] matching [ErrNotReady] (the server's error
+// inside) when the tool's server is not connected: a name the server
+// listed before its connection ended, or, with the default names, a
+// SERVER__… name of a server that never connected; [ErrNotFound]
+// (wrapped) for a name no server has; [ErrClosed]; else those of
+// client.Client.CallTool.
 func (h *Host) CallTool(ctx context.Context, name string, args any, opts ...client.CallOption) (*protocol.CallToolResult, error) {
 	t, ok := h.Tool(name)
 	if !ok {
-		return nil, fmt.Errorf("tool %q: %w", name, ErrNotFound)
+		return nil, h.absent("tool", name)
 	}
 	c, err := h.server(t.Server).readyClient()
 	if err != nil {
@@ -326,7 +361,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts ...clie
 func (h *Host) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...client.CallOption) (*protocol.GetPromptResult, error) {
 	p, ok := h.Prompt(name)
 	if !ok {
-		return nil, fmt.Errorf("prompt %q: %w", name, ErrNotFound)
+		return nil, h.absent("prompt", name)
 	}
 	c, err := h.server(p.Server).readyClient()
 	if err != nil {

@@ -85,8 +85,22 @@ func TestIsolation(t *testing.T) {
 			t.Errorf("tool %s of broken server %s in the catalogue", tl.Name, tl.Server)
 		}
 	}
-	if _, err := h.CallTool(ctx, "missing__echo", map[string]any{"text": "x"}); !errors.Is(err, host.ErrNotFound) {
-		t.Errorf("CallTool(missing__echo) = %v, want ErrNotFound", err)
+	// A tool of a server that never connected is a *ServerError with the
+	// server's error (issue 26, item 5); a name no server has is not found.
+	for _, name := range []string{"missing__echo", "mute-stdio__anything"} {
+		_, err := h.CallTool(ctx, name, map[string]any{"text": "x"})
+		server, _, _ := strings.Cut(name, "__")
+		if se, ok := errors.AsType[*host.ServerError](err); !errors.Is(err, host.ErrNotReady) || errors.Is(err, host.ErrNotFound) || !ok || se.Server != server || se.Err == nil {
+			t.Errorf("CallTool(%s) = %v, want a *ServerError for %s with its error, matching ErrNotReady", name, err, server)
+		}
+	}
+	for _, name := range []string{"nosuch__echo", "good-stdio__nosuch", "echo"} {
+		if _, err := h.CallTool(ctx, name, nil); !errors.Is(err, host.ErrNotFound) || errors.Is(err, host.ErrNotReady) {
+			t.Errorf("CallTool(%s) = %v, want ErrNotFound", name, err)
+		}
+	}
+	if _, err := h.GetPrompt(ctx, "missing__greet", nil); !errors.Is(err, host.ErrNotReady) {
+		t.Errorf("GetPrompt(missing__greet) = %v, want ErrNotReady", err)
 	}
 	_, err := h.Client("missing")
 	var se *host.ServerError
@@ -140,6 +154,18 @@ func TestDiesMidSession(t *testing.T) {
 	if st.Err == nil {
 		t.Errorf("flaky failed without an error")
 	}
+	// Its tools left the catalogue, but calling one says the server is
+	// down, with why, not that the name is unknown (issue 26, item 5).
+	_, err := h.CallTool(ctx, "flaky__echo", map[string]any{"text": "x"})
+	if se, ok := errors.AsType[*host.ServerError](err); !errors.Is(err, host.ErrNotReady) || !ok || se.Server != "flaky" || se.Err == nil {
+		t.Errorf("CallTool(flaky__echo) while flaky is down = %v, want a *ServerError with its error, matching ErrNotReady", err)
+	}
+	if _, err := h.GetPrompt(ctx, "flaky__greet", nil); !errors.Is(err, host.ErrNotReady) {
+		t.Errorf("GetPrompt(flaky__greet) while flaky is down = %v, want ErrNotReady", err)
+	}
+	if _, err := h.CallTool(ctx, "flaky__nosuch", nil); !errors.Is(err, host.ErrNotFound) {
+		t.Errorf("CallTool(flaky__nosuch) = %v, want ErrNotFound (flaky never listed it)", err)
+	}
 	t.Logf("flaky after its death: %v, %v", st.State, st.Err)
 	if res, err := h.CallTool(ctx, "steady__echo", map[string]any{"text": "still here"}); err != nil || res.Content[0].Text != "still here" {
 		t.Errorf("CallTool(steady__echo) while flaky is down = %+v, %v", res, err)
@@ -183,6 +209,10 @@ func TestRefreshOnReconnect(t *testing.T) {
 	if _, err := h.CallTool(ctx, "s__echo", map[string]any{"text": "y"}); err != nil {
 		t.Fatalf("CallTool after the respawn = %v", err)
 	}
+	waitFor(t, h, "the heal counted", 10*time.Second, func() bool {
+		st, _ := h.Server("s")
+		return st.Heals == 1 && st.Connects == 1
+	})
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -676,5 +706,25 @@ func TestStartBuiltConfig(t *testing.T) {
 	}
 	if st, _ := h.Server("a"); st.Type != host.TypeStdio {
 		t.Errorf("type = %q, want stdio", st.Type)
+	}
+}
+
+// TestIdleTimeout: ServerOptions.IdleTimeout ends a call the server never
+// answers, with a timeout error, long before the caller's context.
+func TestIdleTimeout(t *testing.T) {
+	p := writeConfig(t, "mcp.json", map[string]any{"mcpServers": map[string]any{
+		"mute": stdioServer("-fault", "silent:method=tools/call"),
+	}})
+	h := startHost(t, p, &host.Options{Server: func(host.ServerConfig) host.ServerOptions {
+		return host.ServerOptions{IdleTimeout: 300 * time.Millisecond}
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := h.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.CallTool(ctx, "mute__echo", map[string]any{"text": "x"})
+	if ce, ok := errors.AsType[*client.Error](err); !ok || ce.Kind != client.KindTimeout || ctx.Err() != nil {
+		t.Errorf("CallTool of a tool that never answers = %v, want a timeout error before the caller's deadline", err)
 	}
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // testserverBin is the project's test server (internal/testserver/cmd/
-// testserver), built once by TestMain.
-var testserverBin string
+// testserver), and slowserverBin the slow-starting one
+// (host/internal/cmd/slowserver), built once by TestMain.
+var testserverBin, slowserverBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "conduit-host-test")
@@ -26,12 +27,15 @@ func TestMain(m *testing.M) {
 		exe = ".exe"
 	}
 	testserverBin = filepath.Join(dir, "testserver"+exe)
-	cmd := exec.Command("go", "build", "-o", testserverBin, "../internal/testserver/cmd/testserver")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the test server: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	slowserverBin = filepath.Join(dir, "slowserver"+exe)
+	for bin, pkg := range map[string]string{testserverBin: "../internal/testserver/cmd/testserver", slowserverBin: "./internal/cmd/slowserver"} {
+		cmd := exec.Command("go", "build", "-o", bin, pkg)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n", pkg, err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }

@@ -65,10 +65,13 @@ type ServerOptions struct {
 	// 0: the client's default. A client.WithRetry in ClientOptions
 	// replaces it.
 	ProbeTimeout time.Duration
-	// RequestTimeout is each request's idle timeout, reset by progress
-	// (client.WithIdleTimeout in client.WithCallDefaults); 0: none but the
-	// caller's context.
-	RequestTimeout time.Duration
+	// IdleTimeout ends a request that hears nothing from the server
+	// (neither its answer nor a progress notification) for this long;
+	// each progress notification starts it again
+	// (client.WithIdleTimeout in client.WithCallDefaults). It does not
+	// bound a request that keeps reporting progress: the caller's context
+	// does. 0: none but the caller's context.
+	IdleTimeout time.Duration
 	// ClientOptions are passed to the client last, so they win.
 	ClientOptions []client.Option
 }
@@ -98,8 +101,8 @@ func clientOptions(sc ServerConfig, o *ServerOptions, h any, logger *slog.Logger
 	if o.ProbeTimeout > 0 {
 		opts = append(opts, client.WithRetry(client.RetryPolicy{ProbeTimeout: o.ProbeTimeout}))
 	}
-	if o.RequestTimeout > 0 {
-		opts = append(opts, client.WithCallDefaults(client.WithIdleTimeout(o.RequestTimeout)))
+	if o.IdleTimeout > 0 {
+		opts = append(opts, client.WithCallDefaults(client.WithIdleTimeout(o.IdleTimeout)))
 	}
 	if o.Auth != nil {
 		opts = append(opts, client.WithAuth(*o.Auth))

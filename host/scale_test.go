@@ -118,7 +118,7 @@ func TestCloseConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Start(cfg, &host.Options{Server: func(host.ServerConfig) host.ServerOptions {
+	h, err := host.Start(cfg, &host.Options{MaxStarting: -1, Server: func(host.ServerConfig) host.ServerOptions {
 		return host.ServerOptions{ConnectTimeout: time.Minute, ProbeTimeout: time.Minute}
 	}})
 	if err != nil {

@@ -30,6 +30,8 @@ type server struct {
 	cfg  ServerConfig
 	opts ServerOptions
 	tr   *watchedTransport // nil for a WebSocket server with Auth (dialed)
+	// starts is the host's start gate for a stdio server, nil otherwise.
+	starts *gate
 
 	refresh chan struct{} // 1-buffered: a list change or a reconnect asks for a refresh
 	pending atomic.Uint32 // the kinds to refresh, set by poke, taken by watch
@@ -43,14 +45,18 @@ type server struct {
 	since    time.Time      // when state was entered
 	err      error          // the current problem, nil when healthy
 	lastErr  error          // the most recent error, kept after recovery
-	c        *client.Client // the connected client; nil unless StateReady
+	c        *client.Client // the connected client, from its first listing until its end; nil otherwise
 	attempts int
 	connects int
+	heals    int
 
 	// The server's catalogue entries; guarded by h.mu.
 	tools     []protocol.Tool
 	prompts   []protocol.Prompt
 	resources []protocol.Resource
+	// The catalogue names of its tools and prompts when its connection
+	// last ended; nil once it lists again. Guarded by h.mu.
+	goneTools, gonePrompts []string
 }
 
 func newServer(h *Host, sc ServerConfig, so ServerOptions) *server {
@@ -60,6 +66,9 @@ func newServer(h *Host, sc ServerConfig, so ServerOptions) *server {
 	}
 	if t := newTransport(sc, &so, h.opts.Logger); t != nil {
 		s.tr = &watchedTransport{Transport: t, s: s}
+	}
+	if sc.Type == TypeStdio {
+		s.starts = h.starts
 	}
 	return s
 }
@@ -78,7 +87,7 @@ func (s *server) snapshot() ServerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return ServerStatus{Name: s.cfg.Name, Type: s.cfg.Type, State: s.state, Since: s.since,
-		Err: s.err, LastErr: s.lastErr, Attempts: s.attempts, Connects: s.connects}
+		Err: s.err, LastErr: s.lastErr, Attempts: s.attempts, Connects: s.connects, Heals: s.heals}
 }
 
 // set is the one place that changes the state (and its error).
@@ -113,7 +122,11 @@ func (s *server) readyClient() (*client.Client, error) {
 	case s.state == StateClosed:
 		return nil, ErrClosed
 	case s.c == nil:
-		return nil, &ServerError{Server: s.cfg.Name, State: s.state, Err: s.err}
+		err := s.err
+		if err == nil {
+			err = s.lastErr
+		}
+		return nil, &ServerError{Server: s.cfg.Name, State: s.state, Err: err}
 	}
 	return s.c, nil
 }
@@ -136,10 +149,15 @@ func (s *server) run() {
 		c, err := s.connect()
 		if err == nil {
 			start := time.Now()
-			s.set(StateReady, c, nil)
+			// List before reporting ready, so that a ready server's entries
+			// are in the catalogue; calls may use c as soon as they are.
+			s.mu.Lock()
+			s.c = c
+			s.mu.Unlock()
 			s.pending.Store(0)
 			s.listErrs = [3]error{}
 			s.refreshCatalogue(c, kindAll)
+			s.set(StateReady, c, errors.Join(s.listErrs[:]...))
 			settle()
 			err = s.watch(c)
 			// Retire the client before the (bounded, possibly slow) Close,
@@ -149,6 +167,7 @@ func (s *server) run() {
 			s.mu.Unlock()
 			s.h.drop(s)
 			c.Close()
+			s.tr.endHeal() // Close joined any heal: no Connect can take a slot now
 			if time.Since(start) >= stableUptime {
 				b.Reset()
 			}
@@ -197,11 +216,20 @@ func (s *server) sleep(b *backoff.ExponentialBackOff) bool {
 	}
 }
 
-// connect makes one connection attempt, bounded by ConnectTimeout.
+// connect makes one connection attempt: it waits for a start slot (a
+// stdio server), then connects, bounded by ConnectTimeout counted from
+// then.
 func (s *server) connect() (*client.Client, error) {
 	s.mu.Lock()
 	prev := s.err // kept while reconnecting: why the last attempt failed
 	s.mu.Unlock()
+	if s.starts != nil {
+		s.set(StateQueued, nil, prev)
+		if err := s.starts.acquire(s.h.life); err != nil {
+			return nil, err // the host closed
+		}
+		defer s.starts.release()
+	}
 	s.set(StateConnecting, nil, prev)
 	ctx := s.h.life
 	timeout := s.opts.connectTimeout()
@@ -217,8 +245,11 @@ func (s *server) connect() (*client.Client, error) {
 	if s.tr == nil {
 		c, err = client.Dial(ctx, wsURL(s.cfg.URL), opts...)
 	} else {
-		s.tr.connects.Store(0)
+		// The transport's connects during client.Connect (the first, a
+		// re-probe) are under this attempt's slot; later ones are heals.
+		s.tr.starting.Store(true)
 		c, err = client.Connect(ctx, s.tr, opts...)
+		s.tr.starting.Store(false)
 	}
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && s.h.life.Err() == nil {
 		return nil, fmt.Errorf("no answer within %v: %w", timeout, err)
@@ -246,11 +277,36 @@ func (s *server) watch(c *client.Client) error {
 		case <-c.Done():
 			return s.endError(c)
 		case <-s.refresh:
+			s.confirmHeal(c)
 			s.refreshCatalogue(c, kinds(s.pending.Swap(0)))
 		case <-s.h.life.Done():
 			return nil
 		}
 	}
+}
+
+// confirmHeal waits (bounded) for a heal that the transport reported to
+// end, then frees its start slot and, if the session answers again,
+// counts it in Heals. It runs on the supervisor goroutine.
+func (s *server) confirmHeal(c *client.Client) {
+	if s.tr == nil || !s.tr.healing.Swap(false) {
+		return
+	}
+	timeout := s.opts.connectTimeout()
+	if timeout <= 0 {
+		timeout = DefaultConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(s.h.life, timeout)
+	err := c.Ping(ctx) // waits until the heal's handshake is done
+	cancel()
+	s.tr.endHeal()
+	if err != nil {
+		return // the session failed: watch sees c.Done
+	}
+	s.mu.Lock()
+	s.heals++
+	s.mu.Unlock()
+	s.h.notify()
 }
 
 // endError says why c's connection ended: the error a call now returns,
@@ -336,27 +392,50 @@ func collect[T any](seq func(func(T, error) bool)) ([]T, error) {
 }
 
 // watchedTransport tells the supervisor when the session reconnected
-// (every Connect after a client's first is a heal: a respawned process or
-// a new HTTP connection), so that the catalogue is refreshed, and keeps
-// the last connection error.
+// (every Connect after client.Connect returned is a heal: a respawned
+// process or a new HTTP connection), so that the catalogue is refreshed and the heal
+// counted, keeps the last connection error, and takes a start slot for a
+// heal of a stdio server (held until confirmHeal or endHeal).
 type watchedTransport struct {
 	transport.Transport
 	s        *server
-	connects atomic.Int32 // Connect calls of the current client; reset before each client.Connect
+	starting atomic.Bool // client.Connect runs: its connects are under the attempt's slot
+	healing  atomic.Bool // a heal connected; confirmHeal has not seen it yet
+	slot     atomic.Bool // a heal holds a start slot
 	last     atomic.Pointer[error]
 }
 
 func (w *watchedTransport) Connect(ctx context.Context) (transport.Conn, error) {
+	heal := !w.starting.Load()
+	if heal && w.s.starts != nil {
+		// A heal before this one that never answered gives its slot back
+		// first: this one queues anew, and never waits for itself.
+		w.endHeal()
+		if err := w.s.starts.acquire(ctx); err != nil {
+			w.last.Store(&err)
+			return nil, err
+		}
+		w.slot.Store(true)
+	}
 	conn, err := w.Transport.Connect(ctx)
 	if err != nil {
+		w.endHeal()
 		w.last.Store(&err)
 		return nil, err
 	}
 	w.last.Store(nil)
-	if w.connects.Add(1) > 1 {
+	if heal {
+		w.healing.Store(true)
 		w.s.poke(kindAll)
 	}
 	return conn, nil
+}
+
+// endHeal frees the start slot of a heal, if one is held.
+func (w *watchedTransport) endHeal() {
+	if w != nil && w.slot.Swap(false) {
+		w.s.starts.release()
+	}
 }
 
 func (w *watchedTransport) lastError() error {

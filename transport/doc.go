@@ -1,7 +1,9 @@
 // Package transport carries JSON-RPC messages between a client and an MCP
 // server: a subprocess over stdio ([Stdio], [Command]), Streamable HTTP in
 // both eras ([StreamableHTTP]), the deprecated HTTP+SSE transport ([SSE]),
-// WebSocket ([WebSocket]) and an in-memory pair ([NewPipe]).
+// WebSocket ([WebSocket]), an in-memory pair ([NewPipe]) and any byte
+// stream the caller supplies — a Unix socket, a named pipe, an SSH channel —
+// framed as stdio is ([Stream], [NewStream], [DialStream]).
 //
 // Every transport implements [Transport]; its connections implement
 // [Conn]. Optional abilities are optional interfaces ([SessionIDer],

@@ -76,6 +76,13 @@ type StreamableHTTP struct {
 	// DisableGETStream stops a legacy connection from opening the optional
 	// GET stream. Resumption of a broken response stream still uses GET.
 	DisableGETStream bool
+	// ReconnectBackoff and MaxReconnectBackoff pace the reconnects of a
+	// legacy GET stream (and of a resumed response stream) after
+	// failures: the first wait, doubling up to the cap (a server's
+	// Retry-After and retry field are honoured as well). 0 or negative
+	// selects 1 s and 30 s.
+	ReconnectBackoff    time.Duration
+	MaxReconnectBackoff time.Duration
 }
 
 var _ Transport = (*StreamableHTTP)(nil)
@@ -100,6 +107,7 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 		maxMsg:     t.MaxMessageSize,
 		log:        log,
 		disableGET: t.DisableGETStream,
+		backoffs:   [2]time.Duration{t.ReconnectBackoff, t.MaxReconnectBackoff},
 		incoming:   make(chan inbound),
 		queued:     make(chan struct{}, 1),
 		done:       make(chan struct{}),
@@ -147,6 +155,7 @@ type httpConn struct {
 	maxMsg     int
 	log        *slog.Logger
 	disableGET bool
+	backoffs   [2]time.Duration // ReconnectBackoff, MaxReconnectBackoff (0: the defaults)
 
 	// ctx is the connection lifetime (see Connect); cancel is called by
 	// Close with errClosing.

@@ -213,9 +213,9 @@ func (c *httpConn) getLoopNotify(ctx context.Context, want jsonrpc.ID, lastID st
 			if failures >= maxGETFailures {
 				return false, err
 			}
-			delay = backoff(failures)
+			delay = c.backoff(failures)
 			if he != nil && he.RetryAfter > delay {
-				delay = min(he.RetryAfter, maxBackoff)
+				delay = min(he.RetryAfter, max(maxBackoff, c.maxBackoff()))
 			}
 			continue
 		}
@@ -248,15 +248,32 @@ func (c *httpConn) getLoopNotify(ctx context.Context, want jsonrpc.ID, lastID st
 		}
 		delay = max(delay, minReconnectDelay)
 		if failures > 0 {
-			delay = max(delay, backoff(failures))
+			delay = max(delay, c.backoff(failures))
 		}
 	}
 }
 
-// backoff is the wait after n consecutive failures: 1s, 2s, 4s … capped.
-func backoff(n int) time.Duration {
-	d := time.Second << min(n-1, 5)
-	return min(d, maxBackoff)
+// backoff is the wait after n consecutive failures: 1s, 2s, 4s … capped
+// at 30s, or as StreamableHTTP.ReconnectBackoff and MaxReconnectBackoff
+// say.
+func (c *httpConn) backoff(n int) time.Duration {
+	first, ceiling := time.Second, c.maxBackoff()
+	if c.backoffs[0] > 0 {
+		first = c.backoffs[0]
+	}
+	d := first << min(n-1, 20)
+	if d <= 0 { // overflow
+		d = ceiling
+	}
+	return min(d, ceiling)
+}
+
+// maxBackoff is the cap of backoff.
+func (c *httpConn) maxBackoff() time.Duration {
+	if c.backoffs[1] > 0 {
+		return c.backoffs[1]
+	}
+	return maxBackoff
 }
 
 // openGET opens one GET stream. On success the caller must close the body

@@ -67,10 +67,10 @@ func (p *Pipe) Connect(ctx context.Context) (Conn, error) {
 	return c, nil
 }
 
-// pipeConn is the connection of a [Pipe].
+// pipeConn is the connection of a [Pipe] (and of a [Stream]).
 type pipeConn struct {
 	*lineConn
-	end       net.Conn
+	end       io.Closer // closing it unblocks the reader and a blocked Write
 	closeOnce sync.Once
 }
 

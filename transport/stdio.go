@@ -51,12 +51,15 @@ const (
 // exited or crashed), calling Connect again restarts the server. That is
 // how the session layer restarts a server.
 //
-// The process runs in its own process group (on Unix), so that Close can
-// stop the wrappers' children too (npx, uvx, shell scripts). By default it
-// sees only a few environment variables; see Env and InheritEnv.
+// The process runs in its own process group (on Unix; on Windows in a job
+// object with kill-on-close), so that Close can stop the wrappers'
+// children too (npx, uvx, shell scripts). By default it sees only a few
+// environment variables; see Env and InheritEnv.
 type Stdio struct {
 	// Path is the program to run. A name without a path separator is
-	// looked up in PATH.
+	// looked up in PATH (on Windows also with the extensions of PATHEXT,
+	// so "npx" finds npx.cmd; a .cmd or .bat file runs through cmd.exe,
+	// with its arguments quoted for it).
 	Path string
 	// Args are the arguments, not including the program name.
 	Args []string
@@ -66,9 +69,12 @@ type Stdio struct {
 	// InheritEnv passes the whole environment of this process. When
 	// false (the default) only HOME, PATH, USER, LOGNAME, SHELL, TERM,
 	// LANG, LC_ALL, TMPDIR and TZ are passed (on Windows also APPDATA,
-	// HOMEDRIVE, HOMEPATH, LOCALAPPDATA, PATHEXT, SYSTEMDRIVE,
-	// SYSTEMROOT, TEMP, USERNAME, USERPROFILE and PROGRAMFILES), so that
-	// secrets in the environment do not reach a server unless asked for.
+	// COMSPEC, HOMEDRIVE, HOMEPATH, LOCALAPPDATA, NUMBER_OF_PROCESSORS,
+	// PATHEXT, PROCESSOR_ARCHITECTURE, PROGRAMDATA, PROGRAMFILES,
+	// PROGRAMFILES(X86), PROGRAMW6432, SYSTEMDRIVE, SYSTEMROOT, TEMP,
+	// TMP, USERNAME, USERPROFILE and WINDIR, whatever the case of their
+	// names), so that secrets in the environment do not reach a server
+	// unless asked for.
 	InheritEnv bool
 	// Dir is the working directory; "" means the current directory.
 	Dir string
@@ -84,19 +90,20 @@ type Stdio struct {
 	// [ExitError]; 0 means [DefaultStderrTail], negative keeps none.
 	StderrTail int
 	// TerminateDelay is how long Close waits after closing stdin before
-	// sending SIGTERM to the process group; 0 means
-	// [DefaultTerminateDelay], negative means no wait.
+	// sending SIGTERM to the process group (CTRL_BREAK_EVENT on Windows);
+	// 0 means [DefaultTerminateDelay], negative means no wait.
 	TerminateDelay time.Duration
 	// KillDelay is how long Close waits after SIGTERM before sending
-	// SIGKILL; 0 means [DefaultKillDelay], negative means no wait.
+	// SIGKILL (terminating the job on Windows); 0 means
+	// [DefaultKillDelay], negative means no wait.
 	KillDelay time.Duration
 	// Logger receives warnings (skipped stdout lines, shutdown steps);
 	// nil discards them.
 	Logger *slog.Logger
 }
 
-// Command returns a [Stdio] that runs the program name with args, the way
-// [os/exec.Command] does.
+// Command returns a [Stdio] that runs the program name with args and only
+// an allowlist of this process's environment (see [Stdio.InheritEnv]).
 func Command(name string, args ...string) *Stdio {
 	return &Stdio{Path: name, Args: args}
 }
@@ -133,7 +140,10 @@ func (s *Stdio) ServerKey() string {
 // Read on the connection returns an [*ExitError] (matching [ErrClosed])
 // once the process has exited and every message it wrote was delivered.
 // Close runs the shutdown ladder: close stdin, wait TerminateDelay, SIGTERM
-// the process group, wait KillDelay, SIGKILL the process group.
+// the process group, wait KillDelay, SIGKILL the process group. On
+// Windows: close stdin, wait TerminateDelay, CTRL_BREAK_EVENT to the
+// process group (when it shares our console; otherwise no wait), wait
+// KillDelay, terminate the job.
 func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 	if s.Path == "" {
 		return nil, errors.New("transport: Stdio.Path is empty")
@@ -144,12 +154,14 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 	cmd := exec.Command(s.Path, s.Args...)
 	cmd.Dir = s.Dir
 	cmd.Env = s.environ()
-	setProcessGroup(cmd)
+	if err := prepareTree(cmd); err != nil {
+		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
+	}
 	// Every stream is an *os.File, so os/exec starts no copying
 	// goroutines; WaitDelay only guards against that changing.
 	cmd.WaitDelay = exitDrainTimeout
 
-	p, err := startWithPipes(cmd)
+	p, tree, err := startWithPipes(cmd, s.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("transport: starting %q: %w", s.Path, err)
 	}
@@ -162,6 +174,7 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 	c := &stdioConn{
 		lineConn:       newLineConn(KindStdio, outR, inW, s.MaxMessageSize, s.Logger),
 		cmd:            cmd,
+		tree:           tree,
 		command:        s.Path,
 		stdin:          inW,
 		stdout:         outR,
@@ -189,10 +202,11 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 type childPipes struct{ in, out, err *os.File }
 
 // startWithPipes connects cmd's three streams to fresh pipes and starts
-// it. The pipes are made here rather than with StdoutPipe so that Wait
-// never closes the read ends under the reader: output written just before
-// the exit is still delivered.
-func startWithPipes(cmd *exec.Cmd) (childPipes, error) {
+// it, in a process tree of its own (see startTree). The pipes are made
+// here rather than with StdoutPipe so that Wait never closes the read ends
+// under the reader: output written just before the exit is still
+// delivered.
+func startWithPipes(cmd *exec.Cmd, logger *slog.Logger) (childPipes, *procTree, error) {
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
@@ -201,10 +215,10 @@ func startWithPipes(cmd *exec.Cmd) (childPipes, error) {
 	}
 	var ends [3][2]*os.File // stdin, stdout, stderr: read end, write end
 	for i := range ends {
-		r, w, err := os.Pipe()
+		r, w, err := stdioPipe(i == 0)
 		if err != nil {
 			closeAll()
-			return childPipes{}, err
+			return childPipes{}, nil, err
 		}
 		files = append(files, r, w)
 		ends[i] = [2]*os.File{r, w}
@@ -212,14 +226,21 @@ func startWithPipes(cmd *exec.Cmd) (childPipes, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = ends[0][0], ends[1][1], ends[2][1]
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return childPipes{}, err
+		return childPipes{}, nil, err
+	}
+	tree, err := startTree(cmd, loggerOrDiscard(logger))
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		closeAll()
+		return childPipes{}, nil, err
 	}
 	// The child has its copies; ours of the child's ends must go, or we
 	// would never see EOF.
 	ends[0][0].Close()
 	ends[1][1].Close()
 	ends[2][1].Close()
-	return childPipes{in: ends[0][1], out: ends[1][0], err: ends[2][0]}, nil
+	return childPipes{in: ends[0][1], out: ends[1][0], err: ends[2][0]}, tree, nil
 }
 
 func delayOrDefault(d, def time.Duration) time.Duration {
@@ -236,7 +257,8 @@ func delayOrDefault(d, def time.Duration) time.Duration {
 var envAllowList = []string{"HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR", "TZ"}
 
 // envAllowListWindows is added to envAllowList on Windows.
-var envAllowListWindows = []string{"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATHEXT", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES"}
+// Names on Windows are case-insensitive ("Path", "SystemRoot").
+var envAllowListWindows = []string{"APPDATA", "COMSPEC", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "NUMBER_OF_PROCESSORS", "PATHEXT", "PROCESSOR_ARCHITECTURE", "PROGRAMDATA", "PROGRAMFILES", "PROGRAMFILES(X86)", "PROGRAMW6432", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "WINDIR"}
 
 // environ returns the environment of the process.
 func (s *Stdio) environ() []string {

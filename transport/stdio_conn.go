@@ -19,6 +19,7 @@ type stdioConn struct {
 	*lineConn
 
 	cmd     *exec.Cmd
+	tree    *procTree // the process and its descendants
 	command string
 	stdin   *os.File // our write end of the child's stdin
 	stdout  *os.File // our read end of the child's stdout
@@ -118,9 +119,10 @@ func (c *stdioConn) mapWriteErr(err error) error {
 
 // Close stops the process and joins the connection's goroutines. The
 // ladder: close stdin; wait TerminateDelay; SIGTERM the process group; wait
-// KillDelay; SIGKILL the process group. Once the process is gone, what is
-// left of its process group is killed too, so no descendant outlives the
-// connection.
+// KillDelay; SIGKILL the process group (on Windows: CTRL_BREAK_EVENT, then
+// terminating the job; a rung that could not be sent is not waited for).
+// Once the process is gone, what is left of its process group (its job) is
+// killed too, so no descendant outlives the connection.
 //
 // Close returns nil when the process exited with status 0, and otherwise
 // the [*ExitError] (for example one with Signal SIGTERM when the ladder
@@ -140,14 +142,17 @@ func (c *stdioConn) shutdown() {
 	exited := c.waitExit(c.terminateDelay)
 	if !exited {
 		c.logger.Warn("transport: server did not exit after stdin was closed; sending SIGTERM", "command", c.command, "pid", pid)
-		if err := terminate(c.cmd.Process); err != nil {
+		if err := c.tree.interrupt(); err != nil {
+			// Nothing was sent (a Windows server without our console),
+			// so there is nothing to wait for.
 			c.logger.Debug("transport: SIGTERM failed", "pid", pid, "err", err)
+		} else {
+			exited = c.waitExit(c.killDelay)
 		}
-		exited = c.waitExit(c.killDelay)
 	}
 	if !exited {
 		c.logger.Warn("transport: server did not exit after SIGTERM; sending SIGKILL", "command", c.command, "pid", pid)
-		if err := kill(c.cmd.Process); err != nil {
+		if err := c.tree.kill(); err != nil {
 			c.logger.Debug("transport: SIGKILL failed", "pid", pid, "err", err)
 		}
 		exited = c.waitExit(killWaitTimeout)
@@ -156,6 +161,7 @@ func (c *stdioConn) shutdown() {
 		// Not seen in practice (a process stuck in the kernel): unblock
 		// the readers and give up on the waiter rather than hang.
 		c.logger.Error("transport: server did not exit after SIGKILL", "command", c.command, "pid", pid)
+		c.tree.release()
 		c.stdout.Close()
 		c.stderr.Close()
 		<-c.readDone
@@ -163,7 +169,8 @@ func (c *stdioConn) shutdown() {
 		c.closeErr = fmt.Errorf("%w: server %q (pid %d) did not exit after SIGKILL", ErrClosed, c.command, pid)
 		return
 	}
-	killOrphans(pid)
+	c.tree.killRest()
+	c.tree.release()
 	// Bounded: the readers end at EOF, which the kill above brings, or
 	// at the drain deadline the waiter set.
 	c.wg.Wait()

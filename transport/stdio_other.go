@@ -1,27 +1,37 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package transport
 
 import (
+	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"syscall"
 )
 
-// setProcessGroup does nothing here: without Unix process groups only the
-// process itself is signalled. (Windows job objects would be the
-// equivalent; not implemented.)
-func setProcessGroup(cmd *exec.Cmd) {}
+// prepareTree does nothing here: without process groups or job objects
+// only the process itself is stopped.
+func prepareTree(cmd *exec.Cmd) error { return nil }
 
-// terminate asks the process to stop; where interrupts cannot be sent
-// (Windows) it fails and the ladder goes on to kill after KillDelay.
-func terminate(p *os.Process) error { return p.Signal(os.Interrupt) }
+// procTree is the server's process alone.
+type procTree struct{ p *os.Process }
 
-// kill kills the process.
-func kill(p *os.Process) error { return p.Kill() }
+func startTree(cmd *exec.Cmd, _ *slog.Logger) (*procTree, error) {
+	return &procTree{p: cmd.Process}, nil
+}
 
-// killOrphans does nothing without process groups.
-func killOrphans(pid int) {}
+func stdioPipe(childReads bool) (r, w *os.File, err error) { return os.Pipe() }
+
+// interrupt fails: there is no interrupt to send, and the ladder goes on
+// to kill.
+func (t *procTree) interrupt() error { return errors.ErrUnsupported }
+
+func (t *procTree) kill() error { return t.p.Kill() }
+
+func (t *procTree) killRest() {}
+
+func (t *procTree) release() {}
 
 // exitSignal returns 0: exit signals are a Unix notion.
 func exitSignal(st *os.ProcessState) syscall.Signal { return 0 }

@@ -23,6 +23,7 @@ const serverEnv = "CONDUIT_TRANSPORT_TEST_SERVER"
 //
 //	echo     result = params
 //	pid      result = {"pid": os.Getpid()}
+//	args     result = {"args": os.Args[1:]}
 //	getenv   params {"name"}; result {"value", "set"}
 //	sized    params {"size"}; a response line of exactly size bytes
 //	crash    params {"stderrBytes"}; notification "bye", stderr noise, a
@@ -35,9 +36,11 @@ const serverEnv = "CONDUIT_TRANSPORT_TEST_SERVER"
 //
 //	echo          just the above; exits 0 when stdin closes
 //	banner        first prints non-JSON-RPC lines to stdout
+//	crlf          ends its lines with "\r\n", as a Windows program may
 //	grandchild    starts a grandchild (mode sleep) in its process group,
 //	              holding stdout and stderr, and announces its pid
 //	ignore-stdin  keeps running after stdin closed (SIGTERM ends it)
+//	grandchild-ignore-stdin  both of the above
 //	ignore-term   also ignores SIGTERM (only SIGKILL ends it)
 //	flood         writes one endless line
 //	close-stdout  closes stdout at once, exits when stdin closes
@@ -64,9 +67,13 @@ func runTestServer(mode string) int {
 		return 0
 	}
 	out := bufio.NewWriter(os.Stdout)
+	eol := "\n"
+	if mode == "crlf" {
+		eol = "\r\n"
+	}
 	writeLine := func(b []byte) {
 		out.Write(b)
-		out.WriteByte('\n')
+		out.WriteString(eol)
 		out.Flush()
 	}
 	send := func(v any) {
@@ -85,7 +92,7 @@ func runTestServer(mode string) int {
 		fmt.Println(`{"hello":"this is JSON but not JSON-RPC"}`)
 		fmt.Println()
 		fmt.Print("\r\n")
-	case "grandchild":
+	case "grandchild", "grandchild-ignore-stdin":
 		exe, err := os.Executable()
 		if err != nil {
 			return 2
@@ -108,7 +115,7 @@ func runTestServer(mode string) int {
 	for {
 		line, err := in.ReadBytes('\n')
 		if err != nil {
-			if mode == "ignore-stdin" || mode == "ignore-term" {
+			if mode == "ignore-stdin" || mode == "ignore-term" || mode == "grandchild-ignore-stdin" {
 				time.Sleep(time.Hour)
 			}
 			return 0
@@ -142,6 +149,8 @@ func runTestServer(mode string) int {
 			}
 		case "pid":
 			respond(map[string]any{"pid": os.Getpid()})
+		case "args":
+			respond(map[string]any{"args": os.Args[1:]})
 		case "getenv":
 			v, ok := os.LookupEnv(p.Name)
 			respond(map[string]any{"value": v, "set": ok})

@@ -3,27 +3,43 @@
 package transport
 
 import (
+	"log/slog"
 	"os"
 	"os/exec"
 	"syscall"
 )
 
-// setProcessGroup puts the process in a new process group whose id is its
+// prepareTree puts the process in a new process group whose id is its
 // pid, so that signals can reach its descendants too.
-func setProcessGroup(cmd *exec.Cmd) {
+func prepareTree(cmd *exec.Cmd) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return nil
 }
 
-// terminate sends SIGTERM to the process group.
-func terminate(p *os.Process) error { return syscall.Kill(-p.Pid, syscall.SIGTERM) }
+// procTree is the server's process tree: its process group.
+type procTree struct{ pid int }
+
+// startTree returns the tree of the process cmd started.
+func startTree(cmd *exec.Cmd, _ *slog.Logger) (*procTree, error) {
+	return &procTree{pid: cmd.Process.Pid}, nil
+}
+
+// stdioPipe returns a pipe for one of the child's streams.
+func stdioPipe(childReads bool) (r, w *os.File, err error) { return os.Pipe() }
+
+// interrupt sends SIGTERM to the process group.
+func (t *procTree) interrupt() error { return syscall.Kill(-t.pid, syscall.SIGTERM) }
 
 // kill sends SIGKILL to the process group.
-func kill(p *os.Process) error { return syscall.Kill(-p.Pid, syscall.SIGKILL) }
+func (t *procTree) kill() error { return syscall.Kill(-t.pid, syscall.SIGKILL) }
 
-// killOrphans kills what is left of the process group of the reaped
-// process pid. The group id cannot have been reused while a member lives;
+// killRest kills what is left of the process group once its leader was
+// reaped. The group id cannot have been reused while a member lives;
 // when none does, the call fails harmlessly with ESRCH.
-func killOrphans(pid int) { syscall.Kill(-pid, syscall.SIGKILL) }
+func (t *procTree) killRest() { syscall.Kill(-t.pid, syscall.SIGKILL) }
+
+// release frees what the tree holds: nothing on Unix.
+func (t *procTree) release() {}
 
 // exitSignal returns the signal that ended the process, or 0.
 func exitSignal(st *os.ProcessState) syscall.Signal {

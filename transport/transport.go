@@ -144,7 +144,8 @@ type OriginReader interface {
 // session layer can tell stdio-like transports (where a probe timeout means
 // legacy) from HTTP-like ones (where it means retry).
 type Kinder interface {
-	// Kind returns "stdio", "http", "websocket", "sse" or "memory".
+	// Kind returns "stdio", "http", "websocket", "sse", "memory" or
+	// "stream".
 	Kind() string
 }
 

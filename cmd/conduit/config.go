@@ -24,8 +24,11 @@ const configHelp = `Config files (--config FILE):
   templates, probe, call, prompt and read work on all servers at once (names are
   SERVER__NAME), and so does the tour; --server NAME makes one server the
   target of any command.
-  Each server gets --timeout (default 30s) to connect; one that fails is
-  reported with its error and the others still answer (exit status 3).
+  Each server gets --timeout (default 30s) to connect, counted from its own
+  start (stdio servers start a few at a time); one that fails is reported
+  with its error and the others still answer (exit status 3). While they
+  start, stderr shows them coming up (a live line on a terminal, else a line
+  per server).
   With --json the lists give each entry with its "server" (tools and prompts
   also their "qualifiedName") and add "servers": [{"name", "type", "state",
   "error"}].
@@ -195,7 +198,12 @@ func (inv *invocation) startHost(ctx context.Context, h any) (*host.Host, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := hs.Wait(ctx); err != nil {
+	wait := hs.Wait
+	if inv.serverName == "" {
+		// Every server: show them coming up (startup.go).
+		wait = func(ctx context.Context) error { return watchStart(ctx, hs, inv.std.err, inv.std.errTTY) }
+	}
+	if err := wait(ctx); err != nil {
 		hs.Close()
 		if errors.Is(err, context.DeadlineExceeded) && inv.serverName != "" {
 			// The command's --timeout (also the server's connect timeout,

@@ -85,7 +85,10 @@ func TestConfigToolsJSON(t *testing.T) {
 	if states["local"] != "ready" || states["remote"] != "ready" || states["missing"] != "failed" || states["mute"] != "failed" {
 		t.Errorf("states = %v", states)
 	}
-	for _, want := range []string{`server "missing"`, `server "mute"`, "no answer within 2s"} {
+	// Progress on stderr (not a terminal): a plain line per server as it
+	// comes up or fails, then a summary.
+	for _, want := range []string{`server "missing"`, `server "mute"`, "no answer within 2s",
+		"conduit: server local ready after ", "conduit: server mute failed after ", "conduit: 2/4 servers ready in "} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

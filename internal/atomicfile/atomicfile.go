@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 )
 
-// Write replaces path with b, mode 0600: it writes and syncs a temporary
-// file in the same directory, then renames it over path. On failure the
-// temporary file is removed and path is unchanged.
+// Write replaces path with b, readable and writable by its owner only
+// (mode 0600 on Unix; on Windows a protected ACL that grants the current
+// user alone): it writes and syncs a temporary file in the same directory,
+// then renames it over path. On failure the temporary file is removed and
+// path is unchanged.
 func Write(path string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -24,7 +26,7 @@ func Write(path string, b []byte) error {
 			os.Remove(tmp)
 		}
 	}()
-	if err := f.Chmod(0o600); err != nil {
+	if err := ownerOnly(f); err != nil {
 		return err
 	}
 	if _, err := f.Write(b); err != nil {
@@ -36,7 +38,7 @@ func Write(path string, b []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := replace(tmp, path); err != nil {
 		return err
 	}
 	ok = true

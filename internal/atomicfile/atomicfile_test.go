@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"github.com/conduitmcp/conduit/internal/atomicfile"
+	"github.com/conduitmcp/conduit/internal/wintest"
 )
 
-// TestWrite: the file is replaced with mode 0600 and no temporary file is
-// left behind; a write into a missing directory fails and leaves nothing.
+// TestWrite: the file is replaced, readable by its owner only (see
+// checkOwnerOnly), and no temporary file is left behind; a write into a
+// missing directory fails and leaves nothing.
 func TestWrite(t *testing.T) {
-	dir := t.TempDir()
+	dir := wintest.TempDir(t)
 	path := filepath.Join(dir, "f.json")
 	for _, content := range []string{"one", "two"} {
 		if err := atomicfile.Write(path, []byte(content)); err != nil {
@@ -22,9 +24,7 @@ func TestWrite(t *testing.T) {
 			t.Fatalf("ReadFile = %q, %v; want %q", b, err, content)
 		}
 	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode = %v, %v; want 0600", fi.Mode().Perm(), err)
-	}
+	checkOwnerOnly(t, path)
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("directory holds %d entries, want only the file", len(entries))
 	}

@@ -103,6 +103,10 @@
 // requests and notifications are dispatched by the routes of package
 // internal/route, the one table of the methods the client routes.
 //
+// An optional keepalive ([Config.Liveness], keepalive.go) heals the
+// connection the same way when the peer leaves a keepalive request
+// unanswered ([EventKeepAliveTimeout]); the same setting paces re-listens.
+//
 // # Authorization
 //
 // An HTTP 401 or 403, to the probe, to initialize or to any later request

@@ -39,18 +39,23 @@ const (
 	// EventDropped: messages were dropped or coalesced under load; Count
 	// says how many, Method which notification or request.
 	EventDropped
+	// EventKeepAliveTimeout: a keepalive request went unanswered (see
+	// [Liveness]) and the connection is healed; Method names the
+	// request, Err matches [ErrKeepAliveTimeout].
+	EventKeepAliveTimeout
 )
 
 var eventNames = [...]string{
-	EventEraPinned:     "era-pinned",
-	EventRetried:       "retried",
-	EventReinitialized: "reinitialized",
-	EventRespawned:     "respawned",
-	EventRelistened:    "relistened",
-	EventReplayed:      "replayed",
-	EventReplayRefused: "replay-refused",
-	EventInputRound:    "input-round",
-	EventDropped:       "dropped",
+	EventEraPinned:        "era-pinned",
+	EventRetried:          "retried",
+	EventReinitialized:    "reinitialized",
+	EventRespawned:        "respawned",
+	EventRelistened:       "relistened",
+	EventReplayed:         "replayed",
+	EventReplayRefused:    "replay-refused",
+	EventInputRound:       "input-round",
+	EventDropped:          "dropped",
+	EventKeepAliveTimeout: "keepalive-timeout",
 }
 
 func (k EventKind) String() string {

@@ -99,7 +99,7 @@ func stdioServer(t *testing.T) *transport.Stdio {
 	}
 	return &transport.Stdio{
 		Path:           exe,
-		Env:            []string{stdioServerEnv + "=legacy", stdioStateEnv + "=" + filepath.Join(t.TempDir(), "state")},
+		Env:            []string{stdioServerEnv + "=legacy", stdioStateEnv + "=" + filepath.Join(stateDir(t), "state")},
 		TerminateDelay: 100 * time.Millisecond,
 		KillDelay:      100 * time.Millisecond,
 	}

@@ -139,12 +139,13 @@ func (s *Session) streamNotify(st *Stream, n *jsonrpc.Request) {
 // object). It returns once the request is sent. It returns [ErrNotModern]
 // on a legacy session.
 func (s *Session) Listen(ctx context.Context, params any) (*Stream, error) {
-	return s.listenAuthorized(ctx, params, false)
+	return s.listenAuthorized(ctx, protocol.MethodSubscriptionsListen, params, false)
 }
 
-// listenAuthorized opens a listen stream (durable: see ListenDurable),
-// authorizing as a call does.
-func (s *Session) listenAuthorized(ctx context.Context, params any, durable bool) (*Stream, error) {
+// listenAuthorized opens a listen stream, or another long-lived request
+// of method (see OpenStream) (durable: see ListenDurable), authorizing as
+// a call does.
+func (s *Session) listenAuthorized(ctx context.Context, method string, params any, durable bool) (*Stream, error) {
 	if s.Era() != negotiation.EraModern {
 		return nil, ErrNotModern
 	}
@@ -153,8 +154,8 @@ func (s *Session) listenAuthorized(ctx context.Context, params any, durable bool
 		return nil, err
 	}
 	for auths := 0; ; {
-		st, err := s.listenWith(ctx, raw, durable)
-		if retry, aerr := s.authorize(ctx, protocol.MethodSubscriptionsListen, err, &auths); aerr != nil {
+		st, err := s.listenWith(ctx, method, raw, durable)
+		if retry, aerr := s.authorize(ctx, method, err, &auths); aerr != nil {
 			return nil, aerr
 		} else if !retry {
 			return st, err
@@ -162,9 +163,10 @@ func (s *Session) listenAuthorized(ctx context.Context, params any, durable bool
 	}
 }
 
-// listenWith makes one attempt of Listen (durable: of ListenDurable).
-func (s *Session) listenWith(ctx context.Context, raw json.RawMessage, durable bool) (*Stream, error) {
-	c := newCall(protocol.MethodSubscriptionsListen)
+// listenWith makes one attempt of Listen (durable: of ListenDurable; of
+// OpenStream for another method).
+func (s *Session) listenWith(ctx context.Context, method string, raw json.RawMessage, durable bool) (*Stream, error) {
+	c := newCall(method)
 	st := &Stream{s: s, c: c, ch: make(chan *jsonrpc.Request, StreamBuffer), done: make(chan struct{})}
 	st.rl.durable, st.rl.params = durable, raw
 	c.stream = st

@@ -14,7 +14,8 @@ import (
 // Re-listening: a durable [Stream] ([Session.ListenDurable]) that drops
 // is opened again by the loop, paced (issue 15, item 6). The backoff
 // resets only after a stream that lived [relistenStable] past its
-// acknowledgement: a server that acknowledges and then ends each stream
+// acknowledgement (the first wait and the cap are settable:
+// [Liveness.RelistenInitial], [Liveness.RelistenMax]): a server that acknowledges and then ends each stream
 // at once is re-listened ever more slowly (100 ms, 200 ms, ... 30 s),
 // instead of every 100 ms.
 const (
@@ -56,7 +57,7 @@ type relisten struct {
 // gracefully, on Close, when the session ends, or after
 // relistenAttempts re-listens in a row that were not acknowledged.
 func (s *Session) ListenDurable(ctx context.Context, params any) (*Stream, error) {
-	return s.listenAuthorized(ctx, params, true)
+	return s.listenAuthorized(ctx, protocol.MethodSubscriptionsListen, params, true)
 }
 
 // streamEnded handles the end of st's current listen with err: a durable
@@ -69,9 +70,10 @@ func (s *Session) streamEnded(st *Stream, err error) {
 		st.end(err)
 		return
 	}
+	initial, ceiling := s.relistenPacing()
 	now := time.Now()
 	if !rl.acked.IsZero() && now.Sub(rl.acked) >= relistenStable {
-		rl.delay = relistenInitial
+		rl.delay = initial
 	}
 	if rl.acked.IsZero() {
 		rl.fails++
@@ -80,9 +82,9 @@ func (s *Session) streamEnded(st *Stream, err error) {
 		st.end(fmt.Errorf("re-listening after %d attempts: %w", rl.fails, err))
 		return
 	}
-	rl.delay = max(rl.delay, relistenInitial)
+	rl.delay = max(rl.delay, initial)
 	wait := rl.delay/2 + rand.N(rl.delay/2+1)
-	rl.delay = min(2*rl.delay, relistenMax)
+	rl.delay = min(2*rl.delay, ceiling)
 	rl.acked = time.Time{}
 	st.c = nil
 	s.log.Info("listen stream dropped; re-listening", "err", err, "after", wait)

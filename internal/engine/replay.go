@@ -9,28 +9,29 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// ReplayPolicy says which requests lost with their connection, response
-// stream or legacy HTTP session are sent again automatically (once, under
-// a new id). A request that may have been executed by the server and is
-// not replayed fails with an error matching [ErrOutcomeUnknown].
+// ReplayPolicy says which requests that may have run without an answer
+// (possibly delivered: see "The outcome rule" in the package doc) are
+// sent again automatically, once, under a new id. Such a request that is
+// not replayed, and a replay that is lost too, fails with an error
+// matching [ErrOutcomeUnknown]. A request no server saw (not written,
+// refused) is sent again after the heal under every policy (408, 429 and
+// 503 not under ReplayNone).
 type ReplayPolicy uint8
 
 const (
 	// ReplayDefault, in [CallOptions], takes [Config.Replay]; in
 	// [Config], it is [ReplaySafe].
 	ReplayDefault ReplayPolicy = iota
-	// ReplaySafe re-sends only what cannot run twice: a request the
-	// server provably never received (a legacy HTTP 404 for an expired
-	// session, a connection closed before the request was written), a
-	// method read-only by protocol (see [ReadOnlyMethod]), or a request
-	// the caller declared idempotent ([CallOptions.Idempotent], for a tool
-	// annotated readOnlyHint or idempotentHint).
+	// ReplaySafe replays only what cannot run twice: a method read-only
+	// by protocol (see [ReadOnlyMethod]), a request the caller declared
+	// idempotent ([CallOptions.Idempotent]), or one [CallOptions.Safety]
+	// says is safe (a tool annotated readOnlyHint or idempotentHint).
 	ReplaySafe
-	// ReplayAll re-sends every lost request once (the literal reading of
-	// the 2026-07-28 rule that a request lost with its stream is sent
-	// again as a new request).
+	// ReplayAll replays every request that may have run, once (the
+	// literal reading of the 2026-07-28 rule that a request lost with its
+	// stream is sent again as a new request).
 	ReplayAll
-	// ReplayNone re-sends nothing.
+	// ReplayNone replays nothing that may have run.
 	ReplayNone
 )
 

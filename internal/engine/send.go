@@ -56,7 +56,7 @@ func (s *Session) send(ctx context.Context, c *call, sp *sendSpec) (writeErr, er
 	var req *jsonrpc.Request
 	if sp.verbatim {
 		req = &jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: c.method, Params: sp.params}
-	} else if req, err = s.buildRequest(c, sp.params, sp.level); err != nil {
+	} else if req, err = s.buildRequestFor(ctx, c, sp); err != nil {
 		s.post(event{kind: evAbandon, call: c})
 		return nil, err
 	}

@@ -235,6 +235,9 @@ type Config struct {
 	// itself). It must call next at most once per attempt it
 	// wants and return next's error as it is or wrapped.
 	Middleware func(ctx context.Context, m *Message, next Invoker) (json.RawMessage, error)
+	// Liveness configures the keepalive and the re-listen pacing
+	// (keepalive.go); the zero value has no keepalive.
+	Liveness Liveness
 }
 
 // CallOptions tune one request. A nil *CallOptions is the zero value.
@@ -459,6 +462,7 @@ func Connect(ctx context.Context, t transport.Transport, cfg Config) (*Session, 
 		s.Close()
 		return nil, err
 	}
+	s.startKeepAlive()
 	return s, nil
 }
 

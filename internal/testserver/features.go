@@ -31,6 +31,9 @@ func init() {
 	for m, h := range skillMethods {
 		commonMethods[m] = h
 	}
+	for m, h := range eventMethods {
+		commonMethods[m] = h
+	}
 }
 
 const cursorPrefix = "page:"

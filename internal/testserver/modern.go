@@ -73,6 +73,8 @@ func (s *Server) dispatchModern(c *call) reply {
 		res = s.discoverResult()
 	case protocol.MethodSubscriptionsListen:
 		return s.listen(c)
+	case methodEventsStream:
+		return s.eventsStream(c)
 	case protocol.MethodTasksGet, protocol.MethodTasksUpdate, protocol.MethodTasksCancel:
 		if !c.hasTasksExtension() {
 			return errReply(missingTasksExtension())
@@ -130,6 +132,10 @@ func (s *Server) serverCapabilities(modern bool, version string) map[string]any 
 		"resources":   map[string]any{"subscribe": true, "listChanged": true},
 		"tools":       map[string]any{"listChanged": true},
 	}
+	if s.opts.NoListChanged {
+		caps["prompts"], caps["tools"] = map[string]any{}, map[string]any{}
+		caps["resources"] = map[string]any{"subscribe": true}
+	}
 	if modern {
 		caps["extensions"] = map[string]any{protocol.ExtensionTasks: map[string]any{}}
 	} else if version == protocol.Version20251125 {
@@ -140,6 +146,9 @@ func (s *Server) serverCapabilities(modern bool, version string) map[string]any 
 		}
 	}
 	s.skillsCapability(caps)
+	if modern {
+		s.eventsCapability(caps)
+	}
 	return caps
 }
 

@@ -115,10 +115,16 @@ type Options struct {
 	// Skills serves the skills extension (see skills.go) with good and
 	// bad skill fixtures, and declares it with directoryRead.
 	Skills bool
+	// Events serves the events extension (see events.go) in the modern
+	// era and declares it; nil serves nothing of it.
+	Events *EventsOptions
 	// AllowAnyHost turns off the DNS-rebinding protection of the HTTP
 	// handlers, which by default answer 403 to a request whose Host or
 	// Origin is not localhost, 127.0.0.1 or [::1].
 	AllowAnyHost bool
+	// NoListChanged declares no listChanged for tools, prompts and
+	// resources, as a minimal server does (it still serves the lists).
+	NoListChanged bool
 	// Faults are installed at start; see [Server.SetFaults].
 	Faults []Fault
 	// Banner lines are written to the stream before anything else by
@@ -152,6 +158,8 @@ type Recorded struct {
 	Headers http.Header
 	// SessionID is the legacy session the message belonged to, if any.
 	SessionID string
+	// At is when the server recorded the message.
+	At time.Time
 }
 
 // Meta returns the value of params._meta[key], or nil.
@@ -195,7 +203,8 @@ type Server struct {
 	discovers int                 // server/discover requests seen; guarded by mu
 	runs      map[string]int      // tool runs by name (Executions); guarded by mu
 
-	in inputState // the input tools' state (input.go); its own mutex
+	in inputState  // the input tools' state (input.go); its own mutex
+	ev eventsState // the events extension's state (events.go); its own mutex
 }
 
 // New returns a server configured by opts.
@@ -382,6 +391,7 @@ func (s *Server) Listens() int {
 }
 
 func (s *Server) record(r Recorded) {
+	r.At = time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opts.MaxRecords < 0 {

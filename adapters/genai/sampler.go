@@ -1,0 +1,179 @@
+package genaiconduit
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"google.golang.org/genai"
+
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/toolset"
+)
+
+// Sampler answers a server's sampling requests with a Gemini model
+// through generateContent: sampling/createMessage in the legacy era and
+// the sampling input requests of the modern era both arrive as
+// [Sampler.CreateMessage]. Give it to client.WithHandler (or a host's
+// ServerOptions.Handler).
+//
+// Text, images and audio go to the model as parts. The sampling tools
+// of 2025-11-25 are declared as functions and the model's calls come
+// back as tool_use blocks.
+type Sampler struct {
+	// Client sends the requests, with its own credentials and backend.
+	Client *genai.Client
+	// Model is the model asked when ChooseModel is nil or returns "".
+	Model string
+	// ChooseModel, when set, picks the model from the server's
+	// preferences (its hints name models loosely, such as "flash").
+	ChooseModel func(*protocol.ModelPreferences) string
+}
+
+var _ handler.Sampler = (*Sampler)(nil)
+
+// CreateMessage asks the model. It may block; it may be called
+// concurrently. Errors are the SDK's, or a content the request holds
+// that the model cannot take.
+func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+	model := s.Model
+	if s.ChooseModel != nil {
+		if m := s.ChooseModel(p.ModelPreferences); m != "" {
+			model = m
+		}
+	}
+	cfg := &genai.GenerateContentConfig{MaxOutputTokens: int32(min(p.MaxTokens, 1<<31-1)), StopSequences: p.StopSequences}
+	if p.SystemPrompt != "" {
+		cfg.SystemInstruction = genai.NewContentFromText(p.SystemPrompt, genai.RoleUser)
+	}
+	if p.Temperature != nil {
+		t := float32(*p.Temperature)
+		cfg.Temperature = &t
+	}
+	var contents []*genai.Content
+	for _, m := range p.Messages {
+		c, err := content(m)
+		if err != nil {
+			return nil, err
+		}
+		contents = append(contents, c)
+	}
+	names, err := samplingTools(cfg, p)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.Client.Models.GenerateContent(ctx, model, contents, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return samplingResult(resp, model, names)
+}
+
+func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessageParams) (map[string]string, error) {
+	names := map[string]string{}
+	tool := &genai.Tool{}
+	for _, t := range p.Tools {
+		name := toolset.SanitizeName(t.Name)
+		decl, err := toolset.Convert(toolset.Tool{Name: name, Tool: t}, toolset.Gemini)
+		if err != nil {
+			return nil, err
+		}
+		fd, err := declaration(decl, toolset.Gemini)
+		if err != nil {
+			return nil, err
+		}
+		names[name] = t.Name
+		tool.FunctionDeclarations = append(tool.FunctionDeclarations, fd)
+	}
+	if len(tool.FunctionDeclarations) > 0 {
+		cfg.Tools = []*genai.Tool{tool}
+		if p.ToolChoice != nil {
+			mode := map[string]genai.FunctionCallingConfigMode{"auto": genai.FunctionCallingConfigModeAuto, "required": genai.FunctionCallingConfigModeAny, "none": genai.FunctionCallingConfigModeNone}[p.ToolChoice.Mode]
+			if mode != "" {
+				cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: mode}}
+			}
+		}
+	}
+	return names, nil
+}
+
+// content turns a sampling message into a content of the API.
+func content(m protocol.SamplingMessage) (*genai.Content, error) {
+	blocks, err := m.Blocks()
+	if err != nil {
+		return nil, err
+	}
+	var parts []*genai.Part
+	for _, b := range blocks {
+		switch b.Type {
+		case protocol.ContentText:
+			parts = append(parts, genai.NewPartFromText(b.Text))
+		case protocol.ContentImage, protocol.ContentAudio:
+			data, err := base64.StdEncoding.DecodeString(b.Data)
+			if err != nil {
+				return nil, fmt.Errorf("genaiconduit: %s block: %w", b.Type, err)
+			}
+			parts = append(parts, genai.NewPartFromBytes(data, b.MIMEType))
+		case protocol.ContentToolUse:
+			var args map[string]any
+			_ = json.Unmarshal(b.Input, &args)
+			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: toolset.SanitizeName(b.Name), Args: args}})
+		case protocol.ContentToolResult:
+			r := (&toolset.Set{}).Result("", &protocol.CallToolResult{Content: b.Content, StructuredContent: b.StructuredContent, IsError: protocol.Bool(b.IsError)})
+			parts = append(parts, FunctionResponse(&genai.FunctionCall{ID: b.ToolUseID}, r))
+		default:
+			parts = append(parts, genai.NewPartFromText(fmt.Sprintf("[%s content left out]", b.Type)))
+		}
+	}
+	role := genai.Role(genai.RoleUser)
+	if m.Role == protocol.RoleAssistant {
+		role = genai.RoleModel
+	}
+	return genai.NewContentFromParts(parts, role), nil
+}
+
+var stopReasons = map[genai.FinishReason]string{genai.FinishReasonStop: protocol.StopReasonEndTurn, genai.FinishReasonMaxTokens: protocol.StopReasonMaxTokens}
+
+func samplingResult(resp *genai.GenerateContentResponse, model string, names map[string]string) (*protocol.CreateMessageResult, error) {
+	if len(resp.Candidates) == 0 || resp.Candidates[0].Content == nil {
+		return nil, errors.New("genaiconduit: the model answered no candidate")
+	}
+	var blocks []protocol.Content
+	for _, p := range resp.Candidates[0].Content.Parts {
+		switch {
+		case p.Text != "" && !p.Thought:
+			blocks = append(blocks, protocol.TextContent(p.Text))
+		case p.FunctionCall != nil:
+			name := names[p.FunctionCall.Name]
+			if name == "" {
+				name = p.FunctionCall.Name
+			}
+			input, _ := json.Marshal(p.FunctionCall.Args)
+			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: p.FunctionCall.ID, Name: name, Input: input})
+		}
+	}
+	reason := stopReasons[resp.Candidates[0].FinishReason]
+	if reason == "" {
+		reason = string(resp.Candidates[0].FinishReason)
+	}
+	if len(blocks) == 0 {
+		blocks = append(blocks, protocol.TextContent(""))
+	} else if blocks[len(blocks)-1].Type == protocol.ContentToolUse {
+		reason = protocol.StopReasonToolUse
+	}
+	if resp.ModelVersion != "" {
+		model = resp.ModelVersion
+	}
+	var c any = blocks
+	if len(blocks) == 1 {
+		c = blocks[0]
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: raw, Model: model, StopReason: reason}, nil
+}

@@ -1,0 +1,92 @@
+package genaiconduit_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	genaiconduit "github.com/conduitmcp/conduit/adapters/genai"
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/conduittest"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/toolset"
+	"github.com/conduitmcp/conduit/toolset/toolsettest"
+)
+
+// TestSamplerBothEras: a server's sampling request (legacy
+// sampling/createMessage, modern MRTR input request) is answered by the
+// model through the SDK.
+func TestSamplerBothEras(t *testing.T) {
+	for _, era := range []conduittest.Era{conduittest.Legacy, conduittest.Modern} {
+		t.Run(era.String(), func(t *testing.T) {
+			ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+				return 200, candidate(map[string]any{"text": "Paris"})
+			})
+			srv := conduittest.NewServer(t, conduittest.WithEra(era))
+			ctx := testContext(t)
+			sampler := &genaiconduit.Sampler{Client: newClient(t, ep.URL), Model: "gemini-test"}
+			c, err := client.Dial(ctx, srv.URL(), client.WithHandler(sampler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			res, err := c.CallTool(ctx, "sample", map[string]any{"prompt": "Capital of France?"})
+			if err != nil || res.Text() != "gemini-sampled said: Paris" {
+				t.Fatalf("%v %+v", err, res)
+			}
+			var req struct {
+				Contents []struct {
+					Role  string `json:"role"`
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"contents"`
+				GenerationConfig struct {
+					MaxOutputTokens int `json:"maxOutputTokens"`
+				} `json:"generationConfig"`
+			}
+			reqs := ep.Requests()
+			if len(reqs) != 1 || json.Unmarshal(reqs[0], &req) != nil {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			if req.GenerationConfig.MaxOutputTokens != 100 || len(req.Contents) != 1 || req.Contents[0].Role != "user" ||
+				len(req.Contents[0].Parts) != 1 || req.Contents[0].Parts[0].Text != "Capital of France?" {
+				t.Errorf("request %s", reqs[0])
+			}
+		})
+	}
+}
+
+// TestSamplerTools: sampling tools are declared in the Schema type and the
+// model's function call comes back as a tool_use block under the
+// server's name.
+func TestSamplerTools(t *testing.T) {
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		return 200, candidate(map[string]any{"functionCall": map[string]any{"id": "f1", "name": "get_weather", "args": map[string]any{"city": "Paris"}}})
+	})
+	s := &genaiconduit.Sampler{Client: newClient(t, ep.URL), Model: "gemini-test"}
+	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)}},
+		MaxTokens: 50,
+		Tools:     []protocol.Tool{{Name: "get.weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","format":"uri"}}}`)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, _ := res.Blocks()
+	if res.StopReason != protocol.StopReasonToolUse || len(blocks) != 1 || blocks[0].Name != "get.weather" || string(blocks[0].Input) != `{"city":"Paris"}` {
+		t.Fatalf("%+v %s", res, res.Content)
+	}
+	var req struct {
+		Tools []struct {
+			FunctionDeclarations []struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"functionDeclarations"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(ep.Requests()[0], &req)
+	fd := req.Tools[0].FunctionDeclarations[0]
+	if err := toolsettest.Check(toolset.Gemini, fd.Name, fd.Parameters, false); err != nil {
+		t.Error(err)
+	}
+}

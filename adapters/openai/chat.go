@@ -1,0 +1,75 @@
+package openaiconduit
+
+import (
+	"context"
+	"errors"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/conduitmcp/conduit/toolset"
+)
+
+// errorPrefix starts the text of a tool's own error, since OpenAI's tool
+// results have no error flag.
+const errorPrefix = "The tool reported an error:\n"
+
+// resultText is a result as the text of a tool message.
+func resultText(r *toolset.Result, callErr error) string {
+	text := r.Text()
+	if r.IsError && callErr == nil {
+		return errorPrefix + text
+	}
+	return text
+}
+
+// stopped reports whether err ends the loop: ctx is done.
+func stopped(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// ChatToolMessages runs the function calls of msg (a chat completion's
+// message) through set and returns the tool messages that answer them,
+// in order. The error is ctx's, when it ended the calls.
+func ChatToolMessages(ctx context.Context, set *toolset.Set, msg openai.ChatCompletionMessage) ([]openai.ChatCompletionMessageParamUnion, error) {
+	var out []openai.ChatCompletionMessageParamUnion
+	for _, tc := range msg.ToolCalls {
+		if tc.Type != "function" {
+			out = append(out, openai.ToolMessage("Only function tools exist here.", tc.ID))
+			continue
+		}
+		fn := tc.AsFunction().Function
+		res, err := set.Call(ctx, fn.Name, fn.Arguments)
+		if stopped(ctx, err) {
+			return out, err
+		}
+		out = append(out, openai.ToolMessage(resultText(res, err), tc.ID))
+	}
+	return out, nil
+}
+
+// ChatTurn runs one turn of the tool loop on chat completions: it asks
+// the model with params (the set's tools declared when params.Tools is
+// empty), appends the model's message to params.Messages and, when the
+// model called tools, runs them and appends the results. done reports
+// that the model called none: its answer is the completion's message.
+func ChatTurn(ctx context.Context, client *openai.Client, set *toolset.Set, params *openai.ChatCompletionNewParams, o *Options) (resp *openai.ChatCompletion, done bool, err error) {
+	if len(params.Tools) == 0 {
+		// A schema error leaves a tool out; the others are declared.
+		params.Tools, _ = ChatTools(set, o)
+	}
+	resp, err = client.Chat.Completions.New(ctx, *params)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(resp.Choices) == 0 {
+		return resp, true, nil
+	}
+	msg := resp.Choices[0].Message
+	params.Messages = append(params.Messages, msg.ToParam())
+	if len(msg.ToolCalls) == 0 {
+		return resp, true, nil
+	}
+	results, err := ChatToolMessages(ctx, set, msg)
+	params.Messages = append(params.Messages, results...)
+	return resp, false, err
+}

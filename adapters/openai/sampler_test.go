@@ -1,0 +1,97 @@
+package openaiconduit_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	openaiconduit "github.com/conduitmcp/conduit/adapters/openai"
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/conduittest"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/toolset/toolsettest"
+)
+
+// TestSamplerBothEras: a server's sampling request (legacy
+// sampling/createMessage, modern MRTR input request) is answered by the
+// model through the SDK.
+func TestSamplerBothEras(t *testing.T) {
+	for _, era := range []conduittest.Era{conduittest.Legacy, conduittest.Modern} {
+		t.Run(era.String(), func(t *testing.T) {
+			ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+				return 200, map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "gpt-sampled",
+					"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "Paris"}}}}
+			})
+			srv := conduittest.NewServer(t, conduittest.WithEra(era))
+			ctx := testContext(t)
+			sampler := &openaiconduit.Sampler{Client: newClient(ep.URL), Model: "gpt-test"}
+			c, err := client.Dial(ctx, srv.URL(), client.WithHandler(sampler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			res, err := c.CallTool(ctx, "sample", map[string]any{"prompt": "Capital of France?"})
+			if err != nil || res.Text() != "gpt-sampled said: Paris" {
+				t.Fatalf("%v %+v", err, res)
+			}
+			reqs := ep.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			var req struct {
+				Model    string `json:"model"`
+				MaxToks  int    `json:"max_completion_tokens"`
+				Messages []struct {
+					Role    string `json:"role"`
+					Content []struct {
+						Type string `json:"type"`
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal(reqs[0], &req); err != nil {
+				t.Fatal(err)
+			}
+			if req.Model != "gpt-test" || req.MaxToks != 100 || len(req.Messages) != 1 || req.Messages[0].Role != "user" ||
+				len(req.Messages[0].Content) != 1 || req.Messages[0].Content[0].Text != "Capital of France?" {
+				t.Errorf("request %s", reqs[0])
+			}
+		})
+	}
+}
+
+// TestSamplerTools: the sampling tools of 2025-11-25 are declared as
+// functions and the model's calls come back as tool_use blocks, with the
+// server's names.
+func TestSamplerTools(t *testing.T) {
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		return 200, map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "gpt-test",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": nil,
+				"tool_calls": []any{map[string]any{"id": "t1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}}}}}}
+	})
+	s := &openaiconduit.Sampler{Client: newClient(ep.URL), Model: "gpt-test"}
+	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)}},
+		MaxTokens: 50,
+		Tools:     []protocol.Tool{{Name: "get.weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, _ := res.Blocks()
+	if res.StopReason != protocol.StopReasonToolUse || len(blocks) != 1 || blocks[0].Type != protocol.ContentToolUse ||
+		blocks[0].Name != "get.weather" || string(blocks[0].Input) != `{"city":"Paris"}` {
+		t.Fatalf("%+v %s", res, res.Content)
+	}
+	var req struct {
+		Tools []struct {
+			Function struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(ep.Requests()[0], &req)
+	if len(req.Tools) != 1 || req.Tools[0].Function.Name != "get_weather" {
+		t.Fatalf("%s", ep.Requests()[0])
+	}
+}

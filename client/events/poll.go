@@ -1,0 +1,76 @@
+package events
+
+import "time"
+
+// pollResult is the result of events/poll.
+type pollResult struct {
+	Events     []occurrenceWire `json:"events"`
+	Cursor     *string          `json:"cursor"`
+	Truncated  bool             `json:"truncated"`
+	HasMore    bool             `json:"hasMore"`
+	NextPollMs *int64           `json:"nextPollMs"`
+}
+
+// runPoll polls until the subscription stops or fails: at once while
+// the server says hasMore, else after nextPollMs (at least the floor).
+func (s *Subscription) runPoll(ready chan<- error) error {
+	failures := 0
+	for first := true; ; {
+		if err := s.checkType(); err != nil {
+			return err
+		}
+		p := s.params()
+		if s.opts.MaxEvents > 0 {
+			p["maxEvents"] = s.opts.MaxEvents
+		}
+		var res pollResult
+		err := s.ec.c.Call(s.ctx, MethodPoll, p, &res)
+		if err != nil {
+			if s.stopped() {
+				return nil
+			}
+			if first {
+				ready <- err
+				return err
+			}
+			if failures++; terminal(err) || failures >= maxFailures {
+				return err
+			}
+			if !s.sleep(s.backoff(failures - 1)) {
+				return nil
+			}
+			continue
+		}
+		failures = 0
+		if first {
+			ready <- nil
+			first = false
+		}
+		if res.Truncated && res.Cursor != nil && !s.deliver(Event{Name: s.name, Gap: true}) {
+			return nil
+		}
+		for _, o := range res.Events {
+			if !s.deliver(o.event()) {
+				return nil
+			}
+		}
+		// The cursor advances once the events before it were handed
+		// over; a null or absent one is never replayed.
+		s.setCursor(res.Cursor)
+		if !s.sleep(s.pollWait(res)) {
+			return nil
+		}
+	}
+}
+
+// pollWait is the wait before the poll after res.
+func (s *Subscription) pollWait(res pollResult) time.Duration {
+	if res.HasMore {
+		return 0
+	}
+	wait := s.ec.opts.PollInterval
+	if res.NextPollMs != nil {
+		wait = time.Duration(*res.NextPollMs) * time.Millisecond
+	}
+	return max(wait, s.ec.opts.PollFloor)
+}

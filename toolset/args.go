@@ -1,0 +1,143 @@
+package toolset
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// argFixer cleans a model's arguments for one tool before the call.
+type argFixer struct {
+	root *obj // the tool's input schema; nil when it does not parse
+}
+
+func newArgFixer(schema json.RawMessage) *argFixer {
+	v, err := parseJSON(schema)
+	if err != nil {
+		return &argFixer{}
+	}
+	o, _ := v.(*obj)
+	return &argFixer{root: o}
+}
+
+// fix checks args and removes the nulls of optional properties that do
+// not admit null. Arguments without such nulls pass byte for byte.
+func (f *argFixer) fix(args string) (json.RawMessage, error) {
+	t := strings.TrimSpace(args)
+	if t == "" || t == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if !json.Valid([]byte(t)) {
+		var v any
+		err := json.Unmarshal([]byte(t), &v)
+		if strings.Contains(err.Error(), "unexpected end of JSON input") {
+			return nil, fmt.Errorf("%w: the JSON text is cut short", ErrInvalidArguments)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	if t[0] != '{' {
+		return nil, fmt.Errorf("%w: a JSON %s", ErrInvalidArguments, jsonKind(t[0]))
+	}
+	if f.root == nil || !strings.Contains(t, "null") {
+		return json.RawMessage(t), nil
+	}
+	v, err := parseJSON([]byte(t))
+	if err != nil {
+		return nil, errors.Join(ErrInvalidArguments, err)
+	}
+	if !f.strip(v, f.root, 0) {
+		return json.RawMessage(t), nil
+	}
+	return marshalJSON(v), nil
+}
+
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	}
+	return "number"
+}
+
+// deref follows local references of the schema, a bounded number of
+// times.
+func (f *argFixer) deref(s any) *obj {
+	for range 16 {
+		o, ok := s.(*obj)
+		if !ok {
+			return nil
+		}
+		ref, ok := o.m["$ref"].(string)
+		if !ok {
+			return o
+		}
+		if s, ok = pointer(f.root, ref); !ok {
+			return nil
+		}
+	}
+	return nil
+}
+
+// strip removes, in the instance v, the null members that schema makes
+// optional and does not admit null; it reports whether it removed any.
+func (f *argFixer) strip(v any, schema any, depth int) bool {
+	so := f.deref(schema)
+	if so == nil || depth > maxDepth {
+		return false
+	}
+	changed := false
+	switch x := v.(type) {
+	case *obj:
+		props, _ := so.m["properties"].(*obj)
+		if props == nil {
+			return false
+		}
+		req := stringList(so.m["required"])
+		for _, k := range slices.Clone(x.keys) {
+			ps, ok := props.m[k]
+			if !ok {
+				continue
+			}
+			if x.m[k] == nil && !slices.Contains(req, k) && !f.admitsNull(ps, 0) {
+				x.del(k)
+				changed = true
+				continue
+			}
+			changed = f.strip(x.m[k], ps, depth+1) || changed
+		}
+	case []any:
+		for _, e := range x {
+			changed = f.strip(e, so.m["items"], depth+1) || changed
+		}
+	}
+	return changed
+}
+
+// admitsNull reports whether schema may admit null.
+func (f *argFixer) admitsNull(schema any, depth int) bool {
+	o := f.deref(schema)
+	if o == nil || depth > 16 {
+		return true
+	}
+	if ts, null := typesOf(o); null || len(ts) == 0 && !o.has("enum") && !o.has("const") && !o.has("anyOf") && !o.has("oneOf") {
+		return true
+	}
+	if e, ok := o.m["enum"].([]any); ok && slices.Contains(e, nil) {
+		return true
+	}
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		alts, _ := o.m[kw].([]any)
+		for _, a := range alts {
+			if f.admitsNull(a, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
