@@ -225,13 +225,11 @@ func isClosing(ch <-chan struct{}) bool {
 
 // sessionConfig translates the client options into a engine.Config.
 func sessionConfig(cfg *config) (engine.Config, error) {
-	set := detectHandler(cfg.handler)
-	if cfg.handler != nil && set == (handler.Set{}) {
-		// A handler that serves nothing: handler.Check says why (it looks
-		// again, on this failing path only).
-		if err := handler.Check(cfg.handler); err != nil {
-			return engine.Config{}, err
-		}
+	// A handler that serves nothing, or has a method named for an
+	// interface it does not implement, fails: the error says why.
+	set, err := detectHandler(cfg.handler)
+	if err != nil {
+		return engine.Config{}, err
 	}
 	defaults, err := cfg.defaultCall()
 	if err != nil {
@@ -322,12 +320,12 @@ func (cfg *config) declaredExtensions() (func(*protocol.ClientCapabilities), err
 // client; the set goes to the session, which serves and notifies through
 // it. A form-mode Elicitor is wrapped to validate its answers (see
 // validatingElicitor); the advertised capabilities stay those of h.
-func detectHandler(h any) handler.Set {
-	set := handler.Detect(h)
+func detectHandler(h any) (handler.Set, error) {
+	set, err := handler.Inspect(h)
 	if set.Elicitor != nil {
 		set.Elicitor = &validatingElicitor{inner: set.Elicitor, next: h}
 	}
-	return set
+	return set, err
 }
 
 // onNotification is the session's OnNotification: it runs on the

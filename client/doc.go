@@ -95,6 +95,16 @@
 // [ErrNotSupported]. A value that does not match its
 // schema is a [*handler.ValidationError] listing the problems.
 //
+// The text of an [*Error] follows one rule: one line; "client: ", the
+// operation once, then what happened, then its cause; no name of a
+// package below (the session, the negotiation, the transport) that a
+// caller cannot act on. For example
+//
+//	client: tools/call: outcome unknown, the server may have executed the request (the connection was lost after the request was written; not sent again: the replay policy is none): connection lost: server process "./bin/crashy" exited with code 7
+//	client: connect: negotiating protocol (modern): retries exhausted (network): POST http://127.0.0.1:8080/mcp: dial tcp 127.0.0.1:8080: connect: connection refused
+//
+// The types stay where they were: errors.As still finds each cause.
+//
 // A handler failure ends the request that caused it alike in both eras:
 // an [*Error] of kind [KindHandler] ([KindInvalid] for an elicitation
 // answer that does not match its schema) with the same text, wrapping the

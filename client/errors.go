@@ -50,8 +50,47 @@ type Error struct {
 	Trace []TraceStep
 }
 
+// Error returns "client: ", the operation, then the cause's text without
+// the package prefixes of the layers below (see the package
+// documentation's # Errors).
 func (e *Error) Error() string {
-	return "client: " + e.Op + ": " + strings.TrimPrefix(e.Err.Error(), "client: ")
+	return "client: " + e.Op + ": " + plainText(e.Err.Error())
+}
+
+// layerPrefixes are the prefixes the errors of the layers below start
+// their texts with (the engine's own texts have none left; the transport
+// and negotiation packages keep theirs for callers that use them alone).
+var layerPrefixes = []string{"client: ", "session: ", "engine: ", "negotiation: ", "transport: "}
+
+// plainText is s without the layer prefixes at its start and at the start
+// of each part of it: after ": ", "; " and "(".
+func plainText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		if atPartStart(b.String()) {
+			if p := layerPrefix(s[i:]); p != "" {
+				i += len(p)
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+func atPartStart(done string) bool {
+	return done == "" || strings.HasSuffix(done, ": ") || strings.HasSuffix(done, "; ") || strings.HasSuffix(done, "(")
+}
+
+func layerPrefix(s string) string {
+	for _, p := range layerPrefixes {
+		if strings.HasPrefix(s, p) {
+			return p
+		}
+	}
+	return ""
 }
 
 // Unwrap returns the cause.
@@ -289,7 +328,7 @@ func sessionKind(err error) Kind {
 	}
 	switch {
 	case isType[*handler.ValidationError](err), errors.Is(err, ErrNoCommonVersion),
-		isType[*transport.HeaderValueError](err), errors.Is(err, handler.ErrNoInterface), errors.Is(err, engine.ErrReservedMeta):
+		isType[*transport.HeaderValueError](err), isType[*handler.CheckError](err), errors.Is(err, engine.ErrReservedMeta):
 		return KindInvalid
 	case errors.Is(err, ErrNotSupported):
 		return KindUnsupported

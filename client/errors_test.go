@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,9 @@ type errCase struct {
 	// also is an extra check of the cause (errors.Is/As to the layers
 	// below, the sentinels of package client).
 	also func(error) bool
+	// text, when set, is a regular expression the whole message matches
+	// (the shapes the package documentation shows).
+	text string
 }
 
 // refusedURL returns an http URL on 127.0.0.1 where nothing listens.
@@ -57,6 +61,7 @@ func connectErrCases() []errCase {
 				_, err := client.Dial(testCtx(t), refusedURL(t), client.WithProtocol(client.Modern))
 				return err
 			},
+			text: `client: connect: negotiating protocol \(modern\): retries exhausted \(network\): POST http://127\.0\.0\.1:\d+/mcp: dial tcp 127\.0\.0\.1:\d+: connect: connection refused`,
 			also: isAs[*transport.NetworkError]},
 		{name: "refused port websocket", op: "connect", kind: client.KindNetwork,
 			run: func(t *testing.T) error {
@@ -232,7 +237,8 @@ func callErrCases(name string, p client.Protocol) []errCase {
 					"echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayNone))
 			},
 			// The process went away: not a closed client.
-			also: func(err error) bool { return errors.Is(err, transport.ErrClosed) && !errors.Is(err, client.ErrClosed) }},
+			also: func(err error) bool { return errors.Is(err, transport.ErrClosed) && !errors.Is(err, client.ErrClosed) },
+			text: `client: tools/call: outcome unknown, the server may have executed the request \((the connection was lost|the stdio process exited) after the request was written; not sent again: the replay policy is none\): connection lost: (server process ".+" exited with code 3|connection closed: server ".+" closed its stdout)`},
 	}
 }
 
@@ -259,6 +265,10 @@ func TestErrorKinds(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), "client: "+tc.op+": ") {
 				t.Errorf("message %q does not start with the op", err)
 			}
+			checkErrorText(t, err, tc.op)
+			if tc.text != "" && !regexp.MustCompile("^"+tc.text+"$").MatchString(err.Error()) {
+				t.Errorf("message %q does not match %q", err, tc.text)
+			}
 			if tc.also != nil && !tc.also(err) {
 				t.Errorf("error %v: the cause check failed", err)
 			}
@@ -273,6 +283,28 @@ func TestErrorKinds(t *testing.T) {
 				t.Errorf("an *Error of kind %v does not match %v: %v", ce.Kind, s, err)
 			}
 		})
+	}
+}
+
+// internalNames are package names a user cannot open (or that only
+// repeat where the failure was met): no error text shows them.
+var internalNames = []string{"session:", "engine:", "negotiation:", "transport:", "client: client:"}
+
+// checkErrorText checks the rule of the package documentation: one line,
+// the operation once, no internal package name.
+func checkErrorText(t *testing.T, err error, op string) {
+	t.Helper()
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("message is not one line:\n%s", msg)
+	}
+	if n := strings.Count(msg, op); op != "connect" && n != 1 {
+		t.Errorf("message names %s %d times, want once: %s", op, n, msg)
+	}
+	for _, name := range internalNames {
+		if strings.Contains(msg, name) {
+			t.Errorf("message shows %q: %s", name, msg)
+		}
 	}
 }
 

@@ -272,7 +272,7 @@ func ExampleValidateElicitation() {
 	fmt.Println(err)
 	// Output:
 	// map[name:Ada notify:true] <nil>
-	// invalid elicitation answer: name: required; notify: want a boolean, got string
+	// invalid elicitation answer: name: required; notify: want a boolean, got a string ("yes")
 }
 
 func ExampleWithCache() {

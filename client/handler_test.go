@@ -172,29 +172,37 @@ type misspelt struct{}
 
 func (misspelt) OnToolChanged(context.Context) {}
 
+// misspeltBeside has a right ListRoots beside the misspelt OnToolChanged.
+type misspeltBeside struct{ misspelt }
+
+func (misspeltBeside) ListRoots(context.Context) ([]protocol.Root, error) { return nil, nil }
+
 // TestHandlerImplementsNothing: Connect and Dial refuse a handler that
-// implements none of the interfaces, with a message naming them and the
+// implements none of the interfaces, or has a misspelt method beside a
+// right one, with a message naming the method it looks meant for and the
 // pointer-receiver pitfall.
 func TestHandlerImplementsNothing(t *testing.T) {
 	for _, tr := range []string{tPipe, tStdio, tHTTP} {
-		for name, h := range map[string]any{"value of pointer methods": valueHandler{}, "misspelt": misspelt{}} {
+		for name, h := range map[string]any{"value of pointer methods": valueHandler{}, "misspelt": misspelt{}, "misspelt beside": misspeltBeside{}} {
 			t.Run(tr+"/"+name, func(t *testing.T) {
 				t.Parallel()
 				f, err := tryConnect(t, tr, testserver.Options{}, client.WithHandler(h))
 				if err == nil {
 					t.Fatalf("connected with a handler that implements nothing: %+v", f.c.Negotiated().ClientCapabilities)
 				}
-				ce, ok := errors.AsType[*client.Error](err)
-				if !ok || ce.Op != "connect" || ce.Kind != client.KindInvalid || !errors.Is(err, handler.ErrNoInterface) {
-					t.Fatalf("error %v (%T): want an *Error connect/invalid matching handler.ErrNoInterface", err, err)
+				ce, _ := errors.AsType[*client.Error](err)
+				if _, ok := errors.AsType[*handler.CheckError](err); !ok || ce == nil || ce.Op != "connect" || ce.Kind != client.KindInvalid {
+					t.Fatalf("error %v (%T): want an *Error connect/invalid wrapping a *handler.CheckError", err, err)
 				}
-				for _, w := range []string{"Sampler", "RootsLister", "ToolsChangedListener", "pointer"} {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not mention %q", err, w)
-					}
+				want := "OnToolChanged looks like a misspelling of OnToolsChanged (ToolsChangedListener)"
+				if _, ok := h.(valueHandler); ok {
+					want = "*client_test.valueHandler implements RootsLister (its ListRoots has a pointer receiver): pass a pointer"
 				}
-				if _, ok := h.(valueHandler); ok && !strings.Contains(err.Error(), "*client_test.valueHandler implements RootsLister") {
-					t.Errorf("error %q does not point at the pointer type", err)
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+				if _, beside := h.(misspeltBeside); errors.Is(err, handler.ErrNoInterface) == beside || !errors.Is(err, handler.ErrMethodMismatch) {
+					t.Errorf("error %v: matches ErrNoInterface %v, ErrMethodMismatch %v", err, errors.Is(err, handler.ErrNoInterface), errors.Is(err, handler.ErrMethodMismatch))
 				}
 			})
 		}

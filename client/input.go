@@ -37,7 +37,9 @@ func WithMaxInputRounds(n int) Option {
 // live connection, so nothing can be stored. While the manual call is in
 // flight, the server's sampling, elicitation and roots requests are held
 // and handed to its caller (to the oldest manual call in flight: over
-// stdio a request names no call), keyed by their JSON-RPC ids; the call
+// stdio a request names no call), keyed by their JSON-RPC ids as text (a
+// string id as it is, "srv-1", not the JSON "\"srv-1\""; an integer id
+// as its digits); the call
 // goes on in the background, and Resume, on the same client with that
 // same InputRequired, answers them (a key left out is answered with an
 // error) and waits for the call again. A held request gets an error
@@ -137,7 +139,9 @@ func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[strin
 	res, err := c.sess.Resume(identityContext(ctx, &cc), ep, raw, cc.sessionOptions())
 	if err != nil {
 		if errors.Is(err, engine.ErrNotModern) {
-			return &Error{Op: op, Kind: KindUnsupported, Err: errors.Join(err, ErrNotSupported)}
+			// A legacy InputRequired that is not live: decoded from JSON,
+			// copied, or from another client.
+			return &Error{Op: op, Kind: KindUnsupported, Err: withKindSentinels(KindUnsupported, errNotLive)}
 		}
 		if errors.Is(err, engine.ErrInvalidResume) {
 			return &Error{Op: op, Kind: KindInvalid, Err: err}
@@ -149,6 +153,10 @@ func (c *Client) Resume(ctx context.Context, p *InputRequired, answers map[strin
 	}
 	return decode(op, res, result)
 }
+
+// errNotLive is why a legacy [*InputRequired] that is not live cannot be
+// resumed.
+var errNotLive = errors.New("a legacy server's request can only be answered on its live connection, and this InputRequired is not live (it was decoded or copied, or another client made it): call again")
 
 // marshalJSON encodes v; a json.RawMessage or []byte is taken as JSON
 // text and checked.

@@ -189,13 +189,19 @@ func TestManualInputLegacy(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			f, ctx, err := askManually(t, tr, client.Legacy)
 			ir, k := onlyKey(t, err)
+			// The key is the server's id as text (the test server's ids
+			// are strings "srv-N"), not its JSON with quotes.
+			if !strings.HasPrefix(k, "srv-") {
+				t.Errorf("held request key %q, want the server's id srv-N without quotes", k)
+			}
 			b, _ := json.Marshal(ir)
 			var copied client.InputRequired
 			if err := json.Unmarshal(b, &copied); err != nil {
 				t.Fatal(err)
 			}
-			if err := f.c.Resume(ctx, &copied, map[string]any{k: nameAnswer("x")}, nil); !errors.Is(err, client.ErrNotSupported) {
-				t.Errorf("Resume(decoded copy) = %v, want ErrNotSupported", err)
+			if err := f.c.Resume(ctx, &copied, map[string]any{k: nameAnswer("x")}, nil); !errors.Is(err, client.ErrNotSupported) ||
+				!strings.Contains(err.Error(), "can only be answered on its live connection") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Resume(decoded copy) = %q, want ErrNotSupported saying, on one line, that a legacy request needs its live connection", err)
 			}
 			err = f.c.Resume(ctx, ir, map[string]any{k: nameAnswer("Ada")}, nil)
 			ir2, k2 := onlyKey(t, err)

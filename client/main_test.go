@@ -12,13 +12,13 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testrecord"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/transport"
 )
@@ -290,24 +290,14 @@ func await[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-// record is a list that goroutines add to under its lock.
-type record[T any] struct {
-	mu  sync.Mutex
-	got []T
-}
+// record is a list that goroutines add to under its lock (the shared
+// testrecord.Record, under the names this package's tests use).
+type record[T any] struct{ testrecord.Record[T] }
 
-func (r *record[T]) add(v T) {
-	r.mu.Lock()
-	r.got = append(r.got, v)
-	r.mu.Unlock()
-}
+func (r *record[T]) add(v T) { r.Add(v) }
 
 // all returns a copy of what was added so far.
-func (r *record[T]) all() []T {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.got)
-}
+func (r *record[T]) all() []T { return r.All() }
 
 // pipeCase is a table row of the tests that connect over a pipe in one
 // era with some options.

@@ -35,12 +35,24 @@ type Request struct {
 	// they pass through the middleware too. ProtocolVersion is "" during
 	// the first negotiation, the previous one's during a later one.
 	Negotiation bool
+	// Fallback marks the server/discover probe of an [Auto] negotiation,
+	// which falls back to initialize when the answer is legacy evidence
+	// (a -32601, and the other legacy rows of negotiation.ClassifyProbe): that
+	// answer comes back from next as an error, but it is the expected way
+	// to find a legacy server, not a failure. False for a probe that
+	// cannot fall back ([Modern], a pinned version).
+	Fallback bool
 	// ID is the JSON-RPC id. For an outgoing request the engine assigns it
 	// when it sends the request, so it is set once next returns (after
 	// replays, retries and MRTR rounds, the last request's). For an
-	// incoming request it is the server's; for an MRTR input request its
-	// key in inputRequests, as a string id.
+	// incoming legacy request it is the server's. An MRTR input request is
+	// not a JSON-RPC request and has no id (ID is the zero ID): see
+	// InputKey.
 	ID jsonrpc.ID
+	// InputKey is the key of an incoming MRTR input request in the
+	// inputRequests of the result that asked for it (or the elicitationId
+	// of a URL elicitation a -32042 error asked for); "" elsewhere.
+	InputKey string
 	// ProtocolVersion, SessionID, Transport and ServerAddress describe the
 	// connection when the message passed: the negotiated version, the
 	// legacy Streamable HTTP session id ("" elsewhere), the transport kind
@@ -163,7 +175,8 @@ func chainMiddleware(mws []Middleware, addr string) func(context.Context, *engin
 	return func(ctx context.Context, m *engine.Message, next engine.Invoker) (json.RawMessage, error) {
 		r := &Request{
 			Method: m.Method, Params: m.Params, Incoming: m.Incoming,
-			Notification: m.Notification, Negotiation: m.Negotiation, ID: m.ID,
+			Notification: m.Notification, Negotiation: m.Negotiation, Fallback: m.Fallback,
+			ID: m.ID, InputKey: m.InputKey,
 			ProtocolVersion: m.Version, SessionID: m.SessionID, Transport: m.Transport,
 			ServerAddress: addr, em: m, next: next,
 		}

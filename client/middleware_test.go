@@ -26,6 +26,7 @@ type seen struct {
 	incoming            bool
 	note, neg           bool
 	idBefore, idAfter   jsonrpc.ID
+	inputKey            string
 	version, kind, addr string
 	result              string
 	err                 error
@@ -45,7 +46,7 @@ func (r *recorder) mw(name string) client.Middleware {
 			raw, err := next(ctx, req)
 			r.trace.add(name + "<" + req.Method)
 			r.events.add(seen{name: name, method: req.Method, incoming: req.Incoming, note: req.Notification,
-				neg: req.Negotiation, idBefore: before, idAfter: req.ID, version: req.ProtocolVersion, kind: req.Transport,
+				neg: req.Negotiation, idBefore: before, idAfter: req.ID, inputKey: req.InputKey, version: req.ProtocolVersion, kind: req.Transport,
 				addr: req.ServerAddress, result: string(raw), err: err})
 			return raw, err
 		}
@@ -191,11 +192,16 @@ func checkMiddlewareIncoming(ctx context.Context, t *testing.T, f *fixture, rec 
 			t.Fatalf("CallTool(%s): %v", tc.tool, err)
 		}
 		e := rec.find(t, "outer", tc.method, received)
-		if e.err != nil || e.note || !e.idAfter.IsValid() || e.result == "" {
+		if e.err != nil || e.note || e.result == "" {
 			t.Errorf("incoming %s through the middleware: %+v", tc.method, e)
 		}
-		if _, isInt := e.idAfter.Int64(); era == "modern" && isInt {
-			t.Errorf("MRTR input request id %v, want its key as a string id", e.idAfter)
+		// A legacy server request has the server's JSON-RPC id; an MRTR
+		// input request has none, only its key in inputRequests.
+		if era == "modern" && (e.idAfter.IsValid() || e.inputKey == "") {
+			t.Errorf("MRTR input request id %v, key %q: want no id and its key", e.idAfter, e.inputKey)
+		}
+		if era != "modern" && (!e.idAfter.IsValid() || e.inputKey != "") {
+			t.Errorf("legacy server request id %v, key %q: want the server's id and no key", e.idAfter, e.inputKey)
 		}
 	}
 	if err := f.c.SetLogLevel(ctx, protocol.LevelDebug); err != nil {
@@ -302,7 +308,7 @@ func TestMiddlewareSeesAttempts(t *testing.T) {
 				}
 			}
 			raw, err := next(ctx, req)
-			got.add(fmt.Sprintf("done %s %v", req.Method, req.ID))
+			got.add(fmt.Sprintf("done %s %v%s", req.Method, req.ID, req.InputKey))
 			return raw, err
 		}
 	}
@@ -317,7 +323,7 @@ func TestMiddlewareSeesAttempts(t *testing.T) {
 	}
 	want := []string{
 		"done server/discover 1", "retry after 2", "done tools/call 3",
-		`done sampling/createMessage "model"`, "input-round after 4", "done tools/call 5",
+		"done sampling/createMessage <none>model", "input-round after 4", "done tools/call 5",
 	}
 	if got := got.all(); !slices.Equal(got, want) {
 		t.Errorf("attempts %q, want %q", got, want)
@@ -454,6 +460,46 @@ func TestMiddlewareSeesEveryServerRequest(t *testing.T) {
 			e := r.find(t, "m", protocol.MethodElicitationCreate, received)
 			if !strings.Contains(e.result, `"accept"`) || e.idBefore.String() == "" {
 				t.Errorf("elicitation/create seen = %+v, want the accepted URL elicitation keyed by its id", e)
+			}
+		})
+	}
+}
+
+// TestMiddlewareProbeFallback: the server/discover probe of an Auto
+// negotiation is marked Fallback, so that a middleware can tell its
+// expected -32601 from a legacy server from a failure; a Modern client's
+// probe, which cannot fall back, is not.
+func TestMiddlewareProbeFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		p        client.Protocol
+		era      testserver.Era
+		fallback bool
+	}{
+		{"auto-legacy", client.Auto, testserver.LegacyOnly, true},
+		{"auto-modern", client.Auto, testserver.ModernOnly, true},
+		{"modern", client.Modern, testserver.ModernOnly, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			var fallback []bool
+			mark := func(next client.Invoker) client.Invoker {
+				return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+					if req.Method == protocol.MethodDiscover {
+						fallback = append(fallback, req.Fallback)
+					} else if req.Fallback {
+						t.Errorf("%s marked Fallback", req.Method)
+					}
+					return next(ctx, req)
+				}
+			}
+			connect(t, tPipe, testserver.Options{Era: tc.era}, client.WithProtocol(tc.p), client.WithMiddleware(rec.mw("outer"), mark))
+			e := rec.find(t, "outer", protocol.MethodDiscover, sent)
+			if len(fallback) == 0 || fallback[0] != tc.fallback {
+				t.Errorf("server/discover Fallback %v, want %v", fallback, tc.fallback)
+			}
+			if tc.era == testserver.LegacyOnly && !errors.Is(e.err, jsonrpc.ErrMethodNotFound) {
+				t.Errorf("the probe of a legacy server returned %v through the middleware, want -32601", e.err)
 			}
 		})
 	}

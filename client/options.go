@@ -238,10 +238,12 @@ func WithProtocol(p Protocol) Option {
 // interfaces of package handler it implements (directly or through an
 // Unwrap() any chain; for a handler.Funcs, the fields that are set) decide
 // the advertised client capabilities; nil (the default) advertises none.
-// A non-nil h that implements none of them makes [Connect] and [Dial]
-// fail with an [*Error] of kind [KindInvalid] matching
-// handler.ErrNoInterface: the usual cause is methods with pointer
-// receivers on a value passed by value. Form elicitation answers are validated against
+// A non-nil h that implements none of them, or has a method named for one
+// that does not implement it (a wrong signature, a misspelt name, a
+// pointer receiver on a value passed by value), makes [Connect] and [Dial]
+// fail with an [*Error] of kind [KindInvalid] wrapping the
+// *handler.CheckError (see handler.Check), which matches
+// handler.ErrNoInterface or handler.ErrMethodMismatch. Form elicitation answers are validated against
 // the requested schema, with defaults applied, before they are sent.
 //
 // Listener interfaces (handler.LogListener, handler.ToolsChangedListener,

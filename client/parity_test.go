@@ -131,7 +131,7 @@ type parityCase struct {
 
 func parityCases() []parityCase {
 	denied := jsonrpc.NewError(1001, "the user declined sampling")
-	const base = "client: tools/call: session: tools/call: input request "
+	const base = "client: tools/call: input request "
 	return []parityCase{
 		{name: "sampler error", tool: "sample", kind: client.KindHandler,
 			handler: handler.SamplerFunc(func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
@@ -289,7 +289,7 @@ func TestHandlerFailureTiedByStreamOnHTTP(t *testing.T) {
 	if !ok || ce.Kind != client.KindHandler || !isAs[*engine.InputError](err) {
 		t.Fatalf("error = %v (%T), want a *client.Error of kind handler", err, err)
 	}
-	if want := "client: tools/call: session: tools/call: input request sampling/createMessage failed: no model"; err.Error() != want {
+	if want := "client: tools/call: input request sampling/createMessage failed: no model"; err.Error() != want {
 		t.Errorf("error text %q, want %q", err, want)
 	}
 }

@@ -14,7 +14,8 @@ import (
 // writes the message, possibly concurrently: it must be safe for
 // concurrent use, must not block, must not modify msg and must not keep it
 // after returning. A message that fails to be written is still reported.
-// Default (and nil): none. See [WithWireLog] for a ready-made logger.
+// json.Marshal(msg) gives its JSON-RPC wire form, as
+// [jsonrpc.EncodeMessage] does. Default (and nil): none. See [WithWireLog] for a ready-made logger.
 func WithMessageLog(f func(sent bool, msg jsonrpc.Message)) Option {
 	return optionFunc(func(c *config) { c.messageLog = f })
 }

@@ -110,3 +110,31 @@ func TestMessageLog(t *testing.T) {
 		}
 	})
 }
+
+// TestMessageLogMarshalsWireForm: a message from WithMessageLog given to
+// json.Marshal (as a program writing its own log does) is the JSON-RPC
+// text, not the Go fields.
+func TestMessageLogMarshalsWireForm(t *testing.T) {
+	var got record[string]
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern), client.WithMessageLog(func(sent bool, msg jsonrpc.Message) {
+		b, err := json.Marshal(msg)
+		if err != nil {
+			b = []byte(err.Error())
+		}
+		got.add(string(b))
+	}))
+	if _, err := f.c.ListTools(testCtx(t), ""); err != nil {
+		t.Fatal(err)
+	}
+	var sawList, sawResult bool
+	for _, line := range got.all() {
+		if !strings.HasPrefix(line, `{"jsonrpc":"2.0",`) {
+			t.Errorf("json.Marshal of a logged message = %s, want the wire form", line)
+		}
+		sawList = sawList || strings.Contains(line, `"method":"tools/list"`)
+		sawResult = sawResult || (strings.Contains(line, `"result":{`) && strings.Contains(line, `"tools":[`))
+	}
+	if !sawList || !sawResult {
+		t.Errorf("logged messages %q lack tools/list or its result", got.all())
+	}
+}

@@ -61,7 +61,8 @@
 // server that answers the recorded requests, so a session with a real,
 // slow or paid server becomes a deterministic test. A request the
 // transcript never saw is answered at once with an error and reported with
-// a diff against the nearest recorded one.
+// a diff against the nearest recorded one. The Recorder redacts
+// credentials by default (see [Recorder], [KeepCredentials]).
 //
 // # Stdio
 //

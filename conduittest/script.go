@@ -210,7 +210,9 @@ func normalize(params json.RawMessage) any {
 }
 
 func matchKey(req *jsonrpc.Request) string {
-	b, _ := json.Marshal(normalize(req.Params)) // map keys sorted
+	// Redacted as a Recorder redacts, so a live credential matches the
+	// recorded [REDACTED].
+	b, _ := json.Marshal(normalize(redactJSON(req.Params))) // map keys sorted
 	return req.Method + "\x00" + string(b)
 }
 

@@ -31,17 +31,42 @@ type Entry struct {
 // Recorder writes a transcript of a client's session: every JSON-RPC
 // message the client sends or receives, on any transport, one [Entry] a
 // line. Install it with [Recorder.Option]. It is safe for concurrent use.
+//
+// Credentials are redacted by default: the value of every member named
+// like a credential header or field (Authorization, Proxy-Authorization,
+// Cookie, Set-Cookie, DPoP, X-Api-Key, access_token, refresh_token,
+// id_token, client_secret, password, …, in any case and at any depth,
+// _meta included) and every string that is an authorization header value
+// ("Bearer …", "Basic …", "DPoP …") are written as [Redacted], so a
+// transcript can be committed; [KeepCredentials] turns this off. (HTTP
+// headers themselves are never recorded: a transcript holds the JSON-RPC
+// messages only.) A [Replay] redacts the requests it gets the same way
+// before matching them.
 type Recorder struct {
 	mu    sync.Mutex
 	w     *bufio.Writer // guarded by mu
 	start time.Time     // guarded by mu; zero until the first message
 	err   error         // guarded by mu
+	keep  bool          // written once by NewRecorder: KeepCredentials
 }
+
+// A RecorderOption configures [NewRecorder].
+type RecorderOption func(*Recorder)
+
+// KeepCredentials records messages as they are, credentials included.
+// Default: credentials are redacted (see [Recorder]).
+func KeepCredentials() RecorderOption { return func(r *Recorder) { r.keep = true } }
 
 // NewRecorder returns a recorder writing to w. Call [Recorder.Flush] when
 // the session is over.
-func NewRecorder(w io.Writer) *Recorder {
-	return &Recorder{w: bufio.NewWriter(w)}
+func NewRecorder(w io.Writer, opts ...RecorderOption) *Recorder {
+	r := &Recorder{w: bufio.NewWriter(w)}
+	for _, o := range opts {
+		if o != nil {
+			o(r)
+		}
+	}
+	return r
 }
 
 // Option returns the client option that feeds the recorder
@@ -51,6 +76,9 @@ func (r *Recorder) Option() client.Option { return client.WithMessageLog(r.Log) 
 // Log records one message; it is the client.WithMessageLog callback.
 func (r *Recorder) Log(sent bool, msg jsonrpc.Message) {
 	b, err := jsonrpc.EncodeMessage(msg)
+	if err == nil && !r.keep {
+		b = redactJSON(b)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {

@@ -22,10 +22,16 @@
 // The same methods serve both eras: legacy server-to-client requests and
 // modern multi-round-trip (input_required) rounds.
 //
-// Two mistakes make a handler implement nothing: methods declared on the
-// pointer type while the value is passed, and a misspelt method name.
-// [Check] reports both (the client refuses such a handler at connect), and
-// [Funcs] avoids them: a struct of function fields the compiler checks,
+// Three mistakes make a handler miss a method it was written to have:
+// methods declared on the pointer type while the value is passed, a
+// misspelt method name, and a wrong signature. [Check] reports each, even
+// beside methods that are right, naming the method it looks meant for and
+// its signature, for example
+//
+//	handler: main.h: OnToolChanged looks like a misspelling of OnToolsChanged (ToolsChangedListener)
+//
+// (the client refuses such a handler at connect), and [Funcs] avoids them:
+// a struct of function fields the compiler checks,
 // implementing exactly the interfaces whose fields are set. The protocol
 // package builds the results (protocol.TextMessageResult,
 // protocol.AcceptElicitation, …).

@@ -158,15 +158,27 @@ const maxUnwrap = 32
 // recognized interface, the first value in the chain that implements it.
 // A [Funcs] (or *Funcs) in the chain counts as implementing the interfaces
 // whose fields are set. A nil h gives the zero Set.
-func Detect(h any) Set {
-	var s Set
+func Detect(h any) Set { return detectChain(chain(h)) }
+
+// chain returns h and the values of its Unwrap() any chain, each once.
+func chain(h any) []any {
+	var vs []any
 	for i := 0; h != nil && i < maxUnwrap; i++ {
-		s.merge(detectOne(h))
+		vs = append(vs, h)
 		u, ok := h.(interface{ Unwrap() any })
 		if !ok {
 			break
 		}
 		h = u.Unwrap()
+	}
+	return vs
+}
+
+// detectChain is Detect of the values of a chain.
+func detectChain(vs []any) Set {
+	var s Set
+	for _, v := range vs {
+		s.merge(detectOne(v))
 	}
 	return s
 }

@@ -169,7 +169,7 @@ func checkPrimitive(name string, ps *primitiveSchema, val any) []string {
 	case "string":
 		s, ok := val.(string)
 		if !ok {
-			bad("want a string, got %T", val)
+			bad("want a string, got %s", jsonValue(val))
 			return p
 		}
 		n := utf8.RuneCountInString(s)
@@ -191,11 +191,11 @@ func checkPrimitive(name string, ps *primitiveSchema, val any) []string {
 	case "number", "integer":
 		f, ok := val.(float64)
 		if !ok {
-			bad("want a %s, got %T", ps.Type, val)
+			bad("want %s, got %s", article(ps.Type), jsonValue(val))
 			return p
 		}
 		if ps.Type == "integer" && (f != math.Trunc(f) || math.IsInf(f, 0)) {
-			bad("want an integer, got %v", f)
+			bad("want an integer, got %s", jsonValue(f))
 		}
 		if ps.Minimum != nil && f < *ps.Minimum {
 			bad("%v is below the minimum %v", f, *ps.Minimum)
@@ -205,12 +205,12 @@ func checkPrimitive(name string, ps *primitiveSchema, val any) []string {
 		}
 	case "boolean":
 		if _, ok := val.(bool); !ok {
-			bad("want a boolean, got %T", val)
+			bad("want a boolean, got %s", jsonValue(val))
 		}
 	case "array":
 		arr, ok := val.([]any)
 		if !ok {
-			bad("want an array, got %T", val)
+			bad("want an array, got %s", jsonValue(val))
 			return p
 		}
 		if ps.MinItems != nil && len(arr) < *ps.MinItems {
@@ -222,7 +222,7 @@ func checkPrimitive(name string, ps *primitiveSchema, val any) []string {
 		for i, it := range arr {
 			s, ok := it.(string)
 			if !ok {
-				bad("item %d: want a string, got %T", i, it)
+				bad("item %d: want a string, got %s", i, jsonValue(it))
 				continue
 			}
 			if ps.Items == nil {
@@ -239,6 +239,42 @@ func checkPrimitive(name string, ps *primitiveSchema, val any) []string {
 		bad("unsupported schema type %q", ps.Type)
 	}
 	return p
+}
+
+// article is a JSON type name with its article: "an integer", "a number".
+func article(typ string) string {
+	switch typ {
+	case "integer", "object", "array":
+		return "an " + typ
+	}
+	return "a " + typ
+}
+
+// jsonValue names the JSON type of v, a value as encoding/json decodes it,
+// with the value when it is short: "a number (2.5)", "an integer (3)",
+// "a string ("x")", "a boolean (true)", "an object", "an array", "null".
+func jsonValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case float64:
+		if v == math.Trunc(v) && !math.IsInf(v, 0) {
+			return fmt.Sprintf("an integer (%v)", v)
+		}
+		return fmt.Sprintf("a number (%v)", v)
+	case string:
+		if len(v) > 40 {
+			return "a string"
+		}
+		return fmt.Sprintf("a string (%q)", v)
+	case bool:
+		return fmt.Sprintf("a boolean (%v)", v)
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("a %T", v) // not a decoded JSON value: cannot happen
 }
 
 func containsValue(enum []any, s string) bool {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -23,6 +25,21 @@ import (
 // ErrorTypeTool is the error.type of a tools/call whose result has
 // isError, as the MCP conventions name it.
 const ErrorTypeTool = "tool_error"
+
+// AttrFallback is the attribute that marks the server/discover probe of
+// an Auto negotiation answered with legacy evidence: the expected way to
+// find a legacy server, which then gets initialize. Its value is the
+// classifier's reason ("method-not-found", "rpc-error", "status-404",
+// "timeout", ...: the Reason constants of package negotiation). Such a
+// span keeps an unset status and neither it nor its
+// mcp.client.operation.duration point has error.type; the JSON-RPC code,
+// if any, is still rpc.response.status_code.
+const AttrFallback = "conduit.negotiation.fallback"
+
+// AttrInputKey is the attribute of an MRTR input request's span that holds
+// its key in inputRequests (an MRTR input request is not a JSON-RPC
+// request: its span has no jsonrpc.request.id).
+const AttrInputKey = "conduit.input_request.key"
 
 // propagated are the _meta keys the trace context travels in.
 var propagated = []string{"traceparent", "tracestate", "baggage"}
@@ -75,7 +92,12 @@ func (in *instr) outgoing(ctx context.Context, req *client.Request, next client.
 	if req.ID.IsValid() {
 		span.SetAttributes(semconv.JSONRPCRequestIDKey.String(idText(req.ID)))
 	}
-	end := outcome(span, req.Method, raw, err)
+	var end []attribute.KeyValue
+	if reason, ok := fellBack(req, err); ok {
+		end = fallback(span, reason, err)
+	} else {
+		end = outcome(span, req.Method, raw, err)
+	}
 	in.opDur.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), mcpconv.MethodNameAttr(req.Method), append(attrs, end...)...)
 	return raw, err
 }
@@ -87,6 +109,9 @@ func (in *instr) incoming(ctx context.Context, req *client.Request, next client.
 	defer span.End()
 	if req.ID.IsValid() {
 		span.SetAttributes(semconv.JSONRPCRequestIDKey.String(idText(req.ID)))
+	}
+	if req.InputKey != "" {
+		span.SetAttributes(attribute.String(AttrInputKey, req.InputKey))
 	}
 	raw, err := next(ctx, req)
 	outcome(span, req.Method, raw, err)
@@ -224,6 +249,42 @@ func outcome(span trace.Span, method string, raw json.RawMessage, err error) []a
 		}
 	}
 	return nil
+}
+
+// fellBack reports whether err, what next returned for req, is the legacy
+// evidence an Auto negotiation's probe falls back on, and the reason.
+func fellBack(req *client.Request, err error) (string, bool) {
+	if !req.Fallback || err == nil {
+		return "", false
+	}
+	var o negotiation.Outcome
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok {
+		o = negotiation.Outcome{Kind: negotiation.OutcomeHTTP, Status: he.StatusCode, ContentType: he.ContentType, Body: he.Body, Response: he.Response}
+	} else if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		o = negotiation.Outcome{Kind: negotiation.OutcomeRPCError, Error: je}
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		o = negotiation.Outcome{Kind: negotiation.OutcomeTimeout, Err: err}
+	} else {
+		return "", false
+	}
+	class := negotiation.TransportHTTP
+	if req.Transport == "stdio" {
+		class = negotiation.TransportStdio
+	}
+	v := negotiation.ClassifyProbe(negotiation.ProbeContext{FallbackAvailable: true, Transport: class}, o)
+	return v.Reason, v.Kind == negotiation.VerdictLegacy
+}
+
+// fallback marks span as a probe answered with legacy evidence (see
+// [AttrFallback]) and returns the attributes the duration metric adds.
+func fallback(span trace.Span, reason string, err error) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{attribute.String(AttrFallback, reason)}
+	if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		attrs = append(attrs, semconv.RPCResponseStatusCode(strconv.FormatInt(je.Code, 10)))
+	}
+	span.SetAttributes(attrs...)
+	span.AddEvent("legacy fallback", trace.WithAttributes(attribute.String(AttrFallback, reason)))
+	return attrs
 }
 
 // idText is a JSON-RPC id as the jsonrpc.request.id attribute has it: the

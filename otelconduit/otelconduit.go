@@ -18,6 +18,9 @@
 // (traceparent, tracestate, baggage: HTTP headers would cover only the
 // HTTP request, and stdio has none) and takes it from the _meta of the
 // server's requests, so that a handler's work joins the server's trace.
+// The propagator is the global one (otel.SetTextMapPropagator) once set,
+// and W3C trace context and baggage until then, so the two lines above
+// propagate as they stand (see [WithPropagators]).
 // Replays, retries, re-authorizations and MRTR rounds are span events of
 // the request's span; a re-initialization sends initialize again, which
 // gets a span of its own. [TrackSession] records
@@ -28,6 +31,8 @@
 package otelconduit
 
 import (
+	"context"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -69,10 +74,35 @@ func newConfig(opts []Option) config {
 		c.mp = otel.GetMeterProvider()
 	}
 	if c.prop == nil {
-		c.prop = otel.GetTextMapPropagator()
+		c.prop = globalPropagator{}
 	}
 	return c
 }
+
+// w3c is the propagator used while no global one is set.
+var w3c = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
+// globalPropagator is the global propagator once one is set (it is read
+// on every use, so one set after [Middleware] counts), and W3C trace
+// context and baggage until then: the global default propagates nothing.
+type globalPropagator struct{}
+
+func (globalPropagator) current() propagation.TextMapPropagator {
+	if g := otel.GetTextMapPropagator(); len(g.Fields()) > 0 {
+		return g
+	}
+	return w3c
+}
+
+func (p globalPropagator) Inject(ctx context.Context, carrier propagation.TextMapCarrier) {
+	p.current().Inject(ctx, carrier)
+}
+
+func (p globalPropagator) Extract(ctx context.Context, carrier propagation.TextMapCarrier) context.Context {
+	return p.current().Extract(ctx, carrier)
+}
+
+func (p globalPropagator) Fields() []string { return p.current().Fields() }
 
 // WithTracerProvider sets the tracer provider. Default (and nil): the
 // global one (otel.GetTracerProvider).
@@ -88,9 +118,11 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 
 // WithPropagators sets the propagators that write the trace context into
 // params._meta and read it from there. Default (and nil): the global one
-// (otel.GetTextMapPropagator), which propagates nothing until it is set,
-// for example to propagation.NewCompositeTextMapPropagator(
-// propagation.TraceContext{}, propagation.Baggage{}).
+// (otel.GetTextMapPropagator) once a program has set it with
+// otel.SetTextMapPropagator, and W3C trace context and baggage
+// (propagation.TraceContext and propagation.Baggage) while none is set,
+// so that the one-line setup propagates. To propagate nothing, pass
+// propagation.NewCompositeTextMapPropagator().
 func WithPropagators(p propagation.TextMapPropagator) Option {
 	return optionFunc(func(c *config) { c.prop = p })
 }

@@ -232,6 +232,12 @@ func checkCalls(t *testing.T, tel *telemetry, srv *conduittest.Server, c *client
 	if c.Negotiated().Era.String() == "modern" && in.Parent().SpanID() != sample.SpanContext().SpanID() {
 		t.Errorf("the MRTR input request's span is not a child of tools/call sample")
 	}
+	// An MRTR input key is not a JSON-RPC id; a legacy server request's id is.
+	inAttrs := attrsOf(in.Attributes())
+	if modern := c.Negotiated().Era.String() == "modern"; modern != (inAttrs["jsonrpc.request.id"] == "") || modern != (inAttrs[otelconduit.AttrInputKey] != "") {
+		t.Errorf("sampling/createMessage attributes %v in the %s era: want %s on an MRTR input request, jsonrpc.request.id on a legacy one",
+			inAttrs, c.Negotiated().Era, otelconduit.AttrInputKey)
+	}
 	if c.Negotiated().Era.String() == "modern" {
 		if evs := sample.Events(); len(evs) != 1 || evs[0].Name != "input-round" {
 			t.Errorf("tools/call sample events %v, want one input-round", evs)
@@ -333,5 +339,43 @@ func TestRetryIsASpanEvent(t *testing.T) {
 	}
 	if s.Status().Code == codes.Error {
 		t.Errorf("status %v after a successful retry", s.Status())
+	}
+}
+
+// TestOneLineSetupPropagates: without WithPropagators and with no global
+// propagator set (this test binary sets none), the middleware still sends
+// the W3C trace context; an explicitly empty propagator sends none.
+func TestOneLineSetupPropagates(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []otelconduit.Option
+		want bool
+	}{
+		{"default", nil, true},
+		{"empty", []otelconduit.Option{otelconduit.WithPropagators(propagation.NewCompositeTextMapPropagator())}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tel := newTelemetry(t)
+			srv := conduittest.NewServer(t)
+			opts := append([]otelconduit.Option{otelconduit.WithTracerProvider(tel.tp)}, tc.opts...)
+			c, err := client.Connect(t.Context(), srv.Transport(), client.WithMiddleware(otelconduit.Middleware(opts...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "hi"}); err != nil {
+				t.Fatal(err)
+			}
+			msg, err := srv.WaitReceived(t.Context(), "tools/call")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tp string
+			_ = json.Unmarshal(msg.Meta("traceparent"), &tp)
+			sc := tel.span(t, "tools/call echo").SpanContext()
+			if got := strings.Contains(tp, sc.SpanID().String()); got != tc.want {
+				t.Errorf("the server received traceparent %q (span %s); want it sent: %v", tp, sc.SpanID(), tc.want)
+			}
+		})
 	}
 }

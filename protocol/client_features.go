@@ -17,7 +17,9 @@ const (
 
 // SamplingMessage is one message of a sampling conversation. All versions.
 // Content is a single block or (2025-11-25 and later) an array of blocks;
-// it is kept raw and read with [SamplingMessage.Blocks].
+// it is kept raw (json.RawMessage, so m.Content.Text does not compile) and
+// read with [SamplingMessage.Blocks], or [SamplingMessage.Text] for its
+// text; see the example.
 type SamplingMessage struct {
 	Role    Role            `json:"role"`
 	Content json.RawMessage `json:"content"`
@@ -27,6 +29,14 @@ type SamplingMessage struct {
 // Blocks decodes the message content as a list of blocks, whether it was
 // sent as one block or as an array.
 func (m SamplingMessage) Blocks() ([]Content, error) { return decodeBlocks(m.Content) }
+
+// Text returns the text of the message's text blocks (joined by newlines
+// when there are several), "" when it has none or its content cannot be
+// read: what a sampling handler usually passes to its model.
+func (m SamplingMessage) Text() string {
+	bs, _ := m.Blocks() // unreadable content: no text
+	return joinText(bs)
+}
 
 func decodeBlocks(raw json.RawMessage) ([]Content, error) {
 	if len(raw) == 0 {

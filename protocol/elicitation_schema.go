@@ -23,6 +23,20 @@ var ErrInvalidSchema = errors.New("protocol: invalid elicitation schema")
 // enumNames); 2025-11-25 and 2026-07-28 add default on every kind, the
 // titled and untitled single-select and multi-select enums, and keep the
 // enumNames form as LegacyTitledEnumSchema.
+//
+// It has no methods to call: switch on the kind, as in
+//
+//	switch ps := ps.(type) {
+//	case *protocol.StringSchema:
+//		… ps.MinLength, ps.Format …
+//	case *protocol.NumberSchema:
+//		… ps.Type ("number" or "integer"), ps.Minimum …
+//	case *protocol.BooleanSchema:
+//	case *protocol.UntitledSingleSelectEnumSchema:
+//		… ps.Enum …
+//	}
+//
+// (the example of [RequestedSchema] runs it).
 type PrimitiveSchema interface {
 	isPrimitiveSchema()
 }
@@ -229,7 +243,11 @@ func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "
 // the fields.
 type RequestedSchema struct {
 	// Schema is the optional $schema (2025-11-25 and later).
-	Schema     string
+	Schema string
+	// Properties are the form's fields in the order the server sent them:
+	// a slice, not a map (s.Properties["name"] does not compile); look one
+	// up with [RequestedSchema.Property] and read its [PrimitiveSchema]
+	// with a type switch (see the example).
 	Properties []SchemaProperty
 	Required   []string
 }

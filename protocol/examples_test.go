@@ -3,9 +3,7 @@ package protocol_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,17 +16,10 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 )
 
-// specDir returns the shared spec folder, which sits beside the repository
-// (../shared relative to the repo root). The test is skipped only when
-// that folder is absent.
-func specDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "spec")
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("spec folder %s not found", dir)
-	}
-	return dir
-}
+// specDir holds the specification files the tests read (the schemas and
+// the 2026-07-28 examples), copied into the module so that the tests run
+// from any checkout; testdata/spec/README.md says where from.
+const specDir = "testdata/spec"
 
 // codec decodes one example into its Go type and encodes it again.
 type codec func(raw []byte) ([]byte, error)
@@ -482,7 +473,7 @@ func jsonDiff(t *testing.T, want, got []byte) string {
 // TestSpecExamplesRoundTrip decodes every example of the 2026-07-28 spec
 // into its Go type, encodes it again and compares the JSON.
 func TestSpecExamplesRoundTrip(t *testing.T) {
-	root := filepath.Join(specDir(t), "2026-07-28", "examples")
+	root := filepath.Join(specDir, "2026-07-28", "examples")
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)

@@ -88,8 +88,12 @@ type samplingPrompter struct {
 }
 
 func runCall(ctx context.Context, inv *invocation) error {
+	if len(inv.args) == 0 && inv.target.kind == targetCommand {
+		// conduit call -- server args tool a=1: the tool went to the server.
+		return usagef(`name the tool to call before "--" (everything after "--" is the server's command line): conduit call TOOL [key=value ...] -- COMMAND [ARGS ...]`)
+	}
 	if len(inv.args) == 0 {
-		return usagef("name the tool to call")
+		return usagef("name the tool to call: conduit call [TARGET] TOOL [key=value ...]")
 	}
 	if inv.repeat < 0 || inv.repeat == 0 && inv.concurrency != 1 && inv.concurrency != 0 {
 		return usagef("--concurrency needs --repeat N")

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,6 +155,48 @@ func TestListJSON(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("%s: %q not in %v", tc.key, tc.want, got)
+			}
+		})
+	}
+}
+
+// TestToolsDropped: on modern Streamable HTTP the tools with invalid
+// x-mcp-header annotations are left out of the list, and conduit tools
+// says which and why, in the text and in --json; over stdio nothing is
+// dropped (and --json says so with []).
+func TestToolsDropped(t *testing.T) {
+	for _, tc := range []struct {
+		transport string
+		want      []string
+	}{
+		{"http", []string{"bad_header_name", "bad_header_type"}},
+		{"stdio", nil},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			s := startServer(t, tc.transport, "modern", testserver.Options{})
+			r := runConduit(t, "", s.args([]string{"tools", "--json"})...)
+			var got struct {
+				Dropped []struct{ Name, Reason string } `json:"dropped"`
+			}
+			decodeJSON(t, r, &got)
+			var names []string
+			for _, d := range got.Dropped {
+				names = append(names, d.Name)
+				if !strings.Contains(d.Reason, "x-mcp-header") {
+					t.Errorf("dropped %s: reason %q does not say what is wrong", d.Name, d.Reason)
+				}
+			}
+			if !slices.Equal(names, tc.want) || !strings.Contains(r.stdout, `"dropped": [`) {
+				t.Errorf("--json dropped %v, want %v (stdout %s)", names, tc.want, r.stdout)
+			}
+			text := runConduit(t, "", s.args([]string{"tools"})...)
+			for _, name := range tc.want {
+				if !strings.Contains(text.stdout, "\n"+name+" ") {
+					t.Errorf("conduit tools does not list the dropped %s:\n%s", name, text.stdout)
+				}
+			}
+			if (len(tc.want) > 0) != strings.Contains(text.stdout, "Left out") {
+				t.Errorf("conduit tools over %s:\n%s", tc.transport, text.stdout)
 			}
 		})
 	}
@@ -354,6 +397,8 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"frobnicate"}, "unknown command"},
 		{[]string{"call"}, "name the tool"},
+		// The tool after "--" went to the server: say where it goes.
+		{[]string{"call", "--record", "f", "--", "server", "--flag", "echo", "text=hi"}, `name the tool to call before "--"`},
 		{[]string{"call", "echo", "text"}, "want key=value"},
 		{[]string{"call", "echo", "{not json"}, "not a JSON object"},
 		{[]string{"call", "--concurrency", "3", "echo"}, "--concurrency needs --repeat"},

@@ -68,6 +68,7 @@ func runDemo(ctx context.Context, inv *invocation) error {
 		writeServerSummary(w, c)
 		fmt.Fprintf(w, "\nTools (%d):\n", len(tools))
 		writeToolTable(w, tools)
+		writeDropped(w, droppedTools(c.DroppedTools()))
 	}
 	var res *protocol.CallToolResult
 	if tool != "" {

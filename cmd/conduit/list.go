@@ -3,7 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -16,8 +20,12 @@ func listCommand(what string) *command {
 	case "tools":
 		c.summary = "list the tools: name, title, arguments (* = required), description"
 		c.detail = "Lists every tool (walking all pages). In ARGUMENTS a * marks a required argument."
+		c.detail += "\nOn modern Streamable HTTP, tools with invalid x-mcp-header annotations cannot be\n" +
+			"called and are left out of the list, as the specification requires: they are listed\n" +
+			"after it, with the reason."
 		c.output = `{"tools": [ …Tool objects as the server sent them: name, title, description,
-            inputSchema, outputSchema, annotations, … ]}`
+            inputSchema, outputSchema, annotations, … ],
+ "dropped": [ {"name": "…", "reason": "…"}, … the tools left out (invalid x-mcp-header) ]}`
 		c.examples = "conduit tools\nconduit tools https://example.com/mcp --json | jq -r '.tools[].name'"
 	case "prompts":
 		c.summary = "list the prompts: name, title, arguments (* = required), description"
@@ -57,10 +65,12 @@ func runList(ctx context.Context, inv *invocation, what string) error {
 		if err != nil {
 			return fmt.Errorf("listing tools: %w", err)
 		}
+		dropped := droppedTools(c.DroppedTools())
 		if inv.json {
-			return writeJSON(w, map[string]any{"tools": tools})
+			return writeJSON(w, map[string]any{"tools": tools, "dropped": dropped})
 		}
 		writeToolTable(w, tools)
+		writeDropped(w, dropped)
 	case "prompts":
 		prompts, err := collect(c.Prompts(ctx))
 		if err != nil {
@@ -105,7 +115,7 @@ func runList(ctx context.Context, inv *invocation, what string) error {
 }
 
 // writeToolTable prints tools as a table.
-func writeToolTable(w interface{ Write([]byte) (int, error) }, tools []protocol.Tool) {
+func writeToolTable(w io.Writer, tools []protocol.Tool) {
 	t := newTable(w, "NAME", "TITLE", "ARGUMENTS", "DESCRIPTION")
 	for _, tool := range tools {
 		title := tool.Title
@@ -113,6 +123,36 @@ func writeToolTable(w interface{ Write([]byte) (int, error) }, tools []protocol.
 			title = tool.Annotations.Title
 		}
 		t.row(tool.Name, title, parseObjectSchema(tool.InputSchema).summary(), tool.Description)
+	}
+	t.flush()
+}
+
+// droppedTool is a tool the client left out of the listing.
+type droppedTool struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// droppedTools sorts the client's dropped tools by name; never nil, so
+// JSON shows [].
+func droppedTools(m map[string]error) []droppedTool {
+	out := []droppedTool{}
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		// The reason without the package prefix, as the client's errors read.
+		out = append(out, droppedTool{Name: name, Reason: strings.TrimPrefix(m[name].Error(), "transport: ")})
+	}
+	return out
+}
+
+// writeDropped prints the dropped tools after the tool table.
+func writeDropped(w io.Writer, dropped []droppedTool) {
+	if len(dropped) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nLeft out (%d): invalid x-mcp-header annotations, so these tools cannot be called over Streamable HTTP:\n", len(dropped))
+	t := newTable(w, "NAME", "REASON")
+	for _, d := range dropped {
+		t.row(d.Name, d.Reason)
 	}
 	t.flush()
 }

@@ -185,7 +185,7 @@ func (inv *invocation) globalFlags(fs *flag.FlagSet) {
 	fs.Var(&inv.headers, "header", "extra HTTP header `NAME:VALUE` for URL targets (repeatable)")
 	fs.DurationVar(&inv.timeout, "timeout", 0, "give up after `DURATION`, e.g. 30s (0: no limit; for listen it bounds connecting)")
 	fs.BoolVar(&inv.json, "json", false, "print machine-readable JSON on stdout (see -h of each command)")
-	fs.StringVar(&inv.record, "record", "", "write a transcript of the session to `FILE`: every JSON-RPC message, one a line, for 'conduit serve --replay' and conduittest")
+	fs.StringVar(&inv.record, "record", "", "write a transcript of the session to `FILE`: every JSON-RPC message, one a line, credentials redacted, for 'conduit serve --replay' and conduittest")
 	fs.BoolVar(&inv.verbose, "v", false, "log to stderr: the SDK's decisions and the wire log (every JSON-RPC message on any transport, and each HTTP exchange's status)")
 	inv.authFlags(fs)
 	inv.configFlags(fs)

@@ -143,10 +143,10 @@ func (c *call) deliver(r callResult) {
 func (s *Session) Call(ctx context.Context, method string, params any, opts *CallOptions) (json.RawMessage, error) {
 	raw, err := marshalParams(params)
 	if err != nil {
-		return nil, fmt.Errorf("session: encoding %s params: %w", method, err)
+		return nil, fmt.Errorf("encoding the params: %w", err)
 	}
 	if err := checkRaw(params, raw); err != nil {
-		return nil, fmt.Errorf("session: %s params: %w", method, err)
+		return nil, fmt.Errorf("params: %w", err)
 	}
 	var o CallOptions
 	if opts != nil {
@@ -154,7 +154,7 @@ func (s *Session) Call(ctx context.Context, method string, params any, opts *Cal
 	}
 	if len(o.Meta) > 0 {
 		if raw, err = MergeMeta(raw, o.Meta); err != nil {
-			return nil, fmt.Errorf("session: %s params: %w", method, err)
+			return nil, fmt.Errorf("params: %w", err)
 		}
 	}
 	// Only the manual and middleware paths keep the options beyond this
@@ -451,7 +451,7 @@ func (s *Session) authorize(ctx context.Context, method string, err error, auths
 	*auths++
 	s.log.Info("authorizing again", "method", method, "status", he.StatusCode, "attempt", *auths)
 	if aerr := s.cfg.Authorize(ctx, he); aerr != nil {
-		return false, fmt.Errorf("session: authorizing %s: %w", method, errors.Join(aerr, authError(he.StatusCode, he)))
+		return false, fmt.Errorf("authorizing: %w", joinErrs(aerr, authError(he.StatusCode, he)))
 	}
 	return true, nil
 }
@@ -574,7 +574,7 @@ func (s *Session) buildRequest(c *call, params json.RawMessage, level protocol.L
 		body, err = spliceMeta(c.buf[:0], params, nil, c.token, "")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("session: encoding %s params: %w", c.method, err)
+		return nil, fmt.Errorf("encoding the params: %w", err)
 	}
 	if len(body) > 0 && (len(params) == 0 || &body[0] != &params[0]) {
 		c.buf = body
@@ -695,7 +695,7 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 func (s *Session) Notify(ctx context.Context, method string, params any) error {
 	raw, err := marshalParams(params)
 	if err != nil {
-		return fmt.Errorf("session: encoding %s params: %w", method, err)
+		return fmt.Errorf("encoding the params: %w", err)
 	}
 	return s.noteThrough(ctx, method, raw, false, s.notify)
 }

@@ -779,9 +779,7 @@ func TestHandlerListeners(t *testing.T) {
 		}
 		synctest.Wait()
 		want := []string{"log warning", "tools", "prompts", "resources", "updated file:///a"}
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		checkDiff(t, "listener calls", want, l.got)
+		checkDiff(t, "listener calls", want, l.all())
 		if caps := s.ClientCapabilities(); caps.Sampling != nil || caps.Roots != nil || caps.Elicitation != nil {
 			t.Errorf("ClientCapabilities() = %+v, want none for listeners only", caps)
 		}

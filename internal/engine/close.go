@@ -9,7 +9,7 @@ import (
 
 // ErrCloseTimeout is joined to Close's error when goroutines running user
 // code did not finish within [CloseTimeout].
-var ErrCloseTimeout = errors.New("session: close timed out waiting for handlers")
+var ErrCloseTimeout = errors.New("close timed out waiting for handlers")
 
 // Close ends the session: pending calls fail with [ErrClosed], listen
 // streams end, handler contexts are cancelled, the connection is closed
@@ -37,7 +37,7 @@ func (s *Session) Close() error {
 			s.flushEvents() // the dispatcher has ended: its queue is ours
 		} else {
 			s.log.Error("session close: goroutines did not finish", "timeout", CloseTimeout)
-			err = errors.Join(err, ErrCloseTimeout)
+			err = joinErrs(err, ErrCloseTimeout)
 		}
 		s.closeErr = err
 	})

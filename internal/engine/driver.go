@@ -182,7 +182,7 @@ func (d *driver) initial() (step, error) {
 		}
 		return step{}, &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "pinned version " + strconv.Quote(cfg.PinVersion) + " is not a protocol version"}
 	}
-	return step{}, fmt.Errorf("session: unknown mode %v", cfg.Mode)
+	return step{}, fmt.Errorf("unknown mode %v", cfg.Mode)
 }
 
 // probeClass maps a connection's transport class to the classifier's
@@ -240,8 +240,9 @@ func (d *driver) probeAgain() {
 		d.fail(err)
 		return
 	}
+	fallback := d.ps.fallback
 	d.spawn(func() (func(), func()) {
-		o, he, err := d.probeOnce(ref, params)
+		o, he, err := d.probeOnce(ref, params, fallback)
 		return func() { d.probed(ref, o, he, err) }, nil
 	})
 }
@@ -304,7 +305,7 @@ func (d *driver) onVerdict(ps *probeState, ref *connRef, v negotiation.Verdict, 
 	case negotiation.VerdictError:
 		d.fail(v.Err)
 	default:
-		d.fail(fmt.Errorf("session: unknown verdict %v", v.Kind))
+		d.fail(fmt.Errorf("unknown verdict %v", v.Kind))
 	}
 }
 
@@ -322,7 +323,7 @@ func (d *driver) authorize(n *int, max, status int, he *transport.HTTPError, the
 		return func() {
 			d.step(TraceStep{Step: "authorize", Sent: "Authorize hook", Outcome: errText(err), Verdict: then})
 			if err != nil {
-				d.fail(fmt.Errorf("session: authorizing: %w", errors.Join(err, authError(status, he))))
+				d.fail(fmt.Errorf("authorizing: %w", joinErrs(err, authError(status, he))))
 				return
 			}
 			next()
@@ -414,14 +415,15 @@ func (d *driver) probeParams(ref *connRef, version string) (json.RawMessage, err
 }
 
 // probeOnce sends one server/discover with params on ref and normalizes
-// what happened. It runs off the loop. A non-nil error means the
-// negotiation must stop (ctx ended, session closed).
-func (d *driver) probeOnce(ref *connRef, params json.RawMessage) (negotiation.Outcome, *transport.HTTPError, error) {
+// what happened; fallback says whether legacy evidence falls back to
+// initialize (Message.Fallback). It runs off the loop. A non-nil error
+// means the negotiation must stop (ctx ended, session closed).
+func (d *driver) probeOnce(ref *connRef, params json.RawMessage, fallback bool) (negotiation.Outcome, *transport.HTTPError, error) {
 	s := d.s
 	ctx := d.ctx
 	pctx, cancel := context.WithTimeout(ctx, s.cfg.ProbeTimeout)
 	defer cancel()
-	resp, err := d.rpc(pctx, protocol.MethodDiscover, params)
+	resp, err := d.rpcMessage(pctx, &Message{Method: protocol.MethodDiscover, Params: params, Negotiation: true, Fallback: fallback})
 	switch {
 	case err == nil && resp.Error == nil:
 		return negotiation.Outcome{Kind: negotiation.OutcomeResult, Result: resp.Result}, nil, nil
@@ -462,14 +464,18 @@ func (d *driver) probeOnce(ref *connRef, params json.RawMessage) (negotiation.Ou
 // With a middleware, the request passes through it (Message.Negotiation);
 // the negotiation reads the response and the error as they came.
 func (d *driver) rpc(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Response, error) {
+	return d.rpcMessage(ctx, &Message{Method: method, Params: params, Negotiation: true})
+}
+
+// rpcMessage is rpc of the negotiation message m.
+func (d *driver) rpcMessage(ctx context.Context, m *Message) (*jsonrpc.Response, error) {
 	if d.s.cfg.Middleware == nil {
-		return d.rpcOnce(ctx, method, params, nil)
+		return d.rpcOnce(ctx, m.Method, m.Params, nil)
 	}
 	var (
 		resp *jsonrpc.Response
 		rerr error
 	)
-	m := &Message{Method: method, Params: params, Negotiation: true}
 	_, err := d.s.through(ctx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
 		resp, rerr = d.rpcOnce(ctx, m.Method, m.Params, &m.ID)
 		switch {

@@ -11,36 +11,41 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
+// The texts of this package's errors name no package and no method: the
+// client wraps each in a *client.Error, whose text gives the operation
+// once ("client: tools/call: connection lost: …"; see the client
+// package's # Errors).
+
 // ErrClosed is returned by calls on a closed session and by calls that were
 // pending when [Session.Close] ran.
-var ErrClosed = errors.New("session: closed")
+var ErrClosed = errors.New("closed")
 
 // ErrNotModern is returned by operations that exist only in the modern
 // era, such as [Session.Listen], on a legacy session.
-var ErrNotModern = errors.New("session: operation needs the modern era")
+var ErrNotModern = errors.New("operation needs the modern era")
 
 // ErrStreamOverflow ends a listen [Stream] whose consumer fell more than
 // [StreamBuffer] notifications behind.
-var ErrStreamOverflow = errors.New("session: listen stream overflowed")
+var ErrStreamOverflow = errors.New("listen stream overflowed")
 
 // Sentinels matched by [*ProtocolError] (errors.Is).
 var (
 	// ErrInvalidResponse: the server's result breaks the protocol (an
 	// unknown resultType, input_required on a method that does not allow
 	// it, a malformed InputRequiredResult).
-	ErrInvalidResponse = errors.New("session: invalid response")
+	ErrInvalidResponse = errors.New("invalid response")
 	// ErrUnexpectedInputRequest: an MRTR input request for a method the
 	// client does not serve or a capability it did not declare.
-	ErrUnexpectedInputRequest = errors.New("session: unexpected input request")
+	ErrUnexpectedInputRequest = errors.New("unexpected input request")
 	// ErrTooManyInputRounds: MRTR did not finish within
 	// [Config.MaxInputRounds] rounds.
-	ErrTooManyInputRounds = errors.New("session: too many input rounds")
+	ErrTooManyInputRounds = errors.New("too many input rounds")
 )
 
 // ErrOutcomeUnknown is matched by [*OutcomeUnknownError]: a request was
 // lost after it may have reached the server, which may have executed it,
 // and the replay policy did not allow sending it again.
-var ErrOutcomeUnknown = errors.New("session: outcome unknown: the server may have executed the request")
+var ErrOutcomeUnknown = errors.New("outcome unknown: the server may have executed the request")
 
 // OutcomeUnknownError reports a request lost with its connection, response
 // stream or session after it was written, or answered with an HTTP 500,
@@ -67,7 +72,7 @@ type OutcomeUnknownError struct {
 
 // Error implements the error interface.
 func (e *OutcomeUnknownError) Error() string {
-	s := "session: " + e.Method + ": outcome unknown, the server may have executed the request"
+	s := "outcome unknown, the server may have executed the request"
 	if e.Attempts > 1 {
 		s += fmt.Sprintf(" (%d attempts may have run)", e.Attempts)
 	}
@@ -97,7 +102,7 @@ type ProtocolError struct {
 
 // Error implements the error interface.
 func (e *ProtocolError) Error() string {
-	return describeErr("session: protocol error", " in ", e.Method, e.Reason, e.Err)
+	return describeErr("protocol error", "", "", e.Reason, e.Err)
 }
 
 // describeErr is an error's text: s, then sep and what when what is set,
@@ -120,7 +125,7 @@ func describeErr(s, sep, what, detail string, err error) string {
 func (e *ProtocolError) Unwrap() error { return e.Err }
 
 // ErrRequestTimeout is matched by [*RequestTimeoutError].
-var ErrRequestTimeout = errors.New("session: request timed out")
+var ErrRequestTimeout = errors.New("request timed out")
 
 // RequestTimeoutError reports a request that got no response within its
 // deadline ([Config.RequestTimeout], [CallOptions.Timeout]: counted from the
@@ -142,21 +147,21 @@ func (e *RequestTimeoutError) Error() string {
 	if e.Absolute {
 		kind = "deadline"
 	}
-	return fmt.Sprintf("session: %s: no response within the %s of %v", e.Method, kind, e.Timeout)
+	return fmt.Sprintf("no response within the %s of %v", kind, e.Timeout)
 }
 
 // Is matches [ErrRequestTimeout].
 func (e *RequestTimeoutError) Is(target error) bool { return target == ErrRequestTimeout }
 
 // ErrConnectionLost is matched by [*ConnectionLostError].
-var ErrConnectionLost = errors.New("session: connection lost")
+var ErrConnectionLost = errors.New("connection lost")
 
 // ErrNotSent is matched by a [*ConnectionLostError] whose request no
 // server saw ([ConnectionLostError.Unsent]): it was never written, or the
 // transport proved that it was not taken, and it could not be sent again
 // (the heal failed, the dial was refused). It never matches
 // [ErrOutcomeUnknown].
-var ErrNotSent = errors.New("session: request not sent")
+var ErrNotSent = errors.New("request not sent")
 
 // ConnectionLostError reports a request that was in flight when its
 // connection (or its response stream, or its legacy HTTP session) was lost
@@ -181,9 +186,9 @@ type ConnectionLostError struct {
 // written: one lost before it was sent never reached the server.
 func (e *ConnectionLostError) Error() string {
 	if e.Unsent {
-		return describeErr("session: connection lost", " before sending ", e.Method, "", e.Err)
+		return describeErr("connection lost before the request was sent", "", "", "", e.Err)
 	}
-	return describeErr("session: connection lost", " during ", e.Method, "", e.Err)
+	return describeErr("connection lost", "", "", "", e.Err)
 }
 
 // Unwrap returns e.Err.
@@ -225,7 +230,7 @@ func (e *MissingCapabilityError) Error() string {
 	for k := range r.Experimental {
 		names = append(names, "experimental "+k)
 	}
-	return fmt.Sprintf("session: %s needs client capabilities [%s]: %v", e.Method, strings.Join(names, ", "), e.Err)
+	return fmt.Sprintf("the server requires client capabilities [%s]: %v", strings.Join(names, ", "), e.Err)
 }
 
 // Unwrap returns the server's error.
@@ -254,7 +259,7 @@ type InputError struct {
 
 // Error implements the error interface.
 func (e *InputError) Error() string {
-	return fmt.Sprintf("session: %s: input request %s failed: %v", e.Method, e.InputMethod, e.Err)
+	return fmt.Sprintf("input request %s failed: %v", e.InputMethod, e.Err)
 }
 
 // Unwrap returns the handler's error, and the server's error when there
@@ -280,7 +285,7 @@ type AuthRequiredError struct {
 
 // Error implements the error interface.
 func (e *AuthRequiredError) Error() string {
-	s := fmt.Sprintf("session: authorization required (HTTP %d)", e.Status)
+	s := fmt.Sprintf("authorization required (HTTP %d)", e.Status)
 	if e.Challenge != "" {
 		s += ": " + e.Challenge
 	}
@@ -310,7 +315,7 @@ type NegotiationError struct {
 
 // Error implements the error interface.
 func (e *NegotiationError) Error() string {
-	return "session: negotiating protocol (" + e.Mode.String() + "): " + e.Err.Error()
+	return "negotiating protocol (" + e.Mode.String() + "): " + e.Err.Error()
 }
 
 // Unwrap returns e.Err.
@@ -329,3 +334,34 @@ func (e *fallbackError) Error() string {
 }
 
 func (e *fallbackError) Unwrap() []error { return []error{e.first, e.fallback} }
+
+// joinErrs is errors.Join on one line: the texts of the non-nil errs
+// joined by "; " (an error's text stays one line); nil when all are nil.
+func joinErrs(errs ...error) error {
+	var j joinedError
+	for _, err := range errs {
+		if err != nil {
+			j.errs = append(j.errs, err)
+		}
+	}
+	if len(j.errs) == 0 {
+		return nil
+	}
+	return &j
+}
+
+// joinedError is the error of joinErrs.
+type joinedError struct{ errs []error }
+
+func (e *joinedError) Error() string {
+	var b strings.Builder
+	for i, err := range e.errs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+func (e *joinedError) Unwrap() []error { return e.errs }

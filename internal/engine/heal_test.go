@@ -388,10 +388,10 @@ func TestConnectionLostSaysWhetherSent(t *testing.T) {
 		want string
 	}{
 		{&ConnectionLostError{Method: "tools/call", Err: transport.ErrClosed, Unsent: true},
-			"session: connection lost before sending tools/call: " + transport.ErrClosed.Error()},
+			"connection lost before the request was sent: " + transport.ErrClosed.Error()},
 		{&ConnectionLostError{Method: "tools/call", Err: transport.ErrStreamBroken},
-			"session: connection lost during tools/call: " + transport.ErrStreamBroken.Error()},
-		{&ConnectionLostError{Err: transport.ErrStreamBroken}, "session: connection lost: " + transport.ErrStreamBroken.Error()},
+			"connection lost: " + transport.ErrStreamBroken.Error()},
+		{&ConnectionLostError{Err: transport.ErrStreamBroken}, "connection lost: " + transport.ErrStreamBroken.Error()},
 	} {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)

@@ -34,7 +34,8 @@ const maxHeldPerCall = 16
 
 // heldRequest is a legacy server request waiting for the caller.
 type heldRequest struct {
-	key    string
+	key    string     // the id as text: a string id unquoted, an integer's digits
+	id     jsonrpc.ID // the server's id
 	req    PendingRequest
 	answer chan json.RawMessage // cap 1; nil answer: the caller gave none
 }
@@ -96,11 +97,11 @@ func (s *Session) awaitManual(ctx context.Context, m *manualCall) (json.RawMessa
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		m.rounds++
-		m.waiting[hr.key] = hr
+		m.wait(hr)
 		for more := true; more; {
 			select {
 			case next := <-m.held:
-				m.waiting[next.key] = next
+				m.wait(next)
 			default:
 				more = false
 			}
@@ -116,6 +117,25 @@ func (s *Session) awaitManual(ctx context.Context, m *manualCall) (json.RawMessa
 		m.cancel()
 		return nil, ctx.Err()
 	}
+}
+
+// wait records hr as handed to the caller, under its key: the id's text
+// ("srv-1", not the JSON "\"srv-1\""), or, in the unlikely case that the
+// string id "5" and the integer id 5 are held at once, the JSON form. It
+// runs with m.mu held.
+func (m *manualCall) wait(hr *heldRequest) {
+	if _, dup := m.waiting[hr.key]; dup {
+		hr.key = hr.id.String()
+	}
+	m.waiting[hr.key] = hr
+}
+
+// heldKey is the key a held request is handed to the caller under.
+func heldKey(id jsonrpc.ID) string {
+	if s, ok := id.Str(); ok {
+		return s
+	}
+	return id.String()
 }
 
 // resumeLegacy answers the requests m holds (a key left out gets an
@@ -145,7 +165,7 @@ func (s *Session) holdForCaller(ctx context.Context, req *jsonrpc.Request) (json
 	default:
 		return nil, nil, false
 	}
-	hr := &heldRequest{key: req.ID.String(), req: PendingRequest{Method: req.Method, Params: req.Params}, answer: make(chan json.RawMessage, 1)}
+	hr := &heldRequest{key: heldKey(req.ID), id: req.ID, req: PendingRequest{Method: req.Method, Params: req.Params}, answer: make(chan json.RawMessage, 1)}
 	var m *manualCall
 	h := &s.held
 	h.mu.Lock()

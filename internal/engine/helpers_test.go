@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/testrecord"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
@@ -429,24 +429,14 @@ func listenAll(t *testing.T, tr transport.Transport, cfg Config) (*Session, *Str
 	return s, st
 }
 
-// record is a list that goroutines add to under its lock.
-type record[T any] struct {
-	mu  sync.Mutex
-	got []T
-}
+// record is a list that goroutines add to under its lock (the shared
+// testrecord.Record, under the names this package's tests use).
+type record[T any] struct{ testrecord.Record[T] }
 
-func (r *record[T]) add(v T) {
-	r.mu.Lock()
-	r.got = append(r.got, v)
-	r.mu.Unlock()
-}
+func (r *record[T]) add(v T) { r.Add(v) }
 
 // all returns a copy of what was added so far.
-func (r *record[T]) all() []T {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.got)
-}
+func (r *record[T]) all() []T { return r.All() }
 
 // tally counts by key what goroutines report under its lock.
 type tally[K comparable] struct {

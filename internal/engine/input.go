@@ -189,7 +189,7 @@ func (s *Session) fulfil(ctx context.Context, method string, keys []string, reqs
 	for i, k := range keys {
 		r := reqs[k]
 		g.Go(func() error {
-			raw, err := s.serveThrough(gctx, jsonrpc.StringID(k), r.Method, r.Params, s.modernCaps)
+			raw, err := s.serveThrough(gctx, k, r.Method, r.Params, s.modernCaps)
 			if err != nil {
 				if he, ok := errors.AsType[*handlerError](err); ok {
 					return &InputError{Method: method, Key: k, InputMethod: r.Method, Err: he.err}
@@ -242,7 +242,7 @@ type InputRequiredError struct {
 
 // ErrInvalidResume is matched by the errors of [Session.Resume] for a
 // stored state or answers it cannot send.
-var ErrInvalidResume = errors.New("session: invalid state to resume")
+var ErrInvalidResume = errors.New("invalid state to resume")
 
 // Live reports a legacy call's held requests: they can be answered only
 // by Resume on the same session, with this very value (a copy decoded
@@ -250,7 +250,7 @@ var ErrInvalidResume = errors.New("session: invalid state to resume")
 func (e *InputRequiredError) Live() bool { return e.live != nil }
 
 func (e *InputRequiredError) Error() string {
-	return fmt.Sprintf("session: %s needs input (%d request(s), round %d)", e.Method, len(e.Requests), e.Round)
+	return fmt.Sprintf("needs input (%d request(s), round %d)", len(e.Requests), e.Round)
 }
 
 // pending hands the round back to the caller (manual mode).
@@ -379,11 +379,11 @@ func (w *urlWaits) forget(ids []string) {
 func urlElicitationError(method string, e *jsonrpc.Error) error {
 	var data protocol.URLElicitationRequiredData
 	if json.Unmarshal(e.Data, &data) != nil || len(data.Elicitations) == 0 || len(data.Elicitations) > maxURLElicitations {
-		return &ProtocolError{Method: method, Reason: "malformed URLElicitationRequiredError data", Err: errors.Join(ErrInvalidResponse, e)}
+		return &ProtocolError{Method: method, Reason: "malformed URLElicitationRequiredError data", Err: joinErrs(ErrInvalidResponse, e)}
 	}
 	for _, el := range data.Elicitations {
 		if el.Mode != protocol.ElicitModeURL || el.URL == "" || el.ElicitationID == "" {
-			return &ProtocolError{Method: method, Reason: "URLElicitationRequiredError lists an elicitation that is not a URL elicitation with an id", Err: errors.Join(ErrInvalidResponse, e)}
+			return &ProtocolError{Method: method, Reason: "URLElicitationRequiredError lists an elicitation that is not a URL elicitation with an id", Err: joinErrs(ErrInvalidResponse, e)}
 		}
 	}
 	return &protocol.URLElicitationRequiredError{Elicitations: data.Elicitations, Err: e}
@@ -456,7 +456,7 @@ func (s *Session) presentURL(ctx context.Context, id string, el *protocol.Elicit
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.serveThrough(ctx, jsonrpc.StringID(id), protocol.MethodElicitationCreate, params, s.legacyCaps)
+	raw, err := s.serveThrough(ctx, id, protocol.MethodElicitationCreate, params, s.legacyCaps)
 	if he, ok := errors.AsType[*handlerError](err); ok {
 		return nil, he.err
 	} else if err != nil {

@@ -24,11 +24,18 @@ type Message struct {
 	Incoming     bool // from the server
 	Notification bool // no answer expected
 	Negotiation  bool // server/discover, initialize, notifications/initialized
+	// Fallback marks the server/discover probe of a negotiation that falls
+	// back to initialize on legacy evidence (the Auto mode): a legacy
+	// answer to it is the expected fallback, not a failure.
+	Fallback bool
 	// ID is the JSON-RPC id: of an outgoing request, set by the engine when
 	// it sends it (the last attempt's after replays, retries and MRTR
-	// rounds); of an incoming request, the server's; of an MRTR input
-	// request, its key in inputRequests, as a string id.
+	// rounds); of an incoming legacy request, the server's. An MRTR input
+	// request has none (it is not a JSON-RPC request): see InputKey.
 	ID jsonrpc.ID
+	// InputKey is an MRTR input request's key in inputRequests (or the
+	// elicitationId of a URL elicitation a -32042 error asked for).
+	InputKey string
 	// Version, SessionID and Transport are the connection's facts when the
 	// message passed: the negotiated protocol version ("" during
 	// negotiation), the legacy Streamable HTTP session id (or ""), the
@@ -79,7 +86,7 @@ func (s *Session) callThrough(ctx context.Context, method string, raw json.RawMe
 	m := &Message{Method: method, Params: raw}
 	return s.through(ctx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
 		if err := validParams(m.Params); err != nil {
-			return nil, fmt.Errorf("session: %s params from a middleware: %w", m.Method, err)
+			return nil, fmt.Errorf("params from a middleware: %w", err)
 		}
 		oc := *o
 		oc.sent, oc.onAttempt = &m.ID, m.OnAttempt
@@ -96,7 +103,7 @@ func (s *Session) noteThrough(ctx context.Context, method string, params json.Ra
 	m := &Message{Method: method, Params: params, Notification: true, Negotiation: negotiation}
 	_, err := s.through(ctx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
 		if err := validParams(m.Params); err != nil {
-			return nil, fmt.Errorf("session: %s params from a middleware: %w", m.Method, err)
+			return nil, fmt.Errorf("params from a middleware: %w", err)
 		}
 		return nil, write(ctx, m.Method, m.Params)
 	})
@@ -105,11 +112,11 @@ func (s *Session) noteThrough(ctx context.Context, method string, params json.Ra
 
 // serveThrough serves an incoming request (legacy server request or MRTR
 // input request) through the middleware.
-func (s *Session) serveThrough(ctx context.Context, id jsonrpc.ID, method string, params json.RawMessage, caps protocol.ClientCapabilities) (json.RawMessage, error) {
+func (s *Session) serveThrough(ctx context.Context, key string, method string, params json.RawMessage, caps protocol.ClientCapabilities) (json.RawMessage, error) {
 	if s.cfg.Middleware == nil {
 		return s.invoke(ctx, method, params, caps)
 	}
-	m := &Message{Method: method, Params: params, Incoming: true, ID: id}
+	m := &Message{Method: method, Params: params, Incoming: true, InputKey: key}
 	return s.through(ctx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
 		return s.invoke(ctx, m.Method, m.Params, caps)
 	})

@@ -79,7 +79,7 @@ func (s *Session) streamEnded(st *Stream, err error) {
 		rl.fails++
 	}
 	if rl.fails >= relistenAttempts {
-		st.end(fmt.Errorf("session: re-listening after %d attempts: %w", rl.fails, err))
+		st.end(fmt.Errorf("re-listening after %d attempts: %w", rl.fails, err))
 		return
 	}
 	rl.delay = max(rl.delay, initial)

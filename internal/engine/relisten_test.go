@@ -15,9 +15,7 @@ import (
 type eventLog struct{ record[Event] }
 
 func (l *eventLog) count(k EventKind) (n, sum int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, ev := range l.got {
+	for _, ev := range l.all() {
 		if ev.Kind == k {
 			n++
 			sum += ev.Count

@@ -270,9 +270,9 @@ func TestLegacyHandlerFailureTied(t *testing.T) {
 		wantText string
 	}{
 		{"plain error", errors.New("no model"), jsonrpc.CodeInternalError, "no model",
-			"session: tools/call: input request sampling/createMessage failed: no model"},
+			"input request sampling/createMessage failed: no model"},
 		{"json-rpc error", denied, -7, "denied by the user",
-			"session: tools/call: input request sampling/createMessage failed: " + denied.Error()},
+			"input request sampling/createMessage failed: " + denied.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

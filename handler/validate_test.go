@@ -1,0 +1,34 @@
+package handler_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/conduitmcp/conduit/handler"
+)
+
+// TestValidateElicitationMessages: the problems name JSON types, not Go
+// ones, with the right article ("an integer").
+func TestValidateElicitationMessages(t *testing.T) {
+	const schema = `{"type":"object","properties":{
+		"n":{"type":"integer"}, "x":{"type":"number"}, "s":{"type":"string"},
+		"b":{"type":"boolean"}, "a":{"type":"array","items":{"type":"string"}}}}`
+	for _, tc := range []struct {
+		content map[string]any
+		want    string
+	}{
+		{map[string]any{"n": "3"}, `invalid elicitation answer: n: want an integer, got a string ("3")`},
+		{map[string]any{"n": 2.5}, "invalid elicitation answer: n: want an integer, got a number (2.5)"},
+		{map[string]any{"x": true}, "invalid elicitation answer: x: want a number, got a boolean (true)"},
+		{map[string]any{"s": 7}, "invalid elicitation answer: s: want a string, got an integer (7)"},
+		{map[string]any{"b": map[string]any{}}, "invalid elicitation answer: b: want a boolean, got an object"},
+		{map[string]any{"a": "x"}, `invalid elicitation answer: a: want an array, got a string ("x")`},
+		{map[string]any{"a": []any{1.5, nil}}, "invalid elicitation answer: a: item 0: want a string, got a number (1.5); a: item 1: want a string, got null"},
+	} {
+		_, err := handler.ValidateElicitation(json.RawMessage(schema), tc.content)
+		if _, ok := errors.AsType[*handler.ValidationError](err); !ok || err.Error() != tc.want {
+			t.Errorf("ValidateElicitation(%v) = %v, want %q", tc.content, err, tc.want)
+		}
+	}
+}
