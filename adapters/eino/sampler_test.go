@@ -1,0 +1,96 @@
+package einoconduit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/cloudwego/eino/components/model"
+	"github.com/cloudwego/eino/schema"
+
+	einoconduit "github.com/conduitmcp/conduit/adapters/eino"
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/conduittest"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// answeringModel is an Eino chat model that answers with reply and
+// records what it was asked.
+type answeringModel struct {
+	reply *schema.Message
+	input []*schema.Message
+	opts  *model.Options
+}
+
+func (m *answeringModel) Generate(_ context.Context, input []*schema.Message, opts ...model.Option) (*schema.Message, error) {
+	m.input = input
+	m.opts = model.GetCommonOptions(nil, opts...)
+	return m.reply, nil
+}
+
+func (m *answeringModel) Stream(context.Context, []*schema.Message, ...model.Option) (*schema.StreamReader[*schema.Message], error) {
+	return nil, errors.New("answering model: no streaming")
+}
+
+// TestSamplerBothEras: a server's sampling request (legacy
+// sampling/createMessage, modern MRTR input request) is answered by the
+// Eino model.
+func TestSamplerBothEras(t *testing.T) {
+	for _, era := range []conduittest.Era{conduittest.Legacy, conduittest.Modern} {
+		t.Run(era.String(), func(t *testing.T) {
+			srv := conduittest.NewServer(t, conduittest.WithEra(era))
+			ctx := testContext(t)
+			m := &answeringModel{reply: schema.AssistantMessage("Paris", nil)}
+			c, err := client.Dial(ctx, srv.URL(), client.WithHandler(&einoconduit.Sampler{Model: m, Name: "scripted"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			res, err := c.CallTool(ctx, "sample", map[string]any{"prompt": "Capital of France?"})
+			if err != nil || res.Text() != "scripted said: Paris" {
+				t.Fatalf("%v %+v", err, res)
+			}
+			if len(m.input) != 1 || m.input[0].Role != schema.User || m.input[0].Content != "Capital of France?" {
+				t.Errorf("the model read %+v", m.input)
+			}
+			if m.opts.MaxTokens == nil || *m.opts.MaxTokens != 100 {
+				t.Errorf("max tokens %v, want 100", m.opts.MaxTokens)
+			}
+		})
+	}
+}
+
+// TestSamplerTools: the sampling tools are given to the model, and its
+// tool calls come back as tool_use blocks under the server's names;
+// earlier tool uses and results reach it as tool calls and tool messages.
+func TestSamplerTools(t *testing.T) {
+	m := &answeringModel{reply: &schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{
+		{ID: "t1", Type: "function", Function: schema.FunctionCall{Name: "weather_get", Arguments: `{"city":"Paris"}`}},
+	}, ResponseMeta: &schema.ResponseMeta{FinishReason: "tool_calls"}}}
+	s := &einoconduit.Sampler{Model: m}
+	p := &protocol.CreateMessageParams{MaxTokens: 50, Messages: []protocol.SamplingMessage{
+		{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"Weather in Rome, then Paris?"}`)},
+		{Role: protocol.RoleAssistant, Content: json.RawMessage(`[{"type":"tool_use","id":"t0","name":"weather.get","input":{"city":"Rome"}}]`)},
+		{Role: protocol.RoleUser, Content: json.RawMessage(`[{"type":"tool_result","toolUseId":"t0","content":[{"type":"text","text":"sunny"}]}]`)},
+	}, Tools: []protocol.Tool{{Name: "weather.get", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}},
+		ToolChoice: &protocol.ToolChoice{Mode: "required"}}
+	res, err := s.CreateMessage(testContext(t), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.opts.Tools) != 1 || m.opts.Tools[0].Name != "weather_get" || m.opts.ToolChoice == nil || *m.opts.ToolChoice != schema.ToolChoiceForced {
+		t.Errorf("tools given %+v, choice %v", m.opts.Tools, m.opts.ToolChoice)
+	}
+	if len(m.input) != 3 || len(m.input[1].ToolCalls) != 1 || m.input[1].ToolCalls[0].Function.Name != "weather_get" ||
+		m.input[2].Role != schema.Tool || m.input[2].ToolCallID != "t0" || m.input[2].Content != "sunny" {
+		t.Errorf("the model read %+v", m.input)
+	}
+	var block protocol.Content
+	if err := json.Unmarshal(res.Content, &block); err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != protocol.StopReasonToolUse || block.Type != protocol.ContentToolUse || block.Name != "weather.get" || string(block.Input) != `{"city":"Paris"}` {
+		t.Errorf("result %+v, block %+v", res, block)
+	}
+}
