@@ -207,6 +207,10 @@ type config struct {
 	now            func() time.Time // test seam; nil => time.Now
 }
 
+// discardLogger is the logger of every Client without WithLogger: a
+// Logger is immutable, so one serves them all.
+var discardLogger = slog.New(slog.DiscardHandler)
+
 // defaultMaxPages bounds a listing walk (tests lower it).
 const defaultMaxPages = 1000
 
@@ -221,7 +225,7 @@ func newConfig(opts []Option) config {
 		c.protocol = Auto
 	}
 	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
+		c.logger = discardLogger
 	}
 	if c.now == nil {
 		c.now = time.Now

@@ -214,8 +214,8 @@ func TestStreamableHTTPCrossOriginRedirectsStripped(t *testing.T) {
 }
 
 // TestHTTPRedirectNeverDowngrades: a redirect from https to http is not
-// followed, with or without CrossOriginRedirects, on Streamable HTTP and
-// HTTP+SSE.
+// followed, with or without CrossOriginRedirects, on Streamable HTTP,
+// HTTP+SSE and the WebSocket handshake (wss to ws).
 func TestHTTPRedirectNeverDowngrades(t *testing.T) {
 	var plain headerLog
 	srvB := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -236,6 +236,9 @@ func TestHTTPRedirectNeverDowngrades(t *testing.T) {
 		c.Close()
 		sse := &transport.SSE{URL: srvA.URL + "/sse", HTTPClient: srvA.Client(), CrossOriginRedirects: cross}
 		_, err = sse.Connect(t.Context())
+		checkRedirectError(t, err, origin(srvA), origin(srvB))
+		ws := &transport.WebSocket{URL: "wss" + strings.TrimPrefix(srvA.URL, "https") + "/ws", HTTPClient: srvA.Client(), CrossOriginRedirects: cross}
+		_, err = ws.Connect(t.Context())
 		checkRedirectError(t, err, origin(srvA), origin(srvB))
 	}
 	if n := len(plain.all()); n != 0 {
