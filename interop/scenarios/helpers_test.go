@@ -127,12 +127,14 @@ func sse(w http.ResponseWriter) func(msg any) {
 	}
 }
 
-// check is one graded check of a scenario: id and whether it passed.
-func check(t *testing.T, id string, ok bool, format string, args ...any) {
+// check is one graded check of a scenario: id and whether it passed,
+// which it returns.
+func check(t *testing.T, id string, ok bool, format string, args ...any) bool {
 	t.Helper()
 	if !ok {
 		t.Errorf("%s: "+format, append([]any{id}, args...)...)
 	}
+	return ok
 }
 
 // runFor keeps the client's subscriptions running for d, the scenario's

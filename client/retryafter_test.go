@@ -1,0 +1,88 @@
+package client_test
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/negotiation"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// TestRetryAfter429: a request answered HTTP 429 is sent again after the
+// Retry-After the server asked for, given in seconds or as an HTTP date;
+// one longer than the retry budget (RetryPolicy.MaxElapsed, 30 s by
+// default) is not waited for: the call fails at once with the 429, sent
+// once. Both eras on Streamable HTTP (issue 29, item 7).
+func TestRetryAfter429(t *testing.T) {
+	cases := []struct {
+		name    string
+		after   func() string
+		minWait time.Duration // the least gap between the two attempts
+		fails   bool
+	}{
+		{"seconds", func() string { return "1" }, time.Second, false},
+		{"http-date", func() string { return time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat) }, 800 * time.Millisecond, false},
+		{"capped", func() string { return "3600" }, 0, true},
+	}
+	for _, era := range allEras {
+		for _, tc := range cases {
+			t.Run(era.name+"/"+tc.name, func(t *testing.T) {
+				f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
+				f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: http.StatusTooManyRequests,
+					Header: http.Header{"Retry-After": {tc.after()}}, Times: 1})
+				_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"})
+				var calls []time.Time
+				for _, r := range f.srv.Received() {
+					if r.Method == protocol.MethodToolsCall {
+						calls = append(calls, r.At)
+					}
+				}
+				if tc.fails {
+					var he *transport.HTTPError
+					var ce *client.Error
+					if !errors.As(err, &he) || he.StatusCode != http.StatusTooManyRequests || !errors.As(err, &ce) || ce.Kind != client.KindHTTP {
+						t.Errorf("CallTool = %v, want a KindHTTP error with the 429", err)
+					}
+					if len(calls) != 1 {
+						t.Errorf("tools/call sent %d times, want once (an hour's Retry-After is past the budget)", len(calls))
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("CallTool: %v", err)
+				}
+				if len(calls) != 2 {
+					t.Fatalf("tools/call sent %d times, want 2", len(calls))
+				}
+				if gap := calls[1].Sub(calls[0]); gap < tc.minWait {
+					t.Errorf("the retry came %v after the 429, want at least %v", gap, tc.minWait)
+				}
+			})
+		}
+	}
+}
+
+// TestProbeTimeoutPerTransport: a probe that times out means a legacy
+// server on a stdio child process, and is retried everywhere else
+// (in-memory pipe, Streamable HTTP, WebSocket), which then finds the
+// modern era (seed 003; issue 29, item 7: untested per transport).
+func TestProbeTimeoutPerTransport(t *testing.T) {
+	so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultSilent, Method: protocol.MethodDiscover, Times: 1}}}
+	for _, tr := range allTransports {
+		t.Run(tr, func(t *testing.T) {
+			f := connect(t, tr, so, client.WithRetry(client.RetryPolicy{ProbeTimeout: 300 * time.Millisecond, InitialInterval: time.Millisecond}))
+			want := negotiation.EraModern
+			if tr == tStdio {
+				want = negotiation.EraLegacy
+			}
+			if got := f.c.Negotiated().Era; got != want {
+				t.Errorf("era after a probe timeout on %s = %v, want %v (trace %+v)", tr, got, want, f.c.Negotiated().Trace)
+			}
+		})
+	}
+}
