@@ -50,11 +50,11 @@ func (s *Session) buildRequestFor(ctx context.Context, c *call, sp *sendSpec) (*
 	}
 	prefix, err := buildPrefix(c.neg.version, caps, info)
 	if err != nil {
-		return nil, fmt.Errorf("session: encoding %s _meta: %w", c.method, err)
+		return nil, fmt.Errorf("encoding the _meta: %w", err)
 	}
 	body, err := spliceMeta(nil, sp.params, prefix, c.token, sp.level)
 	if err != nil {
-		return nil, fmt.Errorf("session: encoding %s params: %w", c.method, err)
+		return nil, fmt.Errorf("encoding the params: %w", err)
 	}
 	c.req = jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: c.method, Params: body}
 	return &c.req, nil

@@ -32,7 +32,7 @@ type Liveness struct {
 
 // ErrKeepAliveTimeout is the cause of a heal started because a keepalive
 // request went unanswered for [Liveness.KeepAliveTimeout].
-var ErrKeepAliveTimeout = errors.New("session: the peer did not answer the keepalive in time")
+var ErrKeepAliveTimeout = errors.New("the peer did not answer the keepalive in time")
 
 // relistenPacing returns the re-listen backoff's first wait and cap.
 func (s *Session) relistenPacing() (initial, ceiling time.Duration) {
