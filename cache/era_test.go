@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/conduitmcp/conduit/cache"
+	"github.com/conduitmcp/conduit/internal/wintest"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -13,7 +14,7 @@ import (
 // store on the same path, its directory created), deletes persist and
 // touch nothing else.
 func TestFileEraStore(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", "eras.json")
+	path := filepath.Join(wintest.TempDir(t), "sub", "eras.json") // Wine cannot remove a t.TempDir
 	a := cache.NewFileEraStore(path)
 	if _, ok := a.LoadEra("x"); ok {
 		t.Fatal("empty cache has a record")
