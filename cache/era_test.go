@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/conduitmcp/conduit/cache"
+	"github.com/conduitmcp/conduit/internal/wintest"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -17,7 +18,7 @@ import (
 // touch nothing else.
 func TestFileEraStore(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sub", "eras.json")
+	path := filepath.Join(wintest.TempDir(t), "sub", "eras.json") // Wine cannot remove a t.TempDir
 	a := cache.NewFileEraStore(path)
 	if _, ok, err := a.LoadEra(ctx, "x"); ok || err != nil {
 		t.Fatalf("LoadEra on an empty cache = %v, %v", ok, err)

@@ -208,9 +208,13 @@ func exitSignal(*os.ProcessState) syscall.Signal { return 0 }
 // cancelled Write returns; the readers stop at the drain deadline), which
 // os.Pipe's anonymous pipes do not allow. The child's end is ordinary
 // synchronous I/O, which is what programs expect of their standard
-// streams. The pipe's name is random and it takes one client, which we
-// connect at once.
+// streams. The pipe's name is random, only the current user may open it,
+// and it takes one client, which we connect at once.
 func stdioPipe(childReads bool) (r, w *os.File, err error) {
+	sa, err := pipeSecurity()
+	if err != nil {
+		return nil, nil, err
+	}
 	var rnd [12]byte
 	rand.Read(rnd[:])
 	name, err := windows.UTF16PtrFromString(`\\.\pipe\conduit-stdio-` + hex.EncodeToString(rnd[:]))
@@ -225,7 +229,7 @@ func stdioPipe(childReads bool) (r, w *os.File, err error) {
 	ours, err := windows.CreateNamedPipe(name,
 		ourAccess|windows.FILE_FLAG_OVERLAPPED|windows.FILE_FLAG_FIRST_PIPE_INSTANCE,
 		windows.PIPE_TYPE_BYTE|windows.PIPE_READMODE_BYTE|windows.PIPE_WAIT|windows.PIPE_REJECT_REMOTE_CLIENTS,
-		1, bufSize, bufSize, 0, nil)
+		1, bufSize, bufSize, 0, sa)
 	if err != nil {
 		return nil, nil, os.NewSyscallError("CreateNamedPipe", err)
 	}
@@ -240,3 +244,20 @@ func stdioPipe(childReads bool) (r, w *os.File, err error) {
 	}
 	return of, cf, nil
 }
+
+// pipeSecurity returns the security attributes of the stdio pipes: a
+// protected DACL that lets the current user alone open them (the default
+// one lets everyone read).
+var pipeSecurity = sync.OnceValues(func() (*windows.SecurityAttributes, error) {
+	tu, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return nil, os.NewSyscallError("GetTokenUser", err)
+	}
+	sd, err := windows.SecurityDescriptorFromString("D:P(A;;GA;;;" + tu.User.Sid.String() + ")")
+	if err != nil {
+		return nil, os.NewSyscallError("ConvertStringSecurityDescriptorToSecurityDescriptor", err)
+	}
+	sa := &windows.SecurityAttributes{SecurityDescriptor: sd}
+	sa.Length = uint32(unsafe.Sizeof(*sa))
+	return sa, nil
+})
