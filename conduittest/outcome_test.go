@@ -105,6 +105,10 @@ var mPoints = []mPoint{
 //   - "refused-503", "refused-405": an HTTP status to the request's own
 //     POST is a Streamable HTTP cell (the HTTP+SSE test server takes the
 //     faults of a stream on its POSTs).
+//   - "on the re-listen": a listen runs nothing on the server and has no
+//     result to lose; its fault points (a -32601, a listen never
+//     acknowledged) are TestListenRefusedConnect, and the re-listen after
+//     a drop is internal/engine/relisten_test.go.
 //   - Under ReplayAll and ReplayNone the annotations are not asked: the
 //     listed/not-listed variants run only under ReplaySafe.
 //   - stdio runs the side-effecting tool under each policy and the
