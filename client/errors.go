@@ -218,8 +218,10 @@ var (
 	ErrClosed = errors.New("client: closed")
 	// ErrOutcomeUnknown is matched when a request was lost after it may
 	// have reached the server: the server may have executed the request,
-	// and the client did not send it again without consent. The
-	// connection heals for the next call.
+	// and the client did not send it again without consent (see
+	// [ReplayPolicy]), or its one replay was lost too ("2 attempts may
+	// have run") or could not be sent. The connection heals for the next
+	// call.
 	ErrOutcomeUnknown = errors.New("client: outcome unknown: the server may have executed the request")
 	// ErrNotSent is matched when a request ended without an answer and
 	// no server saw it: it was never written (the server was down and

@@ -10,6 +10,7 @@ import (
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/protocol"
 )
 
 // The cases of issue 26 that are not cells of the matrix
@@ -133,5 +134,52 @@ func TestOutcomeWords(t *testing.T) {
 				t.Errorf("CallTool = %v, want ErrOutcomeUnknown", err)
 			}
 		})
+	}
+}
+
+// TestAnnotationsWhenALossNeedsThem: under ReplaySafe, the annotations of
+// a tool never listed are fetched only when a loss needs them (one
+// tools/list walk after the heal), kept for the next decision, and
+// fetched again after a tools list_changed notification (issue 26, case
+// 6).
+func TestAnnotationsWhenALossNeedsThem(t *testing.T) {
+	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
+	var events eventLog
+	c := connect(t, srv, "memory", mOptions(conduittest.Modern, client.ReplaySafe, &events)...)
+	args := map[string]any{"a": 1, "b": 2}
+	lost := func(wantLists int) {
+		t.Helper()
+		if err := srv.SetFaults(conduittest.FaultExitAfter.On("tools/call").Times(1)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CallTool(testCtx(t), "add", args); err != nil {
+			t.Fatalf("CallTool of read-only add, lost once = %v, want its replay's result", err)
+		}
+		if n := srv.Count("tools/list"); n != wantLists {
+			t.Errorf("tools/list received %d times, want %d", n, wantLists)
+		}
+	}
+	if _, err := c.CallTool(testCtx(t), "add", args); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Count("tools/list"); n != 0 {
+		t.Fatalf("a call that was not lost listed the tools (%d tools/list)", n)
+	}
+	lost(1) // fetched for the decision
+	lost(1) // kept
+	sub, err := c.Subscribe(testCtx(t), client.SubscribeOptions{ToolsListChanged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	srv.NotifyToolsChanged()
+	for ev := range sub.Events() {
+		if ev.Method == protocol.NotificationToolsListChanged && !ev.Resync {
+			break // the client forgot the listing before delivering the event
+		}
+	}
+	lost(2) // fetched again after list_changed
+	if runs := srv.Executions("add"); runs != 7 {
+		t.Errorf("add ran %d times, want 7 (1, then 2 for each of the 3 losses)", runs)
 	}
 }

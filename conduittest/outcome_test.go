@@ -57,6 +57,7 @@ type evidence int
 const (
 	maybeDelivered evidence = iota // written, then lost before an answer
 	refusedUntaken                 // the transport proves it was not taken
+	refusedFinal                   // the same, and sending again would meet the same refusal
 	resumed                        // lost, but the legacy stream resumed and carried the answer
 	notWritten                     // the server is gone before the call is written
 )
@@ -87,6 +88,7 @@ var mPoints = []mPoint{
 	{name: "resumed", ev: resumed, ran: 1, blind: true, faults: legacyHTTPOnly(conduittest.FaultBreakStream.On("tools/call").Times(1))},
 	{name: "refused-404", ev: refusedUntaken, blind: true, faults: legacyHTTPOnly(conduittest.FaultExpireSession.On("tools/call").Times(1))},
 	{name: "refused-503", ev: refusedUntaken, blind: true, faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "503").With("header", "Retry-After=0").Times(1))},
+	{name: "refused-405", ev: refusedFinal, blind: true, faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "405").Times(1))},
 	{name: "down-in-heal", ev: maybeDelivered, ran: 0, down: true, faults: always(conduittest.FaultSilent.On("tools/call").Times(1))},
 	{name: "gone", ev: notWritten, gone: true, blind: true, faults: always()},
 }
@@ -100,8 +102,13 @@ var mPoints = []mPoint{
 //     be cut mid-message from the server side; "no-answer" is that cell.
 //   - "resume-404", "resumed", "refused-404": resumption GETs and session
 //     ids exist only on legacy Streamable HTTP.
-//   - "refused-503": an HTTP status exists only on HTTP POSTs (Streamable
-//     HTTP; HTTP+SSE answers its POSTs 202 and the result on its stream).
+//   - "refused-503", "refused-405": an HTTP status to the request's own
+//     POST is a Streamable HTTP cell (the HTTP+SSE test server takes the
+//     faults of a stream on its POSTs).
+//   - "on the re-listen": a listen runs nothing on the server and has no
+//     result to lose; its fault points (a -32601, a listen never
+//     acknowledged) are TestListenRefusedConnect, and the re-listen after
+//     a drop is internal/engine/relisten_test.go.
 //   - Under ReplayAll and ReplayNone the annotations are not asked: the
 //     listed/not-listed variants run only under ReplaySafe.
 //   - stdio runs the side-effecting tool under each policy and the
@@ -228,7 +235,7 @@ func oracle(pt mPoint, p client.ReplayPolicy, tool mTool) want {
 			return want{notSent: true}
 		}
 		return want{ok: true, runs: 1}
-	case notWritten:
+	case notWritten, refusedFinal:
 		return want{notSent: true}
 	}
 	switch {

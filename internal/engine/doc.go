@@ -59,9 +59,9 @@
 //	not written         held while not ready; the heal failed; Close    after the heal, any policy               not sent (ErrNotSent);
 //	                    the connection closed before the write                                                   Close: ErrClosed
 //	refused             HTTP 404 (unknown session) to its own POST      after the heal, any policy               not sent (ErrNotSent)
-//	                    HTTP 408, 429, 503                              after the wait (Config.Retry),           the HTTP error
-//	                                                                    unless ReplayNone
-//	                    a refused dial                                  no (there is no heal to wait for)        not sent (ErrNotSent)
+//	                    HTTP 408, 429, 503                              after the wait (Config.Retry),           not sent (ErrNotSent, with
+//	                                                                    unless ReplayNone                        the HTTP error)
+//	                    a refused dial; HTTP 405 to its own POST        no (nothing heals it)                    not sent (ErrNotSent)
 //	possibly delivered  written, wholly or in part, then the process,   once, if the policy allows: ReplayAll;   ErrOutcomeUnknown, with the
 //	                    connection or response stream was lost          ReplaySafe for a read-only method        attempts that may have run
 //	                    (whatever a resumption GET says afterwards);    ([ReadOnlyMethod]), Idempotent, or

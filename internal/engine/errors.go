@@ -44,14 +44,16 @@ var (
 
 // ErrOutcomeUnknown is matched by [*OutcomeUnknownError]: a request was
 // lost after it may have reached the server, which may have executed it,
-// and the replay policy did not allow sending it again.
+// and the replay policy did not allow sending it again, or its replay was
+// lost too (or could not be sent).
 var ErrOutcomeUnknown = errors.New("outcome unknown: the server may have executed the request")
 
 // OutcomeUnknownError reports a request lost with its connection, response
 // stream or session after it was written, or answered with an HTTP 500,
 // 502, 504 or another 5xx that does not say the server did not take it,
-// that was not sent again (see [ReplayPolicy]): the server may have
-// executed it. The connection heals for the next call. It matches
+// that was not sent again (see [ReplayPolicy]), or whose replay was lost
+// too or could not be sent: the server may have executed it, Attempts
+// times at most. The connection heals for the next call. It matches
 // [ErrOutcomeUnknown], and through Err [ErrConnectionLost] or the
 // [*transport.HTTPError].
 type OutcomeUnknownError struct {
@@ -183,10 +185,11 @@ type ConnectionLostError struct {
 }
 
 // Error implements the error interface. It says whether the request was
-// written: one lost before it was sent never reached the server.
+// written: one lost before it was sent never reached the server (and
+// why, from Reason).
 func (e *ConnectionLostError) Error() string {
 	if e.Unsent {
-		return describeErr("connection lost before the request was sent", "", "", "", e.Err)
+		return describeErr("connection lost before the request was sent", "", "", e.Reason, e.Err)
 	}
 	return describeErr("connection lost", "", "", "", e.Err)
 }

@@ -58,8 +58,7 @@ type lostAttempt struct {
 const maxUnsentResends = 3
 
 // classify returns the evidence of the loss err, the error an attempt
-// failed with on a connection of the given kind, and false when err is
-// not a loss: an answer (a JSON-RPC error, an HTTP error status the
+// failed with, and false when err is not a loss: an answer (a JSON-RPC error, an HTTP error status the
 // server meant), the caller's context or limit, Close, or an answer over
 // the size limit (the server ran the request; re-sending it would run it
 // again only to meet the same limit).
@@ -96,6 +95,13 @@ func classify(err error) (loss, bool) {
 			return loss{ev: maybeDelivered, why: "the connection broke after the request was written, wholly or in part"}, true
 		}
 		return loss{ev: maybeDelivered, why: "the connection was lost after the request was written"}, true
+	}
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.StatusCode == http.StatusMethodNotAllowed && he.Method == http.MethodPost {
+		// 405 to the request's own POST (with no JSON-RPC error, which
+		// would be an answer): the endpoint takes no POST, so the server
+		// did not take the request, and sending it again would meet the
+		// same refusal.
+		return loss{ev: refused, why: "the server answered HTTP 405 to the request's own POST", final: true}, true
 	}
 	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() {
 		status := strconv.Itoa(he.StatusCode)
@@ -155,6 +161,8 @@ func (s *Session) outcome(ctx context.Context, cs *callState, o *CallOptions, l 
 			l.why += "; the session could not be restored"
 		}
 	case l.final:
+		// A refused dial or a 405: nothing heals a connection per
+		// request, and sending again at once would be refused again.
 	case cs.unsent > maxUnsentResends:
 		l.why += "; not sent again after " + strconv.Itoa(maxUnsentResends) + " re-sends"
 	case l.wait != nil && s.policy(o) == ReplayNone:
