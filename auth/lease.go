@@ -108,12 +108,14 @@ func (c *Client) lease(ctx context.Context) (context.Context, func(), error) {
 		lctx, cancel := context.WithCancelCause(ctx)
 		stop := make(chan struct{})
 		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if ttl > 0 {
+		if ttl > 0 {
+			go func() {
+				defer close(done)
 				c.renewLease(lctx, l, owner, ttl, stop, cancel)
-			}
-		}()
+			}()
+		} else {
+			close(done) // the lease lasts until released: nothing to renew
+		}
 		release := func() {
 			close(stop)
 			<-done

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/conduitmcp/conduit v0.0.0
 	github.com/redis/go-redis/v9 v9.24.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (

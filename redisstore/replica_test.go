@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/client"
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 	if cfg := os.Getenv(replicaEnv); cfg != "" {
 		os.Exit(runReplica(cfg))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // warnCount is a slog.Handler counting warnings about stores, by
