@@ -30,7 +30,8 @@ type Options struct {
 	Reconnect Reconnect
 	// MaxStarting caps the stdio servers starting at once: a server holds
 	// one of these slots from the start of its process until its
-	// handshake ends (or fails), and waits for one in [StateQueued], in
+	// handshake and first listing end (or it fails), that is while it is
+	// in [StateConnecting], and waits for one in [StateQueued], in
 	// the order the servers asked. Its ConnectTimeout counts from when it
 	// has a slot. Reconnections, and the client's own restart of a
 	// process that died, take a slot too. 0 means twice the number of
