@@ -153,17 +153,17 @@ func TestMaxStarting(t *testing.T) {
 }
 
 // TestConnectTimeoutFromOwnStart: with one start slot, four servers that
-// each take 600ms to start come up one after another in about 2.4s; each
-// one's 2s ConnectTimeout counts from its own start (when it got the
-// slot), so none times out, though the last starts well after 2s.
+// each take 1s to start come up one after another in about 4s; each
+// one's 3s ConnectTimeout counts from its own start (when it got the
+// slot), so none times out, though the last starts after 3s.
 func TestConnectTimeoutFromOwnStart(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "starts.log")
 	servers := map[string]any{}
 	for i := range 4 {
-		servers[fmt.Sprintf("s%d", i)] = slowServer(logPath, 600*time.Millisecond)
+		servers[fmt.Sprintf("s%d", i)] = slowServer(logPath, time.Second)
 	}
 	p := writeConfig(t, "mcp.json", map[string]any{"mcpServers": servers})
-	opts := slowOpts(2*time.Second, 1)
+	opts := slowOpts(3*time.Second, 1)
 	opts.Reconnect.Disabled = true
 	h := startHost(t, p, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -180,7 +180,7 @@ func TestConnectTimeoutFromOwnStart(t *testing.T) {
 	if got := maxStarting(spans); got > 1 {
 		t.Errorf("%d servers were starting at once, want 1", got)
 	}
-	if first, last := spans[0].start, spans[len(spans)-1].start; time.Duration(last-first) < 1500*time.Millisecond {
+	if first, last := spans[0].start, spans[len(spans)-1].start; time.Duration(last-first) < 3*time.Second {
 		t.Errorf("the last server started %v after the first; want them one after another", time.Duration(last-first))
 	}
 }
