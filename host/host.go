@@ -30,7 +30,8 @@ type Options struct {
 	Reconnect Reconnect
 	// MaxStarting caps the stdio servers starting at once: a server holds
 	// one of these slots from the start of its process until its
-	// handshake ends (or fails), and waits for one in [StateQueued], in
+	// handshake and first listing end (or it fails), that is while it is
+	// in [StateConnecting], and waits for one in [StateQueued], in
 	// the order the servers asked. Its ConnectTimeout counts from when it
 	// has a slot. Reconnections, and the client's own restart of a
 	// process that died, take a slot too. 0 means twice the number of
@@ -64,13 +65,15 @@ type State int
 // The server states.
 const (
 	// StateConnecting: a connection attempt is running (the first one, or
-	// a reconnection). Next: StateReady or StateFailed.
+	// a reconnection), up to its first listing; a stdio server holds a
+	// start slot meanwhile. Next: StateReady or StateFailed.
 	StateConnecting State = iota
 	// StateReady: connected; its tools, prompts and resources are in the
 	// catalogue. Next: StateFailed when the connection ends.
 	StateReady
 	// StateFailed: the last attempt failed or the connection ended (see
-	// ServerStatus.Err); its entries are out of the catalogue. Next:
+	// ServerStatus.Err); its entries are out of the catalogue (a call of
+	// one is a [*ServerError]). Next: StateQueued (a stdio server) or
 	// StateConnecting after a backoff, unless Reconnect.Disabled.
 	StateFailed
 	// StateDisabled: the file marks the server disabled; never started.

@@ -67,8 +67,11 @@ func newServer(h *Host, sc ServerConfig, so ServerOptions) *server {
 	if t := newTransport(sc, &so, h.opts.Logger); t != nil {
 		s.tr = &watchedTransport{Transport: t, s: s}
 	}
-	if sc.Type == TypeStdio {
+	if sc.Type == TypeStdio && h.starts != nil {
 		s.starts = h.starts
+		if !sc.Disabled {
+			s.state = StateQueued // until it has a start slot
+		}
 	}
 	return s
 }
@@ -158,6 +161,7 @@ func (s *server) run() {
 			s.listErrs = [3]error{}
 			s.refreshCatalogue(c, kindAll)
 			s.set(StateReady, c, errors.Join(s.listErrs[:]...))
+			s.starts.release() // taken by connect
 			settle()
 			err = s.watch(c)
 			// Retire the client before the (bounded, possibly slow) Close,
@@ -218,7 +222,8 @@ func (s *server) sleep(b *backoff.ExponentialBackOff) bool {
 
 // connect makes one connection attempt: it waits for a start slot (a
 // stdio server), then connects, bounded by ConnectTimeout counted from
-// then.
+// then. On success the slot is still held: the caller releases it once
+// the first listing is done (s.starts.release).
 func (s *server) connect() (*client.Client, error) {
 	s.mu.Lock()
 	prev := s.err // kept while reconnecting: why the last attempt failed
@@ -228,8 +233,16 @@ func (s *server) connect() (*client.Client, error) {
 		if err := s.starts.acquire(s.h.life); err != nil {
 			return nil, err // the host closed
 		}
-		defer s.starts.release()
 	}
+	c, err := s.dial(prev)
+	if err != nil {
+		s.starts.release()
+	}
+	return c, err
+}
+
+// dial connects, bounded by ConnectTimeout from now.
+func (s *server) dial(prev error) (*client.Client, error) {
 	s.set(StateConnecting, nil, prev)
 	ctx := s.h.life
 	timeout := s.opts.connectTimeout()

@@ -153,17 +153,17 @@ func TestMaxStarting(t *testing.T) {
 }
 
 // TestConnectTimeoutFromOwnStart: with one start slot, four servers that
-// each take 600ms to start come up one after another in about 2.4s; each
-// one's 2s ConnectTimeout counts from its own start (when it got the
-// slot), so none times out, though the last starts well after 2s.
+// each take 1s to start come up one after another in about 4s; each
+// one's 3s ConnectTimeout counts from its own start (when it got the
+// slot), so none times out, though the last starts after 3s.
 func TestConnectTimeoutFromOwnStart(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "starts.log")
 	servers := map[string]any{}
 	for i := range 4 {
-		servers[fmt.Sprintf("s%d", i)] = slowServer(logPath, 600*time.Millisecond)
+		servers[fmt.Sprintf("s%d", i)] = slowServer(logPath, time.Second)
 	}
 	p := writeConfig(t, "mcp.json", map[string]any{"mcpServers": servers})
-	opts := slowOpts(2*time.Second, 1)
+	opts := slowOpts(3*time.Second, 1)
 	opts.Reconnect.Disabled = true
 	h := startHost(t, p, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -180,7 +180,7 @@ func TestConnectTimeoutFromOwnStart(t *testing.T) {
 	if got := maxStarting(spans); got > 1 {
 		t.Errorf("%d servers were starting at once, want 1", got)
 	}
-	if first, last := spans[0].start, spans[len(spans)-1].start; time.Duration(last-first) < 1500*time.Millisecond {
+	if first, last := spans[0].start, spans[len(spans)-1].start; time.Duration(last-first) < 3*time.Second {
 		t.Errorf("the last server started %v after the first; want them one after another", time.Duration(last-first))
 	}
 }
@@ -297,4 +297,83 @@ func TestQueuedClose(t *testing.T) {
 			t.Errorf("%s: %v after Close", st.Name, st.State)
 		}
 	}
+}
+
+// TestReconnectThroughCap: a server that keeps failing is reconnected
+// through the start slots too: with MaxStarting 1, while another server
+// holds the slot for its 3s start, the failing one waits queued and makes
+// no attempt (its backoff alone would allow one every 200ms). This needs
+// a slow server to start after the failing one's first attempt; the
+// order of the first starts is not fixed, so a run where every slow
+// server went first is tried again (at most three runs).
+func TestReconnectThroughCap(t *testing.T) {
+	for range 3 {
+		if reconnectThroughCap(t) {
+			return
+		}
+	}
+	t.Fatal("the failing server started after every slow one in three runs")
+}
+
+func reconnectThroughCap(t *testing.T) bool {
+	logPath := filepath.Join(t.TempDir(), "starts.log")
+	servers := map[string]any{"missing": map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")}}
+	for i := range 3 {
+		servers[fmt.Sprintf("slow%d", i)] = slowServer(logPath, 3*time.Second)
+	}
+	p := writeConfig(t, "mcp.json", map[string]any{"mcpServers": servers})
+	cfg, err := host.Load(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Start(cfg, slowOpts(20*time.Second, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	slow := ""             // a slow server that got the slot after missing failed
+	var failedAt time.Time // when missing was first seen failed
+	waitFor(t, h, "a slow server starting after missing failed", 30*time.Second, func() bool {
+		if m, _ := h.Server("missing"); m.State == host.StateFailed && failedAt.IsZero() {
+			failedAt = m.Since
+		}
+		ready := 0
+		for _, st := range h.Servers() {
+			if st.State == host.StateConnecting && st.Name != "missing" && !failedAt.IsZero() && st.Since.After(failedAt) {
+				slow = st.Name
+				return true
+			}
+			if st.State == host.StateReady {
+				ready++
+			}
+		}
+		return ready == 3
+	})
+	if slow == "" {
+		return false
+	}
+	// Until it is ready, missing makes no attempt (read missing first:
+	// an attempt it made before slow was seen still starting is one made
+	// while slow held the only slot).
+	before, _ := h.Server("missing")
+	queued := false
+	waitFor(t, h, slow+" ready", 30*time.Second, func() bool {
+		m, _ := h.Server("missing")
+		if state(h, slow) != host.StateConnecting {
+			return true
+		}
+		queued = queued || m.State == host.StateQueued
+		if m.Attempts != before.Attempts {
+			t.Errorf("missing made attempt %d while %s held the only start slot", m.Attempts, slow)
+			return true
+		}
+		return false
+	})
+	if !queued {
+		t.Errorf("missing was never seen queued while %s started", slow)
+	}
+	if err := h.Close(); err != nil {
+		t.Error(err)
+	}
+	return true
 }
