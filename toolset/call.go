@@ -123,7 +123,8 @@ func errorResult(name, msg string) *Result {
 }
 
 // Result turns a tool's answer into a [Result] under s's bounds; for
-// callers that ran the tool themselves.
+// callers that ran the tool themselves. The zero Set's bounds are the
+// defaults.
 func (s *Set) Result(name string, res *protocol.CallToolResult) *Result { return s.result(name, res) }
 
 func (s *Set) result(name string, res *protocol.CallToolResult) *Result {

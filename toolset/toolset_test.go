@@ -219,6 +219,9 @@ func TestResultBounds(t *testing.T) {
 	if r := unlimited.Result("t", &protocol.CallToolResult{Content: []protocol.Content{protocol.TextContent(big)}}); r.Truncated || r.Text() != big {
 		t.Errorf("unlimited was cut")
 	}
+	if r := (&toolset.Set{}).Result("t", &protocol.CallToolResult{Content: []protocol.Content{protocol.TextContent(big)}}); !r.Truncated || len(r.Parts[0].Text) != toolset.DefaultMaxTextBytes {
+		t.Errorf("the zero Set does not cut at the default bound")
+	}
 	if r := set.Result("t", &protocol.CallToolResult{}); len(r.Parts) != 0 || r.Truncated {
 		t.Errorf("empty result: %+v", r)
 	}

@@ -2,7 +2,6 @@ package anthropicconduit
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -38,12 +37,7 @@ var _ handler.Sampler = (*Sampler)(nil)
 // concurrently. Errors are the SDK's, or a content the request holds
 // that the model cannot take.
 func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
-	model := s.Model
-	if s.ChooseModel != nil {
-		if m := s.ChooseModel(p.ModelPreferences); m != "" {
-			model = m
-		}
-	}
+	model := toolset.SamplingModel(s.Model, s.ChooseModel, p.ModelPreferences)
 	params := anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: p.MaxTokens, StopSequences: p.StopSequences}
 	if p.SystemPrompt != "" {
 		params.System = []anthropic.TextBlockParam{{Text: p.SystemPrompt}}
@@ -98,8 +92,7 @@ func messageParam(m protocol.SamplingMessage) (anthropic.MessageParam, error) {
 		case protocol.ContentToolUse:
 			out = append(out, anthropic.NewToolUseBlock(b.ID, b.Input, toolset.SanitizeName(b.Name)))
 		case protocol.ContentToolResult:
-			r := (&toolset.Set{}).Result("", &protocol.CallToolResult{Content: b.Content, StructuredContent: b.StructuredContent, IsError: protocol.Bool(b.IsError)})
-			out = append(out, ToolResult(b.ToolUseID, r))
+			out = append(out, ToolResult(b.ToolUseID, toolset.BlockResult(b)))
 		default:
 			out = append(out, anthropic.NewTextBlock(fmt.Sprintf("[%s content left out]", b.Type)))
 		}
@@ -131,20 +124,9 @@ func samplingResult(msg *anthropic.Message, names map[string]string) (*protocol.
 			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: c.ID, Name: name, Input: c.Input})
 		}
 	}
-	if len(blocks) == 0 {
-		blocks = append(blocks, protocol.TextContent(""))
-	}
 	reason, ok := stopReasons[msg.StopReason]
 	if !ok {
 		reason = string(msg.StopReason)
 	}
-	var content any = blocks
-	if len(blocks) == 1 {
-		content = blocks[0]
-	}
-	raw, err := json.Marshal(content)
-	if err != nil {
-		return nil, err
-	}
-	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: raw, Model: string(msg.Model), StopReason: reason}, nil
+	return toolset.SamplingResult(string(msg.Model), reason, blocks)
 }

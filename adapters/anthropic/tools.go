@@ -3,7 +3,6 @@ package anthropicconduit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
@@ -98,7 +97,7 @@ func ToolResults(ctx context.Context, set *toolset.Set, msg *anthropic.Message) 
 			continue
 		}
 		res, err := set.Call(ctx, c.Name, string(c.Input))
-		if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		if toolset.Stopped(ctx, err) {
 			return anthropic.MessageParam{}, false, err
 		}
 		blocks = append(blocks, ToolResult(c.ID, res))

@@ -39,12 +39,7 @@ var _ handler.Sampler = (*Sampler)(nil)
 // concurrently. Errors are the SDK's, or a content the request holds
 // that the model cannot take.
 func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
-	model := s.Model
-	if s.ChooseModel != nil {
-		if m := s.ChooseModel(p.ModelPreferences); m != "" {
-			model = m
-		}
-	}
+	model := toolset.SamplingModel(s.Model, s.ChooseModel, p.ModelPreferences)
 	cfg := &genai.GenerateContentConfig{MaxOutputTokens: int32(min(p.MaxTokens, 1<<31-1)), StopSequences: p.StopSequences}
 	if p.SystemPrompt != "" {
 		cfg.SystemInstruction = genai.NewContentFromText(p.SystemPrompt, genai.RoleUser)
@@ -122,8 +117,7 @@ func content(m protocol.SamplingMessage) (*genai.Content, error) {
 			_ = json.Unmarshal(b.Input, &args)
 			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: toolset.SanitizeName(b.Name), Args: args}})
 		case protocol.ContentToolResult:
-			r := (&toolset.Set{}).Result("", &protocol.CallToolResult{Content: b.Content, StructuredContent: b.StructuredContent, IsError: protocol.Bool(b.IsError)})
-			parts = append(parts, FunctionResponse(&genai.FunctionCall{ID: b.ToolUseID}, r))
+			parts = append(parts, FunctionResponse(&genai.FunctionCall{ID: b.ToolUseID}, toolset.BlockResult(b)))
 		default:
 			parts = append(parts, genai.NewPartFromText(fmt.Sprintf("[%s content left out]", b.Type)))
 		}
@@ -159,21 +153,11 @@ func samplingResult(resp *genai.GenerateContentResponse, model string, names map
 	if reason == "" {
 		reason = string(resp.Candidates[0].FinishReason)
 	}
-	if len(blocks) == 0 {
-		blocks = append(blocks, protocol.TextContent(""))
-	} else if blocks[len(blocks)-1].Type == protocol.ContentToolUse {
+	if len(blocks) > 0 && blocks[len(blocks)-1].Type == protocol.ContentToolUse {
 		reason = protocol.StopReasonToolUse
 	}
 	if resp.ModelVersion != "" {
 		model = resp.ModelVersion
 	}
-	var c any = blocks
-	if len(blocks) == 1 {
-		c = blocks[0]
-	}
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: raw, Model: model, StopReason: reason}, nil
+	return toolset.SamplingResult(model, reason, blocks)
 }

@@ -103,7 +103,7 @@ func FunctionResponses(ctx context.Context, set *toolset.Set, resp *genai.Genera
 			args = []byte("{}")
 		}
 		res, err := set.Call(ctx, call.Name, string(args))
-		if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		if toolset.Stopped(ctx, err) {
 			return nil, false, err
 		}
 		parts = append(parts, FunctionResponse(call, res))

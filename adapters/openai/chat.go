@@ -2,7 +2,6 @@ package openaiconduit
 
 import (
 	"context"
-	"errors"
 
 	"github.com/openai/openai-go/v3"
 
@@ -22,11 +21,6 @@ func resultText(r *toolset.Result, callErr error) string {
 	return text
 }
 
-// stopped reports whether err ends the loop: ctx is done.
-func stopped(ctx context.Context, err error) bool {
-	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
-}
-
 // ChatToolMessages runs the function calls of msg (a chat completion's
 // message) through set and returns the tool messages that answer them,
 // in order. The error is ctx's, when it ended the calls.
@@ -39,7 +33,7 @@ func ChatToolMessages(ctx context.Context, set *toolset.Set, msg openai.ChatComp
 		}
 		fn := tc.AsFunction().Function
 		res, err := set.Call(ctx, fn.Name, fn.Arguments)
-		if stopped(ctx, err) {
+		if toolset.Stopped(ctx, err) {
 			return out, err
 		}
 		out = append(out, openai.ToolMessage(resultText(res, err), tc.ID))

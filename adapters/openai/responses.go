@@ -52,7 +52,7 @@ func ResponseToolOutputs(ctx context.Context, set *toolset.Set, resp *responses.
 		}
 		call := item.AsFunctionCall()
 		res, err := set.Call(ctx, call.Name, call.Arguments)
-		if stopped(ctx, err) {
+		if toolset.Stopped(ctx, err) {
 			return out, err
 		}
 		out = append(out, responses.ResponseInputItemParamOfFunctionCall(call.Arguments, call.CallID, call.Name),

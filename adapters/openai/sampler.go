@@ -40,12 +40,7 @@ var _ handler.Sampler = (*Sampler)(nil)
 // concurrently. Errors are the SDK's, or a content the request holds that
 // the model cannot take.
 func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
-	model := s.Model
-	if s.ChooseModel != nil {
-		if m := s.ChooseModel(p.ModelPreferences); m != "" {
-			model = m
-		}
-	}
+	model := toolset.SamplingModel(s.Model, s.ChooseModel, p.ModelPreferences)
 	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(model)}
 	if p.SystemPrompt != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(p.SystemPrompt))
@@ -129,8 +124,7 @@ func chatMessages(m protocol.SamplingMessage) ([]openai.ChatCompletionMessagePar
 				ID: b.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: toolset.SanitizeName(b.Name), Arguments: string(b.Input)},
 			}})
 		case protocol.ContentToolResult:
-			r := (&toolset.Set{}).Result("", &protocol.CallToolResult{Content: b.Content, StructuredContent: b.StructuredContent, IsError: protocol.Bool(b.IsError)})
-			out = append(out, openai.ToolMessage(resultText(r, nil), b.ToolUseID))
+			out = append(out, openai.ToolMessage(resultText(toolset.BlockResult(b), nil), b.ToolUseID))
 		default:
 			parts = append(parts, openai.TextContentPart(fmt.Sprintf("[%s content left out]", b.Type)))
 		}
@@ -176,13 +170,5 @@ func samplingResult(resp *openai.ChatCompletion, names map[string]string) (*prot
 	if !ok {
 		reason = string(choice.FinishReason)
 	}
-	var content any = blocks
-	if len(blocks) == 1 {
-		content = blocks[0]
-	}
-	raw, err := json.Marshal(content)
-	if err != nil {
-		return nil, err
-	}
-	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: raw, Model: resp.Model, StopReason: reason}, nil
+	return toolset.SamplingResult(resp.Model, reason, blocks)
 }
