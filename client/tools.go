@@ -21,14 +21,19 @@ import (
 )
 
 // toolInfo is what the client remembers about one tool of the current
-// connection.
+// connection. It is never changed once in the registry: a listing
+// replaces it, so a call keeps reading the one it looked up.
 type toolInfo struct {
 	tool    protocol.Tool
 	headers []transport.ParamHeader // valid x-mcp-header annotations
+	out     *compiledSchema         // shared by the infos of one outputSchema
+}
 
-	schemaOnce sync.Once
-	schema     *jsonschema.Schema // compiled outputSchema; nil when absent
-	schemaErr  error
+// compiledSchema is a tool's outputSchema, compiled on first use.
+type compiledSchema struct {
+	once   sync.Once
+	schema *jsonschema.Schema // nil when the tool has none
+	err    error
 }
 
 // toolRegistry caches tool metadata per connection. A tools list_changed
@@ -81,12 +86,11 @@ func (r *toolRegistry) add(t protocol.Tool, headers []transport.ParamHeader) {
 		r.m = make(map[string]*toolInfo)
 	}
 	delete(r.dropped, t.Name)
+	out := &compiledSchema{}
 	if old, ok := r.m[t.Name]; ok && string(old.tool.OutputSchema) == string(t.OutputSchema) {
-		old.tool = t
-		old.headers = headers
-		return
+		out = old.out // the same schema: keep what was compiled
 	}
-	r.m[t.Name] = &toolInfo{tool: t, headers: headers}
+	r.m[t.Name] = &toolInfo{tool: t, headers: headers, out: out}
 }
 
 func (r *toolRegistry) markComplete(gen uint64) {

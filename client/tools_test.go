@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/conduitmcp/conduit/client"
@@ -322,4 +323,38 @@ func TestCallToolNilArguments(t *testing.T) {
 	if _, err := f.c.CallTool(testCtx(t), "structured", json.RawMessage(`[1]`)); !errors.As(err, new(*handler.ValidationError)) {
 		t.Errorf("CallTool with an array = %v, want a *ValidationError", err)
 	}
+}
+
+// TestToolListingDuringCalls lists tools while calls of the same tools
+// run (modern Streamable HTTP, where a call reads the tool's x-mcp-header
+// annotations): a listing refreshes what the client knows of a tool
+// without touching what a call in flight already read (the race detector
+// checks).
+func TestToolListingDuringCalls(t *testing.T) {
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Modern))
+	ctx := testCtx(t)
+	listAll := func() {
+		for _, err := range f.c.Tools(ctx) {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}
+	listAll()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range 20 {
+			listAll()
+		}
+	})
+	for range 20 {
+		if _, _, err := client.CallToolAs[map[string]any](ctx, f.c, "structured", map[string]any{"city": "Paris"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.c.CallTool(ctx, "headers", map[string]any{"region": "eu"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
 }

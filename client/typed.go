@@ -59,14 +59,15 @@ func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, er
 // outputSchema returns the compiled outputSchema of info, or nil when the
 // tool has none.
 func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
-	info.schemaOnce.Do(func() {
+	o := info.out
+	o.once.Do(func() {
 		raw := bytes.TrimSpace(info.tool.OutputSchema)
 		if len(raw) == 0 || string(raw) == "null" {
 			return
 		}
-		info.schema, info.schemaErr = compileSchema(info.tool.Name, raw)
+		o.schema, o.err = compileSchema(info.tool.Name, raw)
 	})
-	return info.schema, info.schemaErr
+	return o.schema, o.err
 }
 
 // CallToolAs calls a tool and decodes its structured result into T.
