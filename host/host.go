@@ -126,7 +126,8 @@ type ServerStatus struct {
 	// Heals counts the connections the client restored on its own while
 	// ready (a stdio process that crashed and was started again, an HTTP
 	// session established again), each counted once its session answered
-	// again; the host's own reconnections are in Connects.
+	// again and its catalogue was listed again; the host's own
+	// reconnections are in Connects.
 	Heals int
 	// Tools, Prompts and Resources count the server's catalogue entries.
 	Tools, Prompts, Resources int

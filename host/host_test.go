@@ -204,15 +204,19 @@ func TestRefreshOnReconnect(t *testing.T) {
 	waitFor(t, h, "second process listed", 20*time.Second, func() bool {
 		return len(records(t, record)) == 1 // the first process has stopped
 	})
-	// The refresh runs after the heal; wait for the respawned server to
-	// serve a call, then close so that it writes its record.
-	if _, err := h.CallTool(ctx, "s__echo", map[string]any{"text": "y"}); err != nil {
-		t.Fatalf("CallTool after the respawn = %v", err)
-	}
-	waitFor(t, h, "the heal counted", 10*time.Second, func() bool {
+	// The heal is counted once the session answers again and the
+	// catalogue was listed again. (A call during that listing would race
+	// in the client's tool registry: client/tools.go, add rewrites the
+	// entry that idempotent reads.)
+	waitFor(t, h, "the heal counted", 20*time.Second, func() bool {
 		st, _ := h.Server("s")
 		return st.Heals == 1 && st.Connects == 1
 	})
+	// Close once the respawned server served a call, so that it writes
+	// its record.
+	if _, err := h.CallTool(ctx, "s__echo", map[string]any{"text": "y"}); err != nil {
+		t.Fatalf("CallTool after the respawn = %v", err)
+	}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}

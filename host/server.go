@@ -290,8 +290,14 @@ func (s *server) watch(c *client.Client) error {
 		case <-c.Done():
 			return s.endError(c)
 		case <-s.refresh:
-			s.confirmHeal(c)
+			healed := s.confirmHeal(c)
 			s.refreshCatalogue(c, kinds(s.pending.Swap(0)))
+			if healed {
+				s.mu.Lock()
+				s.heals++
+				s.mu.Unlock()
+				s.h.notify()
+			}
 		case <-s.h.life.Done():
 			return nil
 		}
@@ -299,11 +305,11 @@ func (s *server) watch(c *client.Client) error {
 }
 
 // confirmHeal waits (bounded) for a heal that the transport reported to
-// end, then frees its start slot and, if the session answers again,
-// counts it in Heals. It runs on the supervisor goroutine.
-func (s *server) confirmHeal(c *client.Client) {
+// end, then frees its start slot; it reports whether a heal ended with
+// the session answering again. It runs on the supervisor goroutine.
+func (s *server) confirmHeal(c *client.Client) bool {
 	if s.tr == nil || !s.tr.healing.Swap(false) {
-		return
+		return false
 	}
 	timeout := s.opts.connectTimeout()
 	if timeout <= 0 {
@@ -313,13 +319,7 @@ func (s *server) confirmHeal(c *client.Client) {
 	err := c.Ping(ctx) // waits until the heal's handshake is done
 	cancel()
 	s.tr.endHeal()
-	if err != nil {
-		return // the session failed: watch sees c.Done
-	}
-	s.mu.Lock()
-	s.heals++
-	s.mu.Unlock()
-	s.h.notify()
+	return err == nil // else the session failed: watch sees c.Done
 }
 
 // endError says why c's connection ended: the error a call now returns,
