@@ -35,44 +35,74 @@ func toolCalls(n int) *model.LLMResponse {
 	return modelContent(parts...)
 }
 
+// agentModel is the model of a run of TestAgentLoop and what it received.
+type agentModel struct {
+	model.LLM
+	requests func() [][]byte
+	wire     bool // requests are generateContent bodies
+}
+
 // TestAgentLoop runs ADK's own agent loop (llmagent, runner, in-memory
-// sessions) with a scripted model against real MCP servers of both eras,
-// with each way of declaring parameters: the model receives declarations
-// that pass the Gemini checker and the tools' answers, and the MCP server
-// runs the calls.
+// sessions) against real MCP servers of both eras, with each way of
+// declaring parameters and two models: a scripted model.LLM, and ADK's
+// Gemini model whose client sends generateContent to a scripted
+// endpoint. The model receives declarations that pass the Gemini checker
+// and the tools' answers, and the MCP server runs the calls.
 func TestAgentLoop(t *testing.T) {
 	servers := toolsettest.StartServers(t)
-	for _, schemaType := range []bool{false, true} {
-		t.Run(map[bool]string{false: "jsonschema", true: "schema"}[schemaType], func(t *testing.T) {
-			servers.Modern.Reset()
-			ctx := testContext(t)
-			set, err := toolset.Load(ctx, toolset.FromHost(servers.Host), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts, err := adkconduit.New(set, &adkconduit.Options{SchemaType: schemaType})
-			if err != nil {
-				t.Fatal(err)
-			}
+	models := map[string]func(t *testing.T) agentModel{
+		"scripted": func(t *testing.T) agentModel {
 			m := &scriptedModel{script: toolCalls}
-			answer, err := runAgent(t, ctx, m, ts, "What is 19+23?")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasSuffix(answer, "The answer is 42.") {
-				t.Errorf("answer %q", answer)
-			}
-			reqs := m.Requests()
-			if len(reqs) != 2 {
-				t.Fatalf("%d model requests", len(reqs))
-			}
-			checkDeclarations(t, reqs[0], len(set.Tools()), schemaType)
-			checkResponses(t, reqs[1])
-			want := []string{`echo {"text":"hi"}`, `structured {"city":"Paris"}`, `fail {"message":"boom"}`}
-			if got := toolsettest.CallsReceived(servers.Modern); !sameSet(got, want) {
-				t.Errorf("modern server ran %q, want %q", got, want)
-			}
-		})
+			return agentModel{m, m.Requests, false}
+		},
+		"gemini": func(t *testing.T) agentModel {
+			ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+				resp := toolCalls(n)
+				var parts []any
+				for _, p := range resp.Content.Parts {
+					parts = append(parts, p)
+				}
+				return 200, candidate(parts...)
+			})
+			return agentModel{geminiModel(t, ep), ep.Requests, true}
+		},
+	}
+	for _, name := range []string{"scripted", "gemini"} {
+		for _, schemaType := range []bool{false, true} {
+			t.Run(name+"/"+map[bool]string{false: "jsonschema", true: "schema"}[schemaType], func(t *testing.T) {
+				agentLoop(t, servers, models[name](t), schemaType)
+			})
+		}
+	}
+}
+
+func agentLoop(t *testing.T, servers *toolsettest.Servers, m agentModel, schemaType bool) {
+	servers.Modern.Reset()
+	ctx := testContext(t)
+	set, err := toolset.Load(ctx, toolset.FromHost(servers.Host), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := adkconduit.New(set, &adkconduit.Options{SchemaType: schemaType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := runAgent(t, ctx, m.LLM, ts, "What is 19+23?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(answer, "The answer is 42.") {
+		t.Errorf("answer %q", answer)
+	}
+	reqs := m.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	checkDeclarations(t, reqs[0], m.wire, len(set.Tools()), schemaType)
+	checkResponses(t, reqs[1])
+	want := []string{`echo {"text":"hi"}`, `structured {"city":"Paris"}`, `fail {"message":"boom"}`}
+	if got := toolsettest.CallsReceived(servers.Modern); !sameSet(got, want) {
+		t.Errorf("modern server ran %q, want %q", got, want)
 	}
 }
 
@@ -85,19 +115,27 @@ func sameSet(got, want []string) bool {
 	return slices.Equal(got, want)
 }
 
-func checkDeclarations(t *testing.T, body []byte, n int, schemaType bool) {
+type declaredTools []struct {
+	FunctionDeclarations []map[string]json.RawMessage `json:"functionDeclarations"`
+}
+
+func checkDeclarations(t *testing.T, body []byte, wire bool, n int, schemaType bool) {
 	t.Helper()
 	var req struct {
+		Tools  declaredTools `json:"tools"` // generateContent's body
 		Config struct {
-			Tools []struct {
-				FunctionDeclarations []map[string]json.RawMessage `json:"functionDeclarations"`
-			} `json:"tools"`
-		} `json:"config"`
+			Tools declaredTools `json:"tools"`
+		} `json:"config"` // an LLMRequest
 	}
-	if err := json.Unmarshal(body, &req); err != nil || len(req.Config.Tools) != 1 || len(req.Config.Tools[0].FunctionDeclarations) != n {
+	err := json.Unmarshal(body, &req)
+	tools := req.Config.Tools
+	if wire {
+		tools = req.Tools
+	}
+	if err != nil || len(tools) != 1 || len(tools[0].FunctionDeclarations) != n {
 		t.Fatalf("%v: %s", err, body)
 	}
-	for _, fd := range req.Config.Tools[0].FunctionDeclarations {
+	for _, fd := range tools[0].FunctionDeclarations {
 		var name string
 		_ = json.Unmarshal(fd["name"], &name)
 		d, key, other := toolset.GeminiJSONSchema, "parametersJsonSchema", "parameters"
