@@ -114,7 +114,15 @@ type Script func(n int, path string, body []byte) (status int, reply any)
 
 // NewEndpoint starts an endpoint that stops with the test.
 func NewEndpoint(t testing.TB, script Script) *Endpoint {
-	e := &Endpoint{}
+	e, stop := StartEndpoint(script)
+	t.Cleanup(stop)
+	return e
+}
+
+// StartEndpoint starts an endpoint outside tests (the examples' scripted
+// model); stop closes it.
+func StartEndpoint(script Script) (e *Endpoint, stop func()) {
+	e = &Endpoint{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 		e.mu.Lock()
@@ -126,9 +134,8 @@ func NewEndpoint(t testing.TB, script Script) *Endpoint {
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(reply)
 	}))
-	t.Cleanup(srv.Close)
 	e.URL = srv.URL
-	return e
+	return e, srv.Close
 }
 
 // Requests returns the bodies received so far.
@@ -154,4 +161,36 @@ func CallsReceived(srv *conduittest.Server) []string {
 		out = append(out, p.Name+" "+string(p.Arguments))
 	}
 	return out
+}
+
+// DemoHost starts a host over the mcpServers file at path or, when path
+// is "", over Conduit's test server served on 127.0.0.1 (the examples'
+// default, which needs no installed server); stop closes both.
+func DemoHost(ctx context.Context, path string) (h *host.Host, stop func(), err error) {
+	var cfg *host.Config
+	closeServer := func() {}
+	if path != "" {
+		cfg, err = host.Load(path, nil)
+	} else {
+		var srv *conduittest.Server
+		if srv, err = conduittest.New(); err != nil {
+			return nil, nil, err
+		}
+		closeServer = func() { srv.Close() }
+		file, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"url": srv.URL()}}})
+		cfg, err = host.Parse("mcp.json", file, nil)
+	}
+	if err == nil {
+		h, err = host.Start(cfg, nil)
+	}
+	if err != nil {
+		closeServer()
+		return nil, nil, err
+	}
+	if err := h.Wait(ctx); err != nil {
+		h.Close()
+		closeServer()
+		return nil, nil, err
+	}
+	return h, func() { h.Close(); closeServer() }, nil
 }
