@@ -4,10 +4,17 @@ go 1.26.0
 
 require (
 	github.com/conduitmcp/conduit v0.0.0
+	github.com/modelcontextprotocol/go-sdk v1.4.1
 	google.golang.org/genai v1.57.0
 )
 
-require github.com/google/safehtml v0.1.0 // indirect
+require (
+	github.com/google/jsonschema-go v0.4.2 // indirect
+	github.com/google/safehtml v0.1.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+)
 
 require (
 	cloud.google.com/go v0.123.0 // indirect
