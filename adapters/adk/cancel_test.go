@@ -3,10 +3,14 @@ package adkconduit_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/model"
+	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
 
 	adkconduit "github.com/conduitmcp/conduit/adapters/adk"
@@ -54,5 +58,40 @@ func TestRunContextEnds(t *testing.T) {
 	}
 	if got := toolsettest.CallsReceived(servers.Modern); len(got) != 1 {
 		t.Errorf("modern server ran %q", got)
+	}
+}
+
+// TestToolErrorInCallback: the error an isError result gives ADK is a
+// *ToolError with the server's result, which ADK's tool callbacks see.
+func TestToolErrorInCallback(t *testing.T) {
+	servers := toolsettest.StartServers(t)
+	ctx := testContext(t)
+	set, err := toolset.Load(ctx, toolset.FromHost(servers.Host), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := adkconduit.New(set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &scriptedModel{script: func(n int) *model.LLMResponse {
+		if n > 0 {
+			return modelContent(genai.NewPartFromText("It failed."))
+		}
+		return modelContent(&genai.Part{FunctionCall: &genai.FunctionCall{ID: "f1", Name: "modern__fail", Args: map[string]any{"message": "boom"}}})
+	}}
+	var seen error
+	_, err = runAgent(t, ctx, m, ts, "Fail.", func(c *llmagent.Config) {
+		c.AfterToolCallbacks = append(c.AfterToolCallbacks, func(_ agent.ToolContext, _ tool.Tool, _, _ map[string]any, err error) (map[string]any, error) {
+			seen = err
+			return nil, nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var te *adkconduit.ToolError
+	if !errors.As(seen, &te) || te.Err != nil || te.Result.Raw == nil || !te.Result.IsError || !strings.Contains(te.Error(), "boom") {
+		t.Fatalf("callback saw %#v", seen)
 	}
 }

@@ -75,9 +75,14 @@ func modelContent(parts ...*genai.Part) *model.LLMResponse {
 // runAgent runs ADK's own loop: an llmagent with the toolset, a runner
 // over an in-memory session service, one user message. It returns the
 // final text and the run's error.
-func runAgent(t *testing.T, ctx context.Context, m model.LLM, ts tool.Toolset, prompt string) (string, error) {
+// configure, when given, changes the agent's config.
+func runAgent(t *testing.T, ctx context.Context, m model.LLM, ts tool.Toolset, prompt string, configure ...func(*llmagent.Config)) (string, error) {
 	t.Helper()
-	a, err := llmagent.New(llmagent.Config{Name: "assistant", Model: m, Instruction: "Use the tools.", Toolsets: []tool.Toolset{ts}})
+	cfg := llmagent.Config{Name: "assistant", Model: m, Instruction: "Use the tools.", Toolsets: []tool.Toolset{ts}}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	a, err := llmagent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
