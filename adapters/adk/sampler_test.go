@@ -128,3 +128,28 @@ func TestSamplerModelError(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestSamplerChooseModel: ChooseModel names the model of the request and
+// of the result; an answer without content is ErrNoAnswer.
+func TestSamplerChooseModel(t *testing.T) {
+	m := &scriptedModel{script: func(n int) *model.LLMResponse {
+		if n > 0 {
+			return &model.LLMResponse{}
+		}
+		return modelContent(genai.NewPartFromText("hi"))
+	}}
+	s := &adkconduit.Sampler{Model: m, ChooseModel: func(p *protocol.ModelPreferences) string { return p.Hints[0].Name }}
+	p := &protocol.CreateMessageParams{ModelPreferences: &protocol.ModelPreferences{Hints: []protocol.ModelHint{{Name: "flash"}}},
+		Messages: []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"hi"}`)}}, MaxTokens: 5}
+	res, err := s.CreateMessage(testContext(t), p)
+	if err != nil || res.Model != "flash" || res.StopReason != protocol.StopReasonEndTurn {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var req struct{ Model string }
+	if err := json.Unmarshal(m.Requests()[0], &req); err != nil || req.Model != "flash" {
+		t.Errorf("request model %q", req.Model)
+	}
+	if _, err := s.CreateMessage(testContext(t), p); !errors.Is(err, adkconduit.ErrNoAnswer) {
+		t.Errorf("empty answer: %v", err)
+	}
+}
