@@ -27,9 +27,9 @@
 // the flow runs them. A call answers {"output": …}: the structured
 // content when the tool gave some, else its text (images and other
 // content described in it, bounded as toolset.Options say). A tool error
-// (isError), an unknown tool or a failed call is a [*ToolError]; ADK
-// gives the model {"error": …} with the tool's words and the run goes
-// on. When the run's context ends during a call, Run returns the
+// (isError) or a call that failed is a [*ToolError]; ADK gives the model
+// {"error": …} with the tool's words and the run goes on (ADK itself
+// answers a name it does not know). When the run's context ends during a call, Run returns the
 // context's error and the run stops.
 //
 // # Sampling

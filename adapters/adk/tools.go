@@ -88,9 +88,8 @@ func declaration(decl toolset.Declaration, d toolset.Dialect) (*genai.FunctionDe
 }
 
 // ToolError is what a tool's Run returns when the model reads an error:
-// the tool reported one (isError), or the call could not be made (an
-// unknown tool, arguments that are not an object, a failure of the
-// server). ADK gives the model {"error": Error()}, the tool's own words,
+// the tool reported one (isError), or the call could not be made (a
+// failure of the server or the transport). ADK gives the model {"error": Error()}, the tool's own words,
 // and goes on with the run.
 type ToolError struct {
 	// Result is the outcome as the model reads it; Result.Raw is the
