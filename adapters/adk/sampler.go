@@ -1,0 +1,203 @@
+package adkconduit
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/toolset"
+)
+
+// Sampler answers a server's sampling requests with an ADK model
+// (model.LLM, such as gemini.NewModel's): sampling/createMessage in the
+// legacy era and the sampling input requests of the modern era both
+// arrive as [Sampler.CreateMessage]. Give it to client.WithHandler (or a
+// host's ServerOptions.Handler).
+//
+// Text, images and audio go to the model as parts. The sampling tools
+// of 2025-11-25 are declared as functions and the model's calls come
+// back as tool_use blocks.
+type Sampler struct {
+	// Model answers, with its own credentials and backend.
+	Model model.LLM
+	// ChooseModel, when set, names the model to ask (LLMRequest.Model)
+	// from the server's preferences; Model.Name() when nil or "".
+	ChooseModel func(*protocol.ModelPreferences) string
+}
+
+var _ handler.Sampler = (*Sampler)(nil)
+
+// ErrNoAnswer: the model's answer held no content.
+var ErrNoAnswer = errors.New("adkconduit: the model answered no content")
+
+// CreateMessage asks the model (not streaming). It may block; it may be
+// called concurrently. Errors are the model's (an error code of its
+// response is an *ModelError), [ErrNoAnswer], or a content the request
+// holds that the model cannot take.
+func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+	req := &model.LLMRequest{Model: s.Model.Name(), Config: &genai.GenerateContentConfig{
+		MaxOutputTokens: int32(min(p.MaxTokens, 1<<31-1)), StopSequences: p.StopSequences}}
+	if s.ChooseModel != nil {
+		if m := s.ChooseModel(p.ModelPreferences); m != "" {
+			req.Model = m
+		}
+	}
+	if p.SystemPrompt != "" {
+		req.Config.SystemInstruction = genai.NewContentFromText(p.SystemPrompt, genai.RoleUser)
+	}
+	if p.Temperature != nil {
+		t := float32(*p.Temperature)
+		req.Config.Temperature = &t
+	}
+	for _, m := range p.Messages {
+		c, err := content(m)
+		if err != nil {
+			return nil, err
+		}
+		req.Contents = append(req.Contents, c)
+	}
+	names, err := samplingTools(req.Config, p)
+	if err != nil {
+		return nil, err
+	}
+	var resp *model.LLMResponse
+	for r, err := range s.Model.GenerateContent(ctx, req, false) {
+		if err != nil {
+			return nil, err
+		}
+		if r != nil && (resp == nil || !r.Partial) {
+			resp = r
+		}
+	}
+	if resp != nil && resp.ErrorCode != "" {
+		return nil, &ModelError{Code: resp.ErrorCode, Message: resp.ErrorMessage}
+	}
+	if resp == nil || resp.Content == nil {
+		return nil, ErrNoAnswer
+	}
+	if resp.ModelVersion != "" {
+		req.Model = resp.ModelVersion
+	}
+	return samplingResult(resp, req.Model, names)
+}
+
+// ModelError is an error code a model answered in its response.
+type ModelError struct {
+	Code, Message string
+}
+
+func (e *ModelError) Error() string {
+	return "adkconduit: the model answered " + e.Code + ": " + e.Message
+}
+
+func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessageParams) (map[string]string, error) {
+	names := map[string]string{}
+	tool := &genai.Tool{}
+	for _, t := range p.Tools {
+		name := toolset.SanitizeName(t.Name)
+		decl, err := toolset.Convert(toolset.Tool{Name: name, Tool: t}, toolset.GeminiJSONSchema)
+		if err != nil {
+			return nil, err
+		}
+		fd, err := declaration(decl, toolset.GeminiJSONSchema)
+		if err != nil {
+			return nil, err
+		}
+		names[name] = t.Name
+		tool.FunctionDeclarations = append(tool.FunctionDeclarations, fd)
+	}
+	if len(tool.FunctionDeclarations) > 0 {
+		cfg.Tools = []*genai.Tool{tool}
+		if p.ToolChoice != nil {
+			mode := map[string]genai.FunctionCallingConfigMode{"auto": genai.FunctionCallingConfigModeAuto, "required": genai.FunctionCallingConfigModeAny, "none": genai.FunctionCallingConfigModeNone}[p.ToolChoice.Mode]
+			if mode != "" {
+				cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: mode}}
+			}
+		}
+	}
+	return names, nil
+}
+
+// content turns a sampling message into a genai content.
+func content(m protocol.SamplingMessage) (*genai.Content, error) {
+	blocks, err := m.Blocks()
+	if err != nil {
+		return nil, err
+	}
+	var parts []*genai.Part
+	for _, b := range blocks {
+		switch b.Type {
+		case protocol.ContentText:
+			parts = append(parts, genai.NewPartFromText(b.Text))
+		case protocol.ContentImage, protocol.ContentAudio:
+			data, err := base64.StdEncoding.DecodeString(b.Data)
+			if err != nil {
+				return nil, fmt.Errorf("adkconduit: %s block: %w", b.Type, err)
+			}
+			parts = append(parts, genai.NewPartFromBytes(data, b.MIMEType))
+		case protocol.ContentToolUse:
+			var args map[string]any
+			_ = json.Unmarshal(b.Input, &args)
+			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: toolset.SanitizeName(b.Name), Args: args}})
+		case protocol.ContentToolResult:
+			r := (&toolset.Set{}).Result("", &protocol.CallToolResult{Content: b.Content, StructuredContent: b.StructuredContent, IsError: protocol.Bool(b.IsError)})
+			key, out := "output", any(r.Text())
+			if r.IsError {
+				key = "error"
+			}
+			parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: b.ToolUseID, Response: map[string]any{key: out}}})
+		default:
+			parts = append(parts, genai.NewPartFromText(fmt.Sprintf("[%s content left out]", b.Type)))
+		}
+	}
+	role := genai.Role(genai.RoleUser)
+	if m.Role == protocol.RoleAssistant {
+		role = genai.RoleModel
+	}
+	return genai.NewContentFromParts(parts, role), nil
+}
+
+var stopReasons = map[genai.FinishReason]string{genai.FinishReasonStop: protocol.StopReasonEndTurn, genai.FinishReasonMaxTokens: protocol.StopReasonMaxTokens}
+
+func samplingResult(resp *model.LLMResponse, modelName string, names map[string]string) (*protocol.CreateMessageResult, error) {
+	var blocks []protocol.Content
+	for _, p := range resp.Content.Parts {
+		switch {
+		case p == nil:
+		case p.Text != "" && !p.Thought:
+			blocks = append(blocks, protocol.TextContent(p.Text))
+		case p.FunctionCall != nil:
+			name := names[p.FunctionCall.Name]
+			if name == "" {
+				name = p.FunctionCall.Name
+			}
+			input, _ := json.Marshal(p.FunctionCall.Args)
+			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: p.FunctionCall.ID, Name: name, Input: input})
+		}
+	}
+	reason := stopReasons[resp.FinishReason]
+	if reason == "" {
+		reason = string(resp.FinishReason)
+	}
+	if len(blocks) == 0 {
+		blocks = append(blocks, protocol.TextContent(""))
+	} else if blocks[len(blocks)-1].Type == protocol.ContentToolUse {
+		reason = protocol.StopReasonToolUse
+	}
+	var c any = blocks
+	if len(blocks) == 1 {
+		c = blocks[0]
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: raw, Model: modelName, StopReason: reason}, nil
+}

@@ -1,0 +1,155 @@
+package adkconduit_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/model/gemini"
+	"google.golang.org/genai"
+
+	adkconduit "github.com/conduitmcp/conduit/adapters/adk"
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/conduittest"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/toolset"
+	"github.com/conduitmcp/conduit/toolset/toolsettest"
+)
+
+func candidate(parts ...any) map[string]any {
+	return map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP"}},
+		"modelVersion": "gemini-sampled"}
+}
+
+// geminiModel is ADK's own Gemini model, its client pointed at ep.
+func geminiModel(t *testing.T, ep *toolsettest.Endpoint) model.LLM {
+	m, err := gemini.NewModel(testContext(t), "gemini-test", &genai.ClientConfig{APIKey: "test-key", Backend: genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: ep.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestSamplerBothEras: a server's sampling request (legacy
+// sampling/createMessage, modern MRTR input request) is answered by ADK's
+// Gemini model, whose generateContent request carries the server's
+// message.
+func TestSamplerBothEras(t *testing.T) {
+	for _, era := range []conduittest.Era{conduittest.Legacy, conduittest.Modern} {
+		t.Run(era.String(), func(t *testing.T) {
+			ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+				if !strings.HasSuffix(path, "/models/gemini-test:generateContent") {
+					t.Errorf("path %s", path)
+				}
+				return 200, candidate(map[string]any{"text": "Paris"})
+			})
+			srv := conduittest.NewServer(t, conduittest.WithEra(era))
+			ctx := testContext(t)
+			c, err := client.Dial(ctx, srv.URL(), client.WithHandler(&adkconduit.Sampler{Model: geminiModel(t, ep)}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			res, err := c.CallTool(ctx, "sample", map[string]any{"prompt": "Capital of France?"})
+			if err != nil || res.Text() != "gemini-sampled said: Paris" {
+				t.Fatalf("%v %+v", err, res)
+			}
+			var req struct {
+				Contents []struct {
+					Role  string `json:"role"`
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"contents"`
+				GenerationConfig struct {
+					MaxOutputTokens int `json:"maxOutputTokens"`
+				} `json:"generationConfig"`
+			}
+			reqs := ep.Requests()
+			if len(reqs) != 1 || json.Unmarshal(reqs[0], &req) != nil {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			if req.GenerationConfig.MaxOutputTokens != 100 || len(req.Contents) != 1 || req.Contents[0].Role != "user" ||
+				len(req.Contents[0].Parts) != 1 || req.Contents[0].Parts[0].Text != "Capital of France?" {
+				t.Errorf("request %s", reqs[0])
+			}
+		})
+	}
+}
+
+// TestSamplerTools: sampling tools are declared with parametersJsonSchema
+// that passes the checker, and the model's function call comes back as a
+// tool_use block under the server's name.
+func TestSamplerTools(t *testing.T) {
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		return 200, candidate(map[string]any{"functionCall": map[string]any{"id": "f1", "name": "get_weather", "args": map[string]any{"city": "Paris"}}})
+	})
+	s := &adkconduit.Sampler{Model: geminiModel(t, ep)}
+	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)}},
+		MaxTokens: 50,
+		Tools:     []protocol.Tool{{Name: "get.weather", InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"city":{"type":"string","minLength":1}}}`)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, _ := res.Blocks()
+	if res.StopReason != protocol.StopReasonToolUse || len(blocks) != 1 || blocks[0].Name != "get.weather" || string(blocks[0].Input) != `{"city":"Paris"}` {
+		t.Fatalf("%+v %s", res, res.Content)
+	}
+	var req struct {
+		Tools []struct {
+			FunctionDeclarations []struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parametersJsonSchema"`
+			} `json:"functionDeclarations"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(ep.Requests()[0], &req)
+	fd := req.Tools[0].FunctionDeclarations[0]
+	if err := toolsettest.Check(toolset.GeminiJSONSchema, fd.Name, fd.Parameters, false); err != nil || fd.Name != "get_weather" {
+		t.Errorf("%s: %v", fd.Name, err)
+	}
+}
+
+// TestSamplerModelError: an error code in the model's response is a
+// *ModelError, not an empty answer.
+func TestSamplerModelError(t *testing.T) {
+	m := &scriptedModel{script: func(int) *model.LLMResponse {
+		return &model.LLMResponse{ErrorCode: "SAFETY", ErrorMessage: "blocked"}
+	}}
+	_, err := (&adkconduit.Sampler{Model: m}).CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages: []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"hi"}`)}}, MaxTokens: 5})
+	var me *adkconduit.ModelError
+	if !errors.As(err, &me) || me.Code != "SAFETY" {
+		t.Fatalf("%v", err)
+	}
+}
+
+// TestSamplerChooseModel: ChooseModel names the model of the request and
+// of the result; an answer without content is ErrNoAnswer.
+func TestSamplerChooseModel(t *testing.T) {
+	m := &scriptedModel{script: func(n int) *model.LLMResponse {
+		if n > 0 {
+			return &model.LLMResponse{}
+		}
+		return modelContent(genai.NewPartFromText("hi"))
+	}}
+	s := &adkconduit.Sampler{Model: m, ChooseModel: func(p *protocol.ModelPreferences) string { return p.Hints[0].Name }}
+	p := &protocol.CreateMessageParams{ModelPreferences: &protocol.ModelPreferences{Hints: []protocol.ModelHint{{Name: "flash"}}},
+		Messages: []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"hi"}`)}}, MaxTokens: 5}
+	res, err := s.CreateMessage(testContext(t), p)
+	if err != nil || res.Model != "flash" || res.StopReason != protocol.StopReasonEndTurn {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var req struct{ Model string }
+	if err := json.Unmarshal(m.Requests()[0], &req); err != nil || req.Model != "flash" {
+		t.Errorf("request model %q", req.Model)
+	}
+	if _, err := s.CreateMessage(testContext(t), p); !errors.Is(err, adkconduit.ErrNoAnswer) {
+		t.Errorf("empty answer: %v", err)
+	}
+}
