@@ -20,6 +20,7 @@ import (
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
+	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -151,11 +152,52 @@ func (c *stallConn) Read(p []byte) (int, error) {
 // closeServer is a server on one transport that can be made to misbehave.
 type closeServer struct {
 	c        *client.Client
+	sent     chan struct{} // one value per test call handed to the transport (see watchSent)
 	misfire  func()        // makes the server misbehave (after a marker call on stdio)
 	pidFile  string        // stdio: where the child wrote its pid
 	deletes  chan struct{} // HTTP: one value per DELETE received
 	srv      *testserver.Server
 	listener *stallListener
+}
+
+// Arguments of the calls that are in flight when Close is called.
+const (
+	neverAnswered = "never answered"
+	largeText     = 8 << 20 // bytes: more than the pipe's or the sockets' buffers hold
+)
+
+// watchSent is the client's message log: it notes each test call (not the
+// marker) once the session hands it to the transport, that is, once the
+// call is registered and its Write begins.
+func (cs *closeServer) watchSent(sent bool, m jsonrpc.Message) {
+	req, ok := m.(*jsonrpc.Request)
+	if !sent || !ok || req.Method != "tools/call" {
+		return
+	}
+	if len(req.Params) > largeText || bytes.Contains(req.Params, []byte(neverAnswered)) {
+		select {
+		case cs.sent <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// awaitSent waits until n test calls are in flight: registered, and
+// their Writes begun. Building a call of 8 MiB (encoding and compacting
+// its params) takes a second or more of CPU under -race on a loaded
+// machine; a call still being built is not in flight (Close cannot
+// interrupt json.Marshal: the call fails with ErrClosed once it is built),
+// so the test waits for this point instead of sleeping a fixed time.
+func (cs *closeServer) awaitSent(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(2 * time.Minute)
+	for i := range n {
+		select {
+		case <-cs.sent:
+		case <-deadline:
+			t.Fatalf("%d of %d calls were handed to the transport within 2 minutes", i, n)
+		}
+	}
 }
 
 // closeScenarios: what the server stops doing.
@@ -168,14 +210,15 @@ const (
 func startCloseServer(t *testing.T, tr, scenario string, p client.Protocol) *closeServer {
 	t.Helper()
 	ctx := testCtx(t)
-	cs := &closeServer{deletes: make(chan struct{}, 4)}
+	cs := &closeServer{deletes: make(chan struct{}, 4), sent: make(chan struct{}, 2)}
+	opts := []client.Option{client.WithProtocol(p), client.WithMessageLog(cs.watchSent)}
 	if tr == tStdio {
 		mode := map[string]string{stopsReading: "no-read", stopsAnswering: "no-answer"}[scenario]
 		cs.pidFile = filepath.Join(t.TempDir(), "pid")
 		cmd := transport.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = []string{closeStdioEnv + "=" + mode, closePIDEnv + "=" + cs.pidFile}
 		cmd.TerminateDelay, cmd.KillDelay = 200*time.Millisecond, 200*time.Millisecond
-		c, err := client.Connect(ctx, cmd, client.WithProtocol(p))
+		c, err := client.Connect(ctx, cmd, opts...)
 		if err != nil {
 			t.Fatalf("connecting over stdio: %v", err)
 		}
@@ -221,7 +264,7 @@ func startCloseServer(t *testing.T, tr, scenario string, p client.Protocol) *clo
 	if tr == tWS {
 		url = "ws" + strings.TrimPrefix(url, "http")
 	}
-	cs.c, err = client.Dial(ctx, url, client.WithProtocol(p))
+	cs.c, err = client.Dial(ctx, url, opts...)
 	if err != nil {
 		t.Fatalf("connecting over %s: %v", tr, err)
 	}
@@ -280,17 +323,18 @@ func testCloseBounded(t *testing.T, tr, scenario string, p client.Protocol) {
 	calls := make(chan error, 2)
 	n := 1
 	go func() {
-		_, err := cs.c.CallTool(context.Background(), "echo", map[string]any{"text": "never answered"})
+		_, err := cs.c.CallTool(context.Background(), "echo", map[string]any{"text": neverAnswered})
 		calls <- err
 	}()
 	if scenario == stopsReading {
 		n = 2
 		go func() {
-			_, err := cs.c.CallTool(context.Background(), "echo", map[string]any{"text": strings.Repeat("x", 8<<20)})
+			_, err := cs.c.CallTool(context.Background(), "echo", map[string]any{"text": strings.Repeat("x", largeText)})
 			calls <- err
 		}()
 	}
-	time.Sleep(300 * time.Millisecond) // the calls are in flight (the buffers fill)
+	cs.awaitSent(t, n)
+	time.Sleep(300 * time.Millisecond) // the Writes fill the buffers
 
 	bound := closeBound(tr, p)
 	start := time.Now()

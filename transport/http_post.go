@@ -460,11 +460,11 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 }
 
 // How long and how far a response stream is read on after its response,
-// for the server to end it (see drainStream).
-const (
-	streamDrainWait  = 100 * time.Millisecond
-	streamDrainLimit = 64 << 10
-)
+// for the server to end it (see drainStream). streamDrainWait is a
+// variable for the tests alone (export_test.go).
+var streamDrainWait = 100 * time.Millisecond
+
+const streamDrainLimit = 64 << 10
 
 // errStreamDrained cancels a response stream that did not end within
 // streamDrainWait after its response.
