@@ -569,11 +569,15 @@ func (c *Client) newToken(ot *oauth2.Token, issuer, resource string, requested [
 		AccessToken:  ot.AccessToken,
 		TokenType:    ot.TokenType,
 		RefreshToken: ot.RefreshToken,
-		Expiry:       ot.Expiry,
 		IssuedAt:     c.now(),
 		Scopes:       slices.Clone(requested),
 		Issuer:       issuer,
 		Resource:     resource,
+	}
+	if !ot.Expiry.IsZero() {
+		// x/oauth2 dates expires_in from the wall clock; the freshness
+		// checks use the client's clock, so date it from that one.
+		t.Expiry = t.IssuedAt.Add(time.Until(ot.Expiry))
 	}
 	if s, ok := ot.Extra("scope").(string); ok && s != "" {
 		t.Scopes = strings.Fields(s)

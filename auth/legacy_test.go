@@ -99,12 +99,12 @@ func TestLegacyRefresh(t *testing.T) {
 
 	// A new Client (nothing cached) two hours later: the stored token
 	// has expired and is refreshed.
-	fresh := func() *Client {
+	fresh := func(later time.Duration) *Client {
 		nc := mustNew(t, Config{ServerURL: s.mcpURL(), Interaction: autoApprove(t), RedirectURL: testRedirect, Store: store})
-		nc.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+		nc.now = func() time.Time { return time.Now().Add(later) }
 		return nc
 	}
-	nt, err := fresh().Refresh(ctx)
+	nt, err := fresh(2 * time.Hour).Refresh(ctx)
 	if err != nil {
 		t.Fatalf("Refresh by a new Client: %v", err)
 	}
@@ -118,7 +118,8 @@ func TestLegacyRefresh(t *testing.T) {
 	s.mu.Lock()
 	s.metaIssuer = "/other"
 	s.mu.Unlock()
-	if _, err := fresh().Refresh(ctx); !errors.Is(err, ErrIssuerMismatch) {
+	// Two hours later again, that token has expired too.
+	if _, err := fresh(4 * time.Hour).Refresh(ctx); !errors.Is(err, ErrIssuerMismatch) {
 		t.Errorf("Refresh after the issuer changed: err = %v, want ErrIssuerMismatch", err)
 	}
 	if got := s.count("refresh_token"); got != 2 {
