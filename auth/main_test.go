@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/internal/leakcheck"
 )
 
 func TestMain(m *testing.M) {
@@ -14,5 +16,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(runHelper())
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leakcheck.Flushing(m))
 }

@@ -145,7 +145,7 @@ func bearerClient(hc *http.Client, ts transport.TokenSource, header func(context
 	}
 	base := c.Transport
 	if base == nil {
-		base = http.DefaultTransport
+		base = transport.DefaultPool()
 	}
 	c.Transport = &bearerTransport{base: base, ts: ts, header: header}
 	return &c

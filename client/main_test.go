@@ -6,8 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/conduitmcp/conduit/internal/leakcheck"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -35,13 +35,13 @@ func TestMain(m *testing.M) {
 }
 
 // flushPool runs the tests, then closes the idle connections of the
-// shared pool (http.DefaultTransport), which belong to the pool and not to
+// shared pools (transport.DefaultPool, http.DefaultTransport), which belong to the pools and not to
 // any client, before goleak looks for goroutines left behind.
 type flushPool struct{ m *testing.M }
 
 func (f flushPool) Run() int {
 	code := f.m.Run()
-	http.DefaultClient.CloseIdleConnections()
+	leakcheck.Flush()
 	return code
 }
 

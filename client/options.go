@@ -267,11 +267,12 @@ func WithClientInfo(info protocol.Implementation) Option {
 }
 
 // WithHTTPClient sets the HTTP client used by [Dial]'s HTTP transports.
-// Default: a client without timeout over http.DefaultTransport, the
-// connection pool a Go program shares: clients to one server reuse each
-// other's idle TCP connections, and those left idle after [Client.Close]
-// belong to the pool (http.DefaultClient.CloseIdleConnections closes
-// them), while each Client keeps its own redirect policy and credentials.
+// Default: a client without timeout over transport.DefaultPool, the
+// connection pool the Clients of a program share: clients to one server
+// reuse each other's idle TCP connections, and those left idle after
+// [Client.Close] belong to the pool (transport.CloseIdleConnections
+// closes them), while each Client keeps its own redirect policy and
+// credentials.
 // hc is copied, never modified; its Transport is shared as it is. Ignored
 // by [Connect], whose transport is already built.
 func WithHTTPClient(hc *http.Client) Option {

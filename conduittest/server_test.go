@@ -15,11 +15,13 @@ import (
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/internal/leakcheck"
 )
 
 func TestMain(m *testing.M) {
 	conduittest.ServeIfSpawned()
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leakcheck.Flushing(m))
 }
 
 const watchdog = 30 * time.Second

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/internal/leakcheck"
 )
 
 // testserverBin is the project's test server (internal/testserver/cmd/
@@ -37,5 +39,5 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
+	goleak.VerifyTestMain(leakcheck.Flushing(m), goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }

@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
+	"github.com/conduitmcp/conduit/internal/leakcheck"
+
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/handler"
@@ -28,7 +30,7 @@ import (
 
 func TestMain(m *testing.M) {
 	conduittest.ServeIfSpawned()
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leakcheck.Flushing(m))
 }
 
 // telemetry is an in-memory tracer and meter provider.

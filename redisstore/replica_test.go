@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/conduitmcp/conduit/transport"
 	"log/slog"
 	"net/http"
 	"os"
@@ -80,6 +81,7 @@ func runReplica(cfgJSON string) int {
 		return 1
 	}
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	transport.CloseIdleConnections()
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

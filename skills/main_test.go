@@ -11,6 +11,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/conduitmcp/conduit/internal/leakcheck"
+
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/skills"
@@ -37,7 +39,7 @@ func TestMain(m *testing.M) {
 		srv.Close()
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leakcheck.Flushing(m))
 }
 
 const (

@@ -30,13 +30,15 @@
 //
 // # HTTP connections and redirects
 //
-// The HTTP transports without an HTTPClient of their own share
-// http.DefaultTransport, the pool of a Go program: a connection reuses the
-// idle TCP connections others left to the same server. Close ends every
-// request and stream of its connection; the TCP connections it leaves
-// idle belong to the pool, as with any net/http client, and
-// http.DefaultClient.CloseIdleConnections closes them (what a test that
-// counts goroutines does first). Each connection keeps its own redirect
+// The HTTP transports without an HTTPClient of their own share one pool,
+// [DefaultPool] (configured as http.DefaultTransport, but apart from it,
+// so that code closing http.DefaultTransport's idle connections, as
+// httptest.Server.Close does, never breaks a request of ours): a
+// connection reuses the idle TCP connections others left to the same
+// server. Close ends every request and stream of its connection; the TCP
+// connections it leaves idle belong to the pool, as with net/http's own,
+// and [CloseIdleConnections] closes them (what a test that counts
+// goroutines does first). Each connection keeps its own redirect
 // policy and credentials: a redirect is followed within the origin of the
 // request only; one to another origin fails with a [*RedirectError]
 // naming both origins, unless CrossOriginRedirects is set, which follows

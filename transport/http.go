@@ -38,13 +38,13 @@ type StreamableHTTP struct {
 	// URL is the MCP endpoint.
 	URL string
 	// HTTPClient sends the requests. nil means a client with no overall
-	// Timeout over http.DefaultTransport, the connection pool every HTTP
-	// client of the program shares by default (dial and TLS handshake
-	// timeouts [DefaultDialTimeout], [DefaultTLSHandshakeTimeout]): a new
+	// Timeout over [DefaultPool], the connection pool every connection
+	// without a client of its own shares (configured as
+	// http.DefaultTransport: dial and TLS handshake timeouts
+	// [DefaultDialTimeout], [DefaultTLSHandshakeTimeout]): a new
 	// connection reuses an idle TCP connection to the same server, and
 	// the idle connections left after Close belong to that pool, as with
-	// any net/http client (http.DefaultClient.CloseIdleConnections closes
-	// them). A given client is copied and its CheckRedirect wrapped (see
+	// net/http's own ([CloseIdleConnections] closes them). A given client is copied and its CheckRedirect wrapped (see
 	// CrossOriginRedirects), its Transport shared as it is. Its Timeout
 	// should be zero: it would end long tool calls and event streams.
 	HTTPClient *http.Client

@@ -38,8 +38,8 @@ var _ TokenSource = TokenSourceFunc(nil)
 // tool call or an event stream may last as long as its context allows.
 const (
 	// DefaultDialTimeout bounds establishing a TCP connection: the value
-	// of http.DefaultTransport, which the transports share when no
-	// HTTPClient is given.
+	// of http.DefaultTransport, and so of [DefaultPool], which the
+	// transports share when no HTTPClient is given.
 	DefaultDialTimeout = 30 * time.Second
 	// DefaultTLSHandshakeTimeout bounds the TLS handshake: the value of
 	// http.DefaultTransport.
@@ -79,17 +79,17 @@ func (headerTimeoutError) Timeout() bool { return true }
 
 // newHTTPClient returns the client of one connection: a copy of user (or
 // of a zero client) whose CheckRedirect keeps requests at their origin
-// (see redirectPolicy; static names the headers the transport adds). A
-// nil Transport stays nil, which is http.DefaultTransport: every
-// connection without a client of its own shares the standard library's
-// pool, as other Go HTTP clients do, and its idle connections belong to
-// that pool, not to the connection. Neither copy has an overall Timeout
+// (see redirectPolicy; static names the headers the transport adds).
+// Without user, the client's Transport is [DefaultPool]: every connection
+// without a client of its own shares it, and its idle connections belong
+// to the pool, not to the connection. A user's nil Transport stays nil
+// (http.DefaultTransport), as the user's client would have it. Neither copy has an overall Timeout
 // unless user has one.
 func newHTTPClient(user *http.Client, crossOrigin bool, static http.Header, log *slog.Logger) *http.Client {
 	if user == nil && !crossOrigin {
 		return sameOriginClient
 	}
-	var c http.Client
+	c := http.Client{Transport: pool}
 	if user != nil {
 		if user.Timeout > 0 {
 			log.Warn("transport: http.Client.Timeout bounds whole requests and will end long tool calls and event streams; use contexts instead", "timeout", user.Timeout)
@@ -261,7 +261,29 @@ func drain(body io.ReadCloser) {
 // sameOriginClient is the client of every connection without an
 // HTTPClient or CrossOriginRedirects: its policy needs no header names, so
 // one immutable client serves them all.
-var sameOriginClient = &http.Client{CheckRedirect: redirectPolicy(nil, false, nil)}
+var sameOriginClient = &http.Client{Transport: pool, CheckRedirect: redirectPolicy(nil, false, nil)}
+
+// pool is the HTTP connection pool of every connection without an
+// HTTPClient: one for the process, set up as http.DefaultTransport but
+// apart from it, so that code closing http.DefaultTransport's idle
+// connections (httptest.Server.Close does, and so does
+// http.DefaultClient.CloseIdleConnections) never breaks a request of ours
+// that was taking one of them.
+var pool = http.DefaultTransport.(*http.Transport).Clone()
+
+// DefaultPool returns the HTTP connection pool that the transports share
+// when they are given no HTTPClient: one per process, configured as
+// http.DefaultTransport (its dial, TLS and proxy settings) but apart from
+// it. A RoundTripper that wraps the default (a bearer token, say) should
+// wrap this one to share its connections.
+func DefaultPool() http.RoundTripper { return pool }
+
+// CloseIdleConnections closes the idle TCP connections of [DefaultPool].
+// They belong to the pool, not to any connection ([Transport] Close ends
+// its requests and streams but leaves reusable TCP connections to the
+// pool), as with net/http's own pool; a program or test that counts its
+// goroutines calls it first.
+func CloseIdleConnections() { pool.CloseIdleConnections() }
 
 // requestError turns the error of http.Client.Do into the documented
 // error: ctx.Err() when the caller gave up, [ErrClosed] when the

@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"github.com/conduitmcp/conduit/transport"
 	"net/http"
 	"os"
 	"testing"
@@ -20,13 +21,14 @@ func TestMain(m *testing.M) {
 }
 
 // flushPool runs the tests, then closes the idle connections of the
-// shared pool (http.DefaultTransport), which belong to the pool and not to
+// shared pools (transport.DefaultPool, http.DefaultTransport), which belong to the pools and not to
 // any connection, before goleak looks for goroutines left behind: what a
 // net/http program does before counting its goroutines.
 type flushPool struct{ m *testing.M }
 
 func (f flushPool) Run() int {
 	code := f.m.Run()
+	transport.CloseIdleConnections()
 	http.DefaultClient.CloseIdleConnections()
 	return code
 }

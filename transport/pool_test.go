@@ -15,7 +15,7 @@ import (
 )
 
 // TestHTTPConnectionsSharePool: connections without an HTTPClient of
-// their own share one pool (http.DefaultTransport), so that a connection
+// their own share one pool (DefaultPool), so that a connection
 // made after another one closed reuses its TCP connection, in both eras,
 // on Streamable HTTP and HTTP+SSE's POSTs alike; Close leaves no goroutine
 // of its own, and the pool's idle connections go when the pool is flushed.
@@ -57,7 +57,7 @@ func TestHTTPConnectionsSharePool(t *testing.T) {
 	// What is left is the pool's idle connection: flushing the pool, as a
 	// net/http program does, ends it; no goroutine of the connections
 	// remains.
-	http.DefaultClient.CloseIdleConnections()
+	transport.CloseIdleConnections()
 	if err := goleak.Find(ignore); err != nil {
 		t.Error(err)
 	}

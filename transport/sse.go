@@ -21,9 +21,8 @@ import (
 type SSE struct {
 	// URL is the event stream endpoint.
 	URL string
-	// HTTPClient sends the requests; nil means one over
-	// http.DefaultTransport, the shared pool (see
-	// [StreamableHTTP.HTTPClient]).
+	// HTTPClient sends the requests; nil means one over [DefaultPool],
+	// the shared pool (see [StreamableHTTP.HTTPClient]).
 	HTTPClient *http.Client
 	// CrossOriginRedirects follows redirects to another origin without
 	// body, credentials and custom headers; by default they fail with a

@@ -31,7 +31,7 @@ type WebSocket struct {
 	// Header is added to the handshake request (for example
 	// Authorization). It is not modified.
 	Header http.Header
-	// HTTPClient makes the handshake; nil means [http.DefaultClient]. It
+	// HTTPClient makes the handshake; nil means one over [DefaultPool]. It
 	// is copied and its CheckRedirect wrapped: a redirect of the handshake
 	// to another origin is not followed (the dial fails with a
 	// [*RedirectError] matching [ErrCrossOriginRedirect]), so that no
@@ -119,7 +119,7 @@ func handshakeClient(user *http.Client, crossOrigin bool, static http.Header) *h
 	if user == nil && !crossOrigin {
 		return sameOriginClient
 	}
-	var c http.Client
+	c := http.Client{Transport: pool}
 	if user != nil {
 		c = *user
 	}

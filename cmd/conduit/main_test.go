@@ -18,6 +18,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/conduitmcp/conduit/internal/leakcheck"
+
 	"github.com/conduitmcp/conduit/internal/testserver"
 )
 
@@ -57,7 +59,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
+	goleak.VerifyTestMain(leakcheck.Flushing(m), goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }
 
 // result is one run of the conduit binary.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/internal/leakcheck"
 )
 
 // serverBin is the cmd/testserver binary built by TestMain.
@@ -29,7 +31,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+	goleak.VerifyTestMain(leakcheck.Flushing(m), goleak.Cleanup(func(code int) {
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}))

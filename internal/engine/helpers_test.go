@@ -18,6 +18,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/conduitmcp/conduit/internal/leakcheck"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/conduitmcp/conduit/handler"
@@ -32,7 +34,7 @@ func TestMain(m *testing.M) {
 		// The test binary re-run as a stdio MCP server (stdioServer).
 		os.Exit(runStdioServer(mode))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leakcheck.Flushing(m))
 }
 
 const (

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conduitmcp/conduit/transport"
 	"io"
 	"net/http"
 	"os"
@@ -31,6 +32,7 @@ func TestMain(m *testing.M) {
 	// idle connections are the pool's, flushed as a net/http program
 	// does before counting goroutines.
 	http.DefaultClient.CloseIdleConnections()
+	transport.CloseIdleConnections()
 	testenv.Cleanup()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

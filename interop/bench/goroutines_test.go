@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/conduitmcp/conduit/transport"
 	"net/http"
 	"runtime"
 	"strings"
@@ -52,6 +53,7 @@ func TestGoroutinesPerConnection(t *testing.T) {
 			}
 			for _, e := range []era{legacyEra, modernEra} {
 				http.DefaultClient.CloseIdleConnections()
+				transport.CloseIdleConnections()
 				base := settledGoroutines()
 				s, err := c.connect(ctx, ep, e)
 				if err != nil {
@@ -67,6 +69,7 @@ func TestGoroutinesPerConnection(t *testing.T) {
 				// The idle connections are the shared pool's, not the
 				// client's: flushed as net/http programs do.
 				http.DefaultClient.CloseIdleConnections()
+				transport.CloseIdleConnections()
 				left := settledGoroutines() - base
 				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %d |", c.name, tg.tr, e, open, left))
 				if c.name == "conduit" {

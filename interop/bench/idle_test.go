@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"github.com/conduitmcp/conduit/transport"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -135,6 +136,7 @@ func measureIdle(b *testing.B, c clientImpl, ep endpoint, e era, w time.Duration
 	ctx, cancel := context.WithTimeout(context.Background(), benchTimeout)
 	defer cancel()
 	http.DefaultClient.CloseIdleConnections()
+	transport.CloseIdleConnections()
 	base := watchIdle(w)
 	heap0, g0 := heapInUse(), settledGoroutines()
 	sessions := make([]session, 0, idleClients)
@@ -143,6 +145,7 @@ func measureIdle(b *testing.B, c clientImpl, ep endpoint, e era, w time.Duration
 			_ = s.close()
 		}
 		http.DefaultClient.CloseIdleConnections()
+		transport.CloseIdleConnections()
 	}()
 	for range idleClients {
 		s, err := c.connect(ctx, ep, e)

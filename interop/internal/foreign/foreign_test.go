@@ -3,6 +3,7 @@ package foreign
 import (
 	"bytes"
 	"context"
+	"github.com/conduitmcp/conduit/transport"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,6 +46,7 @@ func TestStartHTTP(t *testing.T) {
 				t.Fatalf("initialize: status %d body %q", resp.StatusCode, buf.String())
 			}
 			http.DefaultClient.CloseIdleConnections()
+			transport.CloseIdleConnections()
 		})
 	}
 }

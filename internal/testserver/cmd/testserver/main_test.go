@@ -14,6 +14,8 @@ import (
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"go.uber.org/goleak"
+
+	"github.com/conduitmcp/conduit/internal/leakcheck"
 )
 
 // TestMain re-runs the test binary as the testserver command when
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(list))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(leakcheck.Flushing(m))
 }
 
 const watchdog = 10 * time.Second
