@@ -466,6 +466,10 @@ func Connect(ctx context.Context, t transport.Transport, cfg Config) (*Session, 
 	return s, nil
 }
 
+// discardLogger is the logger of every session without Config.Logger (a
+// slog.Logger is immutable, so one serves them all).
+var discardLogger = slog.New(slog.DiscardHandler)
+
 func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session {
 	s := &Session{
 		cfg:        cfg,
@@ -481,7 +485,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	}
 	s.evq.kick = make(chan struct{}, 1)
 	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+		s.log = discardLogger
 	}
 	if s.cfg.ProbeTimeout <= 0 {
 		s.cfg.ProbeTimeout = DefaultProbeTimeout
@@ -509,7 +513,6 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s.lifeCtx, s.lifeCancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.dctx.Context = s.lifeCtx
 	s.dispatchCtx = &s.dctx
-	s.lp.init()
 	s.pending.init()
 	s.pub.Store(&view{reconn: make(chan struct{})})
 	return s
