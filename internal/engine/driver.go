@@ -31,6 +31,11 @@ type driver struct {
 	fellBack  error       // the request that made the driver fall back to HTTP+SSE; nil before
 	initAuths int         // Authorize calls after initialize was answered 401/403
 	ps        *probeState // the probe step in progress
+	// prefix is the _meta members modernOn built last, for prefixAt: the
+	// probe's and the pinned era's are the same bytes (the session's
+	// capabilities and client info do not change), built once.
+	prefix   []byte
+	prefixAt string
 	// finish receives the negotiation's outcome, once, on the loop: nil
 	// once the session is ready.
 	finish func(err error)
@@ -529,7 +534,15 @@ func (d *driver) modernOn(ref *connRef, version string) ([]byte, error) {
 	if pvs, ok := ref.conn.(transport.ProtocolVersionSetter); ok {
 		pvs.SetProtocolVersion(version)
 	}
-	return buildPrefix(version, d.s.modernCaps, d.s.clientInfo)
+	if d.prefix != nil && d.prefixAt == version {
+		return d.prefix, nil
+	}
+	prefix, err := buildPrefix(version, d.s.modernCaps, d.s.clientInfo)
+	if err != nil {
+		return nil, err
+	}
+	d.prefix, d.prefixAt = prefix, version
+	return prefix, nil
 }
 
 // finishModern pins the modern era at version. It runs on the loop.
