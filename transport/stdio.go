@@ -190,8 +190,7 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 		terminateDelay: delayOrDefault(s.TerminateDelay, DefaultTerminateDelay),
 		killDelay:      delayOrDefault(s.KillDelay, DefaultKillDelay),
 	}
-	c.finish = c.finishRead
-	c.writeErr = c.mapWriteErr
+	c.errs = c
 	c.wg.Add(3)
 	// The reader goroutine: stdout lines to Read.
 	go func() { defer c.wg.Done(); c.readLoop() }()
