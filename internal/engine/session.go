@@ -383,6 +383,7 @@ type Session struct {
 	// pub is the loop's published state (see view): written only by the
 	// loop (and by newSession before it starts), read by anyone.
 	pub   atomic.Pointer[view]
+	view0 view      // the first view pub points to (newSession's)
 	calls sync.Pool // of *call; see getCall
 	// hintVerified: an era hint was confirmed (or re-probed). It is not
 	// loop state: callers set it when a request answers for the hint.
@@ -514,7 +515,10 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s.dctx.Context = s.lifeCtx
 	s.dispatchCtx = &s.dctx
 	s.pending.init()
-	s.pub.Store(&view{reconn: make(chan struct{})})
+	// The first view lives in the Session (one allocation less per
+	// connect); like every stored view, it is never modified.
+	s.view0 = view{reconn: make(chan struct{})}
+	s.pub.Store(&s.view0)
 	return s
 }
 
