@@ -270,8 +270,21 @@ func (d *driver) probed(ref *connRef, o negotiation.Outcome, he *transport.HTTPE
 	d.onVerdict(ps, ref, v, he)
 }
 
+// sentLine is a trace step's Sent for a request of method at version: the
+// usual ones are constants, so that a connect's trace costs no
+// concatenation.
+func sentLine(method, version string) string {
+	switch {
+	case method == protocol.MethodDiscover && version == protocol.LatestVersion:
+		return protocol.MethodDiscover + " " + protocol.LatestVersion
+	case method == protocol.MethodInitialize && version == protocol.LatestLegacyVersion:
+		return protocol.MethodInitialize + " " + protocol.LatestLegacyVersion
+	}
+	return method + " " + version
+}
+
 func (d *driver) traceProbe(version string, o negotiation.Outcome, v negotiation.Verdict) {
-	st := TraceStep{Step: "probe", Sent: protocol.MethodDiscover + " " + version, Outcome: describeOutcome(o), Verdict: v.Kind.String()}
+	st := TraceStep{Step: "probe", Sent: sentLine(protocol.MethodDiscover, version), Outcome: describeOutcome(o), Verdict: v.Kind.String()}
 	if v.Reason != "" {
 		st.Verdict += " (" + v.Reason + ")"
 	}

@@ -40,7 +40,7 @@ func (d *driver) initialize(st step) {
 // initialized reads initialize's answer (resp, or the failure err). It
 // runs on the loop.
 func (d *driver) initialized(st step, ref *connRef, pvs transport.ProtocolVersionSetter, resp *jsonrpc.Response, err error) {
-	tr := TraceStep{Step: "initialize", Sent: protocol.MethodInitialize + " " + st.version}
+	tr := TraceStep{Step: "initialize", Sent: sentLine(protocol.MethodInitialize, st.version)}
 	if err != nil {
 		if resp = d.initFailed(st, &tr, err); resp == nil {
 			return
