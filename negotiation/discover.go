@@ -59,7 +59,12 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 		return nil, invalidDiscover(`resultType is not "complete"`)
 	}
 	sv := top.supportedVersions
-	if sv == nil || !isJSONArray(sv) || json.Unmarshal(sv, &d.SupportedVersions) != nil {
+	if sv == nil || !isJSONArray(sv) {
+		return nil, invalidDiscover("supportedVersions is not a list of strings")
+	}
+	if vs, ok := plainStrings(sv); ok {
+		d.SupportedVersions = vs
+	} else if json.Unmarshal(sv, &d.SupportedVersions) != nil {
 		return nil, invalidDiscover("supportedVersions is not a list of strings")
 	}
 	if d.SupportedVersions == nil {
@@ -205,6 +210,57 @@ func stringIs(raw []byte, want string) bool {
 }
 
 func isJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// plainStrings reads raw, a valid JSON array, when it holds only strings
+// without escapes and of valid UTF-8, which decode to their bytes: the
+// same list as json.Unmarshal into a []string, from one string of all
+// their bytes (two allocations, not one per element and the decoder's).
+// ok is false for any other array (the caller decodes it then).
+func plainStrings(raw []byte) (vs []string, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	n := 0
+	for i := 1; ; n++ { // raw[0] == '[' (see isJSONArray)
+		i = jsonscan.SkipSpace(raw, i)
+		if i >= len(raw) {
+			return nil, false
+		}
+		if raw[i] == ']' && n == 0 {
+			break
+		}
+		if raw[i] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(raw[i+1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		s := raw[i+1 : i+1+end]
+		if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
+			return nil, false
+		}
+		i = jsonscan.SkipSpace(raw, i+end+2)
+		if i >= len(raw) {
+			return nil, false
+		}
+		if raw[i] == ']' {
+			n++
+			break
+		}
+		if raw[i] != ',' {
+			return nil, false
+		}
+		i++
+	}
+	vs = make([]string, 0, n)
+	all := string(raw)
+	for i := 1; len(vs) < n; {
+		i = jsonscan.SkipSpace(raw, i)
+		end := i + 1 + bytes.IndexByte(raw[i+1:], '"')
+		vs = append(vs, all[i+1:end])
+		i = jsonscan.SkipSpace(raw, end+1) + 1 // past ',' or ']'
+	}
+	return vs, true
+}
 
 func isJSONArray(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
