@@ -77,7 +77,7 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 	if !isObject(caps) {
 		return nil, invalidDiscover("capabilities is not an object")
 	}
-	d.Capabilities = lenientCapabilities(caps)
+	lenientCapabilities(caps, &d.Capabilities)
 	if in := top.instructions; in != nil {
 		_ = json.Unmarshal(in, &d.Instructions) // not a string: ""
 	}
@@ -291,15 +291,16 @@ func readTTL(raw []byte) int64 {
 	return v
 }
 
-// lenientCapabilities decodes a capabilities object; when the whole object
-// does not fit protocol.ServerCapabilities, each member is decoded alone
-// and the ones with a wrong shape are dropped.
-func lenientCapabilities(raw []byte) protocol.ServerCapabilities {
-	var c protocol.ServerCapabilities
-	if plainCapabilities(raw, &c) || json.Unmarshal(raw, &c) == nil {
-		return c
+// lenientCapabilities decodes a capabilities object into *c, the zero
+// value (the result's own field: a local would escape to the scan's
+// closure); when the whole object does not fit
+// protocol.ServerCapabilities, each member is decoded alone and the ones
+// with a wrong shape are dropped.
+func lenientCapabilities(raw []byte, c *protocol.ServerCapabilities) {
+	if plainCapabilities(raw, c) || json.Unmarshal(raw, c) == nil {
+		return
 	}
-	c = protocol.ServerCapabilities{}
+	*c = protocol.ServerCapabilities{}
 	members, _ := objectMembers(raw)
 	for k, v := range members {
 		one, err := json.Marshal(map[string]json.RawMessage{k: v})
@@ -310,9 +311,8 @@ func lenientCapabilities(raw []byte) protocol.ServerCapabilities {
 		if json.Unmarshal(one, &part) != nil {
 			continue
 		}
-		mergeCapability(&c, &part)
+		mergeCapability(c, &part)
 	}
-	return c
 }
 
 // plainCapabilities reads the common shape of a valid capabilities object
