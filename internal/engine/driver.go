@@ -30,7 +30,15 @@ type driver struct {
 	trace     []TraceStep
 	fellBack  error       // the request that made the driver fall back to HTTP+SSE; nil before
 	initAuths int         // Authorize calls after initialize was answered 401/403
-	ps        *probeState // the probe step in progress
+	ps        *probeState // the probe step in progress; &probeSt
+	// probeSt holds the probe step's state (in the driver, not an
+	// allocation of its own: the steps run one at a time, and a new probe
+	// step starts only once the one before it gave its verdict).
+	probeSt probeState
+	// retried: Connect's negotiation failed once from an era hint and
+	// runs again without it (see begin); a field, not a variable the
+	// finish closure would move to the heap.
+	retried bool
 	// prefix is the _meta members modernOn built last, for prefixAt: the
 	// probe's and the pinned era's are the same bytes (the session's
 	// capabilities and client info do not change), built once.
@@ -221,7 +229,8 @@ type probeState struct {
 // Corrective, Authorize and Retry verdicts probe again within this step.
 func (d *driver) probe(versions []string, fallback bool) {
 	d.s.setState(StateProbing)
-	ps := &probeState{versions: versions, fallback: fallback, started: time.Now()}
+	d.probeSt = probeState{versions: versions, fallback: fallback, started: time.Now()}
+	ps := &d.probeSt
 	for _, v := range versions {
 		if negotiation.EraOf(v) == negotiation.EraModern {
 			ps.version = v
