@@ -25,7 +25,7 @@ func (d *driver) initialize(st step) {
 	if pvs != nil {
 		pvs.SetProtocolVersion("")
 	}
-	params, err := json.Marshal(protocol.InitializeParams{ProtocolVersion: st.version, Capabilities: s.legacyCaps, ClientInfo: s.clientInfo})
+	params, err := initParams(st.version, &s.legacyCaps, &s.clientInfo)
 	if err != nil {
 		d.fail(err)
 		return
