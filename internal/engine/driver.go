@@ -279,11 +279,13 @@ func (d *driver) probed(ref *connRef, o negotiation.Outcome, he *transport.HTTPE
 	d.onVerdict(ps, ref, v, he)
 }
 
-// sentLine is a trace step's Sent for a request of method at version: the
-// usual ones are constants, so that a connect's trace costs no
-// concatenation.
+// sentLine is a trace step's Sent for a request of method at version, or
+// its Outcome for an initialize result ("result") at version: the usual
+// ones are constants, so that a connect's trace costs no concatenation.
 func sentLine(method, version string) string {
 	switch {
+	case method == "result" && version == protocol.LatestLegacyVersion:
+		return "result " + protocol.LatestLegacyVersion
 	case method == protocol.MethodDiscover && version == protocol.LatestVersion:
 		return protocol.MethodDiscover + " " + protocol.LatestVersion
 	case method == protocol.MethodInitialize && version == protocol.LatestLegacyVersion:

@@ -123,7 +123,7 @@ func (d *driver) initResult(st step, tr *TraceStep, resp *jsonrpc.Response) (*pr
 		d.step(*tr)
 		return nil, &negotiation.Error{Kind: negotiation.KindProtocol, Reason: "invalid initialize result", Err: err}
 	}
-	tr.Outcome = "result " + res.ProtocolVersion
+	tr.Outcome = sentLine("result", res.ProtocolVersion)
 	e := d.s.legacyVersionError(res.ProtocolVersion, st.version, d.s.pub.Load().ref.kind)
 	if e == nil && st.exact && res.ProtocolVersion != st.version {
 		e = &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "initialize answered with version " + strconv.Quote(res.ProtocolVersion),
