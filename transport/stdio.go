@@ -184,7 +184,7 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 		stdin:          inW,
 		stdout:         outR,
 		stderr:         errR,
-		tail:           newTailBuffer(tail),
+		tail:           tailBuffer{size: max(tail, 0)},
 		exited:         make(chan struct{}),
 		stderrDone:     make(chan struct{}),
 		terminateDelay: delayOrDefault(s.TerminateDelay, DefaultTerminateDelay),
