@@ -78,8 +78,8 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 		return nil, invalidDiscover("capabilities is not an object")
 	}
 	lenientCapabilities(caps, &d.Capabilities)
-	if in := top.instructions; in != nil {
-		_ = json.Unmarshal(in, &d.Instructions) // not a string: ""
+	if in := bytes.TrimSpace(top.instructions); len(in) > 0 && in[0] == '"' {
+		d.Instructions = unquoteKey(in) // not a string: ""
 	}
 	if ttl := top.ttlMs; ttl != nil {
 		d.TTLMs = readTTL(ttl)
