@@ -469,7 +469,12 @@ func plainImplementation(obj []byte) *protocol.Implementation {
 	if !plain || name == nil || version == nil {
 		return nil
 	}
-	return &protocol.Implementation{Name: string(name), Version: string(version), Title: string(title)}
+	// One string for the three (through a buffer on the stack when they
+	// are short): one allocation, not one each.
+	var buf [128]byte
+	all := string(append(append(append(buf[:0], name...), version...), title...))
+	n, v := len(name), len(name)+len(version)
+	return &protocol.Implementation{Name: all[:n], Version: all[n:v], Title: all[v:]}
 }
 
 // plainString returns the content of the JSON string val when it has no
