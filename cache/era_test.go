@@ -46,7 +46,7 @@ func TestFileEraStore(t *testing.T) {
 // the next write.
 func TestFileEraStoreHashesKeys(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "eras.json")
+	path := filepath.Join(wintest.TempDir(t), "eras.json")
 	old := `{"stdio:server --token OLD-SECRET": {"era": "legacy", "version": "2025-06-18"}}`
 	mustOK(t, os.WriteFile(path, []byte(old), 0o600))
 	s := cache.NewFileEraStore(path)
@@ -69,7 +69,7 @@ func TestFileEraStoreHashesKeys(t *testing.T) {
 
 // TestFileEraStoreWriteError: a store that cannot write says so.
 func TestFileEraStoreWriteError(t *testing.T) {
-	dir := t.TempDir()
+	dir := wintest.TempDir(t)
 	blocker := filepath.Join(dir, "file")
 	mustOK(t, os.WriteFile(blocker, nil, 0o600))
 	s := cache.NewFileEraStore(filepath.Join(blocker, "eras.json")) // its directory is a file
