@@ -585,9 +585,7 @@ func (c *Client) unsubscribeLegacy(uris []string) {
 // listened again) only costs a log line, and the wait for the listen's
 // acknowledgement is bounded by Connect's context.
 func (c *Client) autoListen(ctx context.Context) {
-	// The field, not a copy: a copy would escape to the goroutine below
-	// and cost every connect an allocation (c.listeners is set once).
-	l := &c.listeners
+	l := c.listeners
 	opts := SubscribeOptions{
 		ToolsListChanged:     l.ToolsChanged != nil,
 		PromptsListChanged:   l.PromptsChanged != nil,

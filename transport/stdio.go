@@ -184,13 +184,14 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 		stdin:          inW,
 		stdout:         outR,
 		stderr:         errR,
-		tail:           tailBuffer{size: max(tail, 0)},
+		tail:           newTailBuffer(tail),
 		exited:         make(chan struct{}),
 		stderrDone:     make(chan struct{}),
 		terminateDelay: delayOrDefault(s.TerminateDelay, DefaultTerminateDelay),
 		killDelay:      delayOrDefault(s.KillDelay, DefaultKillDelay),
 	}
-	c.errs = c
+	c.finish = c.finishRead
+	c.writeErr = c.mapWriteErr
 	c.wg.Add(3)
 	// The reader goroutine: stdout lines to Read.
 	go func() { defer c.wg.Done(); c.readLoop() }()
