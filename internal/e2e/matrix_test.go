@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -399,6 +400,9 @@ func runCase(ck *checker, r row, m mode, kind string) {
 	if r.replayAll {
 		opts = append(opts, client.WithCallDefaults(client.WithReplay(client.ReplayAll)))
 	}
+	// The client's log, shown when the server saw other methods than due.
+	var clog logBuffer
+	opts = append(opts, client.WithLogger(slog.New(slog.NewTextHandler(&clog, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	var tokens transport.TokenSource
 	var token tokenBox
 	if r.auth {
@@ -438,7 +442,7 @@ func runCase(ck *checker, r row, m mode, kind string) {
 
 	procs := e.received(t)
 	if got := methods(procs); !cmp.Equal(got, w.methods) {
-		ck.errorf("methods the server saw (-got +want):\n%s", cmp.Diff(got, w.methods))
+		ck.errorf("methods the server saw (-got +want):\n%s\nmessages: %s\nclient log:\n%s", cmp.Diff(got, w.methods), messageIDs(procs), clog.String())
 	}
 	if kind == kindStdio {
 		wantProcs := max(w.procs, 1)
@@ -556,4 +560,43 @@ func (b *tokenBox) set(s string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.tok = s
+}
+
+// logBuffer keeps the first 64 KiB of a client's log, for a failure's
+// message; the client logs from several goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := 64<<10 - len(l.buf); room > 0 {
+		l.buf = append(l.buf, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.buf)
+}
+
+// messageIDs lists what the server received as method#id (HTTP verbs
+// other than POST by name), to tell a message sent twice from two
+// messages.
+func messageIDs(procs []process) string {
+	var parts []string
+	for _, p := range procs {
+		for _, r := range p.Received {
+			m := r.Method
+			if r.HTTPMethod != "" && r.HTTPMethod != http.MethodPost {
+				m = r.HTTPMethod
+			}
+			parts = append(parts, m+"#"+r.ID.String())
+		}
+	}
+	return strings.Join(parts, " ")
 }
