@@ -57,6 +57,12 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // write is Write after the wait for notifications/initialized; mayDefer
 // lets that notification's POST be answered in the background.
 func (c *httpConn) write(ctx context.Context, msg jsonrpc.Message, mayDefer bool) error {
+	if err := ctx.Err(); err != nil {
+		// An ended context sends nothing (its watch below would cancel
+		// the POST from a goroutine of its own, which the POST could
+		// outrun).
+		return err
+	}
 	body, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err

@@ -293,6 +293,9 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() { cancel(ctx.Err()) })
 	defer stop()
+	if err := ctx.Err(); err != nil {
+		return err // ended before the watch was set: sent, it could outrun the watch
+	}
 	ep := c.endpoint.String()
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, ep, bytes.NewReader(body))
 	if err != nil {

@@ -46,7 +46,8 @@ type Conn interface {
 	// Write sends one message. ctx bounds the send; on HTTP it bounds the
 	// POST until the response headers arrive (the body of a response
 	// stream is then read in the background and delivered by Read). It may
-	// block; it may be called concurrently.
+	// block; it may be called concurrently. With a ctx that has already
+	// ended it sends nothing and returns ctx.Err().
 	//
 	// Write does not retain msg, nor any buffer it refers to (such as a
 	// Request's Params), after it returns: the message is encoded before
