@@ -398,3 +398,28 @@ func TestConnectionLostSaysWhetherSent(t *testing.T) {
 		}
 	}
 }
+
+// TestClosingNeverHeals: once Close has begun (the session's life context
+// ended), a read that fails because of it is no loss: the session neither
+// heals nor re-negotiates (no second connection, no second
+// server/discover reaches the server), and the calls in flight fail with
+// ErrClosed, not as lost. Close ends the loop and cancels the life context
+// together; the reader's error must not win the loop's select.
+func TestClosingNeverHeals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newScripted(modernServer)
+		s := connected(t, tr, Config{Mode: ModeModern})
+		s.lifeCancel() // Close's first steps, without the loop's end
+		synctest.Wait()
+		if n := tr.connects(); n != 1 {
+			t.Errorf("connections after the life context ended = %d, want 1 (no heal)", n)
+		}
+		if got := tr.peer(0).methods(); len(got) != 1 {
+			t.Errorf("the server saw %v, want only the first server/discover", got)
+		}
+		if st := s.State(); st != StateModern {
+			t.Errorf("state after the life context ended = %v, want %v", st, StateModern)
+		}
+		s.Close()
+	})
+}

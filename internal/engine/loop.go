@@ -453,6 +453,11 @@ func (s *Session) reader(ref *connRef) {
 		} else {
 			m, err = ref.conn.Read(s.lifeCtx)
 		}
+		if err != nil && s.lifeCtx.Err() != nil {
+			// Close has begun: the read failed because of it, which is
+			// no loss to report (the loop ends; Close does the rest).
+			return
+		}
 		if err == nil && m != nil && s.cfg.Tap != nil {
 			s.cfg.Tap(false, m)
 		}

@@ -105,8 +105,8 @@ func (s *Session) HintFailed() bool { return s.hintFailed }
 // done.
 func (s *Session) startHeal(ref *connRef, cause error, reprobe bool) {
 	lp := &s.lp
-	if lp.healing || !lp.st.ready() {
-		return
+	if lp.healing || !lp.st.ready() || s.lifeCtx.Err() != nil {
+		return // a closing session does not heal
 	}
 	if s.pending.healed() > maxConsecutiveHeals {
 		s.failSession(&ConnectionLostError{Err: cause})
