@@ -585,7 +585,9 @@ func (c *Client) unsubscribeLegacy(uris []string) {
 // listened again) only costs a log line, and the wait for the listen's
 // acknowledgement is bounded by Connect's context.
 func (c *Client) autoListen(ctx context.Context) {
-	l := c.listeners
+	// The field, not a copy: a copy would escape to the goroutine below
+	// and cost every connect an allocation (c.listeners is set once).
+	l := &c.listeners
 	opts := SubscribeOptions{
 		ToolsListChanged:     l.ToolsChanged != nil,
 		PromptsListChanged:   l.PromptsChanged != nil,

@@ -59,7 +59,12 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 		return nil, invalidDiscover(`resultType is not "complete"`)
 	}
 	sv := top.supportedVersions
-	if sv == nil || !isJSONArray(sv) || json.Unmarshal(sv, &d.SupportedVersions) != nil {
+	if sv == nil || !isJSONArray(sv) {
+		return nil, invalidDiscover("supportedVersions is not a list of strings")
+	}
+	if vs, ok := plainStrings(sv); ok {
+		d.SupportedVersions = vs
+	} else if json.Unmarshal(sv, &d.SupportedVersions) != nil {
 		return nil, invalidDiscover("supportedVersions is not a list of strings")
 	}
 	if d.SupportedVersions == nil {
@@ -72,9 +77,9 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 	if !isObject(caps) {
 		return nil, invalidDiscover("capabilities is not an object")
 	}
-	d.Capabilities = lenientCapabilities(caps)
-	if in := top.instructions; in != nil {
-		_ = json.Unmarshal(in, &d.Instructions) // not a string: ""
+	lenientCapabilities(caps, &d.Capabilities)
+	if in := bytes.TrimSpace(top.instructions); len(in) > 0 && in[0] == '"' {
+		d.Instructions = unquoteKey(in) // not a string: ""
 	}
 	if ttl := top.ttlMs; ttl != nil {
 		d.TTLMs = readTTL(ttl)
@@ -206,6 +211,57 @@ func stringIs(raw []byte, want string) bool {
 
 func isJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
+// plainStrings reads raw, a valid JSON array, when it holds only strings
+// without escapes and of valid UTF-8, which decode to their bytes: the
+// same list as json.Unmarshal into a []string, from one string of all
+// their bytes (two allocations, not one per element and the decoder's).
+// ok is false for any other array (the caller decodes it then).
+func plainStrings(raw []byte) (vs []string, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	n := 0
+	for i := 1; ; n++ { // raw[0] == '[' (see isJSONArray)
+		i = jsonscan.SkipSpace(raw, i)
+		if i >= len(raw) {
+			return nil, false
+		}
+		if raw[i] == ']' && n == 0 {
+			break
+		}
+		if raw[i] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(raw[i+1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		s := raw[i+1 : i+1+end]
+		if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
+			return nil, false
+		}
+		i = jsonscan.SkipSpace(raw, i+end+2)
+		if i >= len(raw) {
+			return nil, false
+		}
+		if raw[i] == ']' {
+			n++
+			break
+		}
+		if raw[i] != ',' {
+			return nil, false
+		}
+		i++
+	}
+	vs = make([]string, 0, n)
+	all := string(raw)
+	for i := 1; len(vs) < n; {
+		i = jsonscan.SkipSpace(raw, i)
+		end := i + 1 + bytes.IndexByte(raw[i+1:], '"')
+		vs = append(vs, all[i+1:end])
+		i = jsonscan.SkipSpace(raw, end+1) + 1 // past ',' or ']'
+	}
+	return vs, true
+}
+
 func isJSONArray(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) > 0 && raw[0] == '['
@@ -235,15 +291,16 @@ func readTTL(raw []byte) int64 {
 	return v
 }
 
-// lenientCapabilities decodes a capabilities object; when the whole object
-// does not fit protocol.ServerCapabilities, each member is decoded alone
-// and the ones with a wrong shape are dropped.
-func lenientCapabilities(raw []byte) protocol.ServerCapabilities {
-	var c protocol.ServerCapabilities
-	if plainCapabilities(raw, &c) || json.Unmarshal(raw, &c) == nil {
-		return c
+// lenientCapabilities decodes a capabilities object into *c, the zero
+// value (the result's own field: a local would escape to the scan's
+// closure); when the whole object does not fit
+// protocol.ServerCapabilities, each member is decoded alone and the ones
+// with a wrong shape are dropped.
+func lenientCapabilities(raw []byte, c *protocol.ServerCapabilities) {
+	if plainCapabilities(raw, c) || json.Unmarshal(raw, c) == nil {
+		return
 	}
-	c = protocol.ServerCapabilities{}
+	*c = protocol.ServerCapabilities{}
 	members, _ := objectMembers(raw)
 	for k, v := range members {
 		one, err := json.Marshal(map[string]json.RawMessage{k: v})
@@ -254,9 +311,8 @@ func lenientCapabilities(raw []byte) protocol.ServerCapabilities {
 		if json.Unmarshal(one, &part) != nil {
 			continue
 		}
-		mergeCapability(&c, &part)
+		mergeCapability(c, &part)
 	}
-	return c
 }
 
 // plainCapabilities reads the common shape of a valid capabilities object
@@ -413,7 +469,12 @@ func plainImplementation(obj []byte) *protocol.Implementation {
 	if !plain || name == nil || version == nil {
 		return nil
 	}
-	return &protocol.Implementation{Name: string(name), Version: string(version), Title: string(title)}
+	// One string for the three (through a buffer on the stack when they
+	// are short): one allocation, not one each.
+	var buf [128]byte
+	all := string(append(append(append(buf[:0], name...), version...), title...))
+	n, v := len(name), len(name)+len(version)
+	return &protocol.Implementation{Name: all[:n], Version: all[n:v], Title: all[v:]}
 }
 
 // plainString returns the content of the JSON string val when it has no

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/conduitmcp/conduit/negotiation"
@@ -66,6 +67,11 @@ func TestParseDiscoverResult(t *testing.T) {
 		{"instructions", `{"supportedVersions":["2026-07-28"],"capabilities":{},"instructions":"use get_weather"}`,
 			base(func(p *parsed) { p.Instructions = "use get_weather" })},
 		{"instructions not a string reads as empty", `{"supportedVersions":["2026-07-28"],"capabilities":{},"instructions":7}`, base(nil)},
+		{"instructions null reads as empty", `{"supportedVersions":["2026-07-28"],"capabilities":{},"instructions":null}`, base(nil)},
+		{"instructions escaped", `{"supportedVersions":["2026-07-28"],"capabilities":{},"instructions":"use\u0020\"it\"\n"}`,
+			base(func(p *parsed) { p.Instructions = "use \"it\"\n" })},
+		{"instructions of invalid UTF-8", "{\"supportedVersions\":[\"2026-07-28\"],\"capabilities\":{},\"instructions\":\"a\xffb\"}",
+			base(func(p *parsed) { p.Instructions = "a\uFFFDb" })},
 		{"ttlMs integer", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":60000}`,
 			base(func(p *parsed) { p.TTLMs = 60000 })},
 		{"ttlMs zero", `{"supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0}`, base(nil)},
@@ -262,7 +268,9 @@ func TestParseDiscoverResultOwnsItsValues(t *testing.T) {
 // (string members without escapes, capabilities of tools, prompts,
 // resources, logging and completions, a serverInfo of name and version,
 // an integer ttlMs) is read with no more allocations than measured once
-// those stopped going through encoding/json (26 before).
+// those stopped going through encoding/json (26 before; 13 before
+// supportedVersions of plain strings skipped the decoder, 11 before the
+// capabilities were read in place).
 func TestParseDiscoverResultAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -274,7 +282,39 @@ func TestParseDiscoverResultAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if n > 13 {
-		t.Errorf("ParseDiscoverResult allocates %v times, want at most 13", n)
+	if n > 10 {
+		t.Errorf("ParseDiscoverResult allocates %v times, want at most 10", n)
+	}
+}
+
+// TestParseDiscoverResultVersionsAsDecoded: supportedVersions reads as
+// encoding/json decodes it into a []string, whether the fast path for
+// plain strings takes it or the decoder does (escapes, invalid UTF-8,
+// spaces, an empty list), and a list that holds anything but strings is
+// refused.
+func TestParseDiscoverResultVersionsAsDecoded(t *testing.T) {
+	for _, sv := range []string{
+		`["2026-07-28"]`, `[ "2025-06-18" , "2026-07-28" ]`, "[\n\t\"a\"\r\n]", `[]`, `[ ]`, `[""]`,
+		`["2026-07-2\u0038"]`, `["a\"b","c"]`, "[\"caf\xc3\xa9\"]", "[\"bad\xff\"]", `["a",1]`, `[null]`, `["a",["b"]]`, `[{}]`,
+	} {
+		raw := json.RawMessage(`{"supportedVersions":` + sv + `,"capabilities":{}}`)
+		d, err := negotiation.ParseDiscoverResult(raw)
+		var want []string
+		if json.Unmarshal([]byte(sv), &want) != nil {
+			if err == nil {
+				t.Errorf("%s: parsed as %q, want an error", sv, d.SupportedVersions)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", sv, err)
+			continue
+		}
+		if want == nil {
+			want = []string{}
+		}
+		if !reflect.DeepEqual(d.SupportedVersions, want) || d.SupportedVersions == nil {
+			t.Errorf("%s: SupportedVersions = %q, want %q", sv, d.SupportedVersions, want)
+		}
 	}
 }

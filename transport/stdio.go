@@ -184,14 +184,13 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 		stdin:          inW,
 		stdout:         outR,
 		stderr:         errR,
-		tail:           newTailBuffer(tail),
+		tail:           tailBuffer{size: max(tail, 0)},
 		exited:         make(chan struct{}),
 		stderrDone:     make(chan struct{}),
 		terminateDelay: delayOrDefault(s.TerminateDelay, DefaultTerminateDelay),
 		killDelay:      delayOrDefault(s.KillDelay, DefaultKillDelay),
 	}
-	c.finish = c.finishRead
-	c.writeErr = c.mapWriteErr
+	c.errs = c
 	c.wg.Add(3)
 	// The reader goroutine: stdout lines to Read.
 	go func() { defer c.wg.Done(); c.readLoop() }()

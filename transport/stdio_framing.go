@@ -102,26 +102,32 @@ type lineConn struct {
 	writing bool
 	dlSet   bool
 
-	// finish maps the error that ended the read loop to the error Read
-	// reports from then on. It runs on the reader goroutine; it must
-	// return when closing is closed.
-	finish func(error) error
-	// writeErr maps a failed write to the error Write reports.
-	writeErr func(error) error
+	// errs maps the errors that end the connection (the owner's, such as
+	// a stdio server's exit); nil maps both with closedBy. An interface,
+	// not two func fields, so that setting it allocates nothing.
+	errs lineErrs
+}
+
+// lineErrs maps the errors that end a lineConn.
+type lineErrs interface {
+	// finishRead maps the error that ended the read loop to the error
+	// Read reports from then on. It runs on the reader goroutine; it
+	// must return when closing is closed.
+	finishRead(err error) error
+	// mapWriteErr maps a failed write to the error Write reports.
+	mapWriteErr(err error) error
 }
 
 func newLineConn(kind string, r io.Reader, w io.Writer, maxSize int, logger *slog.Logger) *lineConn {
 	maxSize = maxOrDefault(maxSize)
 	c := &lineConn{
-		kind:     kind,
-		logger:   loggerOrDiscard(logger),
-		br:       bufio.NewReaderSize(r, min(lineReaderSize, maxSize+2)),
-		max:      maxSize,
-		inbox:    newInbox(),
-		w:        w,
-		wlock:    make(chan struct{}, 1),
-		finish:   func(err error) error { return closedBy(err) },
-		writeErr: func(err error) error { return closedBy(err) },
+		kind:   kind,
+		logger: loggerOrDiscard(logger),
+		br:     bufio.NewReaderSize(r, min(lineReaderSize, maxSize+2)),
+		max:    maxSize,
+		inbox:  newInbox(),
+		w:      w,
+		wlock:  make(chan struct{}, 1),
 	}
 	c.dl, _ = w.(writeDeadliner)
 	return c
@@ -149,7 +155,11 @@ func (c *lineConn) readLoop() {
 	case <-c.closing:
 		c.readErr = ErrClosed
 	default:
-		c.readErr = c.finish(err)
+		if c.errs != nil {
+			c.readErr = c.errs.finishRead(err)
+		} else {
+			c.readErr = closedBy(err)
+		}
 	}
 	close(c.readDone)
 	if _, ok := errors.AsType[*MessageTooLargeError](err); ok {
@@ -324,7 +334,11 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	case <-c.closing:
 		c.werr = ErrClosed
 	default:
-		c.werr = c.writeErr(err)
+		if c.errs != nil {
+			c.werr = c.errs.mapWriteErr(err)
+		} else {
+			c.werr = closedBy(err)
+		}
 	}
 	return c.werr
 }

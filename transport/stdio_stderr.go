@@ -8,15 +8,12 @@ import (
 
 // tailBuffer keeps the last size bytes written to it (a bounded ring for
 // a server's stderr). It stores up to twice size and compacts, which keeps
-// Write amortized O(len(p)) without a modular index.
+// Write amortized O(len(p)) without a modular index. Its size is set
+// before its first use, and it is not copied after.
 type tailBuffer struct {
 	mu   sync.Mutex
 	size int
 	buf  []byte
-}
-
-func newTailBuffer(size int) *tailBuffer {
-	return &tailBuffer{size: max(size, 0)}
 }
 
 // Write keeps the end of p. It never fails.

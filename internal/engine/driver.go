@@ -30,7 +30,20 @@ type driver struct {
 	trace     []TraceStep
 	fellBack  error       // the request that made the driver fall back to HTTP+SSE; nil before
 	initAuths int         // Authorize calls after initialize was answered 401/403
-	ps        *probeState // the probe step in progress
+	ps        *probeState // the probe step in progress; &probeSt
+	// probeSt holds the probe step's state (in the driver, not an
+	// allocation of its own: the steps run one at a time, and a new probe
+	// step starts only once the one before it gave its verdict).
+	probeSt probeState
+	// retried: Connect's negotiation failed once from an era hint and
+	// runs again without it (see begin); a field, not a variable the
+	// finish closure would move to the heap.
+	retried bool
+	// prefix is the _meta members modernOn built last, for prefixAt: the
+	// probe's and the pinned era's are the same bytes (the session's
+	// capabilities and client info do not change), built once.
+	prefix   []byte
+	prefixAt string
 	// finish receives the negotiation's outcome, once, on the loop: nil
 	// once the session is ready.
 	finish func(err error)
@@ -216,7 +229,8 @@ type probeState struct {
 // Corrective, Authorize and Retry verdicts probe again within this step.
 func (d *driver) probe(versions []string, fallback bool) {
 	d.s.setState(StateProbing)
-	ps := &probeState{versions: versions, fallback: fallback, started: time.Now()}
+	d.probeSt = probeState{versions: versions, fallback: fallback, started: time.Now()}
+	ps := &d.probeSt
 	for _, v := range versions {
 		if negotiation.EraOf(v) == negotiation.EraModern {
 			ps.version = v
@@ -265,8 +279,23 @@ func (d *driver) probed(ref *connRef, o negotiation.Outcome, he *transport.HTTPE
 	d.onVerdict(ps, ref, v, he)
 }
 
+// sentLine is a trace step's Sent for a request of method at version, or
+// its Outcome for an initialize result ("result") at version: the usual
+// ones are constants, so that a connect's trace costs no concatenation.
+func sentLine(method, version string) string {
+	switch {
+	case method == "result" && version == protocol.LatestLegacyVersion:
+		return "result " + protocol.LatestLegacyVersion
+	case method == protocol.MethodDiscover && version == protocol.LatestVersion:
+		return protocol.MethodDiscover + " " + protocol.LatestVersion
+	case method == protocol.MethodInitialize && version == protocol.LatestLegacyVersion:
+		return protocol.MethodInitialize + " " + protocol.LatestLegacyVersion
+	}
+	return method + " " + version
+}
+
 func (d *driver) traceProbe(version string, o negotiation.Outcome, v negotiation.Verdict) {
-	st := TraceStep{Step: "probe", Sent: protocol.MethodDiscover + " " + version, Outcome: describeOutcome(o), Verdict: v.Kind.String()}
+	st := TraceStep{Step: "probe", Sent: sentLine(protocol.MethodDiscover, version), Outcome: describeOutcome(o), Verdict: v.Kind.String()}
 	if v.Reason != "" {
 		st.Verdict += " (" + v.Reason + ")"
 	}
@@ -529,7 +558,15 @@ func (d *driver) modernOn(ref *connRef, version string) ([]byte, error) {
 	if pvs, ok := ref.conn.(transport.ProtocolVersionSetter); ok {
 		pvs.SetProtocolVersion(version)
 	}
-	return buildPrefix(version, d.s.modernCaps, d.s.clientInfo)
+	if d.prefix != nil && d.prefixAt == version {
+		return d.prefix, nil
+	}
+	prefix, err := buildPrefix(version, d.s.modernCaps, d.s.clientInfo)
+	if err != nil {
+		return nil, err
+	}
+	d.prefix, d.prefixAt = prefix, version
+	return prefix, nil
 }
 
 // finishModern pins the modern era at version. It runs on the loop.

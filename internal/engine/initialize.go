@@ -25,7 +25,7 @@ func (d *driver) initialize(st step) {
 	if pvs != nil {
 		pvs.SetProtocolVersion("")
 	}
-	params, err := json.Marshal(protocol.InitializeParams{ProtocolVersion: st.version, Capabilities: s.legacyCaps, ClientInfo: s.clientInfo})
+	params, err := initParams(st.version, &s.legacyCaps, &s.clientInfo)
 	if err != nil {
 		d.fail(err)
 		return
@@ -40,7 +40,7 @@ func (d *driver) initialize(st step) {
 // initialized reads initialize's answer (resp, or the failure err). It
 // runs on the loop.
 func (d *driver) initialized(st step, ref *connRef, pvs transport.ProtocolVersionSetter, resp *jsonrpc.Response, err error) {
-	tr := TraceStep{Step: "initialize", Sent: protocol.MethodInitialize + " " + st.version}
+	tr := TraceStep{Step: "initialize", Sent: sentLine(protocol.MethodInitialize, st.version)}
 	if err != nil {
 		if resp = d.initFailed(st, &tr, err); resp == nil {
 			return
@@ -123,7 +123,7 @@ func (d *driver) initResult(st step, tr *TraceStep, resp *jsonrpc.Response) (*pr
 		d.step(*tr)
 		return nil, &negotiation.Error{Kind: negotiation.KindProtocol, Reason: "invalid initialize result", Err: err}
 	}
-	tr.Outcome = "result " + res.ProtocolVersion
+	tr.Outcome = sentLine("result", res.ProtocolVersion)
 	e := d.s.legacyVersionError(res.ProtocolVersion, st.version, d.s.pub.Load().ref.kind)
 	if e == nil && st.exact && res.ProtocolVersion != st.version {
 		e = &negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: "initialize answered with version " + strconv.Quote(res.ProtocolVersion),

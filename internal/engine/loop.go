@@ -15,9 +15,11 @@ import (
 // not here: it is Session.pending, a mutex-guarded struct that callers and
 // the reader use directly (see pendingTable).
 type loopState struct {
-	st      State                             // the state machine; owned by loop
-	ref     *connRef                          // current connection; owned by loop
-	waiting []*call                           // user calls held while not ready; owned by loop
+	st      State    // the state machine; owned by loop
+	ref     *connRef // current connection; owned by loop
+	waiting []*call  // user calls held while not ready; owned by loop
+	// The maps are made at their first entry (a connect that never
+	// serves a request or listens makes none); nil maps read as empty.
 	serving map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
 	streams map[int64]*Stream                 // listen streams by listen request id; owned by loop
 	durable map[*Stream]struct{}              // live durable streams, listening or waiting to re-listen; owned by loop
@@ -27,12 +29,6 @@ type loopState struct {
 	err     error                             // terminal error; owned by loop
 	done    bool                              // doneCh closed; owned by loop
 	healing bool                              // a heal's negotiation is running; owned by loop
-}
-
-func (lp *loopState) init() {
-	lp.serving = make(map[jsonrpc.ID]context.CancelFunc)
-	lp.streams = make(map[int64]*Stream)
-	lp.durable = make(map[*Stream]struct{})
 }
 
 // eventKind is the closed set of messages the loop accepts.
@@ -221,8 +217,14 @@ func (s *Session) register(c *call) {
 	s.pending.register(c, lp.ref, s.pub.Load().neg)
 	if st := c.stream; st != nil {
 		st.id.Store(c.id)
+		if lp.streams == nil {
+			lp.streams = make(map[int64]*Stream)
+		}
 		lp.streams[c.id] = st
 		if st.rl.durable {
+			if lp.durable == nil {
+				lp.durable = make(map[*Stream]struct{})
+			}
 			lp.durable[st] = struct{}{}
 		}
 	}

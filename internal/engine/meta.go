@@ -40,7 +40,25 @@ func checkRaw(params any, raw []byte) error {
 func buildPrefix(version string, caps protocol.ClientCapabilities, info protocol.Implementation) ([]byte, error) {
 	b := make([]byte, 0, 128+len(protocol.MetaProtocolVersion)+len(protocol.MetaClientCapabilities)+
 		len(protocol.MetaClientInfo)+len(version)+len(info.Name)+len(info.Version))
-	b = append(b, `"`+protocol.MetaProtocolVersion+`":`...)
+	return appendIdentity(b, &metaKeys, version, &caps, &info)
+}
+
+// identityKeys are the keys (each with its quotes, colon and any
+// separator before it) under which appendIdentity writes a version, the
+// client capabilities and the client info.
+type identityKeys [3]string
+
+var (
+	metaKeys = identityKeys{`"` + protocol.MetaProtocolVersion + `":`,
+		`,"` + protocol.MetaClientCapabilities + `":`, `,"` + protocol.MetaClientInfo + `":`}
+	// initKeys are protocol.InitializeParams's, in its field order.
+	initKeys = identityKeys{`{"protocolVersion":`, `,"capabilities":`, `,"clientInfo":`}
+)
+
+// appendIdentity appends version, caps and info under keys, as
+// encoding/json encodes them (see prefix.go).
+func appendIdentity(b []byte, keys *identityKeys, version string, caps *protocol.ClientCapabilities, info *protocol.Implementation) ([]byte, error) {
+	b = append(b, keys[0]...)
 	var err error
 	if plainString(version) {
 		b = append(b, '"')
@@ -49,20 +67,32 @@ func buildPrefix(version string, caps protocol.ClientCapabilities, info protocol
 	} else if b, err = appendJSON(b, version); err != nil {
 		return nil, err
 	}
-	b = append(b, `,"`+protocol.MetaClientCapabilities+`":`...)
+	b = append(b, keys[1]...)
 	var ok bool
-	if b, ok = appendCaps(b, &caps); !ok {
-		if b, err = appendJSON(b, caps); err != nil {
+	if b, ok = appendCaps(b, caps); !ok {
+		if b, err = appendJSON(b, *caps); err != nil {
 			return nil, err
 		}
 	}
-	b = append(b, `,"`+protocol.MetaClientInfo+`":`...)
-	if b, ok = appendInfo(b, &info); !ok {
-		if b, err = appendJSON(b, info); err != nil {
+	b = append(b, keys[2]...)
+	if b, ok = appendInfo(b, info); !ok {
+		if b, err = appendJSON(b, *info); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// initParams encodes initialize's params, a protocol.InitializeParams
+// without _meta, exactly as json.Marshal does, without encoding/json for
+// the common shapes (TestAppendPrefixMatchesMarshal).
+func initParams(version string, caps *protocol.ClientCapabilities, info *protocol.Implementation) ([]byte, error) {
+	b := make([]byte, 0, 96+len(version)+len(info.Name)+len(info.Version))
+	b, err := appendIdentity(b, &initKeys, version, caps, info)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
 }
 
 var metaKey = []byte(`"_meta"`)

@@ -50,10 +50,9 @@ func (s *Session) start(ctx context.Context) error {
 // as the loop, on Connect's goroutine before the loop starts (see start).
 func (d *driver) begin(done chan<- error) {
 	s := d.s
-	unhinted := false
 	d.finish = func(err error) {
-		if err != nil && !unhinted && s.hinted() && d.ctx.Err() == nil && !errors.Is(err, ErrClosed) {
-			unhinted = true
+		if err != nil && !d.retried && s.hinted() && d.ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+			d.retried = true
 			d.unhinted(err)
 			return
 		}

@@ -32,13 +32,12 @@ type pendingTable struct {
 	cur    *connRef
 	nextID int64           // last request id issued
 	calls  map[int64]*call // requests awaiting a response, by id
-	tokens map[int64]*call // progress token → call
+	tokens map[int64]*call // progress token → call; made at its first entry
 	heals  int             // consecutive heals without a successful response
 }
 
 func (p *pendingTable) init() {
 	p.calls = make(map[int64]*call)
-	p.tokens = make(map[int64]*call)
 }
 
 // setOpen opens the table for direct registrations on ref with neg, or
@@ -82,6 +81,9 @@ func (p *pendingTable) add(c *call, ref *connRef, neg *negState) {
 	if c.progress != nil || c.timed {
 		if c.token == 0 {
 			c.token = c.id
+		}
+		if p.tokens == nil {
+			p.tokens = make(map[int64]*call)
 		}
 		p.tokens[c.token] = c
 	}

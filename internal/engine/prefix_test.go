@@ -24,7 +24,8 @@ func oldPrefix(version string, caps protocol.ClientCapabilities, info protocol.I
 	return append(b, i...)
 }
 
-// TestAppendPrefixMatchesMarshal: the prefix is byte for byte what
+// TestAppendPrefixMatchesMarshal: the prefix, and initialize's params
+// (initParams), are byte for byte what
 // json.Marshal writes, for the shapes appended directly and for those
 // that fall back.
 func TestAppendPrefixMatchesMarshal(t *testing.T) {
@@ -69,6 +70,14 @@ func TestAppendPrefixMatchesMarshal(t *testing.T) {
 				}
 				if want := oldPrefix(version, caps, info); string(got) != string(want) {
 					t.Errorf("buildPrefix(%q, %+v, %+v)\n got %s\nwant %s", version, caps, info, got, want)
+				}
+				got, err = initParams(version, &caps, &info)
+				if err != nil {
+					t.Fatalf("initParams: %v", err)
+				}
+				want, _ := json.Marshal(protocol.InitializeParams{ProtocolVersion: version, Capabilities: caps, ClientInfo: info})
+				if string(got) != string(want) {
+					t.Errorf("initParams(%q, %+v, %+v)\n got %s\nwant %s", version, caps, info, got, want)
 				}
 			}
 		}

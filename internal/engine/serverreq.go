@@ -34,6 +34,9 @@ func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request, on jsonrpc.I
 		return
 	}
 	ctx, cancel := context.WithCancel(s.lifeCtx)
+	if lp.serving == nil {
+		lp.serving = make(map[jsonrpc.ID]context.CancelFunc)
+	}
 	lp.serving[req.ID] = cancel
 	s.wg.Add(1)
 	go s.serveRequest(ctx, ref, req, s.tieOf(ref, on))

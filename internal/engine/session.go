@@ -383,6 +383,7 @@ type Session struct {
 	// pub is the loop's published state (see view): written only by the
 	// loop (and by newSession before it starts), read by anyone.
 	pub   atomic.Pointer[view]
+	view0 view      // the first view pub points to (newSession's)
 	calls sync.Pool // of *call; see getCall
 	// hintVerified: an era hint was confirmed (or re-probed). It is not
 	// loop state: callers set it when a request answers for the hint.
@@ -466,6 +467,10 @@ func Connect(ctx context.Context, t transport.Transport, cfg Config) (*Session, 
 	return s, nil
 }
 
+// discardLogger is the logger of every session without Config.Logger (a
+// slog.Logger is immutable, so one serves them all).
+var discardLogger = slog.New(slog.DiscardHandler)
+
 func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session {
 	s := &Session{
 		cfg:        cfg,
@@ -481,7 +486,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	}
 	s.evq.kick = make(chan struct{}, 1)
 	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+		s.log = discardLogger
 	}
 	if s.cfg.ProbeTimeout <= 0 {
 		s.cfg.ProbeTimeout = DefaultProbeTimeout
@@ -509,9 +514,11 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s.lifeCtx, s.lifeCancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.dctx.Context = s.lifeCtx
 	s.dispatchCtx = &s.dctx
-	s.lp.init()
 	s.pending.init()
-	s.pub.Store(&view{reconn: make(chan struct{})})
+	// The first view lives in the Session (one allocation less per
+	// connect); like every stored view, it is never modified.
+	s.view0 = view{reconn: make(chan struct{})}
+	s.pub.Store(&s.view0)
 	return s
 }
 
