@@ -195,11 +195,12 @@ type httpConn struct {
 	initWait atomic.Pointer[initWait]
 
 	mu      sync.Mutex
-	closed  bool                      // guarded by mu
-	version string                    // guarded by mu
-	era     negotiation.Era           // guarded by mu: negotiation.EraOf(version)
-	streams map[jsonrpc.ID]*reqStream // guarded by mu: requests whose response is pending
-	legacy  legacySession             // guarded by mu; zero in the modern era
+	closed  bool                         // guarded by mu
+	take    func(*jsonrpc.Response) bool // guarded by mu: the session's ResponseTaker hook; nil: none
+	version string                       // guarded by mu
+	era     negotiation.Era              // guarded by mu: negotiation.EraOf(version)
+	streams map[jsonrpc.ID]*reqStream    // guarded by mu: requests whose response is pending
+	legacy  legacySession                // guarded by mu; zero in the modern era
 }
 
 var (
@@ -211,7 +212,23 @@ var (
 	_ StreamDeferrer        = (*httpConn)(nil)
 	_ Kinder                = (*httpConn)(nil)
 	_ OriginReader          = (*httpConn)(nil)
+	_ ResponseTaker         = (*httpConn)(nil)
 )
+
+// TakeResponses implements [ResponseTaker].
+func (c *httpConn) TakeResponses(take func(*jsonrpc.Response) bool) {
+	c.mu.Lock()
+	c.take = take
+	c.mu.Unlock()
+}
+
+// taken offers msg, read on the answer to the request id, to the
+// session's hook take (the exchange's copy of it), and reports whether
+// the hook took it.
+func taken(take func(*jsonrpc.Response) bool, msg jsonrpc.Message, id jsonrpc.ID) bool {
+	r, ok := msg.(*jsonrpc.Response)
+	return ok && take != nil && id.IsValid() && r.ID == id && take(r)
+}
 
 // Kind returns [KindHTTP].
 func (c *httpConn) Kind() string { return KindHTTP }

@@ -26,6 +26,7 @@ type exchange struct {
 	era     negotiation.Era
 	sid     string     // legacy session id sent with it
 	st      *reqStream // registered for a request; nil otherwise
+	take    func(*jsonrpc.Response) bool
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 }
@@ -237,7 +238,7 @@ func (c *httpConn) begin(x *exchange, msg jsonrpc.Message) error {
 	if c.closed {
 		return ErrClosed
 	}
-	x.version, x.era, x.sid = c.version, c.era, c.legacy.sessionID
+	x.version, x.era, x.sid, x.take = c.version, c.era, c.legacy.sessionID, c.take
 	x.ctx, x.cancel = context.WithCancelCause(c.ctx)
 	if x.id.IsValid() {
 		x.st = &reqStream{cancel: x.cancel}
@@ -325,15 +326,15 @@ func (c *httpConn) answer(ctx context.Context, x *exchange, resp *http.Response,
 		return c.abandon(x, newHTTPError(http.MethodPost, c.url, resp))
 	}
 	if !stream {
-		return c.readJSON(ctx, x.ctx, x.cancel, resp, x.id, x.st)
+		return c.readJSON(ctx, x, resp)
 	}
 	if !stop() {
 		// ctx ended just as the headers arrived; the request is cancelled.
 		resp.Body.Close()
 		return c.abandon(x, ctx.Err())
 	}
-	rctx, cancel, id, st, era := x.ctx, x.cancel, x.id, x.st, x.era
-	if !c.spawn(func() { c.readResponse(rctx, cancel, resp, id, st, era) }) {
+	rctx, cancel, id, st, era, take := x.ctx, x.cancel, x.id, x.st, x.era, x.take
+	if !c.spawn(func() { c.readResponse(rctx, cancel, resp, id, st, era, take) }) {
 		resp.Body.Close()
 		return c.abandon(x, ErrClosed)
 	}
@@ -346,12 +347,13 @@ func (c *httpConn) answer(ctx context.Context, x *exchange, resp *http.Response,
 // it queues a *StreamError instead. It returns ctx.Err() when ctx ended
 // before the body was read; a request abandoned by CancelStream or Close
 // meanwhile reports nothing, as a stream does.
-func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream) error {
-	defer cancel(nil)
-	defer c.forget(id, st)
+func (c *httpConn) readJSON(ctx context.Context, x *exchange, resp *http.Response) error {
+	id := x.id
+	defer x.cancel(nil)
+	defer c.forget(id, x.st)
 	data, err := readLimited(resp.Body, c.maxMsg, resp.ContentLength)
 	resp.Body.Close()
-	if reqCtx.Err() != nil {
+	if x.ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if err == nil && jsonrpc.IsBatch(data) {
@@ -365,7 +367,7 @@ func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCa
 	if err == nil && (id.IsValid() || len(bytes.TrimSpace(data)) > 0) {
 		msg, err = jsonrpc.DecodeMessage(data)
 	}
-	if msg != nil {
+	if msg != nil && !taken(x.take, msg, id) {
 		c.enqueue(inbound{msg: msg, on: id})
 	}
 	if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id || !id.IsValid() {
@@ -382,10 +384,10 @@ func (c *httpConn) readJSON(ctx, reqCtx context.Context, cancel context.CancelCa
 // goroutine and delivers what it holds. For a request whose response never
 // came it delivers a *StreamError, after trying to resume a legacy stream
 // that had event ids.
-func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream, era negotiation.Era) {
+func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream, era negotiation.Era, take func(*jsonrpc.Response) bool) {
 	defer cancel(nil)
 	defer c.forget(id, st)
-	res := c.consume(ctx, resp.Body, id)
+	res := c.consume(ctx, resp.Body, id, take)
 	if res.got && res.err == nil {
 		// The response is delivered and the server should end the stream
 		// now. Reading on to its end, boundedly, keeps the connection for
@@ -417,19 +419,22 @@ func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseF
 
 // streamResult is what reading one body yielded.
 type streamResult struct {
-	got    bool          // the response to the wanted id was delivered
-	events int           // events seen, priming events included
-	lastID string        // last event id seen
-	retry  time.Duration // last retry field
-	err    error         // read error; nil for a clean end
+	got       bool          // the response to the wanted id was delivered
+	events    int           // events seen, priming events included
+	delivered int           // messages delivered
+	lastID    string        // last event id seen
+	retry     time.Duration // last retry field
+	err       error         // read error; nil for a clean end
 }
 
 // consume reads an event stream and delivers its messages in order. It
 // stops after delivering the response to want (if valid). A broken answer
 // (to want or another id) is delivered as its non-terminal
 // *jsonrpc.DecodeError and the stream goes on: if it then ends without the
-// response to want, the *StreamError follows as before.
-func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID) streamResult {
+// response to want, the *StreamError follows as before. take, when not
+// nil, is offered the response to want when it is the stream's first
+// message (see [ResponseTaker]).
+func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID, take func(*jsonrpc.Response) bool) streamResult {
 	var res streamResult
 	res.retry, res.err = readEvents(body, c.maxMsg, func(ev event) bool {
 		res.events++
@@ -437,11 +442,13 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 			res.lastID = ev.LastID
 		}
 		if isBatchEvent(ev) {
+			res.delivered++
 			return c.deliverBatch(ctx, ev.Data, want, &res.got)
 		}
 		msg, broken := decodeEventAnswer(ev)
 		switch {
 		case broken != nil:
+			res.delivered++
 			return c.deliver(ctx, inbound{err: broken})
 		case msg == nil:
 			switch {
@@ -453,9 +460,14 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID)
 			}
 			return true
 		}
-		if !c.deliver(ctx, inbound{msg: msg, on: want}) {
+		// The response, as the stream's first message, goes straight to
+		// its caller when the session takes it; after other messages it
+		// follows them through Read, in order.
+		took := res.delivered == 0 && taken(take, msg, want)
+		if !took && !c.deliver(ctx, inbound{msg: msg, on: want}) {
 			return false
 		}
+		res.delivered++
 		if r, ok := msg.(*jsonrpc.Response); ok && want.IsValid() && r.ID == want {
 			res.got = true
 			return false

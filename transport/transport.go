@@ -141,6 +141,21 @@ type OriginReader interface {
 	ReadOrigin(ctx context.Context) (jsonrpc.Message, jsonrpc.ID, error)
 }
 
+// ResponseTaker is implemented by connections that read the answer to a
+// request on the goroutine that wrote it: Streamable HTTP, where the
+// answer is the body of the request's own POST. The session layer uses it
+// to hand such a response straight to the caller waiting for it, without
+// the hop through its Read loop.
+type ResponseTaker interface {
+	// TakeResponses sets take, which the connection calls with a response
+	// that answers the request of the Write that read it (a JSON body, or
+	// an event stream that carried nothing before the response), on that
+	// Write's goroutine or its stream's, before Read would have it. A
+	// response take accepts (it returns true) is not delivered by Read;
+	// one it refuses is, as before. Call it before the first Write.
+	TakeResponses(take func(*jsonrpc.Response) bool)
+}
+
 // Kinder is implemented by every connection of this package, so that the
 // session layer can tell stdio-like transports (where a probe timeout means
 // legacy) from HTTP-like ones (where it means retry).

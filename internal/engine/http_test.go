@@ -391,3 +391,33 @@ func TestHTTPCallRetries(t *testing.T) {
 		t.Errorf("Call error = %v, want the 503 after the retries", err)
 	}
 }
+
+// TestHTTPTakenResponsesAreGoodReads: over Streamable HTTP the answers in
+// JSON bodies reach their callers without the reader (the connection's
+// ResponseTaker), and still count as good reads: broken response streams
+// between them, more than maxBadReads in all but never that many in a
+// row, do not heal the connection.
+func TestHTTPTakenResponsesAreGoodReads(t *testing.T) {
+	s := httpSession(t, &httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		if req.Method == "broken" {
+			// An event stream that ends without the response: a
+			// *transport.StreamError, a bad read.
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		serveModernHTTP(w, req)
+	}}, Config{Mode: ModeModern})
+	ctx := t.Context()
+	for i := range maxBadReads + 20 {
+		if _, err := s.Call(ctx, "broken", nil, &CallOptions{Replay: ReplayNone}); err == nil {
+			t.Fatalf("call %d on a broken stream succeeded", i)
+		}
+		if _, err := s.Call(ctx, "tools/call", map[string]string{"name": "x"}, nil); err != nil {
+			t.Fatalf("good call %d: %v", i, err)
+		}
+	}
+	if g := s.Generation(); g != 1 {
+		t.Errorf("Generation = %d after %d broken streams, each followed by a good answer; want 1 (no heal)", g, maxBadReads+20)
+	}
+}

@@ -408,9 +408,30 @@ func (s *Session) install(conn transport.Conn) *connRef {
 	s.pending.setCurrent(ref)
 	s.lp.ref = ref
 	s.publish(func(v *view) { v.ref = ref })
+	if rt, ok := conn.(transport.ResponseTaker); ok {
+		rt.TakeResponses(func(r *jsonrpc.Response) bool { return s.take(ref, r) })
+	}
 	s.wg.Add(1)
 	go s.reader(ref)
 	return ref
+}
+
+// take delivers r, a response the connection read on the goroutine that
+// wrote its request (transport.ResponseTaker), to the call waiting for
+// it, as the reader would have: only to a call the reader delivers to
+// itself (pendingTable.resolveDirect); it returns false for any other,
+// which then reaches the reader.
+func (s *Session) take(ref *connRef, r *jsonrpc.Response) bool {
+	c := s.pending.resolveDirect(r)
+	if c == nil {
+		return false
+	}
+	ref.tookGood.Store(true)
+	if s.cfg.Tap != nil {
+		s.cfg.Tap(false, r)
+	}
+	c.deliver(callResult{resp: r})
+	return true
 }
 
 func kindOf(conn transport.Conn) string {
@@ -454,6 +475,9 @@ func (s *Session) reader(ref *connRef) {
 			m, on, err = or.ReadOrigin(s.lifeCtx)
 		} else {
 			m, err = ref.conn.Read(s.lifeCtx)
+		}
+		if ref.tookGood.Swap(false) {
+			bad = 0 // a good response was taken since the last read
 		}
 		if err != nil && s.lifeCtx.Err() != nil {
 			// Close has begun: the read failed because of it, which is

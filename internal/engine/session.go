@@ -448,6 +448,10 @@ type connRef struct {
 	// lost is set by the reader when the connection ended (its reader
 	// exited), before the loop hears of it.
 	lost atomic.Bool
+	// tookGood: a response was taken on a writer's goroutine (see
+	// Session.take) since the reader last looked: a good read, for the
+	// reader's count of bad reads in a row.
+	tookGood atomic.Bool
 	// streamAsked: the legacy GET stream was opened on demand and has
 	// answered (see Session.WantServerMessages).
 	streamAsked atomic.Bool
