@@ -194,13 +194,18 @@ type httpConn struct {
 	// every Write waits for first; nil when none (see initWait).
 	initWait atomic.Pointer[initWait]
 
-	mu      sync.Mutex
-	closed  bool                         // guarded by mu
-	take    func(*jsonrpc.Response) bool // guarded by mu: the session's ResponseTaker hook; nil: none
-	version string                       // guarded by mu
-	era     negotiation.Era              // guarded by mu: negotiation.EraOf(version)
-	streams map[jsonrpc.ID]*reqStream    // guarded by mu: requests whose response is pending
-	legacy  legacySession                // guarded by mu; zero in the modern era
+	mu     sync.Mutex
+	closed bool                         // guarded by mu
+	take   func(*jsonrpc.Response) bool // guarded by mu: the session's ResponseTaker hook; nil: none
+	// finishing counts the response streams read to their end after their
+	// response, which Close lets end (settle); finished, made with the
+	// first, is signalled as each ends. Guarded by mu.
+	finishing int
+	finished  chan struct{}
+	version   string                    // guarded by mu
+	era       negotiation.Era           // guarded by mu: negotiation.EraOf(version)
+	streams   map[jsonrpc.ID]*reqStream // guarded by mu: requests whose response is pending
+	legacy    legacySession             // guarded by mu; zero in the modern era
 }
 
 var (
@@ -369,12 +374,19 @@ func (c *httpConn) deliver(ctx context.Context, in inbound) bool {
 // Close ends the connection: it cancels every request and stream, ends a
 // legacy session with DELETE (bounded by [DeleteTimeout]; 405 is fine),
 // and joins every goroutine. It is idempotent and always returns nil.
+//
+// What is about to end by itself may end first, for at most 100ms in all:
+// the legacy notifications/initialized in flight, and a response stream
+// read to its end after its response: cancelled, their TCP connections
+// would be torn down instead of going back to the pool, and the next
+// connection would dial again.
 func (c *httpConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.closed = true
 		version, era, sid := c.version, c.era, c.legacy.sessionID
 		c.mu.Unlock()
+		c.settle()
 		c.cancel(errClosing)
 		close(c.done)
 		if sid != "" && era != negotiation.EraModern {
@@ -383,4 +395,72 @@ func (c *httpConn) Close() error {
 		c.wg.Wait()
 	})
 	return nil
+}
+
+// startFinishing notes a response stream that Close lets end by itself
+// (see settle); endFinishing notes its end.
+func (c *httpConn) startFinishing() {
+	c.mu.Lock()
+	if c.finished == nil {
+		c.finished = make(chan struct{}, 1)
+	}
+	c.finishing++
+	c.mu.Unlock()
+}
+
+func (c *httpConn) endFinishing() {
+	c.mu.Lock()
+	c.finishing--
+	ch := c.finished
+	c.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// settle waits, for at most streamDrainWait, until the legacy
+// notifications/initialized in flight has its answer and the finishing
+// response streams have ended (see Close). It makes no timer when there
+// is nothing to wait for.
+func (c *httpConn) settle() {
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	for {
+		var ch <-chan struct{}
+		if w := c.initWait.Load(); w != nil && !isClosed(w.answered) {
+			ch = w.answered
+		} else {
+			c.mu.Lock()
+			if c.finishing > 0 {
+				ch = c.finished
+			}
+			c.mu.Unlock()
+		}
+		if ch == nil {
+			return
+		}
+		if t == nil {
+			t = time.NewTimer(streamDrainWait)
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

@@ -219,7 +219,7 @@ func (c *httpConn) getLoopNotify(ctx context.Context, want jsonrpc.ID, lastID st
 			}
 			continue
 		}
-		res := c.consume(ctx, resp.Body, want, nil) // a resumed stream: its messages go through Read
+		res := c.consume(ctx, resp.Body, want, nil, false) // a resumed stream: its messages go through Read
 		resp.Body.Close()
 		cancel(nil)
 		if res.got {

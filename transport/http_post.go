@@ -387,7 +387,10 @@ func (c *httpConn) readJSON(ctx context.Context, x *exchange, resp *http.Respons
 func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream, era negotiation.Era, take func(*jsonrpc.Response) bool) {
 	defer cancel(nil)
 	defer c.forget(id, st)
-	res := c.consume(ctx, resp.Body, id, take)
+	res := c.consume(ctx, resp.Body, id, take, true)
+	if res.finishing {
+		defer c.endFinishing()
+	}
 	if res.got && res.err == nil {
 		// The response is delivered and the server should end the stream
 		// now. Reading on to its end, boundedly, keeps the connection for
@@ -422,6 +425,7 @@ type streamResult struct {
 	got       bool          // the response to the wanted id was delivered
 	events    int           // events seen, priming events included
 	delivered int           // messages delivered
+	finishing bool          // the response to want came; Close lets the stream end (startFinishing)
 	lastID    string        // last event id seen
 	retry     time.Duration // last retry field
 	err       error         // read error; nil for a clean end
@@ -433,8 +437,10 @@ type streamResult struct {
 // *jsonrpc.DecodeError and the stream goes on: if it then ends without the
 // response to want, the *StreamError follows as before. take, when not
 // nil, is offered the response to want when it is the stream's first
-// message (see [ResponseTaker]).
-func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID, take func(*jsonrpc.Response) bool) streamResult {
+// message (see [ResponseTaker]). With finish, the response to want
+// starts the stream's finishing (startFinishing) before it is handed on,
+// which the caller ends.
+func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID, take func(*jsonrpc.Response) bool, finish bool) streamResult {
 	var res streamResult
 	res.retry, res.err = readEvents(body, c.maxMsg, func(ev event) bool {
 		res.events++
@@ -463,12 +469,28 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID,
 		// The response, as the stream's first message, goes straight to
 		// its caller when the session takes it; after other messages it
 		// follows them through Read, in order.
-		took := res.delivered == 0 && taken(take, msg, want)
+		r, isResp := msg.(*jsonrpc.Response)
+		answer := isResp && want.IsValid() && r.ID == want
+		// The stream's finishing starts before its answer can reach the
+		// caller, who may Close at once: before the hook takes it, or
+		// once Read has it (not before: with no Read, Close would wait).
+		finishing := func() {
+			if answer && finish && !res.finishing {
+				c.startFinishing()
+				res.finishing = true
+			}
+		}
+		took := false
+		if res.delivered == 0 && take != nil && answer {
+			finishing()
+			took = take(r)
+		}
 		if !took && !c.deliver(ctx, inbound{msg: msg, on: want}) {
 			return false
 		}
+		finishing()
 		res.delivered++
-		if r, ok := msg.(*jsonrpc.Response); ok && want.IsValid() && r.ID == want {
+		if answer {
 			res.got = true
 			return false
 		}
