@@ -1,7 +1,13 @@
 package engine
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"runtime/metrics"
 	"testing"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 // TestConnectAllocs bounds what a connect and close over the pipe
@@ -42,5 +48,52 @@ func TestEventBufferSmall(t *testing.T) {
 	defer s.lifeCancel()
 	if c := cap(s.events); c != eventBuffer || c > 16 {
 		t.Errorf("cap(events) = %d, want %d", c, eventBuffer)
+	}
+}
+
+// goroutinesCreated is the process's count of goroutines ever created.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestConnectGoroutines bounds the goroutines a connect and close starts,
+// the fewest of 20 (another test's goroutine may start meanwhile): the
+// loop and the reader, and two of the servers' (the pipe server's own and
+// the pipe's; the httptest server's background read of its one request).
+// The negotiation's I/O runs on Connect's goroutine, and the dispatcher
+// starts only with a notification to deliver: two more before.
+func TestConnectGoroutines(t *testing.T) {
+	srv := httptest.NewServer(&httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { serveModernHTTP(w, req) }})
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name string
+		tr   func() transport.Transport
+		want uint64
+	}{
+		{"pipe", func() transport.Transport { return &pipeOnce{} }, 4},
+		{"http", func() transport.Transport { return &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true} }, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fewest := uint64(1 << 20)
+			for range 20 {
+				tr := tc.tr()
+				before := goroutinesCreated()
+				s, err := Connect(t.Context(), tr, Config{Mode: ModeModern})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Close()
+				fewest = min(fewest, goroutinesCreated()-before)
+				if p, ok := tr.(*pipeOnce); ok {
+					<-p.done
+				}
+			}
+			if fewest > tc.want {
+				t.Errorf("a connect and close started %d goroutines, want at most %d", fewest, tc.want)
+			}
+			t.Logf("%s: %d goroutines per connect and close", tc.name, fewest)
+		})
 	}
 }

@@ -92,9 +92,10 @@
 // mirror). The loop also sequences every negotiation, Connect's and each
 // heal's (driver.go, initialize.go): each step's I/O — a probe, initialize,
 // notifications/initialized, a (re)connect or respawn, the Authorize hook,
-// a backoff wait — runs on a short-lived goroutine that posts its outcome
-// back (evStep); on the loop, package negotiation says what the outcome
-// means and the next step starts. Durable listen streams are re-opened the
+// a backoff wait — runs off the loop and posts its outcome back (evStep):
+// during Connect on Connect's own goroutine, which waits for the outcome
+// anyway, otherwise on a short-lived goroutine; on the loop, package
+// negotiation says what the outcome means and the next step starts. Durable listen streams are re-opened the
 // same way, paced (relisten.go). Every outgoing request takes one send path (send.go:
 // register, write, then await), whose first step lets a plain call (when
 // the session is ready) and a negotiation request (on the current
@@ -147,7 +148,9 @@
 // caller registers its request there itself and writes it; a negotiation
 // request does the same on the current connection in any state until the
 // session fails or closes; the reader delivers a response to either
-// straight to the waiting caller. The loop stays in charge: it opens the
+// straight to the waiting caller, and a connection that reads the answer
+// on the writer's goroutine (Streamable HTTP: transport.ResponseTaker)
+// hands it there without the reader. The loop stays in charge: it opens the
 // table to the direct registration of plain calls only in a ready state,
 // on the current connection, and shuts it (under the same mutex) when it
 // leaves that state, when the connection is lost (also shut by the reader
@@ -162,7 +165,8 @@
 // is progress for one of ours that has finished. User code runs on:
 //
 //   - one dispatcher goroutine, for notifications and progress callbacks,
-//     in arrival order; a call made with [CallOptions.Progress] or
+//     in arrival order (started with the first of them: a session that
+//     gets none has none); a call made with [CallOptions.Progress] or
 //     [CallOptions.LogLevel] returns only after the dispatcher delivered
 //     everything that arrived before its response (bounded by the call's
 //     context);

@@ -47,7 +47,19 @@ type driver struct {
 	// finish receives the negotiation's outcome, once, on the loop: nil
 	// once the session is ready.
 	finish func(err error)
+	// worker, for Connect's negotiation, hands the steps' I/O to
+	// Connect's goroutine, which waits for the outcome anyway (see
+	// Session.start): no goroutine is started per step, whose stack would
+	// grow anew into net/http or os/exec each time. nil for a heal. held
+	// is the first step's I/O, which begin starts before the loop runs
+	// (while beginning is set).
+	worker    chan stepIO
+	held      stepIO
+	beginning bool
 }
+
+// stepIO is the I/O of one negotiation step (see spawn).
+type stepIO func() (next, undo func())
 
 // stepKind is what the driver does next.
 type stepKind uint8
@@ -130,19 +142,39 @@ func (d *driver) fail(err error) {
 // (when io returned one) releases what io acquired: only then does the
 // goroutine wait for the loop to have run next; otherwise it posts next
 // and ends (a step the loop never runs, because it ended, holds nothing).
-func (d *driver) spawn(io func() (next, undo func())) {
+//
+// During Connect the I/O runs on Connect's goroutine instead when it is
+// free: the first step's (begin holds it until the loop runs), and later
+// ones that the idle Connect takes from worker.
+func (d *driver) spawn(io stepIO) {
 	s := d.s
+	if d.worker != nil {
+		if d.beginning && d.held == nil {
+			d.held = io
+			return
+		}
+		select {
+		case d.worker <- io:
+			return
+		default:
+		}
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		next, undo := io()
-		ev := event{kind: evStep, step: next}
-		if undo == nil {
-			s.post(ev)
-		} else if err := s.ask(ev); err != nil {
-			undo()
-		}
+		d.runIO(io)
 	}()
+}
+
+// runIO runs io and hands what it returns to the loop (see spawn).
+func (d *driver) runIO(io stepIO) {
+	next, undo := io()
+	ev := event{kind: evStep, step: next}
+	if undo == nil {
+		d.s.post(ev)
+	} else if err := d.s.ask(ev); err != nil {
+		undo()
+	}
 }
 
 // step records st in the trace (room for a connect's usual steps at

@@ -25,10 +25,13 @@ type loopState struct {
 	durable map[*Stream]struct{}              // live durable streams, listening or waiting to re-listen; owned by loop
 	backlog []*Stream                         // streams holding notifications back for a slow consumer (relisten.go); owned by loop
 	queue   []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
-	ol      overload                          // overload bookkeeping (overload.go); owned by loop
-	err     error                             // terminal error; owned by loop
-	done    bool                              // doneCh closed; owned by loop
-	healing bool                              // a heal's negotiation is running; owned by loop
+	// dispatching: the dispatcher runs; the loop starts it with the
+	// first item to hand it (a session that never gets one has none).
+	dispatching bool
+	ol          overload // overload bookkeeping (overload.go); owned by loop
+	err         error    // terminal error; owned by loop
+	done        bool     // doneCh closed; owned by loop
+	healing     bool     // a heal's negotiation is running; owned by loop
 }
 
 // eventKind is the closed set of messages the loop accepts.
@@ -127,6 +130,11 @@ func (s *Session) loop() {
 		var out chan dispatchItem
 		var head dispatchItem
 		if len(lp.queue) > 0 {
+			if !lp.dispatching {
+				lp.dispatching = true
+				s.wg.Add(1)
+				go s.dispatcher()
+			}
 			out, head = s.dispatchCh, lp.queue[0]
 		}
 		var feed chan *jsonrpc.Request

@@ -13,12 +13,11 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// start runs the dispatcher, makes the first connection, starts the
-// negotiation on it and runs the loop; Connect's goroutine then only waits
-// for the outcome.
+// start makes the first connection, starts the negotiation on it and
+// runs the loop (which starts the dispatcher when it has something to
+// hand it); Connect's goroutine then runs the negotiation's I/O until the
+// outcome.
 func (s *Session) start(ctx context.Context) error {
-	s.wg.Add(1)
-	go s.dispatcher()
 	conn, err := s.t.Connect(ctx)
 	if err != nil {
 		go s.runLoop() // for Close
@@ -29,19 +28,29 @@ func (s *Session) start(ctx context.Context) error {
 	// so that Connect costs no trip through the loop before the first
 	// request is under way, and wakes only for the outcome.
 	done := make(chan error, 1)
-	d := &driver{s: s, t: s.t, ctx: ctx}
+	d := &driver{s: s, t: s.t, ctx: ctx, worker: make(chan stepIO), beginning: true}
 	s.install(conn)
 	d.begin(done)
+	first := d.held
+	d.held, d.beginning = nil, false
 	go s.runLoop()
-	select {
-	case err := <-done:
-		return err
-	case <-s.loopDone:
+	// While it waits, this goroutine runs the steps' I/O (driver.spawn).
+	if first != nil {
+		d.runIO(first)
+	}
+	for {
 		select {
 		case err := <-done:
 			return err
-		default:
-			return ErrClosed
+		case io := <-d.worker:
+			d.runIO(io)
+		case <-s.loopDone:
+			select {
+			case err := <-done:
+				return err
+			default:
+				return ErrClosed
+			}
 		}
 	}
 }
