@@ -46,15 +46,38 @@ type DiscoverResult struct {
 // returns an [*Error] of kind [KindProtocol] with reason
 // [ReasonInvalidDiscoverResult].
 func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
-	d := &DiscoverResult{
-		CacheScope: protocol.CacheScopePrivate,
-		Raw:        append(json.RawMessage(nil), raw...),
-	}
-	// The members alias d.Raw, which is the result's own copy.
-	var top discoverMembers
-	if err := eachMember(d.Raw, top.set); err != nil {
+	d, top, ok := readDiscover(raw)
+	if !ok {
 		return nil, invalidDiscover("result is not a JSON object")
 	}
+	return parseDiscover(d, top)
+}
+
+// readDiscover copies raw into a new result and reads its top-level
+// members, which alias the copy; false when raw is not a JSON object.
+func readDiscover(raw json.RawMessage) (*DiscoverResult, *discoverMembers, bool) {
+	d := &discoverRead{DiscoverResult: DiscoverResult{
+		CacheScope: protocol.CacheScopePrivate,
+		Raw:        append(json.RawMessage(nil), raw...),
+	}}
+	if eachMember(d.Raw, d.top.set) != nil {
+		return nil, nil, false
+	}
+	return &d.DiscoverResult, &d.top, true
+}
+
+// discoverRead is a result being read and its members, in one allocation.
+type discoverRead struct {
+	DiscoverResult
+	top discoverMembers
+}
+
+// shaped reports whether the result has a resultType or a
+// supportedVersions member: DiscoverResult-shaped.
+func (m *discoverMembers) shaped() bool { return m.resultType != nil || m.supportedVersions != nil }
+
+// parseDiscover checks and reads the members top of d (readDiscover).
+func parseDiscover(d *DiscoverResult, top *discoverMembers) (*DiscoverResult, error) {
 	if rt := top.resultType; rt != nil && !isJSONNull(rt) && !stringIs(rt, protocol.ResultTypeComplete) {
 		return nil, invalidDiscover(`resultType is not "complete"`)
 	}
@@ -74,7 +97,7 @@ func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
 	if caps == nil {
 		return nil, invalidDiscover("capabilities is missing")
 	}
-	if !isObject(caps) {
+	if !isJSONObject(caps) { // valid JSON already: the whole result was checked
 		return nil, invalidDiscover("capabilities is not an object")
 	}
 	lenientCapabilities(caps, &d.Capabilities)
@@ -143,7 +166,7 @@ var errNotObject = errors.New("not an object")
 // allocate; the values alias raw.
 func eachMember(raw []byte, fn func(key, val []byte)) error {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+	if len(raw) == 0 || raw[0] != '{' || jsonscan.Validate(raw) != nil {
 		return errNotObject
 	}
 	jsonscan.EachMember(raw, func(key, val []byte) bool {
@@ -151,11 +174,6 @@ func eachMember(raw []byte, fn func(key, val []byte)) error {
 		return true
 	})
 	return nil
-}
-
-// isObject reports whether raw is a valid JSON object.
-func isObject(raw []byte) bool {
-	return eachMember(raw, func(_, _ []byte) {}) == nil
 }
 
 // keyIs reports whether the quoted key, unescaped, is exactly name (as a
@@ -260,6 +278,11 @@ func plainStrings(raw []byte) (vs []string, ok bool) {
 		i = jsonscan.SkipSpace(raw, end+1) + 1 // past ',' or ']'
 	}
 	return vs, true
+}
+
+func isJSONObject(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
 }
 
 func isJSONArray(raw []byte) bool {

@@ -318,3 +318,19 @@ func TestParseDiscoverResultVersionsAsDecoded(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkClassifyProbe: a probe answered with a typical DiscoverResult,
+// classified (which checks its shape and parses it).
+func BenchmarkClassifyProbe(b *testing.B) {
+	raw := json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true},"logging":{},` +
+		`"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true}},"instructions":"Use the tools.",` +
+		`"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"S","version":"1.0.0"}}}`)
+	pc := negotiation.ProbeContext{ClientVersions: []string{"2026-07-28", "2025-11-25"}, RequestedVersion: "2026-07-28", FallbackAvailable: true, Transport: negotiation.TransportHTTP}
+	o := negotiation.Outcome{Kind: negotiation.OutcomeResult, Result: raw, Status: 200}
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := negotiation.ClassifyProbe(pc, o); v.Kind != negotiation.VerdictModern {
+			b.Fatalf("verdict %v", v)
+		}
+	}
+}

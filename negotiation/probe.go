@@ -321,10 +321,11 @@ func (c classifier) httpAnswer(o Outcome) Verdict {
 // result classifies a success result: DiscoverResult-shaped results are
 // modern evidence, anything else is legacy evidence.
 func (c classifier) result(raw json.RawMessage, status int) Verdict {
-	if !discoverShaped(raw) {
+	d, top, ok := readDiscover(raw)
+	if !ok || !top.shaped() {
 		return c.legacy(Verdict{Kind: VerdictLegacy, Reason: ReasonNotDiscoverResult}, 0, status)
 	}
-	d, err := ParseDiscoverResult(raw)
+	d, err := parseDiscover(d, top)
 	if err != nil {
 		if e, ok := errors.AsType[*Error](err); ok {
 			e.Status = status
