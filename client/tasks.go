@@ -142,10 +142,10 @@ func (c *Client) legacyTaskable(ctx context.Context, name string) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	if info == nil || info.tool.Execution == nil {
+	if info == nil || info.execution == nil {
 		return false, nil
 	}
-	ts := info.tool.Execution.TaskSupport
+	ts := info.execution.TaskSupport
 	return ts == protocol.TaskSupportOptional || ts == protocol.TaskSupportRequired, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,13 +21,18 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// toolInfo is what the client remembers about one tool of the current
-// connection. It is never changed once in the registry: a listing
-// replaces it, so a call keeps reading the one it looked up.
+// toolInfo is what calls read of one tool of the current connection. It
+// is never changed once in the registry: a listing that changes any of it
+// replaces it, so a call keeps reading the one it looked up; a listing
+// that changes none of it keeps it (with its compiled schema) and
+// allocates nothing.
 type toolInfo struct {
-	tool    protocol.Tool
-	headers []transport.ParamHeader // valid x-mcp-header annotations
-	out     *compiledSchema         // shared by the infos of one outputSchema
+	name        string
+	annotations *protocol.ToolAnnotations
+	execution   *protocol.ToolExecution
+	schemaRaw   json.RawMessage         // the outputSchema, raw
+	headers     []transport.ParamHeader // valid x-mcp-header annotations
+	out         compiledSchema
 }
 
 // compiledSchema is a tool's outputSchema, compiled on first use.
@@ -34,6 +40,29 @@ type compiledSchema struct {
 	once   sync.Once
 	schema *jsonschema.Schema // nil when the tool has none
 	err    error
+}
+
+// sameAs reports whether info already says what t and headers say.
+func (info *toolInfo) sameAs(t *protocol.Tool, headers []transport.ParamHeader) bool {
+	return sameAnnotations(info.annotations, t.Annotations) &&
+		(info.execution == nil) == (t.Execution == nil) && (info.execution == nil || *info.execution == *t.Execution) &&
+		bytes.Equal(info.schemaRaw, t.OutputSchema) &&
+		slices.EqualFunc(info.headers, headers, func(a, b transport.ParamHeader) bool { return a.Name == b.Name && slices.Equal(a.Path, b.Path) })
+}
+
+func sameAnnotations(a, b *protocol.ToolAnnotations) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Title == b.Title && sameBool(a.ReadOnlyHint, b.ReadOnlyHint) && sameBool(a.DestructiveHint, b.DestructiveHint) &&
+		sameBool(a.IdempotentHint, b.IdempotentHint) && sameBool(a.OpenWorldHint, b.OpenWorldHint)
+}
+
+func sameBool(a, b *bool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // toolRegistry caches tool metadata per connection. A tools list_changed
@@ -86,11 +115,10 @@ func (r *toolRegistry) add(t protocol.Tool, headers []transport.ParamHeader) {
 		r.m = make(map[string]*toolInfo)
 	}
 	delete(r.dropped, t.Name)
-	out := &compiledSchema{}
-	if old, ok := r.m[t.Name]; ok && string(old.tool.OutputSchema) == string(t.OutputSchema) {
-		out = old.out // the same schema: keep what was compiled
+	if old, ok := r.m[t.Name]; ok && old.sameAs(&t, headers) {
+		return
 	}
-	r.m[t.Name] = &toolInfo{tool: t, headers: headers, out: out}
+	r.m[t.Name] = &toolInfo{name: t.Name, annotations: t.Annotations, execution: t.Execution, schemaRaw: t.OutputSchema, headers: headers}
 }
 
 func (r *toolRegistry) markComplete(gen uint64) {
@@ -215,7 +243,7 @@ func (c *Client) replaySafety(name string) func(ctx context.Context) (bool, stri
 		if info == nil {
 			return false, "tool " + name + " is not in the server's tools list, so its annotations are unknown"
 		}
-		a := info.tool.Annotations
+		a := info.annotations
 		switch {
 		case a != nil && a.ReadOnlyHint != nil && *a.ReadOnlyHint:
 			return true, "tool " + name + " is annotated readOnlyHint"

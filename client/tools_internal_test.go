@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/transport"
 )
 
 func TestMarshalArgs(t *testing.T) {
@@ -96,5 +98,70 @@ func BenchmarkMarshalArgs(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestToolRegistryKeepsUnchangedEntries: a listing that says of a tool
+// what the registry already knows keeps its entry (the one calls read, with
+// its compiled schema) and allocates nothing; one that changes anything a
+// call reads (annotations, execution, outputSchema, x-mcp-header
+// annotations) replaces the entry, leaving the old one as it was for a
+// call in flight.
+func TestToolRegistryKeepsUnchangedEntries(t *testing.T) {
+	yes, no := true, false
+	tool := func(ro *bool, schema string, task string) protocol.Tool {
+		t := protocol.Tool{Name: "t", Annotations: &protocol.ToolAnnotations{ReadOnlyHint: ro}}
+		if schema != "" {
+			t.OutputSchema = json.RawMessage(schema)
+		}
+		if task != "" {
+			t.Execution = &protocol.ToolExecution{TaskSupport: task}
+		}
+		return t
+	}
+	headers := func(name string) []transport.ParamHeader {
+		return []transport.ParamHeader{{Name: name, Path: []string{"a", "b"}}}
+	}
+	var r toolRegistry
+	r.add(tool(&yes, `{"type":"object"}`, ""), headers("H"))
+	first, _ := r.lookup("t")
+	if _, err := first.outputSchema(); err != nil {
+		t.Fatal(err)
+	}
+	ro := true // a new pointer to the same value
+	r.add(tool(&ro, `{"type":"object"}`, ""), headers("H"))
+	if got, _ := r.lookup("t"); got != first {
+		t.Error("a listing that changed nothing replaced the entry")
+	}
+	for _, c := range []struct {
+		name    string
+		tool    protocol.Tool
+		headers []transport.ParamHeader
+	}{
+		{"annotations", tool(&no, `{"type":"object"}`, ""), headers("H")},
+		{"annotation dropped", tool(nil, `{"type":"object"}`, ""), headers("H")},
+		{"outputSchema", tool(&yes, `{"type":"string"}`, ""), headers("H")},
+		{"execution", tool(&yes, `{"type":"object"}`, protocol.TaskSupportOptional), headers("H")},
+		{"headers", tool(&yes, `{"type":"object"}`, ""), headers("G")},
+	} {
+		var r toolRegistry
+		r.add(tool(&yes, `{"type":"object"}`, ""), headers("H"))
+		before, _ := r.lookup("t")
+		r.add(c.tool, c.headers)
+		after, _ := r.lookup("t")
+		if after == before {
+			t.Errorf("%s changed: the entry was kept", c.name)
+		}
+		if before.annotations == nil || *before.annotations.ReadOnlyHint != true || string(before.schemaRaw) != `{"type":"object"}` || before.headers[0].Name != "H" {
+			t.Errorf("%s changed: the old entry changed too", c.name)
+		}
+	}
+	if raceEnabled {
+		return
+	}
+	same := tool(&yes, `{"type":"object"}`, "")
+	h := headers("H")
+	if n := testing.AllocsPerRun(100, func() { r.add(same, h) }); n != 0 {
+		t.Errorf("adding an unchanged tool allocates %v times, want 0", n)
 	}
 }

@@ -59,13 +59,13 @@ func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, er
 // outputSchema returns the compiled outputSchema of info, or nil when the
 // tool has none.
 func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
-	o := info.out
+	o := &info.out
 	o.once.Do(func() {
-		raw := bytes.TrimSpace(info.tool.OutputSchema)
+		raw := bytes.TrimSpace(info.schemaRaw)
 		if len(raw) == 0 || string(raw) == "null" {
 			return
 		}
-		o.schema, o.err = compileSchema(info.tool.Name, raw)
+		o.schema, o.err = compileSchema(info.name, raw)
 	})
 	return o.schema, o.err
 }
