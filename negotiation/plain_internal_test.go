@@ -5,7 +5,9 @@ import (
 	"reflect"
 	"testing"
 
+	"fmt"
 	"github.com/conduitmcp/conduit/protocol"
+	"time"
 )
 
 // TestPlainCapabilitiesMatchesDecoding: what the capabilities fast path
@@ -85,5 +87,29 @@ func TestPlainImplementationMatchesDecoding(t *testing.T) {
 		if !reflect.DeepEqual(*got, want) {
 			t.Errorf("plainImplementation(%s) = %+v, decoding gives %+v", tc.raw, *got, want)
 		}
+	}
+}
+
+// TestIsDateAsTimeParse: isDate accepts exactly the ten-byte strings
+// time.Parse(time.DateOnly, s) accepts: every day of 1999–2401 (leap
+// years by every rule), the day after each month's last, and malformed
+// strings.
+func TestIsDateAsTimeParse(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		_, err := time.Parse(time.DateOnly, s)
+		if got := isDate(s); got != (err == nil) {
+			t.Errorf("isDate(%q) = %v, time.Parse says %v", s, got, err)
+		}
+	}
+	for d := time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() < 2402; d = d.AddDate(0, 0, 1) {
+		check(d.Format(time.DateOnly))
+		if d.AddDate(0, 0, 1).Day() == 1 { // d is a month's last day
+			check(fmt.Sprintf("%04d-%02d-%02d", d.Year(), int(d.Month()), d.Day()+1))
+		}
+	}
+	for _, s := range []string{"2026-00-10", "2026-13-01", "2026-01-00", "2026-01-32", "2026-1-010", "2026/07/28", "20260-7-28", "2026-07-2x",
+		"x026-07-28", "2026-07-28", "0000-01-01", "9999-12-31", "2026-02-29", "2028-02-29", "2100-02-29", "2000-02-29", "+026-07-28", "2026-07-+8", " 026-07-28"} {
+		check(s)
 	}
 }
