@@ -286,27 +286,29 @@ func (d *driver) probeAgain() {
 		d.fail(err)
 		return
 	}
-	fallback := d.ps.fallback
+	pc := negotiation.ProbeContext{
+		ClientVersions:    d.ps.versions,
+		RequestedVersion:  d.ps.version,
+		FallbackAvailable: d.ps.fallback,
+		Transport:         probeClass(ref),
+	}
 	d.spawn(func() (func(), func()) {
-		o, he, err := d.probeOnce(ref, params, fallback)
-		return func() { d.probed(ref, o, he, err) }, nil
+		o, he, err := d.probeOnce(ref, params, pc.FallbackAvailable)
+		if err != nil {
+			return func() { d.fail(err) }, nil
+		}
+		// The classifier is pure: it reads the outcome here, off the
+		// loop, with the I/O (a result is parsed in full), and the loop
+		// only starts what the verdict names.
+		v := negotiation.ClassifyProbe(pc, o)
+		return func() { d.probed(ref, o, v, he) }, nil
 	})
 }
 
-// probed reads one probe's outcome: the classifier's verdict names what
-// follows. It runs on the loop.
-func (d *driver) probed(ref *connRef, o negotiation.Outcome, he *transport.HTTPError, err error) {
-	if err != nil {
-		d.fail(err)
-		return
-	}
+// probed starts what the verdict v of one probe's outcome o names. It
+// runs on the loop.
+func (d *driver) probed(ref *connRef, o negotiation.Outcome, v negotiation.Verdict, he *transport.HTTPError) {
 	ps := d.ps
-	v := negotiation.ClassifyProbe(negotiation.ProbeContext{
-		ClientVersions:    ps.versions,
-		RequestedVersion:  ps.version,
-		FallbackAvailable: ps.fallback,
-		Transport:         probeClass(ref),
-	}, o)
 	d.traceProbe(ps.version, o, v)
 	d.onVerdict(ps, ref, v, he)
 }

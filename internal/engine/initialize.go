@@ -33,13 +33,25 @@ func (d *driver) initialize(st step) {
 	s.deferStream(ref.conn)
 	d.spawn(func() (func(), func()) {
 		resp, err := d.rpc(d.ctx, protocol.MethodInitialize, params)
-		return func() { d.initialized(st, ref, pvs, resp, err) }, nil
+		var dec *decodedInit
+		if err == nil && resp.Error == nil {
+			// Decoded here, with the I/O, not on the loop.
+			dec = new(decodedInit)
+			dec.err = json.Unmarshal(resp.Result, &dec.res)
+		}
+		return func() { d.initialized(st, ref, pvs, resp, dec, err) }, nil
 	})
 }
 
-// initialized reads initialize's answer (resp, or the failure err). It
-// runs on the loop.
-func (d *driver) initialized(st step, ref *connRef, pvs transport.ProtocolVersionSetter, resp *jsonrpc.Response, err error) {
+// decodedInit is an initialize result as decoded, or the decoding error.
+type decodedInit struct {
+	res protocol.InitializeResult
+	err error
+}
+
+// initialized reads initialize's answer (resp and its result decoded as
+// dec, or the failure err). It runs on the loop.
+func (d *driver) initialized(st step, ref *connRef, pvs transport.ProtocolVersionSetter, resp *jsonrpc.Response, dec *decodedInit, err error) {
 	tr := TraceStep{Step: "initialize", Sent: sentLine(protocol.MethodInitialize, st.version)}
 	if err != nil {
 		if resp = d.initFailed(st, &tr, err); resp == nil {
@@ -59,7 +71,11 @@ func (d *driver) initialized(st step, ref *connRef, pvs transport.ProtocolVersio
 		d.fail(resp.Error)
 		return
 	}
-	res, err := d.initResult(st, &tr, resp)
+	if dec == nil { // a result in an HTTP error's body (initFailed)
+		dec = new(decodedInit)
+		dec.err = json.Unmarshal(resp.Result, &dec.res)
+	}
+	res, err := d.initResult(st, &tr, dec)
 	if err != nil {
 		d.fail(err)
 		return
@@ -115,10 +131,10 @@ func (d *driver) initFailed(st step, tr *TraceStep, err error) *jsonrpc.Response
 	return nil
 }
 
-// initResult decodes and checks an initialize result.
-func (d *driver) initResult(st step, tr *TraceStep, resp *jsonrpc.Response) (*protocol.InitializeResult, error) {
-	var res protocol.InitializeResult
-	if err := json.Unmarshal(resp.Result, &res); err != nil {
+// initResult checks a decoded initialize result.
+func (d *driver) initResult(st step, tr *TraceStep, dec *decodedInit) (*protocol.InitializeResult, error) {
+	res := &dec.res
+	if err := dec.err; err != nil {
 		tr.Outcome, tr.Verdict, tr.Err = "result", "error", err.Error()
 		d.step(*tr)
 		return nil, &negotiation.Error{Kind: negotiation.KindProtocol, Reason: "invalid initialize result", Err: err}
@@ -136,7 +152,7 @@ func (d *driver) initResult(st step, tr *TraceStep, resp *jsonrpc.Response) (*pr
 	}
 	tr.Verdict = "legacy"
 	d.step(*tr)
-	return &res, nil
+	return res, nil
 }
 
 // finishLegacy completes the handshake — notifications/initialized and a
