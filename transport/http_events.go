@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -38,8 +39,10 @@ type event struct {
 // Every byte is looked at a bounded number of times, however the stream
 // is split into reads, so the cost is linear in the bytes received.
 func readEvents(r io.Reader, limit int, fn func(event) bool) (time.Duration, error) {
-	p := eventParser{br: bufio.NewReaderSize(r, eventBufSize), limit: limit, fn: fn}
+	p := eventParser{br: eventReader(r), limit: limit, fn: fn}
 	err := p.run()
+	p.br.Reset(nil)
+	eventReaders.Put(p.br)
 	if errors.Is(err, io.EOF) || errors.Is(err, errStopEvents) {
 		err = nil
 	}
@@ -54,6 +57,21 @@ const eventReadSize = 32 << 10
 // small, and a longer line is gathered across reads); the tests shrink it
 // to put line ends on buffer boundaries.
 var eventBufSize = 4 << 10
+
+// eventReaders holds the read buffers of finished event streams: every
+// POST answered with an event stream reads through one (the parser keeps
+// what it hands on in its own buffers, never in this one).
+var eventReaders sync.Pool // of *bufio.Reader
+
+// eventReader returns a reader of eventBufSize bytes over r, from
+// eventReaders when it holds one of that size.
+func eventReader(r io.Reader) *bufio.Reader {
+	if br, ok := eventReaders.Get().(*bufio.Reader); ok && br.Size() == eventBufSize {
+		br.Reset(r)
+		return br
+	}
+	return bufio.NewReaderSize(r, eventBufSize)
+}
 
 // errStopEvents ends the parse when fn returned false.
 var errStopEvents = errors.New("transport: stop reading events")
