@@ -7,7 +7,8 @@
 //
 // Every transport implements [Transport]; its connections implement
 // [Conn]. Optional abilities are optional interfaces ([SessionIDer],
-// [ProtocolVersionSetter], [StreamCanceler], [Kinder]).
+// [ProtocolVersionSetter], [StreamCanceler], [StreamReadyWaiter],
+// [StreamDeferrer], [OriginReader], [ResponseTaker], [Kinder]).
 //
 // # Server keys
 //
