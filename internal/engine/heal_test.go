@@ -406,20 +406,34 @@ func TestConnectionLostSaysWhetherSent(t *testing.T) {
 // ErrClosed, not as lost. Close ends the loop and cancels the life context
 // together; the reader's error must not win the loop's select.
 func TestClosingNeverHeals(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(modernServer)
-		s := connected(t, tr, Config{Mode: ModeModern})
-		s.lifeCancel() // Close's first steps, without the loop's end
-		synctest.Wait()
-		if n := tr.connects(); n != 1 {
-			t.Errorf("connections after the life context ended = %d, want 1 (no heal)", n)
-		}
-		if got := tr.peer(0).methods(); len(got) != 1 {
-			t.Errorf("the server saw %v, want only the first server/discover", got)
-		}
-		if st := s.State(); st != StateModern {
-			t.Errorf("state after the life context ended = %v, want %v", st, StateModern)
-		}
-		s.Close()
-	})
+	for _, tc := range []struct {
+		name   string
+		server func(p *peer, m jsonrpc.Message)
+		mode   Mode
+		state  State
+		sent   []string // what the server saw at connect
+	}{
+		{"modern", modernServer, ModeModern, StateModern, []string{"server/discover"}},
+		{"legacy", legacyServer, ModeLegacy, StateLegacy, []string{"initialize", "notifications/initialized"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newScripted(tc.server)
+				s := connected(t, tr, Config{Mode: tc.mode})
+				synctest.Wait()
+				s.lifeCancel() // Close's first steps, without the loop's end
+				synctest.Wait()
+				if n := tr.connects(); n != 1 {
+					t.Errorf("connections after the life context ended = %d, want 1 (no heal)", n)
+				}
+				if got := tr.peer(0).methods(); !slices.Equal(got, tc.sent) {
+					t.Errorf("the server saw %v, want only the connect's %v", got, tc.sent)
+				}
+				if st := s.State(); st != tc.state {
+					t.Errorf("state after the life context ended = %v, want %v", st, tc.state)
+				}
+				s.Close()
+			})
+		})
+	}
 }
