@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"runtime/metrics"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
 )
 
@@ -95,5 +99,80 @@ func TestConnectGoroutines(t *testing.T) {
 			}
 			t.Logf("%s: %d goroutines per connect and close", tc.name, fewest)
 		})
+	}
+}
+
+// loopEvents asks the loop how many events it had handled before this
+// question.
+func loopEvents(t *testing.T, s *Session) uint64 {
+	t.Helper()
+	var n uint64
+	if err := s.ask(event{kind: evStep, step: func() { n = s.lp.handled - 1 }}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestConnectNeverWakesTheLoop: a negotiation nothing interrupts runs on
+// Connect's goroutine from its first step to its outcome, in both eras:
+// the loop handles no event of it (each step's outcome through the loop
+// cost two goroutine hand-offs per connect).
+func TestConnectNeverWakesTheLoop(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		server func(*peer, jsonrpc.Message)
+		mode   Mode
+	}{
+		{"modern", modernServer, ModeAuto},
+		{"legacy", legacyServer, ModeLegacy},
+		{"auto-legacy", legacyServer, ModeAuto}, // probe, then initialize
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := connected(t, newScripted(tc.server), Config{Mode: tc.mode})
+			if n := loopEvents(t, s); n != 0 {
+				t.Errorf("the loop handled %d events of the connect, want 0", n)
+			}
+		})
+	}
+}
+
+// TestConnectServesTheServerMeanwhile: a legacy server that asks the
+// client something (a ping) and answers initialize only once the client
+// answered: the read wakes the loop, which answers the ping while
+// Connect's goroutine waits in its I/O; the outcome then goes through
+// the loop.
+func TestConnectServesTheServerMeanwhile(t *testing.T) {
+	var held *jsonrpc.Request
+	var mu sync.Mutex
+	tr := newScripted(func(p *peer, m jsonrpc.Message) {
+		switch m := m.(type) {
+		case *jsonrpc.Request:
+			if m.Method == protocol.MethodInitialize {
+				mu.Lock()
+				held = m
+				mu.Unlock()
+				ping, _ := jsonrpc.NewRequest(jsonrpc.StringID("p1"), protocol.MethodPing, nil)
+				p.send(ping)
+				return
+			}
+			legacyServer(p, m)
+		case *jsonrpc.Response:
+			mu.Lock()
+			req := held
+			mu.Unlock()
+			if req != nil && m.ID == jsonrpc.StringID("p1") {
+				legacyServer(p, req)
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	s, err := Connect(ctx, tr, Config{Mode: ModeLegacy})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer s.Close()
+	if n := loopEvents(t, s); n < 2 {
+		t.Errorf("the loop handled %d events, want the ping and the outcome at least", n)
 	}
 }

@@ -95,7 +95,10 @@
 // a backoff wait — runs off the loop and posts its outcome back (evStep):
 // during Connect on Connect's own goroutine, which waits for the outcome
 // anyway, otherwise on a short-lived goroutine; on the loop, package
-// negotiation says what the outcome means and the next step starts. Durable listen streams are re-opened the
+// negotiation says what the outcome means and the next step starts.
+// Connect's goroutine also plays the loop's part until something else
+// posts an event (Session.start): a connect whose negotiation nothing
+// interrupts never wakes the loop. Durable listen streams are re-opened the
 // same way, paced (relisten.go). Every outgoing request takes one send path (send.go:
 // register, write, then await), whose first step lets a plain call (when
 // the session is ready) and a negotiation request (on the current

@@ -51,8 +51,8 @@ type driver struct {
 	// Connect's goroutine, which waits for the outcome anyway (see
 	// Session.start): no goroutine is started per step, whose stack would
 	// grow anew into net/http or os/exec each time. nil for a heal. held
-	// is the first step's I/O, which begin starts before the loop runs
-	// (while beginning is set).
+	// is the next step's I/O while Connect's goroutine plays the loop's
+	// part (while beginning is set; see Session.start).
 	worker    chan stepIO
 	held      stepIO
 	beginning bool
@@ -144,8 +144,8 @@ func (d *driver) fail(err error) {
 // and ends (a step the loop never runs, because it ended, holds nothing).
 //
 // During Connect the I/O runs on Connect's goroutine instead when it is
-// free: the first step's (begin holds it until the loop runs), and later
-// ones that the idle Connect takes from worker.
+// free: while it plays the loop's part, each step's (held until start
+// runs it), and later ones that the idle Connect takes from worker.
 func (d *driver) spawn(io stepIO) {
 	s := d.s
 	if d.worker != nil {

@@ -11,9 +11,10 @@ import (
 
 // loopState is every field the loop goroutine owns. Nothing else touches
 // it (habit 15); other goroutines post events. (Before the loop starts,
-// Connect's goroutine plays its part: see start.) The pending-call table is
-// not here: it is Session.pending, a mutex-guarded struct that callers and
-// the reader use directly (see pendingTable).
+// Connect's goroutine plays its part, holding Session.own: see start.)
+// The pending-call table is not here: it is Session.pending, a
+// mutex-guarded struct that callers and the reader use directly (see
+// pendingTable).
 type loopState struct {
 	st      State    // the state machine; owned by loop
 	ref     *connRef // current connection; owned by loop
@@ -32,6 +33,9 @@ type loopState struct {
 	err         error    // terminal error; owned by loop
 	done        bool     // doneCh closed; owned by loop
 	healing     bool     // a heal's negotiation is running; owned by loop
+	// handled counts the events the loop has handled (a connect's own
+	// negotiation, run on Connect's goroutine, adds none: see start).
+	handled uint64
 }
 
 // eventKind is the closed set of messages the loop accepts.
@@ -71,8 +75,10 @@ type event struct {
 	reason  string
 }
 
-// post sends ev to the loop; after the loop ended it is dropped.
+// post sends ev to the loop, starting the loop if Connect's goroutine
+// still plays its part (see start); after the loop ended ev is dropped.
 func (s *Session) post(ev event) bool {
+	s.startLoop()
 	select {
 	case s.events <- ev:
 		return true
@@ -110,11 +116,23 @@ func (s *Session) ask(ev event) error {
 	}
 }
 
+// startLoop starts the loop's goroutine, once; everything that sends the
+// loop an event calls it first.
+func (s *Session) startLoop() {
+	if !s.looping.Load() && s.looping.CompareAndSwap(false, true) {
+		go s.runLoop()
+	}
+}
+
 // runLoop runs the loop and then, on the same goroutine, joins the
 // session's other goroutines for Close: joined is closed once wg is done.
 // It is the one goroutine Close may leave behind, and only when a handler
-// ignores its cancelled context past CloseTimeout.
+// ignores its cancelled context past CloseTimeout. The loop's state is
+// its own once Connect's goroutine let go of s.own (see start).
 func (s *Session) runLoop() {
+	s.own.Lock()
+	//lint:ignore SA2001 taking the lock is the hand-over from start
+	s.own.Unlock()
 	s.loop()
 	s.wg.Wait()
 	close(s.joined)
@@ -167,6 +185,7 @@ func (s *Session) loop() {
 
 func (s *Session) handle(ev event) {
 	lp := &s.lp
+	lp.handled++
 	switch ev.kind {
 	case evRegister:
 		c := ev.call
@@ -524,6 +543,7 @@ func (s *Session) reader(ref *connRef) {
 			ref.lost.Store(true)
 			s.pending.shut(ref)
 		}
+		s.startLoop()
 		select {
 		case s.events <- ev:
 		case <-s.closing:

@@ -13,30 +13,49 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
-// start makes the first connection, starts the negotiation on it and
-// runs the loop (which starts the dispatcher when it has something to
-// hand it); Connect's goroutine then runs the negotiation's I/O until the
-// outcome.
+// start makes the first connection and negotiates on it, then runs the
+// loop (which starts the dispatcher when it has something to hand it).
+//
+// Until the loop runs, Connect's goroutine plays its part: it begins the
+// negotiation, runs each step's I/O, and runs the step that I/O returns
+// as the loop would, so that a connect whose negotiation nothing else
+// interrupts never wakes another goroutine to learn its outcome. The
+// state is Connect's while it holds s.own; the I/O runs without it. The
+// first event posted by anything else (the reader, a call's abandonment)
+// starts the loop (startLoop), which takes the state over through s.own:
+// from then on a step's outcome goes to the loop as an evStep, and
+// Connect's goroutine runs the I/O the loop hands it until the outcome.
 func (s *Session) start(ctx context.Context) error {
 	conn, err := s.t.Connect(ctx)
 	if err != nil {
-		go s.runLoop() // for Close
+		s.startLoop() // for Close
 		return err
 	}
-	// Until the loop runs, its state is this goroutine's: the connection
-	// is installed and the first step started here (a step never blocks),
-	// so that Connect costs no trip through the loop before the first
-	// request is under way, and wakes only for the outcome.
 	done := make(chan error, 1)
 	d := &driver{s: s, t: s.t, ctx: ctx, worker: make(chan stepIO), beginning: true}
+	s.own.Lock()
 	s.install(conn)
-	d.begin(done)
-	first := d.held
+	d.begin(done) // a step never blocks; its I/O is held (driver.spawn)
+	io := d.held
+	for io != nil && !s.looping.Load() {
+		d.held = nil
+		s.own.Unlock()
+		next, undo := io()
+		s.own.Lock()
+		if s.looping.Load() {
+			// The loop started during the I/O: next is the loop's to run.
+			io = func() (func(), func()) { return next, undo }
+			break
+		}
+		next()
+		io = d.held
+	}
 	d.held, d.beginning = nil, false
-	go s.runLoop()
+	s.startLoop()
+	s.own.Unlock()
 	// While it waits, this goroutine runs the steps' I/O (driver.spawn).
-	if first != nil {
-		d.runIO(first)
+	if io != nil {
+		d.runIO(io)
 	}
 	for {
 		select {

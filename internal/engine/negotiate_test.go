@@ -587,7 +587,7 @@ func TestNegotiationRequestTakesNoLoopTrip(t *testing.T) {
 	t.Cleanup(func() {
 		s.wg.Add(1)
 		go s.dispatcher()
-		go s.runLoop()
+		s.startLoop()
 		s.Close()
 		tr.wait()
 	})

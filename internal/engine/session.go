@@ -370,10 +370,15 @@ type Session struct {
 	recv       taskReceiver      // tasks run for a legacy server (taskrecv.go)
 	held       heldCalls         // legacy manual calls holding server requests (heldinput.go)
 	loopDone   chan struct{}     // closed when the loop returns
-	joined     chan struct{}     // closed once the loop returned and wg is done (runLoop)
-	doneCh     chan struct{}     // closed by the loop when the session fails or closes
-	closeOnce  sync.Once
-	closeErr   error // written in closeOnce
+	// looping is set once the loop's goroutine has been started
+	// (startLoop); until then Connect's goroutine owns the loop's state
+	// while it holds own (see start).
+	looping   atomic.Bool
+	own       sync.Mutex
+	joined    chan struct{} // closed once the loop returned and wg is done (runLoop)
+	doneCh    chan struct{} // closed by the loop when the session fails or closes
+	closeOnce sync.Once
+	closeErr  error // written in closeOnce
 	// wg counts readers, the dispatcher, server-request handlers, cancel
 	// senders, negotiation steps' I/O, re-listens and the rejecter. Add is called only before the loop starts or
 	// on the loop, so every Add happens before the Wait of runLoop (which

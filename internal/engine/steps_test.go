@@ -151,7 +151,7 @@ func TestStepGoroutineDoesNotWaitForLoop(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the step's goroutine waited for the loop")
 	}
-	go s.runLoop()
+	s.startLoop()
 	<-ran
 	s.Close()
 }
