@@ -193,6 +193,9 @@ type httpConn struct {
 	// initWait is the legacy notifications/initialized in flight that
 	// every Write waits for first; nil when none (see initWait).
 	initWait atomic.Pointer[initWait]
+	// lingers: the server kept a response stream open after its
+	// response (see drainStream); responses are handed on at once since.
+	lingers atomic.Bool
 
 	mu     sync.Mutex
 	closed bool                         // guarded by mu

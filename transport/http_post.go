@@ -33,8 +33,12 @@ type exchange struct {
 
 // Write POSTs msg. A JSON response body is read before Write returns (ctx
 // still bounds it); an event stream is read in the background once the
-// response headers arrived. Either way the messages are delivered by
-// Read. Errors: ctx.Err(); [ErrClosed];
+// response headers arrived, and the response it carries is delivered once
+// the server has ended the stream (as it should after the response: the
+// TCP connection is then back in the pool for the next request), or at
+// once on a connection whose server was seen to keep a stream open past
+// the drain's bound. Either way the messages are delivered by Read (or
+// the ResponseTaker hook). Errors: ctx.Err(); [ErrClosed];
 // [*HTTPError] for a status outside 2xx, and for a request answered 2xx
 // with neither JSON nor an event stream (202 included); [*NetworkError];
 // an error matching [context.Canceled] when [StreamCanceler.CancelStream]
@@ -392,13 +396,22 @@ func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseF
 		defer c.endFinishing()
 	}
 	if res.got && res.err == nil {
-		// The response is delivered and the server should end the stream
-		// now. Reading on to its end, boundedly, keeps the connection for
-		// the next request: closing a body that is not at its end tears
-		// the connection down, and every call would pay a new TCP (and
-		// TLS) connection.
+		// The server should end the stream after the response. Reading
+		// on to its end, boundedly, keeps the connection for the next
+		// request: closing a body that is not at its end tears the
+		// connection down, and every call would pay a new TCP (and TLS)
+		// connection. A response held by consume is handed on once the
+		// stream ended (see drainStream).
 		c.forget(id, st)
-		drainStream(resp.Body, cancel)
+		hand := func() {}
+		if res.held != nil {
+			if !res.heldFirst {
+				take = nil // it follows the stream's other messages through Read
+			}
+			// c.ctx: the request's own ends when a lingering stream is cancelled.
+			hand = func() { c.handOn(c.ctx, res.held, id, take) }
+		}
+		c.drainStream(resp.Body, cancel, hand)
 	}
 	resp.Body.Close()
 	if res.got || ctx.Err() != nil || !id.IsValid() {
@@ -422,13 +435,15 @@ func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseF
 
 // streamResult is what reading one body yielded.
 type streamResult struct {
-	got       bool          // the response to the wanted id was delivered
-	events    int           // events seen, priming events included
-	delivered int           // messages delivered
-	finishing bool          // the response to want came; Close lets the stream end (startFinishing)
-	lastID    string        // last event id seen
-	retry     time.Duration // last retry field
-	err       error         // read error; nil for a clean end
+	got       bool              // the response to the wanted id was delivered
+	events    int               // events seen, priming events included
+	delivered int               // messages delivered
+	finishing bool              // the response to want came; Close lets the stream end (startFinishing)
+	held      *jsonrpc.Response // the response to want, not handed on yet (consume's hold)
+	heldFirst bool              // held was the stream's first message
+	lastID    string            // last event id seen
+	retry     time.Duration     // last retry field
+	err       error             // read error; nil for a clean end
 }
 
 // consume reads an event stream and delivers its messages in order. It
@@ -438,8 +453,10 @@ type streamResult struct {
 // response to want, the *StreamError follows as before. take, when not
 // nil, is offered the response to want when it is the stream's first
 // message (see [ResponseTaker]). With finish, the response to want
-// starts the stream's finishing (startFinishing) before it is handed on,
-// which the caller ends.
+// starts the stream's finishing (startFinishing), which the caller ends,
+// and is not handed on but returned in held (when it is a response, not
+// an error to deliver): the caller hands it on (handOn) once the stream
+// ended.
 func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID, take func(*jsonrpc.Response) bool, finish bool) streamResult {
 	var res streamResult
 	res.retry, res.err = readEvents(body, c.maxMsg, func(ev event) bool {
@@ -480,15 +497,19 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID,
 				res.finishing = true
 			}
 		}
+		if answer && finish {
+			finishing()
+			res.held, res.heldFirst, res.got = r, res.delivered == 0, true
+			res.delivered++
+			return false
+		}
 		took := false
 		if res.delivered == 0 && take != nil && answer {
-			finishing()
 			took = take(r)
 		}
 		if !took && !c.deliver(ctx, inbound{msg: msg, on: want}) {
 			return false
 		}
-		finishing()
 		res.delivered++
 		if answer {
 			res.got = true
@@ -497,6 +518,16 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID,
 		return true
 	})
 	return res
+}
+
+// handOn hands r, the response to want that consume held, to its caller:
+// straight to it when the session takes it (take, when the response was
+// its stream's first message), otherwise through Read.
+func (c *httpConn) handOn(ctx context.Context, r *jsonrpc.Response, want jsonrpc.ID, take func(*jsonrpc.Response) bool) {
+	if take != nil && take(r) {
+		return
+	}
+	c.deliver(ctx, inbound{msg: r, on: want})
 }
 
 // How long and how far a response stream is read on after its response,
@@ -510,13 +541,28 @@ const streamDrainLimit = 64 << 10
 // streamDrainWait after its response.
 var errStreamDrained = errors.New("transport: response stream not ended after its response")
 
-// drainStream discards what is left of a response stream whose response
-// was delivered, until the server ends it, for at most streamDrainWait and
+// drainStream discards what is left of a response stream after its
+// response, until the server ends it, for at most streamDrainWait and
 // streamDrainLimit bytes; cancel (the request's) ends a stream that the
 // server keeps open. Nothing of it is delivered: the server should send
-// nothing after the response.
-func drainStream(body io.Reader, cancel context.CancelCauseFunc) {
-	t := time.AfterFunc(streamDrainWait, func() { cancel(errStreamDrained) })
-	defer t.Stop()
+// nothing after the response. hand, which hands the response on, runs
+// once the stream ended, so that the caller's next request finds the
+// connection back in the pool instead of dialling another beside it. A
+// server that kept a stream open past streamDrainWait (its response then
+// handed on once the stream is cancelled) is one whose streams linger:
+// from then on the connection hands its responses on at once.
+func (c *httpConn) drainStream(body io.Reader, cancel context.CancelCauseFunc, hand func()) {
+	if c.lingers.Load() {
+		hand()
+		hand = nil
+	}
+	t := time.AfterFunc(streamDrainWait, func() {
+		c.lingers.Store(true)
+		cancel(errStreamDrained)
+	})
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, streamDrainLimit))
+	t.Stop()
+	if hand != nil {
+		hand()
+	}
 }
