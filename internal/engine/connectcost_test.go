@@ -50,7 +50,7 @@ func TestConnectAllocs(t *testing.T) {
 func TestEventBufferSmall(t *testing.T) {
 	s := newSession(t.Context(), nil, Config{})
 	defer s.lifeCancel()
-	if c := cap(s.events); c != eventBuffer || c > 16 {
+	if c := cap(s.events); c != eventBuffer || c > 8 {
 		t.Errorf("cap(events) = %d, want %d", c, eventBuffer)
 	}
 }
@@ -64,10 +64,12 @@ func goroutinesCreated() uint64 {
 
 // TestConnectGoroutines bounds the goroutines a connect and close starts,
 // the fewest of 20 (another test's goroutine may start meanwhile): the
-// loop and the reader, and two of the servers' (the pipe server's own and
-// the pipe's; the httptest server's background read of its one request).
-// The negotiation's I/O runs on Connect's goroutine, and the dispatcher
-// starts only with a notification to deliver: two more before.
+// loop, the reader (not on Streamable HTTP, where it starts only with
+// something to read: transport.ReadWaker), and the servers' (the pipe
+// server's own and the pipe's; the httptest server's background read of
+// its one request). The negotiation's I/O runs on Connect's goroutine,
+// and the dispatcher starts only with a notification to deliver: two
+// more before, three on HTTP.
 func TestConnectGoroutines(t *testing.T) {
 	srv := httptest.NewServer(&httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { serveModernHTTP(w, req) }})
 	t.Cleanup(srv.Close)
@@ -77,7 +79,7 @@ func TestConnectGoroutines(t *testing.T) {
 		want uint64
 	}{
 		{"pipe", func() transport.Transport { return &pipeOnce{} }, 4},
-		{"http", func() transport.Transport { return &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true} }, 3},
+		{"http", func() transport.Transport { return &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true} }, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fewest := uint64(1 << 20)
