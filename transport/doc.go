@@ -8,7 +8,7 @@
 // Every transport implements [Transport]; its connections implement
 // [Conn]. Optional abilities are optional interfaces ([SessionIDer],
 // [ProtocolVersionSetter], [StreamCanceler], [StreamReadyWaiter],
-// [StreamDeferrer], [OriginReader], [ResponseTaker], [Kinder]).
+// [StreamDeferrer], [OriginReader], [ResponseTaker], [ReadWaker], [Kinder]).
 //
 // # Server keys
 //

@@ -193,6 +193,8 @@ type httpConn struct {
 	// initWait is the legacy notifications/initialized in flight that
 	// every Write waits for first; nil when none (see initWait).
 	initWait atomic.Pointer[initWait]
+	// woken: wake has been called (wakeReader).
+	woken atomic.Bool
 	// lingers: the server kept a response stream open after its
 	// response (see drainStream); responses are handed on at once since.
 	lingers atomic.Bool
@@ -200,6 +202,7 @@ type httpConn struct {
 	mu     sync.Mutex
 	closed bool                         // guarded by mu
 	take   func(*jsonrpc.Response) bool // guarded by mu: the session's ResponseTaker hook; nil: none
+	wake   func()                       // guarded by mu: the session's ReadWaker hook; nil: none
 	// finishing counts the response streams read to their end after their
 	// response, which Close lets end (settle); finished, made with the
 	// first, is signalled as each ends. Guarded by mu.
@@ -228,6 +231,27 @@ func (c *httpConn) TakeResponses(take func(*jsonrpc.Response) bool) {
 	c.mu.Lock()
 	c.take = take
 	c.mu.Unlock()
+}
+
+// WakeReader implements [ReadWaker]: wake runs before the first message
+// or error is delivered or queued for Read, or at Close.
+func (c *httpConn) WakeReader(wake func()) {
+	c.mu.Lock()
+	c.wake = wake
+	c.mu.Unlock()
+}
+
+// wakeReader calls the ReadWaker hook, once, before anything reaches Read.
+func (c *httpConn) wakeReader() {
+	if c.woken.Load() || !c.woken.CompareAndSwap(false, true) {
+		return
+	}
+	c.mu.Lock()
+	wake := c.wake
+	c.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
 }
 
 // taken offers msg, read on the answer to the request id, to the
@@ -306,6 +330,7 @@ func (c *httpConn) ReadOrigin(ctx context.Context) (jsonrpc.Message, jsonrpc.ID,
 
 // enqueue queues in for Read and wakes a waiting Read.
 func (c *httpConn) enqueue(in inbound) {
+	c.wakeReader()
 	c.qmu.Lock()
 	c.queue = append(c.queue, in)
 	c.qmu.Unlock()
@@ -366,6 +391,7 @@ func (c *httpConn) spawn(f func()) bool {
 
 // deliver hands in to Read, unless ctx ends first.
 func (c *httpConn) deliver(ctx context.Context, in inbound) bool {
+	c.wakeReader()
 	select {
 	case c.incoming <- in:
 		return true
@@ -392,6 +418,7 @@ func (c *httpConn) Close() error {
 		c.settle()
 		c.cancel(errClosing)
 		close(c.done)
+		c.wakeReader() // Read has ErrClosed for it now
 		if sid != "" && era != negotiation.EraModern {
 			c.deleteSession(version, sid)
 		}

@@ -190,3 +190,58 @@ func TestHTTPHeaderFuncAddKeepsOtherHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPWakeReader checks the ReadWaker promise: a connection whose
+// every answer is taken by the writer never calls wake until Close, and
+// one whose answer goes to Read calls it first.
+func TestHTTPWakeReader(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m, err := jsonrpc.DecodeMessage(body)
+		req, ok := m.(*jsonrpc.Request)
+		if err != nil || !ok || !req.ID.IsValid() {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		id, _ := req.ID.MarshalJSON()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
+	}))
+	t.Cleanup(srv.Close)
+	for _, taking := range []bool{true, false} {
+		t.Run(fmt.Sprint("taking=", taking), func(t *testing.T) {
+			ctx := t.Context()
+			c, err := (&transport.StreamableHTTP{URL: srv.URL}).Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var woken atomic.Int64
+			c.(transport.ReadWaker).WakeReader(func() { woken.Add(1) })
+			var took atomic.Int64
+			if taking {
+				c.(transport.ResponseTaker).TakeResponses(func(*jsonrpc.Response) bool { took.Add(1); return true })
+			}
+			c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+			for i := range 3 {
+				if err := c.Write(ctx, httpRequest(t, int64(i+1), "tools/call", map[string]any{"name": "echo"})); err != nil {
+					t.Fatal(err)
+				}
+				if !taking {
+					if _, err := c.Read(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if woken.Load() != 1 {
+						t.Fatalf("Read had a message, wake called %d times, want 1", woken.Load())
+					}
+				}
+			}
+			if taking && (woken.Load() != 0 || took.Load() != 3) {
+				t.Errorf("3 answers taken (%d) called wake %d times before Close, want 0", took.Load(), woken.Load())
+			}
+			c.Close()
+			if woken.Load() != 1 {
+				t.Errorf("after Close, wake called %d times, want 1", woken.Load())
+			}
+		})
+	}
+}

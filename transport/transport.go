@@ -156,6 +156,20 @@ type ResponseTaker interface {
 	TakeResponses(take func(*jsonrpc.Response) bool)
 }
 
+// ReadWaker is implemented by connections that may have nothing for Read
+// for long, or ever: Streamable HTTP, where every answer to a request is
+// taken by the writer (see [ResponseTaker]) and the rest comes only on
+// streams the session opens. The session layer then starts reading when
+// the connection first has something for Read, not at once, and an idle
+// connection costs no goroutine blocked in Read.
+type ReadWaker interface {
+	// WakeReader sets wake, which the connection calls once, on any
+	// goroutine, before the first message or error is there for Read:
+	// at the latest in Close, after which Read returns [ErrClosed]. Call
+	// it before the first Write.
+	WakeReader(wake func())
+}
+
 // Kinder is implemented by every connection of this package, so that the
 // session layer can tell stdio-like transports (where a probe timeout means
 // legacy) from HTTP-like ones (where it means retry).

@@ -103,7 +103,9 @@
 // register, write, then await), whose first step lets a plain call (when
 // the session is ready) and a negotiation request (on the current
 // connection) register directly in the lock-guarded pending table. The message tap ([Config.Tap]) sits at the single read point
-// (the reader) and the single write point (Session.write). Incoming server
+// (the reader; on Streamable HTTP it starts only once the connection has
+// something to read, transport.ReadWaker, so an idle HTTP session holds
+// no goroutine in Read) and the single write point (Session.write). Incoming server
 // requests and notifications are dispatched by the routes of package
 // internal/route, the one table of the methods the client routes.
 //

@@ -134,6 +134,9 @@ func (s *Session) runLoop() {
 	//lint:ignore SA2001 taking the lock is the hand-over from start
 	s.own.Unlock()
 	s.loop()
+	s.joinMu.Lock()
+	s.joining = true // no reader starts after this (startReader)
+	s.joinMu.Unlock()
 	s.wg.Wait()
 	close(s.joined)
 }
@@ -438,9 +441,29 @@ func (s *Session) install(conn transport.Conn) *connRef {
 	if rt, ok := conn.(transport.ResponseTaker); ok {
 		rt.TakeResponses(func(r *jsonrpc.Response) bool { return s.take(ref, r) })
 	}
+	if rw, ok := conn.(transport.ReadWaker); ok {
+		// Streamable HTTP: no goroutine waits in Read until there is
+		// something to read (at the latest, the connection's close).
+		rw.WakeReader(func() { s.startReader(ref) })
+		return ref
+	}
 	s.wg.Add(1)
 	go s.reader(ref)
 	return ref
+}
+
+// startReader starts ref's reader when its connection first has
+// something to read (transport.ReadWaker), from whichever goroutine
+// learns it: not once the session is closing (the reader would return at
+// once), nor once runLoop is joining the session's goroutines.
+func (s *Session) startReader(ref *connRef) {
+	s.joinMu.Lock()
+	defer s.joinMu.Unlock()
+	if s.joining || s.lifeCtx.Err() != nil {
+		return
+	}
+	s.wg.Add(1)
+	go s.reader(ref)
 }
 
 // take delivers r, a response the connection read on the goroutine that

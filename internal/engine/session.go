@@ -373,8 +373,13 @@ type Session struct {
 	// looping is set once the loop's goroutine has been started
 	// (startLoop); until then Connect's goroutine owns the loop's state
 	// while it holds own (see start).
-	looping   atomic.Bool
-	own       sync.Mutex
+	looping atomic.Bool
+	own     sync.Mutex
+	// joining is set by runLoop once it waits for wg; guarded by
+	// joinMu, so that a reader started late (startReader) is added to
+	// wg before that wait or not at all.
+	joinMu    sync.Mutex
+	joining   bool
 	joined    chan struct{} // closed once the loop returned and wg is done (runLoop)
 	doneCh    chan struct{} // closed by the loop when the session fails or closes
 	closeOnce sync.Once
