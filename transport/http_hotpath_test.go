@@ -15,6 +15,19 @@ import (
 	"github.com/conduitmcp/conduit/transport"
 )
 
+// requestOf reads the JSON-RPC request POSTed in r; anything else (a
+// notification, a response) it answers 202 Accepted, and reports false.
+func requestOf(w http.ResponseWriter, r *http.Request) (*jsonrpc.Request, bool) {
+	body, _ := io.ReadAll(r.Body)
+	m, err := jsonrpc.DecodeMessage(body)
+	req, ok := m.(*jsonrpc.Request)
+	if err != nil || !ok || !req.ID.IsValid() {
+		w.WriteHeader(http.StatusAccepted)
+		return nil, false
+	}
+	return req, true
+}
+
 // sseAnswerServer answers every POST request with an event stream holding
 // its response, then ends the stream once hold returns (hold gets the
 // request's context), and counts the TCP connections it accepted.
@@ -22,11 +35,8 @@ func sseAnswerServer(t *testing.T, hold func(ctx context.Context)) (*httptest.Se
 	t.Helper()
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		m, err := jsonrpc.DecodeMessage(body)
-		req, ok := m.(*jsonrpc.Request)
-		if err != nil || !ok || !req.ID.IsValid() {
-			w.WriteHeader(http.StatusAccepted)
+		req, ok := requestOf(w, r)
+		if !ok {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -196,11 +206,8 @@ func TestHTTPHeaderFuncAddKeepsOtherHeaders(t *testing.T) {
 // one whose answer goes to Read calls it first.
 func TestHTTPWakeReader(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		m, err := jsonrpc.DecodeMessage(body)
-		req, ok := m.(*jsonrpc.Request)
-		if err != nil || !ok || !req.ID.IsValid() {
-			w.WriteHeader(http.StatusAccepted)
+		req, ok := requestOf(w, r)
+		if !ok {
 			return
 		}
 		id, _ := req.ID.MarshalJSON()
