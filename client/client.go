@@ -25,7 +25,7 @@ import (
 // connection, every [Subscription] and every goroutine the client started.
 type Client struct {
 	sess      *engine.Session                                                                 // written once by Connect
-	cfg       config                                                                          // frozen at Connect
+	cfg       *config                                                                         // frozen at Connect
 	key       string                                                                          // server key for the caches
 	eraKey    string                                                                          // era cache key; "" for none
 	hinted    bool                                                                            // written once by connect: negotiated from an era cache record
@@ -87,8 +87,8 @@ func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Clien
 	return c, nil
 }
 
-func connect(ctx context.Context, t, fallback transport.Transport, cfg config, key, eraKey string) (*Client, error) {
-	scfg, err := sessionConfig(&cfg)
+func connect(ctx context.Context, t, fallback transport.Transport, cfg *config, key, eraKey string) (*Client, error) {
+	scfg, err := sessionConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ type eraHintRec struct {
 // knows the server's info, instructions and capabilities); a stale or
 // incomplete modern record gives no hint, and the probe discovers again.
 func (c *Client) eraHint(ctx context.Context) (eraHintRec, time.Time) {
-	cfg := &c.cfg
+	cfg := c.cfg
 	if cfg.eraCache == nil || c.eraKey == "" || cfg.protocol != Auto {
 		return eraHintRec{}, time.Time{}
 	}

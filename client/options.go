@@ -214,11 +214,13 @@ var discardLogger = slog.New(slog.DiscardHandler)
 // defaultMaxPages bounds a listing walk (tests lower it).
 const defaultMaxPages = 1000
 
-func newConfig(opts []Option) config {
-	c := config{maxPages: defaultMaxPages}
+// newConfig applies opts to a new config; the Client keeps it (the
+// options' closures take its address, so it is on the heap anyway).
+func newConfig(opts []Option) *config {
+	c := &config{maxPages: defaultMaxPages}
 	for _, o := range opts {
 		if o != nil {
-			o.apply(&c)
+			o.apply(c)
 		}
 	}
 	if c.protocol == "" {
