@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sync"
 	"time"
 
@@ -164,7 +163,7 @@ type fileData struct {
 
 func (s *FileStore) read() (*fileData, error) {
 	var d fileData
-	b, err := os.ReadFile(s.Path)
+	b, err := atomicfile.Read(s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &d, nil
 	}

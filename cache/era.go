@@ -129,7 +129,7 @@ func NewFileEraStore(path string) EraStore { return &fileEras{path: path} }
 
 func (c *fileEras) readLocked() map[string]EraRecord {
 	m := map[string]EraRecord{}
-	b, err := os.ReadFile(c.path)
+	b, err := atomicfile.Read(c.path)
 	if err != nil {
 		return m
 	}

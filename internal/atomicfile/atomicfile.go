@@ -44,3 +44,10 @@ func Write(path string, b []byte) error {
 	ok = true
 	return nil
 }
+
+// Read reads path, a file that Write replaces. On Windows, opening it
+// while another process renames a replacement over it fails with a
+// sharing violation (or access denied) for that moment; Read retries that
+// for up to the time Write's rename waits for readers. Elsewhere it is
+// os.ReadFile.
+func Read(path string) ([]byte, error) { return read(path) }

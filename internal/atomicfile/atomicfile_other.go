@@ -9,3 +9,5 @@ func ownerOnly(f *os.File) error { return f.Chmod(0o600) }
 
 // replace renames tmp over path.
 func replace(tmp, path string) error { return os.Rename(tmp, path) }
+
+func read(path string) ([]byte, error) { return os.ReadFile(path) }

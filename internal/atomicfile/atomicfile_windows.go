@@ -47,10 +47,27 @@ const replaceTimeout = 2 * time.Second
 
 // replace renames tmp over path, retrying while path is held open.
 func replace(tmp, path string) error {
+	return retryHeld(func() error { return os.Rename(tmp, path) })
+}
+
+// read reads path, retrying while a replacement is renamed over it.
+func read(path string) ([]byte, error) {
+	var b []byte
+	err := retryHeld(func() (err error) {
+		b, err = os.ReadFile(path)
+		return err
+	})
+	return b, err
+}
+
+// retryHeld runs op until it succeeds, fails otherwise than with access
+// denied or a sharing violation (a file another process holds or is
+// replacing), or replaceTimeout has passed.
+func retryHeld(op func() error) error {
 	deadline := time.Now().Add(replaceTimeout)
 	wait := time.Millisecond
 	for {
-		err := os.Rename(tmp, path)
+		err := op()
 		if err == nil || !(errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_SHARING_VIOLATION)) || time.Now().After(deadline) {
 			return err
 		}

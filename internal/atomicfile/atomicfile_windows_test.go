@@ -87,3 +87,38 @@ func TestWriteWhileHeldOpen(t *testing.T) {
 		t.Errorf("ReadFile = %q, %v; want new", b, err)
 	}
 }
+
+// TestReadWhileHeldExclusively: another process holds the file without
+// sharing it (as during the rename of a replacement over it), which makes
+// opening it fail on Windows with a sharing violation; Read waits until
+// it is released instead of failing (the auth store's cross-process
+// refresh test met it under Wine).
+func TestReadWhileHeldExclusively(t *testing.T) {
+	path := filepath.Join(wintest.TempDir(t), "f.json")
+	if err := atomicfile.Write(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := windows.CreateFile(p, windows.GENERIC_READ, 0, nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(path); err == nil {
+		windows.CloseHandle(h)
+		t.Skip("this system shares a file opened with no sharing: nothing to wait for")
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		windows.CloseHandle(h)
+		close(released)
+	}()
+	b, err := atomicfile.Read(path)
+	<-released
+	if err != nil || string(b) != "old" {
+		t.Errorf("Read while the file was held = %q, %v; want old", b, err)
+	}
+}
