@@ -55,19 +55,20 @@ func sseAnswerServer(t *testing.T, hold func(ctx context.Context)) (*httptest.Se
 	return srv, &conns
 }
 
-// sseCalls makes n sequential requests on a new connection to url through
-// hc (nil: the default client), each answered by Read; after each Read it
-// calls after, when not nil.
-func sseCalls(t *testing.T, url string, n int, hc *http.Client, after func(i int)) {
+// sseCalls makes n sequential requests on a new connection to url (with
+// no legacy GET stream) in the era of version, each answered by Read;
+// after each Read it calls after, when not nil.
+func sseCalls(t *testing.T, url, version string, n int, after func(i int)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := (&transport.StreamableHTTP{URL: url, HTTPClient: hc}).Connect(ctx)
+	// No legacy GET stream: its own TCP connection is not what is counted.
+	c, err := (&transport.StreamableHTTP{URL: url, DisableGETStream: true}).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+	c.(transport.ProtocolVersionSetter).SetProtocolVersion(version)
 	for i := range n {
 		if err := c.Write(ctx, httpRequest(t, int64(i+1), "tools/call", map[string]any{"name": "echo"})); err != nil {
 			t.Fatalf("Write %d: %v", i, err)
@@ -86,7 +87,7 @@ func sseCalls(t *testing.T, url string, n int, hc *http.Client, after func(i int
 }
 
 // TestHTTPStreamConnectionReused checks that a response stream the server
-// ends right after its response, in a later write (as the go-sdk server
+// ends shortly after its response, in a later write (as the go-sdk server
 // does), is read to its end before the response is handed on, so that
 // the next request, made at once, reuses the TCP connection instead of
 // dialling a new one beside it. (Handed on before the end, the response
@@ -97,12 +98,21 @@ func sseCalls(t *testing.T, url string, n int, hc *http.Client, after func(i int
 // wait is bounded, TestHTTPStreamKeptOpenAfterResponse checks.
 func TestHTTPStreamConnectionReused(t *testing.T) {
 	t.Cleanup(transport.SetStreamDrainWait(time.Minute))
-	srv, conns := sseAnswerServer(t, func(context.Context) {})
-	sseCalls(t, srv.URL, 20, nil, nil)
-	if n := conns.Load(); n != 1 {
-		t.Errorf("20 sequential calls answered by event streams used %d TCP connections, want 1", n)
+	for _, version := range eraVersions {
+		t.Run(version, func(t *testing.T) {
+			// The end comes 5 ms after the response: a next request sent
+			// before it would find the connection busy and dial another.
+			srv, conns := sseAnswerServer(t, func(context.Context) { time.Sleep(5 * time.Millisecond) })
+			sseCalls(t, srv.URL, version, 20, nil)
+			if n := conns.Load(); n != 1 {
+				t.Errorf("20 sequential calls answered by event streams used %d TCP connections, want 1", n)
+			}
+		})
 	}
 }
+
+// eraVersions are a version of each era, for the tests that run in both.
+var eraVersions = []string{"2026-07-28", "2025-11-25"}
 
 // TestHTTPStreamsLinger checks that once a server kept a response stream
 // open past the drain's wait, the connection hands its responses on at
@@ -111,6 +121,12 @@ func TestHTTPStreamConnectionReused(t *testing.T) {
 // the drain to give up and cancel its stream).
 func TestHTTPStreamsLinger(t *testing.T) {
 	t.Cleanup(transport.SetStreamDrainWait(time.Second))
+	for _, version := range eraVersions {
+		t.Run(version, func(t *testing.T) { streamsLinger(t, version) })
+	}
+}
+
+func streamsLinger(t *testing.T, version string) {
 	release := make(chan struct{})
 	var released, cancelled atomic.Int64
 	var later atomic.Bool
@@ -126,7 +142,7 @@ func TestHTTPStreamsLinger(t *testing.T) {
 			cancelled.Add(1)
 		}
 	})
-	sseCalls(t, srv.URL, 4, nil, func(i int) {
+	sseCalls(t, srv.URL, version, 4, func(i int) {
 		if i == 0 {
 			return
 		}
@@ -156,7 +172,7 @@ func TestHTTPStreamKeptOpenAfterResponse(t *testing.T) {
 		case <-ctx.Done():
 		}
 	})
-	sseCalls(t, srv.URL, 3, nil, nil)
+	sseCalls(t, srv.URL, "2026-07-28", 3, nil)
 	if n := conns.Load(); n != 3 {
 		t.Errorf("3 calls whose streams stay open used %d TCP connections, want 3", n)
 	}
@@ -205,7 +221,7 @@ func TestHTTPHeaderFuncAddKeepsOtherHeaders(t *testing.T) {
 // every answer is taken by the writer never calls wake until Close, and
 // one whose answer goes to Read calls it first.
 func TestHTTPWakeReader(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
 		req, ok := requestOf(w, r)
 		if !ok {
 			return
@@ -213,8 +229,7 @@ func TestHTTPWakeReader(t *testing.T) {
 		id, _ := req.ID.MarshalJSON()
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
-	}))
-	t.Cleanup(srv.Close)
+	})
 	for _, taking := range []bool{true, false} {
 		t.Run(fmt.Sprint("taking=", taking), func(t *testing.T) {
 			ctx := t.Context()
