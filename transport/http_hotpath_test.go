@@ -230,10 +230,15 @@ func TestHTTPWakeReader(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
 	})
-	for _, taking := range []bool{true, false} {
-		t.Run(fmt.Sprint("taking=", taking), func(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		taking  bool
+	}{{eraVersions[0], true}, {eraVersions[0], false}, {eraVersions[1], true}, {eraVersions[1], false}} {
+		version, taking := tc.version, tc.taking
+		t.Run(fmt.Sprint(version, "/taking=", taking), func(t *testing.T) {
 			ctx := t.Context()
-			c, err := (&transport.StreamableHTTP{URL: srv.URL}).Connect(ctx)
+			// No legacy GET stream: its opening would be something to read.
+			c, err := (&transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true}).Connect(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +248,7 @@ func TestHTTPWakeReader(t *testing.T) {
 			if taking {
 				c.(transport.ResponseTaker).TakeResponses(func(*jsonrpc.Response) bool { took.Add(1); return true })
 			}
-			c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+			c.(transport.ProtocolVersionSetter).SetProtocolVersion(version)
 			for i := range 3 {
 				if err := c.Write(ctx, httpRequest(t, int64(i+1), "tools/call", map[string]any{"name": "echo"})); err != nil {
 					t.Fatal(err)
