@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/conduitmcp/conduit/client"
@@ -272,5 +275,47 @@ func TestReplayHTTPFailure(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReplayPOSTNotWritten: a POST whose connection cannot be made, for a
+// reason other than a refused dial (here the dialer's own error, as a
+// proxy or a TLS handshake would give), was not written: the call fails
+// as not sent, never as an outcome the server may have run, and the
+// server saw none of it. On Streamable HTTP in both eras and on HTTP+SSE,
+// whose event stream keeps its connection meanwhile.
+func TestReplayPOSTNotWritten(t *testing.T) {
+	cases := []struct {
+		tr, era string
+		p       client.Protocol
+	}{{tHTTP, "modern", client.Modern}, {tHTTP, "legacy", client.Legacy}, {tSSE, "legacy", client.Legacy}}
+	for _, tc := range cases {
+		t.Run(tc.tr+"/"+tc.era, func(t *testing.T) {
+			t.Parallel()
+			var refuse atomic.Bool
+			var dialer net.Dialer
+			ht := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if refuse.Load() {
+					return nil, errors.New("test: the proxy refused the connection")
+				}
+				return dialer.DialContext(ctx, network, addr)
+			}}
+			t.Cleanup(ht.CloseIdleConnections)
+			f := connect(t, tc.tr, testserver.Options{}, client.WithProtocol(tc.p),
+				client.WithHTTPClient(&http.Client{Transport: ht}), client.WithCallDefaults(client.WithReplay(client.ReplayAll)))
+			refuse.Store(true)
+			ht.CloseIdleConnections() // the next POST dials
+			_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "charge"})
+			if !errors.Is(err, client.ErrNotSent) || errors.Is(err, client.ErrOutcomeUnknown) {
+				t.Fatalf("CallTool = %v, want ErrNotSent and not ErrOutcomeUnknown", err)
+			}
+			if n := count(f.srv, "tools/call"); n != 0 {
+				t.Errorf("tools/call reached the server %d times, want 0", n)
+			}
+			refuse.Store(false)
+			if _, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}); err != nil {
+				t.Errorf("the next call: %v", err)
+			}
+		})
 	}
 }

@@ -27,6 +27,7 @@ type exchange struct {
 	sid     string     // legacy session id sent with it
 	st      *reqStream // registered for a request; nil otherwise
 	take    func(*jsonrpc.Response) bool
+	body    *postBody // the POST's, once built
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 }
@@ -40,7 +41,9 @@ type exchange struct {
 // the drain's bound. Either way the messages are delivered by Read (or
 // the ResponseTaker hook). Errors: ctx.Err(); [ErrClosed];
 // [*HTTPError] for a status outside 2xx, and for a request answered 2xx
-// with neither JSON nor an event stream (202 included); [*NetworkError];
+// with neither JSON nor an event stream (202 included); [*NetworkError]
+// (with Unsent set when the POST failed before its body was sent: a
+// connection closed meanwhile is then ErrClosed alone);
 // an error matching [context.Canceled] when [StreamCanceler.CancelStream]
 // abandoned the request before its headers arrived; the error of the
 // TokenSource or HeaderFunc. msg is encoded into a body of the
@@ -102,7 +105,7 @@ func (c *httpConn) write(ctx context.Context, msg jsonrpc.Message, mayDefer bool
 		timer.Stop()
 	}
 	if err != nil {
-		return c.abandon(x, inFlight(http.MethodPost, c.url, requestError(ctx, x.ctx, http.MethodPost, c.url, err)))
+		return c.abandon(x, postFailed(ctx, x.ctx, c.url, req, x.body, err))
 	}
 	return c.answer(ctx, x, resp, stop)
 }
@@ -117,9 +120,9 @@ func (closedInFlight) Error() string {
 
 func (closedInFlight) Is(target error) bool { return target == ErrClosed }
 
-// inFlight is the error of a POST that failed once http.Client.Do had
-// started: a connection closed meanwhile (ErrClosed) may have written the
-// request, so the server may have it. That is a [*NetworkError] (a
+// inFlight is the error of a POST that failed once its body was being
+// sent (see postFailed): a connection closed meanwhile (ErrClosed) may
+// have written the request, so the server may have it. That is a [*NetworkError] (a
 // request that may have been delivered) which still matches ErrClosed,
 // not ErrClosed alone (a request that was not written).
 func inFlight(op, url string, err error) error {
@@ -184,7 +187,7 @@ func (c *httpConn) exchangeDetached(x *exchange, req *http.Request) error {
 		timer.Stop()
 	}
 	if err != nil {
-		return c.abandon(x, inFlight(http.MethodPost, c.url, requestError(c.ctx, x.ctx, http.MethodPost, c.url, err)))
+		return c.abandon(x, postFailed(c.ctx, x.ctx, c.url, req, x.body, err))
 	}
 	return c.answer(c.ctx, x, resp, func() bool { return true })
 }
@@ -261,10 +264,11 @@ func (c *httpConn) abandon(x *exchange, err error) error {
 // newPOST builds the POST of x: the connection's headers, the era's
 // protocol headers, the context's request headers, then HeaderFunc.
 func (c *httpConn) newPOST(ctx context.Context, x *exchange, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(x.ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req, pb, err := newPostRequest(x.ctx, c.url, body)
 	if err != nil {
 		return nil, err
 	}
+	x.body = pb
 	hs := headersOf(req, 6)
 	if err := c.prepare(ctx, req, &hs, x.version, x.sid); err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -274,8 +273,10 @@ func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // Write POSTs msg to the endpoint; any 2xx (202 expected) is success.
-// Errors: ctx.Err(); [ErrClosed] (also once the event stream ended);
-// [*HTTPError]; [*NetworkError].
+// Errors: ctx.Err(); [ErrClosed] (also once the event stream ended, and
+// for a POST the close stopped before its body was sent); [*HTTPError];
+// [*NetworkError] (with Unsent set when the POST failed before its body
+// was sent).
 func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	body, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
@@ -283,7 +284,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	select {
 	case <-c.ended:
-		return c.endErr // the server is gone with its stream
+		return &endedError{end: c.endErr} // the server is gone with its stream: nothing sent
 	default:
 	}
 	if c.ctx.Err() != nil {
@@ -297,7 +298,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err // ended before the watch was set: sent, it could outrun the watch
 	}
 	ep := c.endpoint.String()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, ep, bytes.NewReader(body))
+	req, pb, err := newPostRequest(reqCtx, ep, body)
 	if err != nil {
 		return err
 	}
@@ -311,7 +312,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return inFlight(http.MethodPost, ep, requestError(ctx, reqCtx, http.MethodPost, ep, err))
+		return postFailed(ctx, reqCtx, ep, req, pb, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return newHTTPError(http.MethodPost, ep, resp)
@@ -319,6 +320,18 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	drain(resp.Body)
 	return nil
 }
+
+// endedError is Write's error once the event stream has ended: the
+// message was not sent. It matches [ErrClosed] and, unlike the stream's
+// own error, wraps no [*NetworkError], the error of a message that may
+// have been delivered.
+type endedError struct{ end error }
+
+func (e *endedError) Error() string {
+	return "transport: not sent, the event stream had ended: " + strings.TrimPrefix(e.end.Error(), "transport: ")
+}
+
+func (e *endedError) Is(target error) bool { return target == ErrClosed }
 
 // shutdown cancels the stream and joins the reader (Connect's failure
 // path and Close).

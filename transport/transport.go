@@ -335,6 +335,10 @@ type NetworkError struct {
 	URL string
 	// Err is the underlying error.
 	Err error
+	// Unsent reports that the request was not written, so no server has
+	// it: its connection failed before the request's body was sent (a
+	// POST whose dial failed or was still in progress).
+	Unsent bool
 }
 
 func (e *NetworkError) Error() string {

@@ -57,7 +57,9 @@
 //	------------------  ----------------------------------------------  ---------------------------------------  -------------------------------
 //	answered            a result; a JSON-RPC error                      never                                    -
 //	not written         held while not ready; the heal failed; Close    after the heal, any policy               not sent (ErrNotSent);
-//	                    the connection closed before the write                                                   Close: ErrClosed
+//	                    the connection closed before the write;                                                  Close: ErrClosed
+//	                    a POST whose connection failed before its
+//	                    body was sent (transport.NetworkError.Unsent)
 //	refused             HTTP 404 (unknown session) to its own POST      after the heal, any policy               not sent (ErrNotSent)
 //	                    HTTP 408, 429, 503                              after the wait (Config.Retry),           not sent (ErrNotSent, with
 //	                                                                    unless ReplayNone                        the HTTP error)

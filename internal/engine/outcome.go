@@ -21,7 +21,8 @@ type evidence uint8
 
 const (
 	// notWritten: never handed to a connection (queued while not ready,
-	// a heal that failed, a connection closed before the write).
+	// a heal that failed, a connection closed before the write), or a
+	// POST whose connection failed before its body was sent.
 	notWritten evidence = iota + 1
 	// refused: written, but the transport proves it was not taken (a
 	// refused dial; HTTP 404 for an unknown session to the request's own

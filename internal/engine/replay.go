@@ -108,16 +108,26 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 			s.postHeal(c.ref, err, false)
 			return nil, &ConnectionLostError{Method: c.method, Err: err}
 		}
-		if !dialFailed(err) {
-			// A POST whose connection broke after the request may have
-			// been written (a reset, no answer in time): the server may
-			// have run it. The next POST needs no healing.
-			return nil, &ConnectionLostError{Method: c.method, Err: err}
+		switch {
+		case dialFailed(err):
+			// A refused dial: no server saw the request.
+			return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true, Reason: "the connection to the server could not be made"}
+		case notWrittenPOST(err):
+			return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true, Reason: "the POST failed before the request was written"}
 		}
-		// A refused dial: no server saw the request.
-		return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true, Reason: "the connection to the server could not be made"}
+		// A POST whose connection broke after the request may have been
+		// written (a reset, no answer in time): the server may have run
+		// it. The next POST needs no healing.
+		return nil, &ConnectionLostError{Method: c.method, Err: err}
 	}
 	return nil, err
+}
+
+// notWrittenPOST reports a POST that failed before its request was
+// written (transport.NetworkError.Unsent).
+func notWrittenPOST(err error) bool {
+	ne, ok := errors.AsType[*transport.NetworkError](err)
+	return ok && ne.Unsent
 }
 
 // dialFailed reports a network error from before a request could be

@@ -1,0 +1,162 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// gatedDialer is the dialer of an HTTP client whose dials, once mode is
+// set, wait for their context or the test's end ("hold": a connection
+// still being made; net/http lets a dial go on after its request was
+// cancelled) or fail with an error of the dialer's own ("fail").
+type gatedDialer struct {
+	mode    chan string   // buffered, 1: the mode for the next dials
+	dialing chan struct{} // a held dial started
+	release chan struct{} // closed at the test's end
+}
+
+func newGatedDialer(t *testing.T) *gatedDialer {
+	g := &gatedDialer{mode: make(chan string, 1), dialing: make(chan struct{}, 8), release: make(chan struct{})}
+	t.Cleanup(func() { close(g.release) })
+	return g
+}
+
+func (g *gatedDialer) set(mode string) { g.mode <- mode }
+
+func (g *gatedDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var mode string
+	select {
+	case mode = <-g.mode:
+		g.mode <- mode
+	default:
+	}
+	switch mode {
+	case "hold":
+		g.dialing <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-g.release:
+			return nil, errors.New("test: ended")
+		}
+	case "fail":
+		return nil, errors.New("test: the proxy refused the connection")
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// notWrittenConns connects, through hc, a Streamable HTTP and an HTTP+SSE
+// connection to a server whose POST handler is post (the SSE server
+// streams the endpoint event and holds its stream).
+var notWrittenConns = []struct {
+	name    string
+	connect func(t *testing.T, hc *http.Client, post http.HandlerFunc) transport.Conn
+}{
+	{"streamable", func(t *testing.T, hc *http.Client, post http.HandlerFunc) transport.Conn {
+		srv := newHTTPServer(t, post)
+		return httpDial(t, &transport.StreamableHTTP{URL: srv.URL, HTTPClient: hc})
+	}},
+	{"sse", func(t *testing.T, hc *http.Client, post http.HandlerFunc) transport.Conn {
+		srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				post(w, r)
+				return
+			}
+			httpWriteSSE(w, "event: endpoint\ndata: /m\n\n")
+			<-r.Context().Done()
+		})
+		return httpDial(t, &transport.SSE{URL: srv.URL, HTTPClient: hc})
+	}},
+}
+
+// TestPOSTNotWritten: a POST whose connection was still being made when
+// the connection closed, or could not be made, was not written, and its
+// Write says so: ErrClosed without a [*transport.NetworkError] (the
+// error of a request that may have been delivered), or a NetworkError
+// with Unsent set; a POST whose body reached the server before its
+// connection broke is a NetworkError without Unsent. Nothing is told
+// "in flight" that never left the client.
+func TestPOSTNotWritten(t *testing.T) {
+	written := func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		conn.Close() // the request arrived whole; no answer
+	}
+	for _, tc := range notWrittenConns {
+		t.Run(tc.name+"/closed-while-dialing", func(t *testing.T) {
+			g := newGatedDialer(t)
+			hc := &http.Client{Transport: &http.Transport{DialContext: g.dial}}
+			c := tc.connect(t, hc, func(w http.ResponseWriter, r *http.Request) {
+				t.Error("a POST reached the server")
+			})
+			g.set("hold")
+			done := make(chan error, 1)
+			go func() { done <- c.Write(httpCtx(t), httpRequest(t, 1, "tools/call", nil)) }()
+			<-g.dialing
+			c.Close()
+			err := <-done
+			if _, ok := errors.AsType[*transport.NetworkError](err); ok || !errors.Is(err, transport.ErrClosed) {
+				t.Fatalf("Write = %v, want ErrClosed and no *NetworkError (the POST was never written)", err)
+			}
+		})
+		t.Run(tc.name+"/dial-failed", func(t *testing.T) {
+			g := newGatedDialer(t)
+			hc := &http.Client{Transport: &http.Transport{DialContext: g.dial}}
+			c := tc.connect(t, hc, func(w http.ResponseWriter, r *http.Request) {
+				t.Error("a POST reached the server")
+			})
+			g.set("fail")
+			err := c.Write(httpCtx(t), httpRequest(t, 1, "tools/call", nil))
+			if ne, ok := errors.AsType[*transport.NetworkError](err); !ok || !ne.Unsent {
+				t.Fatalf("Write = %v, want a *NetworkError with Unsent", err)
+			}
+		})
+		t.Run(tc.name+"/written-then-lost", func(t *testing.T) {
+			hc := &http.Client{Transport: &http.Transport{}}
+			c := tc.connect(t, hc, written)
+			err := c.Write(httpCtx(t), httpRequest(t, 1, "tools/call", nil))
+			if ne, ok := errors.AsType[*transport.NetworkError](err); !ok || ne.Unsent {
+				t.Fatalf("Write = %v, want a *NetworkError without Unsent (the server had the request)", err)
+			}
+		})
+	}
+}
+
+// TestSSEWriteAfterStreamBroke: once the event stream broke, Write sends
+// nothing and its error, matching ErrClosed, wraps no *NetworkError: the
+// stream's network error says nothing of this message, which never left.
+func TestSSEWriteAfterStreamBroke(t *testing.T) {
+	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			t.Error("POST after the stream broke")
+			return
+		}
+		httpWriteSSE(w, "event: endpoint\ndata: /m\n\n")
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		conn.Close() // mid-stream: no final chunk
+	})
+	c := httpDial(t, &transport.SSE{URL: srv.URL})
+	_, err := c.Read(httpCtx(t))
+	if _, ok := errors.AsType[*transport.NetworkError](err); !ok {
+		t.Fatalf("Read = %v, want the stream's *NetworkError", err)
+	}
+	err = c.Write(httpCtx(t), httpRequest(t, 1, "ping", nil))
+	if _, ok := errors.AsType[*transport.NetworkError](err); ok || !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("Write = %v, want ErrClosed and no *NetworkError", err)
+	}
+}
