@@ -1,8 +1,10 @@
 package conduittest_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -300,7 +302,10 @@ func mOptions(era conduittest.Era, p client.ReplayPolicy, events *eventLog) []cl
 func runCell(t *testing.T, tr mTransport, era conduittest.Era, pt mPoint, faults []conduittest.Fault, p client.ReplayPolicy, tool mTool) {
 	srv := conduittest.NewServer(t, conduittest.WithEra(era))
 	var events eventLog
-	c := connect(t, srv, tr.name, mOptions(era, p, &events)...)
+	// The client's log, shown when the outcome is not the rule's.
+	var clog logBuffer
+	opts := append(mOptions(era, p, &events), client.WithLogger(slog.New(slog.NewTextHandler(&clog, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	c := connect(t, srv, tr.name, opts...)
 	if tool.listed {
 		for _, err := range c.Tools(testCtx(t)) {
 			if err != nil {
@@ -330,9 +335,12 @@ func runCell(t *testing.T, tr mTransport, era conduittest.Era, pt mPoint, faults
 		t.Fatalf("the call did not return within its context: %v", err)
 	}
 	w := oracle(pt, p, tool)
-	check(t, w, res, err)
+	ok := check(t, w, res, err)
 	if runs := srv.Executions(tool.name); runs != w.runs {
 		t.Errorf("the tool ran %d times on the server, want %d (events: %s)", runs, w.runs, events.String())
+	}
+	if !ok {
+		t.Fatalf("events: %s\nclient log:\n%s", events.String(), clog.String())
 	}
 	if w.unknown && !events.wait("replay-refused") {
 		t.Errorf("no replay-refused event for an outcome-unknown call (events: %s)", events.String())
@@ -356,28 +364,36 @@ func runCell(t *testing.T, tr mTransport, era conduittest.Era, pt mPoint, faults
 	nextCall(t, srv, c, tr, era, p)
 }
 
-// check asserts the call's result or error against w.
-func check(t *testing.T, w want, res interface{ Text() string }, err error) {
+// check asserts the call's result or error against w and reports whether
+// they match.
+func check(t *testing.T, w want, res interface{ Text() string }, err error) bool {
 	t.Helper()
 	switch {
 	case w.ok:
 		if err != nil {
-			t.Fatalf("CallTool = %v, want a result", err)
+			t.Errorf("CallTool = %v, want a result", err)
+			return false
 		}
 	case err == nil:
-		t.Fatalf("CallTool = %q, want an error (unknown %v, not sent %v)", res.Text(), w.unknown, w.notSent)
+		t.Errorf("CallTool = %q, want an error (unknown %v, not sent %v)", res.Text(), w.unknown, w.notSent)
+		return false
 	}
+	ok := true
 	if errors.Is(err, client.ErrOutcomeUnknown) != w.unknown {
 		t.Errorf("CallTool = %v; matches ErrOutcomeUnknown %v, want %v", err, !w.unknown, w.unknown)
+		ok = false
 	}
 	if errors.Is(err, client.ErrNotSent) != w.notSent {
 		t.Errorf("CallTool = %v; matches ErrNotSent %v, want %v", err, !w.notSent, w.notSent)
+		ok = false
 	}
 	if w.unknown {
 		if twice := strings.Contains(err.Error(), "2 attempts may have run"); twice != (w.attempts == 2) {
 			t.Errorf("CallTool = %v; says 2 attempts may have run: %v, want %d attempts", err, twice, w.attempts)
+			ok = false
 		}
 	}
+	return ok
 }
 
 // goDown takes the server down for good and, on a transport whose
@@ -489,4 +505,22 @@ func (l *eventLog) String() string {
 		b.WriteString("; ")
 	}
 	return b.String()
+}
+
+// logBuffer collects the client's log; its goroutines write to it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
