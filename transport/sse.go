@@ -321,18 +321,6 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return nil
 }
 
-// endedError is Write's error once the event stream has ended: the
-// message was not sent. It matches [ErrClosed] and, unlike the stream's
-// own error, wraps no [*NetworkError], the error of a message that may
-// have been delivered.
-type endedError struct{ end error }
-
-func (e *endedError) Error() string {
-	return "transport: not sent, the event stream had ended: " + strings.TrimPrefix(e.end.Error(), "transport: ")
-}
-
-func (e *endedError) Is(target error) bool { return target == ErrClosed }
-
 // shutdown cancels the stream and joins the reader (Connect's failure
 // path and Close).
 func (c *sseConn) shutdown() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -325,6 +326,19 @@ type MessageTooLargeError struct {
 func (e *MessageTooLargeError) Error() string {
 	return fmt.Sprintf("transport: message larger than the limit of %d bytes", e.Limit)
 }
+
+// endedError is Write's error once the connection is known to have ended
+// before the write (HTTP+SSE: its event stream ended; WebSocket: its
+// reader failed): the message was not sent. It matches [ErrClosed] and,
+// unlike the error the connection ended with, wraps no [*NetworkError],
+// the error of a message that may have been delivered.
+type endedError struct{ end error }
+
+func (e *endedError) Error() string {
+	return "transport: not sent, the connection had ended: " + strings.TrimPrefix(e.end.Error(), "transport: ")
+}
+
+func (e *endedError) Is(target error) bool { return target == ErrClosed }
 
 // NetworkError wraps a failure to reach the server (dial, reset, TLS). It
 // is distinct from [HTTPError], which is an answer from the server.

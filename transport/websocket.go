@@ -324,7 +324,9 @@ func (c *wsConn) pingLoop(interval time.Duration) {
 
 // Write implements [Conn]: one text message per JSON-RPC message. If ctx
 // ends while the message is being sent, coder/websocket drops the
-// connection (a half-sent message cannot be taken back).
+// connection (a half-sent message cannot be taken back). Once the reader
+// saw the connection end, Write sends nothing and fails with an error
+// matching [ErrClosed] that wraps no [*NetworkError].
 func (c *wsConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case c.wlock <- struct{}{}:
@@ -336,6 +338,12 @@ func (c *wsConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	defer func() { <-c.wlock }()
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	select {
+	case <-c.readDone:
+		// The connection failed before this write: nothing of it leaves.
+		return &endedError{end: c.readErr}
+	default:
 	}
 	b, err := jsonrpc.AppendMessage(c.wbuf[:0], msg)
 	if err != nil {

@@ -172,6 +172,24 @@ func TestWebSocketServerClose(t *testing.T) {
 	}
 }
 
+// TestWebSocketWriteAfterConnectionBroke: once the reader saw the
+// connection drop (a network error, no close handshake), Write sends
+// nothing and its error, matching ErrClosed, wraps no *NetworkError: the
+// read's network error says nothing of this message, which never left.
+func TestWebSocketWriteAfterConnectionBroke(t *testing.T) {
+	srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
+		ws.CloseNow() // drops the TCP connection
+	})
+	c := connect(t, &transport.WebSocket{URL: srv.URL})
+	if _, ok := errors.AsType[*transport.NetworkError](readErr(t, c)); !ok {
+		t.Fatal("Read() after the drop: want the connection's *NetworkError")
+	}
+	err := c.Write(t.Context(), request(t, 1, "echo", nil))
+	if _, ok := errors.AsType[*transport.NetworkError](err); ok || !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("Write() after the drop = %v, want ErrClosed and no *NetworkError", err)
+	}
+}
+
 func TestWebSocketHandshakeRejected(t *testing.T) {
 	tests := []struct {
 		name   string
