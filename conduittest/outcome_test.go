@@ -98,10 +98,14 @@ var mPoints = []mPoint{
 // Cells the matrix leaves out, with why (the spec or the transport makes
 // them impossible, or another cell covers them exactly):
 //
-//   - "during the write": a write that breaks part-way leaves the client
-//     with the same evidence as one that completed (possibly delivered:
-//     the transports report the same broken connection), and pipes cannot
-//     be cut mid-message from the server side; "no-answer" is that cell.
+//   - "during the write": pipes cannot be cut mid-message from the server
+//     side. A line-framed write that broke once all of the message but
+//     its newline had left is possibly delivered, the "no-answer" cell's
+//     evidence; a shorter part is no message, not written (both:
+//     transport's TestStreamWriteCut). A WebSocket or HTTP write that
+//     broke part-way is possibly delivered, as "no-answer"; an HTTP POST
+//     that failed before its body was read is not written
+//     (TestPOSTNotWritten, client's TestReplayPOSTNotWritten).
 //   - "resume-404", "resumed", "refused-404": resumption GETs and session
 //     ids exist only on legacy Streamable HTTP.
 //   - "refused-503", "refused-405": an HTTP status to the request's own

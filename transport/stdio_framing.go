@@ -289,7 +289,9 @@ func answerError(err error) *jsonrpc.DecodeError {
 // Write implements [Conn]. ctx bounds the wait for the write lock and the
 // write itself. A write cancelled after part of the line went out leaves
 // the stream unusable: every later Write fails with an error matching
-// [ErrClosed].
+// [ErrClosed]. A write that fails matches ErrClosed too: when all of the
+// message but perhaps its newline had left, as a [*NetworkError] (the
+// peer may have it); otherwise without one (no whole message left).
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case c.wlock <- struct{}{}:
@@ -339,6 +341,12 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		} else {
 			c.werr = closedBy(err)
 		}
+	}
+	if n >= len(b)-1 {
+		// All of the message but perhaps its newline left: a server
+		// that decodes JSON as it arrives may have it. A shorter part
+		// is not a message, and later Writes send nothing.
+		return &NetworkError{Op: "write", URL: c.kind, Err: c.werr}
 	}
 	return c.werr
 }
