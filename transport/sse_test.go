@@ -137,19 +137,37 @@ func TestSSEServerEndsStream(t *testing.T) {
 	}
 }
 
+// TestSSEWriteAfterStreamEnded: once the event stream ended, whether the
+// server ended it or it broke, Write sends nothing, and its error
+// matches ErrClosed and wraps no *NetworkError: a broken stream's network
+// error says nothing of this message, which never left.
 func TestSSEWriteAfterStreamEnded(t *testing.T) {
-	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			t.Error("POST after the stream ended")
-			return
-		}
-		httpWriteSSE(w, "event: endpoint\ndata: /m\n\n")
-	})
-	c := httpDial(t, &transport.SSE{URL: srv.URL})
-	if _, err := c.Read(httpCtx(t)); !errors.Is(err, transport.ErrClosed) {
-		t.Fatalf("Read = %v, want ErrClosed", err)
-	}
-	if err := c.Write(httpCtx(t), httpRequest(t, 1, "ping", nil)); !errors.Is(err, transport.ErrClosed) {
-		t.Fatalf("Write = %v, want ErrClosed", err)
+	for _, broke := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ended", true: "broke"}[broke], func(t *testing.T) {
+			srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					t.Error("POST after the stream ended")
+					return
+				}
+				httpWriteSSE(w, "event: endpoint\ndata: /m\n\n")
+				if broke {
+					conn, _, err := http.NewResponseController(w).Hijack()
+					if err != nil {
+						t.Errorf("hijack: %v", err)
+						return
+					}
+					conn.Close() // mid-stream: no final chunk
+				}
+			})
+			c := httpDial(t, &transport.SSE{URL: srv.URL})
+			_, err := c.Read(httpCtx(t))
+			if _, isNet := errors.AsType[*transport.NetworkError](err); !errors.Is(err, transport.ErrClosed) || isNet != broke {
+				t.Fatalf("Read = %v, want ErrClosed, with a *NetworkError only when the stream broke", err)
+			}
+			err = c.Write(httpCtx(t), httpRequest(t, 1, "ping", nil))
+			if _, ok := errors.AsType[*transport.NetworkError](err); ok || !errors.Is(err, transport.ErrClosed) {
+				t.Fatalf("Write = %v, want ErrClosed and no *NetworkError", err)
+			}
+		})
 	}
 }
