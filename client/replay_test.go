@@ -281,9 +281,10 @@ func TestReplayHTTPFailure(t *testing.T) {
 // TestReplayPOSTNotWritten: a POST whose connection cannot be made, for a
 // reason other than a refused dial (here the dialer's own error, as a
 // proxy or a TLS handshake would give), was not written: the call fails
-// as not sent, never as an outcome the server may have run, and the
-// server saw none of it. On Streamable HTTP in both eras and on HTTP+SSE,
-// whose event stream keeps its connection meanwhile.
+// as not sent, never as an outcome the server may have run, the server
+// saw none of it, and, as after a refused dial, it is not sent again at
+// once (one dial). On Streamable HTTP in both eras and on HTTP+SSE, whose
+// event stream keeps its connection meanwhile.
 func TestReplayPOSTNotWritten(t *testing.T) {
 	cases := []struct {
 		tr, era string
@@ -293,9 +294,11 @@ func TestReplayPOSTNotWritten(t *testing.T) {
 		t.Run(tc.tr+"/"+tc.era, func(t *testing.T) {
 			t.Parallel()
 			var refuse atomic.Bool
+			var refused atomic.Int32
 			var dialer net.Dialer
 			ht := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				if refuse.Load() {
+					refused.Add(1)
 					return nil, errors.New("test: the proxy refused the connection")
 				}
 				return dialer.DialContext(ctx, network, addr)
@@ -303,6 +306,7 @@ func TestReplayPOSTNotWritten(t *testing.T) {
 			t.Cleanup(ht.CloseIdleConnections)
 			f := connect(t, tc.tr, testserver.Options{}, client.WithProtocol(tc.p),
 				client.WithHTTPClient(&http.Client{Transport: ht}), client.WithCallDefaults(client.WithReplay(client.ReplayAll)))
+			drainTools(t, f.c) // a request answered: the legacy initialized too
 			refuse.Store(true)
 			ht.CloseIdleConnections() // the next POST dials
 			_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "charge"})
@@ -311,6 +315,9 @@ func TestReplayPOSTNotWritten(t *testing.T) {
 			}
 			if n := count(f.srv, "tools/call"); n != 0 {
 				t.Errorf("tools/call reached the server %d times, want 0", n)
+			}
+			if n := refused.Load(); n != 1 {
+				t.Errorf("%d dials for the call, want 1", n)
 			}
 			refuse.Store(false)
 			if _, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}); err != nil {

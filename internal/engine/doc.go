@@ -57,13 +57,14 @@
 //	------------------  ----------------------------------------------  ---------------------------------------  -------------------------------
 //	answered            a result; a JSON-RPC error                      never                                    -
 //	not written         held while not ready; the heal failed; Close    after the heal, any policy               not sent (ErrNotSent);
-//	                    the connection closed before the write;                                                  Close: ErrClosed
-//	                    a POST whose connection failed before its
-//	                    body was sent (transport.NetworkError.Unsent)
+//	                    the connection closed before the write                                                   Close: ErrClosed
 //	refused             HTTP 404 (unknown session) to its own POST      after the heal, any policy               not sent (ErrNotSent)
 //	                    HTTP 408, 429, 503                              after the wait (Config.Retry),           not sent (ErrNotSent, with
 //	                                                                    unless ReplayNone                        the HTTP error)
-//	                    a refused dial; HTTP 405 to its own POST        no (nothing heals it)                    not sent (ErrNotSent)
+//	                    a refused dial, or a POST whose connection      no (nothing heals it)                    not sent (ErrNotSent)
+//	                    failed before its body was sent
+//	                    (transport.NetworkError.Unsent); HTTP 405 to
+//	                    its own POST
 //	possibly delivered  written, wholly or in part, then the process,   once, if the policy allows: ReplayAll;   ErrOutcomeUnknown, with the
 //	                    connection or response stream was lost          ReplaySafe for a read-only method        attempts that may have run
 //	                    (whatever a resumption GET says afterwards);    ([ReadOnlyMethod]), Idempotent, or

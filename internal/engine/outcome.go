@@ -21,11 +21,11 @@ type evidence uint8
 
 const (
 	// notWritten: never handed to a connection (queued while not ready,
-	// a heal that failed, a connection closed before the write), or a
-	// POST whose connection failed before its body was sent.
+	// a heal that failed, a connection closed before the write).
 	notWritten evidence = iota + 1
 	// refused: written, but the transport proves it was not taken (a
-	// refused dial; HTTP 404 for an unknown session to the request's own
+	// refused dial, a POST whose connection failed before its body was
+	// sent; HTTP 404 for an unknown session to the request's own
 	// POST; HTTP 408, 429 or 503).
 	refused
 	// maybeDelivered: written, wholly or in part, and the connection,

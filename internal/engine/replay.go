@@ -104,16 +104,14 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 	}
 	if netErr {
 		if !perRequest(c.ref.kind) {
-			// A stream connection (WebSocket) that broke under the write.
+			// A stream connection (WebSocket; a line-framed stream cut
+			// after all of the message) that broke under the write.
 			s.postHeal(c.ref, err, false)
 			return nil, &ConnectionLostError{Method: c.method, Err: err}
 		}
-		switch {
-		case dialFailed(err):
-			// A refused dial: no server saw the request.
+		if dialFailed(err) {
+			// No connection, no server saw the request.
 			return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true, Reason: "the connection to the server could not be made"}
-		case notWrittenPOST(err):
-			return nil, &ConnectionLostError{Method: c.method, Err: err, Unsent: true, Reason: "the POST failed before the request was written"}
 		}
 		// A POST whose connection broke after the request may have been
 		// written (a reset, no answer in time): the server may have run
@@ -123,18 +121,15 @@ func (s *Session) writeFailed(c *call, err error) (*jsonrpc.Response, error) {
 	return nil, err
 }
 
-// notWrittenPOST reports a POST that failed before its request was
-// written (transport.NetworkError.Unsent).
-func notWrittenPOST(err error) bool {
-	ne, ok := errors.AsType[*transport.NetworkError](err)
-	return ok && ne.Unsent
-}
-
 // dialFailed reports a network error from before a request could be
 // written: the connection could not be made (refused, unreachable, a
-// name that does not resolve).
+// name that does not resolve, or any failure of a POST before its body
+// was sent: transport.NetworkError.Unsent).
 func dialFailed(err error) bool {
 	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "dial" {
+		return true
+	}
+	if ne, ok := errors.AsType[*transport.NetworkError](err); ok && ne.Unsent {
 		return true
 	}
 	_, ok := errors.AsType[*net.DNSError](err)
