@@ -245,6 +245,11 @@ func TestReplayHTTPFailure(t *testing.T) {
 		{name: "reset-idempotent-replayed", fault: reset, tool: "structured", args: map[string]any{"city": "Oslo"}, retried: true},
 		{name: "reset-per-call-opt-in", fault: reset, tool: "echo", args: map[string]any{"text": "x"},
 			callOpts: []client.CallOption{client.WithReplay(client.ReplayAll)}, retried: true},
+		// A success status without a response: taken, may run, and a
+		// replay would meet the same, whatever the policy.
+		{name: "202-unknown-never-replayed", fault: status(202), kind: client.KindHTTP, tool: "add", args: map[string]any{"a": 1, "b": 2},
+			callOpts: []client.CallOption{client.WithReplay(client.ReplayAll)}},
+		{name: "204-unknown", fault: status(204), kind: client.KindHTTP, tool: "echo", args: map[string]any{"text": "charge"}},
 	}
 	for _, era := range allEras {
 		for _, tt := range tests {

@@ -69,6 +69,7 @@
 //	                    connection or response stream was lost          ReplaySafe for a read-only method        attempts that may have run
 //	                    (whatever a resumption GET says afterwards);    ([ReadOnlyMethod]), Idempotent, or
 //	                    HTTP 500, 502, 504 and the other 5xx            CallOptions.Safety (a tool's annotations)
+//	                    a 2xx without a response to its own POST        no (the server would answer the same)
 //
 // A re-sent request is classified again: a replay that is possibly
 // delivered and lost is [ErrOutcomeUnknown] whatever the policy, with

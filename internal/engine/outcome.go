@@ -30,20 +30,20 @@ const (
 	refused
 	// maybeDelivered: written, wholly or in part, and the connection,
 	// process or stream was lost before an answer (whatever a resumption
-	// GET said afterwards), or an HTTP 5xx that does not say the request
-	// was not taken.
+	// GET said afterwards), an HTTP 5xx that does not say the request
+	// was not taken, or a 2xx without a response to it.
 	maybeDelivered
 )
 
 // loss is one attempt's loss as classified: its evidence, the evidence in
-// words for events and errors, and for a refusal whether the server asked
-// for a wait (408, 429, 503) and for a refused dial that there is nothing
-// to wait for.
+// words for events and errors, for a refusal whether the server asked for
+// a wait (408, 429, 503), and whether sending again would meet the same
+// (a refused dial, a 405; a 2xx without a response).
 type loss struct {
 	ev    evidence
 	why   string
 	wait  *transport.HTTPError // refused with a status to back off on
-	final bool                 // refused with no heal to wait for (a refused dial)
+	final bool                 // sending again would meet the same: never re-sent
 }
 
 // lostAttempt is the attempt of a call that may have run: its loss and
@@ -104,6 +104,13 @@ func classify(err error) (loss, bool) {
 		// same refusal.
 		return loss{ev: refused, why: "the server answered HTTP 405 to the request's own POST", final: true}, true
 	}
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Method == http.MethodPost && he.StatusCode >= 200 && he.StatusCode <= 299 {
+		// A success status without a response to the request's own POST
+		// (202 Accepted, 204, a body that is neither JSON nor an event
+		// stream): the server took the request and may run it, but did
+		// not answer it, and would answer a replay the same way.
+		return loss{ev: maybeDelivered, why: "the server answered HTTP " + strconv.Itoa(he.StatusCode) + " to the request's own POST without a response", final: true}, true
+	}
 	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.Retryable() {
 		status := strconv.Itoa(he.StatusCode)
 		if untakenStatus(he.StatusCode) {
@@ -141,14 +148,17 @@ func (s *Session) outcome(ctx context.Context, cs *callState, o *CallOptions, l 
 	if l.ev == maybeDelivered {
 		cs.maybeRan++
 		cs.lost = lostAttempt{err: err, why: l.why}
-		if cs.maybeRan == 1 {
+		switch {
+		case l.final:
+			l.why += "; not sent again: the server would answer it the same way"
+		case cs.maybeRan == 1:
 			replay, why := s.replayable(ctx, cs, o)
 			if replay {
 				cs.lost.why += "; sent again: " + why
 				return s.replay(ctx, cs, o, l, err, why)
 			}
 			l.why += "; not sent again: " + why
-		} else {
+		default:
 			l.why += "; not sent again: the replay was lost too"
 		}
 		s.log.Info("not re-sending a request that the server may have executed", "method", method, "attempts", cs.maybeRan, "why", l.why)
