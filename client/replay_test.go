@@ -331,3 +331,23 @@ func TestReplayPOSTNotWritten(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayInitializedFailed: a legacy Streamable HTTP server that fails
+// notifications/initialized (HTTP 500, twice: its own POST, then the
+// re-send before the next request) never saw the call that had to wait
+// for it: the call is not counted as possibly run; the session is
+// initialized again and the call goes out then, once.
+func TestReplayInitializedFailed(t *testing.T) {
+	fault := testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: "notifications/initialized", Status: 500, Times: 2}
+	f := connect(t, tHTTP, testserver.Options{Faults: []testserver.Fault{fault}}, client.WithProtocol(client.Legacy))
+	res, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "charge"})
+	if err != nil {
+		t.Fatalf("CallTool = %v, want its result after the session was initialized again", err)
+	}
+	if got := res.Text(); got != "charge" {
+		t.Errorf("CallTool = %q, want %q", got, "charge")
+	}
+	if n := count(f.srv, "tools/call"); n != 1 {
+		t.Errorf("tools/call reached the server %d times, want 1", n)
+	}
+}

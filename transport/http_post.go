@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +55,10 @@ type exchange struct {
 // the exception: Write returns once its POST is built, and the POST runs
 // on (bounded by the response-header timeout and Close, not ctx); every
 // later Write waits for its answer first, so that the server has it
-// before anything else (see initWait).
+// before anything else (see initWait). When it failed and fails again
+// when sent anew, that Write sends nothing and fails with an error
+// matching ErrClosed that wraps no [*NetworkError] or [*HTTPError] (the
+// session must be initialized anew; the message never left).
 func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := c.awaitInitialized(ctx); err != nil {
 		return err
@@ -143,8 +147,9 @@ func noWatch() bool { return true }
 // before anything else the client sends — over HTTP each POST is its own
 // exchange, which a server may handle in any order — so every later
 // Write waits for its answer, and when that was a failure sends it again
-// first (its error is then that Write's: the message was not sent); a
-// session that expired meanwhile fails that Write with the expiry.
+// first (when that fails too, the Write fails with initFailedError: its
+// message was not sent); a session that expired meanwhile fails that
+// Write with the expiry.
 type initWait struct {
 	answered chan struct{} // closed once the POST has its answer
 	err      error         // the POST's failure; written before answered closes
@@ -228,10 +233,31 @@ func (c *httpConn) awaitInitialized(ctx context.Context) error {
 		return err // our own encoding: cannot happen
 	}
 	if err := c.write(ctx, msg, false); err != nil {
-		return err
+		if ctx.Err() != nil || errors.Is(err, ErrClosed) && !isNetworkError(err) {
+			return err
+		}
+		return &initFailedError{err: err}
 	}
 	c.initWait.CompareAndSwap(w, nil)
 	return nil
+}
+
+// initFailedError is the error of a Write that sent nothing because the
+// legacy notifications/initialized that had to go first failed again. It
+// matches [ErrClosed], as the Write of a connection whose session must be
+// initialized anew, and wraps nothing that says a message may have been
+// delivered: the initialized failure is in its text only.
+type initFailedError struct{ err error }
+
+func (e *initFailedError) Error() string {
+	return "transport: not sent: notifications/initialized, which must go first, failed: " + strings.TrimPrefix(e.err.Error(), "transport: ")
+}
+
+func (e *initFailedError) Is(target error) bool { return target == ErrClosed }
+
+func isNetworkError(err error) bool {
+	_, ok := errors.AsType[*NetworkError](err)
+	return ok
 }
 
 // begin fills x for msg with a snapshot of the connection's era and

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"github.com/conduitmcp/conduit/transport"
@@ -131,5 +132,37 @@ func TestPOSTNotWritten(t *testing.T) {
 				t.Fatalf("Write = %v, want a *NetworkError without Unsent (the server had the request)", err)
 			}
 		})
+	}
+}
+
+// TestHTTPInitializedFailedTwice: a legacy notifications/initialized that
+// the server fails (HTTP 500), and fails again when the next Write sends
+// it anew first: that Write sends nothing of its own message and fails
+// with an error matching ErrClosed that wraps no *NetworkError or
+// *HTTPError (those say a message may have been delivered, or answered).
+func TestHTTPInitializedFailedTwice(t *testing.T) {
+	var requests atomic.Int32
+	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+		req := httpReadRequest(t, r)
+		switch {
+		case req.Method == "initialize":
+			httpWriteJSON(w, 200, httpResult(req.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`))
+		case req.IsNotification():
+			http.Error(w, "no", http.StatusInternalServerError)
+		default:
+			requests.Add(1)
+			httpWriteJSON(w, 200, httpResult(req.ID, `{}`))
+		}
+	})
+	c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true})
+	httpInitialize(t, c)
+	err := c.Write(httpCtx(t), httpRequest(t, 2, "tools/call", nil))
+	_, isNet := errors.AsType[*transport.NetworkError](err)
+	_, isHTTP := errors.AsType[*transport.HTTPError](err)
+	if !errors.Is(err, transport.ErrClosed) || isNet || isHTTP {
+		t.Fatalf("Write = %v, want ErrClosed and neither a *NetworkError nor an *HTTPError", err)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the server got %d requests, want 0", n)
 	}
 }
