@@ -221,12 +221,15 @@ var (
 	// and the client did not send it again without consent (see
 	// [ReplayPolicy]), or its one replay was lost too ("2 attempts may
 	// have run") or could not be sent. The connection heals for the next
-	// call.
+	// call. A call that its context, a request timeout or Close ended
+	// without an answer after it was written matches it too (beside
+	// context.Canceled, KindTimeout or ErrClosed).
 	ErrOutcomeUnknown = errors.New("client: outcome unknown: the server may have executed the request")
 	// ErrNotSent is matched when a request ended without an answer and
 	// no server saw it: it was never written (the server was down and
-	// could not be restarted or reached) or the transport proved it was
-	// not taken, and it could not be sent again. It never matches
+	// could not be restarted or reached; its context, a request timeout
+	// or Close ended it before it was written) or the transport proved
+	// it was not taken, and it could not be sent again. It never matches
 	// together with [ErrOutcomeUnknown]: the request did not run.
 	ErrNotSent = errors.New("client: request not sent")
 	// ErrAuthRequired is matched by a failure of authorization (see

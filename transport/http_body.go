@@ -65,16 +65,22 @@ func (b *postBody) written(req *http.Request, err error) bool {
 // whose http.Client.Do failed with err (ctx the caller's, reqCtx the
 // request's: see requestError). A POST that was not written (see
 // postBody) fails with ErrClosed when the connection closed meanwhile and
-// otherwise with a [*NetworkError] whose Unsent is set, never with one
-// that says the request was in flight.
+// otherwise with a [*NetworkError] whose Unsent is set (wrapping ctx's
+// error when ctx ended it), never with one that says the request was in
+// flight.
 func postFailed(ctx, reqCtx context.Context, endpoint string, req *http.Request, body *postBody, err error) error {
 	written := body.written(req, err)
 	err = requestError(ctx, reqCtx, http.MethodPost, endpoint, err)
 	if written {
 		return inFlight(http.MethodPost, endpoint, err)
 	}
-	if ne, ok := err.(*NetworkError); ok {
+	switch ne, ok := err.(*NetworkError); {
+	case ok:
 		ne.Unsent = true
+	case ctx.Err() != nil && err == ctx.Err():
+		// The caller's context ended it before it was sent: say so,
+		// still matching the context's error.
+		return &NetworkError{Op: http.MethodPost, URL: endpoint, Err: err, Unsent: true}
 	}
 	return err
 }

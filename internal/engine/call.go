@@ -52,6 +52,9 @@ type call struct {
 
 	// A tied legacy server request's handler failure (tie.go).
 	failed *InputError
+	// wrote: the request was handed to the connection's Write (set
+	// before the write), so it may have reached the server.
+	wrote bool
 
 	// Owned by the caller. settled: the final result was received, so
 	// neither the table, the loop nor the reader holds a reference any
@@ -139,7 +142,10 @@ func (c *call) deliver(r callResult) {
 // Errors: a *jsonrpc.Error from the server; [*MissingCapabilityError] for
 // -32021; ctx.Err() when ctx ends; [*RequestTimeoutError];
 // [*ConnectionLostError]; [*ProtocolError]; [*InputError]; [ErrClosed]; or
-// the session's terminal error.
+// the session's terminal error. A call that ctx, a request timeout or
+// Close ended without an answer says whether the server may have run it
+// (see unanswered): its error then also matches [ErrOutcomeUnknown] or
+// [ErrNotSent].
 func (s *Session) Call(ctx context.Context, method string, params any, opts *CallOptions) (json.RawMessage, error) {
 	raw, err := marshalParams(params)
 	if err != nil {
@@ -264,6 +270,9 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 		}
 		switch then {
 		case nextDone:
+			if err != nil {
+				err = s.unanswered(ctx, cs, c, err)
+			}
 			return res, err
 		case nextResend:
 			c = s.again(c)

@@ -45,7 +45,8 @@ var (
 // ErrOutcomeUnknown is matched by [*OutcomeUnknownError]: a request was
 // lost after it may have reached the server, which may have executed it,
 // and the replay policy did not allow sending it again, or its replay was
-// lost too (or could not be sent).
+// lost too (or could not be sent); or its caller (its context, a request
+// timeout, Close) ended it without an answer after it was written.
 var ErrOutcomeUnknown = errors.New("outcome unknown: the server may have executed the request")
 
 // OutcomeUnknownError reports a request lost with its connection, response
@@ -53,9 +54,11 @@ var ErrOutcomeUnknown = errors.New("outcome unknown: the server may have execute
 // 502, 504 or another 5xx that does not say the server did not take it,
 // that was not sent again (see [ReplayPolicy]), or whose replay was lost
 // too or could not be sent: the server may have executed it, Attempts
-// times at most. The connection heals for the next call. It matches
-// [ErrOutcomeUnknown], and through Err [ErrConnectionLost] or the
-// [*transport.HTTPError].
+// times at most. The connection heals for the next call. It also reports
+// a call its caller ended after it was written (Err is then the context's
+// error, a [*RequestTimeoutError] or [ErrClosed]). It matches
+// [ErrOutcomeUnknown], and through Err [ErrConnectionLost], the
+// [*transport.HTTPError] or what ended the call.
 type OutcomeUnknownError struct {
 	// Method is the request's method.
 	Method string
@@ -161,7 +164,9 @@ var ErrConnectionLost = errors.New("connection lost")
 // ErrNotSent is matched by a [*ConnectionLostError] whose request no
 // server saw ([ConnectionLostError.Unsent]): it was never written, or the
 // transport proved that it was not taken, and it could not be sent again
-// (the heal failed, the dial was refused). It never matches
+// (the heal failed, the dial was refused); and by the error of a call its
+// caller ended (its context, a request timeout, Close) before any attempt
+// of it was written, which also matches what ended it. It never matches
 // [ErrOutcomeUnknown].
 var ErrNotSent = errors.New("request not sent")
 
@@ -201,6 +206,23 @@ func (e *ConnectionLostError) Unwrap() error { return e.Err }
 func (e *ConnectionLostError) Is(target error) bool {
 	return target == ErrConnectionLost || e.Unsent && target == ErrNotSent
 }
+
+// unsentError is the error of a call that its caller ended (its context,
+// a request timeout, Close) before any attempt of it was written: no
+// server saw it. It matches [ErrNotSent]; Err is what ended it.
+type unsentError struct {
+	Method string
+	Reason string
+	Err    error
+}
+
+func (e *unsentError) Error() string {
+	return "request not sent (" + e.Reason + "): " + e.Err.Error()
+}
+
+func (e *unsentError) Unwrap() error { return e.Err }
+
+func (e *unsentError) Is(target error) bool { return target == ErrNotSent }
 
 // MissingCapabilityError reports a modern server's -32021: the request
 // needs client capabilities this client did not declare.

@@ -265,6 +265,49 @@ func (s *Session) replayable(ctx context.Context, cs *callState, o *CallOptions)
 	return false, cs.method + " may have side effects and the replay policy is safe"
 }
 
+// unanswered is the error of a call that ended with err and no answer.
+// One the caller ended (its context, a request timeout, Close) says
+// whether the server may have run it, as a loss does: an
+// [*OutcomeUnknownError] wrapping err when an attempt may have reached
+// the server (the last one was written, or an earlier one was possibly
+// delivered), else an error matching [ErrNotSent]. Any other err is
+// returned as it is: an answer, or the outcome rule's own error.
+func (s *Session) unanswered(ctx context.Context, cs *callState, c *call, err error) error {
+	if errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrNotSent) {
+		return err
+	}
+	var why string
+	_, timedOut := errors.AsType[*RequestTimeoutError](err)
+	switch {
+	case ctx.Err() != nil:
+		why = "the caller's context ended"
+	case timedOut:
+		why = "the request timed out"
+	case errors.Is(err, ErrClosed):
+		why = "the client was closed"
+	default:
+		return err
+	}
+	this := c.wrote // this attempt may have reached the server
+	if l, isLoss := classify(err); isLoss {
+		this = l.ev == maybeDelivered
+	}
+	ran := cs.maybeRan
+	switch {
+	case this && ran > 0:
+		why = cs.lost.why + "; sent again, then " + why + " before an answer"
+		ran++
+	case this:
+		why += " after the request was written, before an answer"
+		ran++
+	case ran > 0:
+		why = cs.lost.why + "; then " + why + " before it was sent again"
+	default:
+		return &unsentError{Method: cs.method, Reason: why + " before the request was written", Err: err}
+	}
+	return &OutcomeUnknownError{Method: cs.method, Attempts: ran, Reason: why, Err: err}
+}
+
 // healFailed reports whether the session failed (a heal that could not
 // restore it) or closed: a request not sent has nothing to wait for.
 func (s *Session) healFailed() bool {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -64,7 +65,9 @@ func (s *Session) send(ctx context.Context, c *call, sp *sendSpec) (writeErr, er
 	if len(sp.headers) > 0 {
 		wctx = transport.WithRequestHeaders(ctx, sp.headers)
 	}
+	c.wrote = true
 	if err := s.write(wctx, c.ref, req); err != nil {
+		c.wrote = !unwrittenErr(err)
 		if ctx.Err() != nil {
 			// On Streamable HTTP the write spans the exchange: the
 			// request may have reached the server, which must be told
@@ -77,4 +80,17 @@ func (s *Session) send(ctx context.Context, c *call, sp *sendSpec) (writeErr, er
 		return err, nil
 	}
 	return nil, nil
+}
+
+// unwrittenErr reports a write error by which the transport says that
+// nothing of the message reached the server: a POST that failed before
+// its body was sent (transport.NetworkError.Unsent), or an error matching
+// transport.ErrClosed without a *transport.NetworkError (a connection
+// closed or known broken before the write).
+func unwrittenErr(err error) bool {
+	ne, isNet := errors.AsType[*transport.NetworkError](err)
+	if isNet {
+		return ne.Unsent
+	}
+	return errors.Is(err, transport.ErrClosed)
 }
