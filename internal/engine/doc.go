@@ -76,8 +76,11 @@
 // Attempts 2; one that could not be sent (the heal failed) after an
 // attempt that may have run is ErrOutcomeUnknown too, never "not sent".
 // A request not written or refused is re-sent at most three times.
-// Neither the caller's context ending, a request timeout, nor an answer
-// over the size limit (the server ran it) is a loss. The decisions are
+// Neither the caller's context ending, a request timeout, Close, nor an
+// answer over the size limit (the server ran it) is a loss: nothing is
+// re-sent. A call its caller ended still says whether the server may have
+// run it (unanswered, in outcome.go): [ErrOutcomeUnknown] once an attempt
+// was written, [ErrNotSent] before, beside what ended it. The decisions are
 // reported as [EventReplayed], [EventReplayRefused] and [EventRetried],
 // whose Reason names the evidence in words ("the stdio process exited
 // after the request was written; not sent again: the replay policy is

@@ -72,8 +72,9 @@ func (s *Session) send(ctx context.Context, c *call, sp *sendSpec) (writeErr, er
 			// On Streamable HTTP the write spans the exchange: the
 			// request may have reached the server, which must be told
 			// (notifications/cancelled in the legacy era, the aborted
-			// POST in the modern one).
-			s.post(event{kind: evAbandon, call: c, cancel: perRequest(c.ref.kind), reason: context.Cause(ctx).Error()})
+			// POST in the modern one), unless the transport says
+			// nothing of it was sent.
+			s.post(event{kind: evAbandon, call: c, cancel: perRequest(c.ref.kind) && c.wrote, reason: context.Cause(ctx).Error()})
 			return ctx.Err(), nil
 		}
 		s.post(event{kind: evAbandon, call: c})
