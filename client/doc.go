@@ -75,9 +75,11 @@
 // was written, an expired legacy HTTP session), or answered with an HTTP
 // 500, 502 or 504, is sent again only when that cannot run it twice, by
 // default (see [ReplayPolicy]); otherwise it fails with an error matching
-// [ErrOutcomeUnknown], and the next call works. [WithReplayed] tells a
-// caller that its result came from a replay; [WithConnEvents] reports
-// every replay made or refused.
+// [ErrOutcomeUnknown], and the next call works. A call that its context,
+// a request timeout or [Client.Close] ends without an answer says the
+// same beside what ended it: [ErrOutcomeUnknown] once it was written,
+// [ErrNotSent] before. [WithReplayed] tells a caller that its result came
+// from a replay; [WithConnEvents] reports every replay made or refused.
 //
 // # Errors
 //
