@@ -52,7 +52,8 @@
 // # Starting many servers
 //
 // Stdio servers start a few at a time ([Options.MaxStarting]; by default
-// twice the number of CPUs, at least 4), in the order they asked, so that
+// twice the number of CPUs, at least 4), in the order they asked (the
+// first starts in the order of the servers' names), so that
 // a hundred servers that each need a second of CPU to start come up one
 // batch after another instead of all failing their deadline together. A
 // server waits for a start slot in [StateQueued]; its ConnectTimeout

@@ -38,18 +38,36 @@ func newGate(max int) *gate {
 // acquire waits for a slot, or until ctx ends (then it returns ctx.Err()
 // and holds nothing). A nil gate returns at once.
 func (g *gate) acquire(ctx context.Context) error {
+	return g.wait(ctx, g.ask())
+}
+
+// ask takes a place in the line: the returned channel is closed once the
+// slot is the asker's (at once when one is free). The asker must wait
+// for it (wait), which also gives the place up when ctx ends. A nil gate
+// returns nil.
+func (g *gate) ask() chan struct{} {
 	if g == nil {
 		return nil
 	}
+	ch := make(chan struct{})
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.held < g.max {
 		g.held++
-		g.mu.Unlock()
+		close(ch)
+		return ch
+	}
+	g.waiters = append(g.waiters, ch)
+	return ch
+}
+
+// wait waits until the place ch (from ask) has the slot, or until ctx
+// ends (then it returns ctx.Err() and holds nothing). A nil gate returns
+// at once.
+func (g *gate) wait(ctx context.Context, ch chan struct{}) error {
+	if g == nil {
 		return nil
 	}
-	ch := make(chan struct{})
-	g.waiters = append(g.waiters, ch)
-	g.mu.Unlock()
 	select {
 	case <-ch:
 		return nil

@@ -32,7 +32,8 @@ type Options struct {
 	// one of these slots from the start of its process until its
 	// handshake and first listing end (or it fails), that is while it is
 	// in [StateConnecting], and waits for one in [StateQueued], in
-	// the order the servers asked. Its ConnectTimeout counts from when it
+	// the order the servers asked (their first starts in the order of
+	// their names). Its ConnectTimeout counts from when it
 	// has a slot. Reconnections, and the client's own restart of a
 	// process that died, take a slot too. 0 means twice the number of
 	// CPUs, at least 4; negative means no cap (every server starts at
@@ -228,6 +229,9 @@ func Start(cfg *Config, opts *Options) (*Host, error) {
 		if s.cfg.Disabled {
 			close(s.settled)
 			continue
+		}
+		if s.starts != nil {
+			s.place = s.starts.ask() // first starts in the order of the names
 		}
 		h.wg.Add(1)
 		go s.run()

@@ -32,6 +32,10 @@ type server struct {
 	tr   *watchedTransport // nil for a WebSocket server with Auth (dialed)
 	// starts is the host's start gate for a stdio server, nil otherwise.
 	starts *gate
+	// place is the server's place in the gate's line for its first
+	// start, taken by Start in the order of the servers' names; nil once
+	// used.
+	place chan struct{}
 
 	refresh chan struct{} // 1-buffered: a list change or a reconnect asks for a refresh
 	pending atomic.Uint32 // the kinds to refresh, set by poke, taken by watch
@@ -230,7 +234,12 @@ func (s *server) connect() (*client.Client, error) {
 	s.mu.Unlock()
 	if s.starts != nil {
 		s.set(StateQueued, nil, prev)
-		if err := s.starts.acquire(s.h.life); err != nil {
+		place := s.place
+		if place == nil {
+			place = s.starts.ask()
+		}
+		s.place = nil
+		if err := s.starts.wait(s.h.life, place); err != nil {
 			return nil, err // the host closed
 		}
 	}

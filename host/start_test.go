@@ -189,21 +189,17 @@ func TestConnectTimeoutFromOwnStart(t *testing.T) {
 // client (a heal); the new process takes a start slot like any other, so
 // with MaxStarting 1 it never starts while another server is starting,
 // and the heal is counted in the server's status. The crash must come
-// while other servers are still starting: the order in which servers get
-// their first slot is not fixed, so a run where the crashing server
-// started last (one run in three) is tried again, at most ten runs (three
-// failed about one CI run in 27).
+// while other servers are still starting: servers get
+// their first slot in the order of their names, so the crashing server,
+// named first, is up while the others still wait or start.
 func TestHealThroughCap(t *testing.T) {
-	for range 10 {
-		if healThroughCap(t) {
-			return
-		}
+	if !healThroughCap(t) {
+		t.Fatal("the crash came after every other server had started; nothing competed with its restart")
 	}
-	t.Fatal("the crashing server started last in ten runs; nothing competed with its restart")
 }
 
-// healThroughCap runs TestHealThroughCap once; false if the crash came
-// after every other server had started.
+// healThroughCap runs TestHealThroughCap; false if the crash came after
+// every other server had started.
 func healThroughCap(t *testing.T) bool {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "starts.log")
@@ -266,6 +262,36 @@ func healThroughCap(t *testing.T) bool {
 		t.Error(err)
 	}
 	return competed
+}
+
+// TestStartsInNameOrder: with one start slot, servers start for the first
+// time in the order of their names, whatever the order of the
+// configuration.
+func TestStartsInNameOrder(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"c", "a", "d", "b"}
+	servers := map[string]any{}
+	for _, n := range names {
+		servers[n] = slowServer(filepath.Join(dir, n+".log"), 100*time.Millisecond)
+	}
+	p := writeConfig(t, "mcp.json", map[string]any{"mcpServers": servers})
+	h := startHost(t, p, slowOpts(10*time.Second, 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := h.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var prev int64
+	for _, n := range []string{"a", "b", "c", "d"} {
+		spans := startSpans(t, filepath.Join(dir, n+".log"))
+		if len(spans) != 1 {
+			t.Fatalf("%s started %d times, want 1", n, len(spans))
+		}
+		if spans[0].start < prev {
+			t.Errorf("%s started before the server named before it", n)
+		}
+		prev = spans[0].start
+	}
 }
 
 // TestQueuedClose: Close ends servers that wait for a start slot at once.
