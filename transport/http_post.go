@@ -40,7 +40,9 @@ type exchange struct {
 // TCP connection is then back in the pool for the next request), or at
 // once on a connection whose server was seen to keep a stream open past
 // the drain's bound. Either way the messages are delivered by Read (or
-// the ResponseTaker hook). Errors: ctx.Err(); [ErrClosed];
+// the ResponseTaker hook). Errors: ctx.Err() (wrapped in a
+// [*NetworkError] with Unsent set when ctx ended the POST before its body
+// was sent); [ErrClosed];
 // [*HTTPError] for a status outside 2xx, and for a request answered 2xx
 // with neither JSON nor an event stream (202 included); [*NetworkError]
 // (with Unsent set when the POST failed before its body was sent: a

@@ -78,10 +78,11 @@ var notWrittenConns = []struct {
 }
 
 // TestPOSTNotWritten: a POST whose connection was still being made when
-// the connection closed, or could not be made, was not written, and its
-// Write says so: ErrClosed without a [*transport.NetworkError] (the
-// error of a request that may have been delivered), or a NetworkError
-// with Unsent set; a POST whose body reached the server before its
+// the connection closed or the caller's context ended, or could not be
+// made, was not written, and its Write says so: ErrClosed without a
+// [*transport.NetworkError] (the error of a request that may have been
+// delivered), or a NetworkError with Unsent set (wrapping the context's
+// error when that ended it); a POST whose body reached the server before its
 // connection broke is a NetworkError without Unsent. Nothing is told
 // "in flight" that never left the client.
 func TestPOSTNotWritten(t *testing.T) {
@@ -115,6 +116,18 @@ func TestPOSTNotWritten(t *testing.T) {
 			err := <-done
 			if _, ok := errors.AsType[*transport.NetworkError](err); ok || !errors.Is(err, transport.ErrClosed) {
 				t.Fatalf("Write = %v, want ErrClosed and no *NetworkError (the POST was never written)", err)
+			}
+		})
+		t.Run(tc.name+"/context-ended-while-dialing", func(t *testing.T) {
+			c, g := gated(t, "hold")
+			ctx, cancel := context.WithCancel(httpCtx(t))
+			go func() {
+				<-g.dialing
+				cancel()
+			}()
+			err := c.Write(ctx, httpRequest(t, 1, "tools/call", nil))
+			if ne, ok := errors.AsType[*transport.NetworkError](err); !ok || !ne.Unsent || !errors.Is(err, context.Canceled) {
+				t.Fatalf("Write = %v, want context.Canceled in a *NetworkError with Unsent", err)
 			}
 		})
 		t.Run(tc.name+"/dial-failed", func(t *testing.T) {

@@ -273,7 +273,8 @@ func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // Write POSTs msg to the endpoint; any 2xx (202 expected) is success.
-// Errors: ctx.Err(); [ErrClosed] (also once the event stream ended, and
+// Errors: ctx.Err() (wrapped as in [StreamableHTTP]'s Write when the POST
+// had not begun to send its body); [ErrClosed] (also once the event stream ended, and
 // for a POST the close stopped before its body was sent); [*HTTPError];
 // [*NetworkError] (with Unsent set when the POST failed before its body
 // was sent).
