@@ -278,18 +278,19 @@ func (s *Session) unanswered(ctx context.Context, cs *callState, c *call, err er
 	}
 	var why string
 	_, timedOut := errors.AsType[*RequestTimeoutError](err)
+	l, isLoss := classify(err)
 	switch {
-	case ctx.Err() != nil:
-		why = "the caller's context ended"
 	case timedOut:
 		why = "the request timed out"
+	case ctx.Err() != nil && (isLoss || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		why = "the caller's context ended"
 	case errors.Is(err, ErrClosed):
 		why = "the client was closed"
 	default:
-		return err
+		return err // an answer, even one that came as ctx ended
 	}
 	this := c.wrote // this attempt may have reached the server
-	if l, isLoss := classify(err); isLoss {
+	if isLoss {
 		this = l.ev == maybeDelivered
 	}
 	ran := cs.maybeRan
