@@ -2,6 +2,8 @@ package engine
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/conduitmcp/conduit/transport"
@@ -26,12 +28,19 @@ func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
 		s.lifeCancel()
+		idle := s.looping.CompareAndSwap(false, true)
+		if idle {
+			s.closeIdle()
+		}
 		<-s.loopDone // the loop exits at once: it never blocks on I/O
 		var err error
 		if ref := s.lp.ref; ref != nil { // loop has ended: its state is ours now
 			if cerr := ref.conn.Close(); cerr != nil && !errors.Is(cerr, transport.ErrClosed) {
 				err = cerr
 			}
+		}
+		if idle {
+			s.joinIdle()
 		}
 		if s.join() {
 			s.flushEvents() // the dispatcher has ended: its queue is ours
@@ -62,3 +71,56 @@ func (s *Session) join() bool {
 		return false
 	}
 }
+
+// closeIdle plays the loop's part in Close when the loop never started
+// (nothing was posted since Connect's goroutine handed the state over,
+// see start; the CompareAndSwap in Close keeps it from ever starting):
+// it shuts the state down as the loop would and marks the session as
+// joining, so that no reader starts for the connection's close
+// (startReader).
+func (s *Session) closeIdle() {
+	s.own.Lock() // the hand-over from start, as in runLoop
+	s.shutdownLoop()
+	s.own.Unlock()
+	close(s.loopDone)
+	s.joinMu.Lock()
+	s.joining = true
+	s.joinMu.Unlock()
+}
+
+// joinIdle closes joined, once the connection was closed, for a session
+// whose loop never started (closeIdle): at once when no goroutine of the
+// session is left (a Streamable HTTP session that never read), otherwise
+// once they have ended, from a goroutine of its own (join bounds the
+// wait).
+func (s *Session) joinIdle() {
+	if s.wg.idle() {
+		close(s.joined)
+		return
+	}
+	go func() {
+		s.wg.Wait()
+		close(s.joined)
+	}()
+}
+
+// waitGroup is a sync.WaitGroup that can tell whether it is at zero.
+type waitGroup struct {
+	wg sync.WaitGroup
+	n  atomic.Int64
+}
+
+func (g *waitGroup) Add(delta int) {
+	g.n.Add(int64(delta))
+	g.wg.Add(delta)
+}
+
+func (g *waitGroup) Done() {
+	g.n.Add(-1)
+	g.wg.Done()
+}
+
+func (g *waitGroup) Wait() { g.wg.Wait() }
+
+// idle reports whether every goroutine counted has called Done.
+func (g *waitGroup) idle() bool { return g.n.Load() == 0 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"runtime/metrics"
@@ -64,12 +65,13 @@ func goroutinesCreated() uint64 {
 
 // TestConnectGoroutines bounds the goroutines a connect and close starts,
 // the fewest of 20 (another test's goroutine may start meanwhile): the
-// loop, the reader (not on Streamable HTTP, where it starts only with
-// something to read: transport.ReadWaker), and the servers' (the pipe
-// server's own and the pipe's; the httptest server's background read of
-// its one request). The negotiation's I/O runs on Connect's goroutine,
-// and the dispatcher starts only with a notification to deliver: two
-// more before, three on HTTP.
+// reader (not on Streamable HTTP, where it starts only with something to
+// read: transport.ReadWaker), Close's join of that reader, and the
+// servers' (the pipe server's own and the pipe's; the httptest server's
+// background read of its one request). The negotiation's I/O runs on
+// Connect's goroutine, the loop starts only with an event to handle
+// (Close plays its part otherwise: closeIdle) and the dispatcher only
+// with a notification to deliver: three more before, four on HTTP.
 func TestConnectGoroutines(t *testing.T) {
 	srv := httptest.NewServer(&httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { serveModernHTTP(w, req) }})
 	t.Cleanup(srv.Close)
@@ -78,8 +80,8 @@ func TestConnectGoroutines(t *testing.T) {
 		tr   func() transport.Transport
 		want uint64
 	}{
-		{"pipe", func() transport.Transport { return &pipeOnce{} }, 4},
-		{"http", func() transport.Transport { return &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true} }, 2},
+		{"pipe", func() transport.Transport { return &pipeOnce{} }, 3},
+		{"http", func() transport.Transport { return &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true} }, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fewest := uint64(1 << 20)
@@ -176,5 +178,82 @@ func TestConnectServesTheServerMeanwhile(t *testing.T) {
 	defer s.Close()
 	if n := loopEvents(t, s); n < 2 {
 		t.Errorf("the loop handled %d events, want the ping and the outcome at least", n)
+	}
+}
+
+// TestIdleSessionLoop: a session nothing happened to since its connect
+// has no loop goroutine (start), and Close plays the loop's part
+// (closeIdle): the session ends closed, Done is closed, a later call
+// fails with ErrClosed, and the loop never starts. On a pipe the reader
+// is joined as the loop would join it (joinIdle; goleak checks that it
+// ended). A session that is used starts its loop with its first event:
+// a call, and an event for OnEvent (emit) without any call.
+func TestIdleSessionLoop(t *testing.T) {
+	srv := httptest.NewServer(&httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { serveModernHTTP(w, req) }})
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name string
+		tr   func() transport.Transport
+	}{
+		{"http", func() transport.Transport { return &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true} }},
+		{"pipe", func() transport.Transport { return &pipeOnce{} }},
+	} {
+		t.Run(tc.name+"/idle", func(t *testing.T) {
+			s, err := Connect(t.Context(), tc.tr(), Config{Mode: ModeModern})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.looping.Load() {
+				t.Fatal("the loop started for a connect nothing interrupted")
+			}
+			if err := s.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			select {
+			case <-s.Done():
+			default:
+				t.Fatal("Done is not closed after Close")
+			}
+			if st := s.State(); st != StateClosed {
+				t.Errorf("state %v after Close, want %v", st, StateClosed)
+			}
+			if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); !errors.Is(err, ErrClosed) {
+				t.Errorf("a call after Close: %v, want ErrClosed", err)
+			}
+			select {
+			case <-s.joined:
+			default:
+				t.Error("Close returned before the session's goroutines were joined")
+			}
+		})
+		t.Run(tc.name+"/used", func(t *testing.T) {
+			s, err := Connect(t.Context(), tc.tr(), Config{Mode: ModeModern})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+				t.Fatalf("a call on an idle session: %v", err)
+			}
+			if err := s.ask(event{kind: evStep, step: func() {}}); err != nil {
+				t.Fatalf("the loop does not answer: %v", err)
+			}
+		})
+		t.Run(tc.name+"/event", func(t *testing.T) {
+			got := make(chan Event, 8)
+			s, err := Connect(t.Context(), tc.tr(), Config{Mode: ModeModern, OnEvent: func(e Event) { got <- e }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			select {
+			case e := <-got:
+				if e.Kind != EventEraPinned {
+					t.Errorf("first event %v, want %v", e.Kind, EventEraPinned)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the connect's event was not delivered while the session stayed idle")
+			}
+		})
 	}
 }

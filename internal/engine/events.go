@@ -136,6 +136,7 @@ func (s *Session) emit(ev Event) {
 	e.q = append(e.q, ev)
 	e.mu.Unlock()
 	e.signal()
+	s.startLoop() // the loop moves the events on
 }
 
 // moveEvents hands the queued events to the dispatcher queue. It runs on

@@ -25,6 +25,8 @@ import (
 // starts the loop (startLoop), which takes the state over through s.own:
 // from then on a step's outcome goes to the loop as an evStep, and
 // Connect's goroutine runs the I/O the loop hands it until the outcome.
+// A negotiation that ended on Connect's goroutine leaves the loop
+// unstarted until something posts to it.
 func (s *Session) start(ctx context.Context) error {
 	conn, err := s.t.Connect(ctx)
 	if err != nil {
@@ -51,7 +53,13 @@ func (s *Session) start(ctx context.Context) error {
 		io = d.held
 	}
 	d.held, d.beginning = nil, false
-	s.startLoop()
+	if io != nil || len(done) == 0 {
+		s.startLoop()
+	}
+	// Otherwise the negotiation ended on this goroutine and the loop
+	// has nothing to do: it starts with the first event posted (post,
+	// emit), and a session nothing happens to is closed without it
+	// (Close, closeIdle).
 	s.own.Unlock()
 	// While it waits, this goroutine runs the steps' I/O (driver.spawn).
 	if io != nil {

@@ -385,10 +385,11 @@ type Session struct {
 	closeOnce sync.Once
 	closeErr  error // written in closeOnce
 	// wg counts readers, the dispatcher, server-request handlers, cancel
-	// senders, negotiation steps' I/O, re-listens and the rejecter. Add is called only before the loop starts or
-	// on the loop, so every Add happens before the Wait of runLoop (which
-	// comes after the loop returned).
-	wg sync.WaitGroup
+	// senders, negotiation steps' I/O, re-listens and the rejecter. Add is
+	// called only before the loop starts, on the loop, or under joinMu
+	// before joining (startReader), so every Add happens before the Wait
+	// of runLoop (which comes after the loop returned) or of joinIdle.
+	wg waitGroup
 
 	// pub is the loop's published state (see view): written only by the
 	// loop (and by newSession before it starts), read by anyone.
