@@ -31,8 +31,10 @@ import (
 //     [StreamCanceler.CancelStream] abandoned it; Close ends the session
 //     with DELETE. [StreamReadyWaiter.WaitStreamReady] waits for the GET
 //     stream to open; [StreamDeferrer] lets the session defer it. The
-//     Write of notifications/initialized does not wait for its answer;
-//     every later Write does, so the server has it first.
+//     Write of notifications/initialized waits for its answer (bounded
+//     by its context and ResponseHeaderTimeout) and fails only when its
+//     context ended: after any other failure the next Write sends it
+//     again first, so the server has it before anything else.
 //   - "" (not negotiated yet, e.g. initialize): no MCP-Protocol-Version.
 type StreamableHTTP struct {
 	// URL is the MCP endpoint.

@@ -54,11 +54,11 @@ type exchange struct {
 // are referenced after Write returns (the body may still be in flight).
 //
 // A legacy notifications/initialized, the handshake's last message, is
-// the exception: Write returns once its POST is built, and the POST runs
-// on (bounded by the response-header timeout and Close, not ctx); every
-// later Write waits for its answer first, so that the server has it
-// before anything else (see initWait). When it failed and fails again
-// when sent anew, that Write sends nothing and fails with an error
+// the exception: its Write waits for the answer as any other, but fails
+// only when ctx ended; after any other failure it returns nil, and the
+// next Write sends the notification again before its own message, so
+// that the server has it before anything else (see initWait). When it
+// fails again when sent anew, that Write sends nothing and fails with an error
 // matching ErrClosed that wraps no [*NetworkError] or [*HTTPError] (the
 // session must be initialized anew; the message never left).
 func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -69,7 +69,8 @@ func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // write is Write after the wait for notifications/initialized; mayDefer
-// lets that notification's POST be answered in the background.
+// lets a failure of that notification's POST be kept for the next Write
+// (sendInitialized) instead of failing this one.
 func (c *httpConn) write(ctx context.Context, msg jsonrpc.Message, mayDefer bool) error {
 	if err := ctx.Err(); err != nil {
 		// An ended context sends nothing (its watch below would cancel
@@ -91,8 +92,13 @@ func (c *httpConn) write(ctx context.Context, msg jsonrpc.Message, mayDefer bool
 		return c.abandon(x, err)
 	}
 	if mayDefer && x.st == nil && x.era == negotiation.EraLegacy && x.method == protocol.NotificationInitialized {
-		return c.answerLater(x, req, body)
+		return c.sendInitialized(ctx, x, req, body)
 	}
+	return c.post(ctx, x, req)
+}
+
+// post sends req, the POST of exchange x, and reads its answer.
+func (c *httpConn) post(ctx context.Context, x *exchange, req *http.Request) error {
 	// Until the body is handed to a stream goroutine, the caller's ctx
 	// bounds the exchange; a request's headers are bounded by nothing
 	// else, the other POSTs also by the response-header timeout.
@@ -142,16 +148,14 @@ func inFlight(op, url string, err error) error {
 // stop of context.AfterFunc before the function ran, it reports true.
 func noWatch() bool { return true }
 
-// initWait is a legacy notifications/initialized whose POST is in flight
-// without its Write waiting (the handshake need not wait for the server's
-// acknowledgement: 2025-11-25 basic/lifecycle asks only that the client
-// send it before its other requests). The server must still have it
-// before anything else the client sends — over HTTP each POST is its own
-// exchange, which a server may handle in any order — so every later
-// Write waits for its answer, and when that was a failure sends it again
-// first (when that fails too, the Write fails with initFailedError: its
-// message was not sent); a session that expired meanwhile fails that
-// Write with the expiry.
+// initWait is a legacy notifications/initialized whose POST failed, or
+// is in flight, kept so that every later Write waits for its answer and,
+// when that was a failure, sends it again first. The server must have it
+// before anything else the client sends (2025-11-25 basic/lifecycle), and
+// over HTTP each POST is its own exchange, which a server may handle in
+// any order. When sending it again fails too, that Write fails with
+// initFailedError (its message was not sent); a session that expired
+// meanwhile fails that Write with the expiry.
 type initWait struct {
 	answered chan struct{} // closed once the POST has its answer
 	err      error         // the POST's failure; written before answered closes
@@ -159,44 +163,29 @@ type initWait struct {
 	mu       sync.Mutex    // serializes the writers that send it again
 }
 
-// answerLater runs the POST req of notifications/initialized (exchange x,
-// encoded as body) on a goroutine of its own and returns; later Writes
-// wait for it (awaitInitialized).
-func (c *httpConn) answerLater(x *exchange, req *http.Request, body []byte) error {
+// sendInitialized sends the POST req of notifications/initialized
+// (exchange x, encoded as body) and waits for its answer, bounded by ctx,
+// the response-header timeout and the connection's life. Only the end of
+// ctx fails the Write: any other failure (a refusal, a lost connection)
+// is kept, and the next Write sends the notification again before its own
+// message (awaitInitialized), as the handshake needs nothing back from
+// it.
+func (c *httpConn) sendInitialized(ctx context.Context, x *exchange, req *http.Request, body []byte) error {
 	w := &initWait{answered: make(chan struct{}), body: body}
-	bx := new(exchange) // x is on Write's stack
-	*bx = *x
 	c.initWait.Store(w)
-	if !c.spawn(func() {
-		defer close(w.answered)
-		w.err = c.exchangeDetached(bx, req)
-		if w.err != nil && c.ctx.Err() == nil {
-			c.log.Warn("transport: notifications/initialized failed; sending it again before the next message", "url", c.url, "err", w.err)
-		}
-	}) {
-		c.initWait.Store(nil)
-		return c.abandon(x, ErrClosed)
+	w.err = c.post(ctx, x, req)
+	close(w.answered)
+	switch {
+	case w.err == nil:
+		c.initWait.CompareAndSwap(w, nil)
+		return nil
+	case ctx.Err() != nil:
+		return w.err
+	}
+	if c.ctx.Err() == nil {
+		c.log.Warn("transport: notifications/initialized failed; sending it again before the next message", "url", c.url, "err", w.err)
 	}
 	return nil
-}
-
-// exchangeDetached sends the POST req of notification x and reads its
-// answer, bounded by the response-header timeout and the connection's
-// lifetime only.
-func (c *httpConn) exchangeDetached(x *exchange, req *http.Request) error {
-	var timer *time.Timer
-	if c.rht > 0 {
-		cancel := x.cancel
-		timer = time.AfterFunc(c.rht, func() { cancel(headerTimeoutError{}) })
-	}
-	resp, err := c.client.Do(req)
-	if timer != nil {
-		timer.Stop()
-	}
-	if err != nil {
-		return c.abandon(x, postFailed(c.ctx, x.ctx, c.url, req, x.body, err))
-	}
-	return c.answer(c.ctx, x, resp, func() bool { return true })
 }
 
 // awaitInitialized waits, before a Write, for the answer to a legacy

@@ -62,11 +62,11 @@ func connectInit(t *testing.T, g *initServer) *Session {
 	return s
 }
 
-// TestHTTPLegacyInitializedOverlapped: Connect returns without waiting
-// for the server's answer to notifications/initialized, and the next
-// request reaches the server only after that answer, so that the server
-// has handled initialized first (2025-11-25 basic/lifecycle).
-func TestHTTPLegacyInitializedOverlapped(t *testing.T) {
+// TestHTTPLegacyInitializedAnswered: Connect returns once the server has
+// answered notifications/initialized, so the handshake is over on both
+// sides when the session is ready, and the next request follows it
+// (2025-11-25 basic/lifecycle).
+func TestHTTPLegacyInitializedAnswered(t *testing.T) {
 	release := make(chan struct{})
 	g := &initServer{answer: func(ctx context.Context, _ int) int {
 		select {
@@ -75,29 +75,39 @@ func TestHTTPLegacyInitializedOverlapped(t *testing.T) {
 		}
 		return http.StatusAccepted
 	}}
-	s := connectInit(t, g)
-	// Connect returned; initialized arrives (the server holds its answer).
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	type connected struct {
+		s   *Session
+		err error
+	}
+	done := make(chan connected, 1)
+	go func() {
+		s, err := Connect(t.Context(), &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true}, Config{Mode: ModeLegacy})
+		done <- connected{s, err}
+	}()
 	want := []string{"initialize", "notifications/initialized"}
 	if log := g.waitRequests(len(want)); !slices.Equal(log, want) {
-		t.Fatalf("requests after Connect returned = %q, want %q", log, want)
+		t.Fatalf("requests = %q, want %q", log, want)
 	}
-	called := make(chan error, 1)
-	go func() {
-		_, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil)
-		called <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
-	if log := g.requests(); !slices.Equal(log, want) {
-		t.Fatalf("requests while initialized is unanswered = %q, want %q", log, want)
+	select {
+	case <-done:
+		t.Fatal("Connect returned before the server answered notifications/initialized")
+	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
+	var c connected
 	select {
-	case err := <-called:
-		if err != nil {
-			t.Fatalf("tools/list: %v", err)
-		}
+	case c = <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("tools/list did not return")
+		t.Fatal("Connect did not return once initialized was answered")
+	}
+	if c.err != nil {
+		t.Fatalf("Connect: %v", c.err)
+	}
+	defer c.s.Close()
+	if _, err := c.s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
 	}
 	want = []string{"initialize", "notifications/initialized", "notifications/initialized → Accepted", "tools/list"}
 	if log := g.requests(); !slices.Equal(log, want) {
@@ -105,27 +115,59 @@ func TestHTTPLegacyInitializedOverlapped(t *testing.T) {
 	}
 }
 
-// TestHTTPLegacyCloseDoesNotWaitForInitialized: Close right after Connect
-// does not wait for the answer to notifications/initialized.
-func TestHTTPLegacyCloseDoesNotWaitForInitialized(t *testing.T) {
-	g := &initServer{answer: func(ctx context.Context, _ int) int {
-		select {
-		case <-ctx.Done():
-		case <-time.After(10 * time.Second):
+// TestHTTPLegacyInitializedUnanswered: a server that never answers
+// notifications/initialized holds Connect only as long as Connect's
+// context allows (it fails with the context's error, and Close does not
+// wait), or the response-header timeout: then the session is ready, and
+// the next request sends initialized again first and goes out once it was
+// accepted.
+func TestHTTPLegacyInitializedUnanswered(t *testing.T) {
+	t.Run("context", func(t *testing.T) {
+		g := &initServer{answer: func(ctx context.Context, _ int) int {
+			<-ctx.Done()
+			return http.StatusAccepted
+		}}
+		srv := httptest.NewServer(g)
+		t.Cleanup(srv.Close)
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		s, err := Connect(ctx, &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true}, Config{Mode: ModeLegacy})
+		if err == nil {
+			s.Close()
+			t.Fatal("Connect succeeded with notifications/initialized unanswered and its context ended")
 		}
-		return http.StatusAccepted
-	}}
-	s := connectInit(t, g)
-	if log := g.waitRequests(2); !slices.Equal(log, []string{"initialize", "notifications/initialized"}) {
-		t.Fatalf("requests = %q, want initialize and initialized", log)
-	}
-	start := time.Now()
-	if err := s.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Close took %v with initialized unanswered", d)
-	}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Connect: %v, want the context's deadline", err)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("Connect took %v with a 300ms context", d)
+		}
+	})
+	t.Run("header-timeout", func(t *testing.T) {
+		g := &initServer{answer: func(ctx context.Context, n int) int {
+			if n == 0 {
+				<-ctx.Done() // the first one is never answered
+			}
+			return http.StatusAccepted
+		}}
+		srv := httptest.NewServer(g)
+		t.Cleanup(srv.Close)
+		tr := &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true, ResponseHeaderTimeout: 200 * time.Millisecond}
+		s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy})
+		if err != nil {
+			t.Fatalf("Connect: %v", err)
+		}
+		defer s.Close()
+		if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		want := []string{"initialize", "notifications/initialized", "notifications/initialized → Accepted",
+			"notifications/initialized", "notifications/initialized → Accepted", "tools/list"}
+		if log := g.requests(); !slices.Equal(log, want) {
+			t.Errorf("requests = %q, want %q", log, want)
+		}
+	})
 }
 
 // TestHTTPLegacyInitializedSentAgain: when the server refuses
