@@ -37,7 +37,7 @@ func (d *driver) initialize(st step) {
 		if err == nil && resp.Error == nil {
 			// Decoded here, with the I/O, not on the loop.
 			dec = new(decodedInit)
-			dec.err = json.Unmarshal(resp.Result, &dec.res)
+			dec.res, dec.err = negotiation.ParseInitializeResult(resp.Result)
 		}
 		return func() { d.initialized(st, ref, pvs, resp, dec, err) }, nil
 	})
@@ -175,10 +175,12 @@ func (d *driver) finishLegacy(ref *connRef, pvs transport.ProtocolVersionSetter,
 				d.fail(err)
 			}, nil
 		}
-		if w, ok := ref.conn.(transport.StreamReadyWaiter); ok {
+		if w, ok := ref.conn.(transport.StreamReadyWaiter); ok && w.WaitStreamReady(endedCtx) != nil {
 			// A server may send a request on the legacy GET stream right
 			// after the handshake and drop it if the stream is not open
 			// yet: give the stream a bounded moment to open. Never fatal.
+			// (Asked first with a context that has ended, it said whether
+			// there is a stream to wait for, with no timer made if not.)
 			wctx, cancel := context.WithTimeout(ctx, StreamReadyTimeout)
 			err := w.WaitStreamReady(wctx)
 			cancel()
@@ -246,3 +248,10 @@ func (d *driver) switchTransport(t transport.Transport, then func(error)) {
 		return next, func() { conn.Close() }
 	})
 }
+
+// endedCtx is a context that has ended: a wait given it never blocks.
+var endedCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
