@@ -73,24 +73,3 @@ func FuzzParseInitializeResult(f *testing.F) {
 	}
 	f.Fuzz(checkInitResult)
 }
-
-// TestParseInitializeResultAllocs: the common shape costs at most 5
-// allocations (the version string, the server info and its one string,
-// the tools capability, the scan), half or less of encoding/json's.
-func TestParseInitializeResultAllocs(t *testing.T) {
-	raw := []byte(initResultCases[1].raw)
-	n := testing.AllocsPerRun(100, func() {
-		if _, err := ParseInitializeResult(raw); err != nil {
-			t.Fatal(err)
-		}
-	})
-	decoded := testing.AllocsPerRun(100, func() {
-		var r protocol.InitializeResult
-		if err := json.Unmarshal(raw, &r); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if n > 5 || 2*n > decoded {
-		t.Errorf("ParseInitializeResult allocates %v times (encoding/json %v), want at most 5 and half", n, decoded)
-	}
-}
