@@ -105,7 +105,12 @@
 // negotiation says what the outcome means and the next step starts.
 // Connect's goroutine also plays the loop's part until something else
 // posts an event (Session.start): a connect whose negotiation nothing
-// interrupts never wakes the loop. Durable listen streams are re-opened the
+// interrupts never wakes the loop, and the loop's goroutine starts only
+// with the first event posted after it (a read, a call that waits for the
+// session or is abandoned, an event for OnEvent: plain calls need none);
+// Close plays its part for a session that never had one
+// (closeIdle), so a session nothing happened to has no loop goroutine
+// (TestIdleSessionLoop). Durable listen streams are re-opened the
 // same way, paced (relisten.go). Every outgoing request takes one send path (send.go:
 // register, write, then await), whose first step lets a plain call (when
 // the session is ready) and a negotiation request (on the current
