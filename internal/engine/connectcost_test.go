@@ -73,8 +73,7 @@ func goroutinesCreated() uint64 {
 // (Close plays its part otherwise: closeIdle) and the dispatcher only
 // with a notification to deliver: three more before, four on HTTP.
 func TestConnectGoroutines(t *testing.T) {
-	srv := httptest.NewServer(&httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { serveModernHTTP(w, req) }})
-	t.Cleanup(srv.Close)
+	srv := modernHTTPServer(t)
 	for _, tc := range []struct {
 		name string
 		tr   func() transport.Transport
@@ -189,8 +188,7 @@ func TestConnectServesTheServerMeanwhile(t *testing.T) {
 // ended). A session that is used starts its loop with its first event:
 // a call, and an event for OnEvent (emit) without any call.
 func TestIdleSessionLoop(t *testing.T) {
-	srv := httptest.NewServer(&httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { serveModernHTTP(w, req) }})
-	t.Cleanup(srv.Close)
+	srv := modernHTTPServer(t)
 	for _, tc := range []struct {
 		name string
 		tr   func() transport.Transport
@@ -256,4 +254,12 @@ func TestIdleSessionLoop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// modernHTTPServer is a modern Streamable HTTP server (serveModernHTTP)
+// for the test's life.
+func modernHTTPServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(&httpScript{serve: func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) { serveModernHTTP(w, req) }})
+	t.Cleanup(srv.Close)
+	return srv
 }
