@@ -33,8 +33,9 @@ import (
 //     stream to open; [StreamDeferrer] lets the session defer it. The
 //     Write of notifications/initialized waits for its answer (bounded
 //     by its context and ResponseHeaderTimeout) and fails only when its
-//     context ended: after any other failure the next Write sends it
-//     again first, so the server has it before anything else.
+//     context ended or the connection closed: after any other failure the
+//     next Write sends it again first, so the server has it before
+//     anything else.
 //   - "" (not negotiated yet, e.g. initialize): no MCP-Protocol-Version.
 type StreamableHTTP struct {
 	// URL is the MCP endpoint.

@@ -55,12 +55,13 @@ type exchange struct {
 //
 // A legacy notifications/initialized, the handshake's last message, is
 // the exception: its Write waits for the answer as any other, but fails
-// only when ctx ended; after any other failure it returns nil, and the
-// next Write sends the notification again before its own message, so
-// that the server has it before anything else (see initWait). When it
-// fails again when sent anew, that Write sends nothing and fails with an error
-// matching ErrClosed that wraps no [*NetworkError] or [*HTTPError] (the
-// session must be initialized anew; the message never left).
+// only when ctx ended or the connection closed; after any other failure
+// it returns nil, and the next Write sends the notification again before
+// its own message, so that the server has it before anything else (see
+// initWait). When it fails again when sent anew, that Write sends nothing
+// and fails with an error matching ErrClosed that wraps no
+// [*NetworkError] or [*HTTPError] (the session must be initialized anew;
+// the message never left).
 func (c *httpConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := c.awaitInitialized(ctx); err != nil {
 		return err
@@ -166,10 +167,10 @@ type initWait struct {
 // sendInitialized sends the POST req of notifications/initialized
 // (exchange x, encoded as body) and waits for its answer, bounded by ctx,
 // the response-header timeout and the connection's life. Only the end of
-// ctx fails the Write: any other failure (a refusal, a lost connection)
-// is kept, and the next Write sends the notification again before its own
-// message (awaitInitialized), as the handshake needs nothing back from
-// it.
+// ctx or of the connection fails the Write: any other failure (a refusal,
+// a broken TCP connection, the header timeout) is kept, and the next
+// Write sends the notification again before its own message
+// (awaitInitialized), as the handshake needs nothing back from it.
 func (c *httpConn) sendInitialized(ctx context.Context, x *exchange, req *http.Request, body []byte) error {
 	w := &initWait{answered: make(chan struct{}), body: body}
 	c.initWait.Store(w)
@@ -179,12 +180,10 @@ func (c *httpConn) sendInitialized(ctx context.Context, x *exchange, req *http.R
 	case w.err == nil:
 		c.initWait.CompareAndSwap(w, nil)
 		return nil
-	case ctx.Err() != nil:
-		return w.err
+	case ctx.Err() != nil || c.ctx.Err() != nil:
+		return w.err // the Write's context ended, or the connection closed
 	}
-	if c.ctx.Err() == nil {
-		c.log.Warn("transport: notifications/initialized failed; sending it again before the next message", "url", c.url, "err", w.err)
-	}
+	c.log.Warn("transport: notifications/initialized failed; sending it again before the next message", "url", c.url, "err", w.err)
 	return nil
 }
 

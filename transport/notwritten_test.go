@@ -179,3 +179,57 @@ func TestHTTPInitializedFailedTwice(t *testing.T) {
 		t.Errorf("the server got %d requests, want 0", n)
 	}
 }
+
+// TestHTTPInitializedWrite: the Write of a legacy notifications/initialized
+// returns once the server answered it; a refusal returns nil (the next
+// Write sends it again first: TestHTTPInitializedFailedTwice); a
+// connection closed while it waits for the answer fails it with an error
+// matching ErrClosed, as a context that ended fails it with the context's
+// error.
+func TestHTTPInitializedWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(c transport.Conn, cancel context.CancelFunc) // ends the wait; nil: the server answers
+		want func(error) bool
+	}{
+		{"answered", nil, func(err error) bool { return err == nil }},
+		{"refused", nil, func(err error) bool { return err == nil }},
+		{"closed", func(c transport.Conn, _ context.CancelFunc) { c.Close() }, func(err error) bool { return errors.Is(err, transport.ErrClosed) }},
+		{"context", func(_ transport.Conn, cancel context.CancelFunc) { cancel() }, func(err error) bool { return errors.Is(err, context.Canceled) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			arrived := make(chan struct{})
+			srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+				req := httpReadRequest(t, r)
+				switch {
+				case req.Method == "initialize":
+					httpWriteJSON(w, 200, httpResult(req.ID, `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`))
+				case tc.name == "answered":
+					w.WriteHeader(http.StatusAccepted)
+				case tc.name == "refused":
+					http.Error(w, "no", http.StatusInternalServerError)
+				default:
+					close(arrived)
+					<-r.Context().Done() // never answered
+				}
+			})
+			c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true})
+			if err := c.Write(httpCtx(t), httpRequest(t, 0, "initialize", map[string]any{"protocolVersion": "2025-11-25"})); err != nil {
+				t.Fatalf("initialize: %v", err)
+			}
+			httpMustResponse(t, c, 0)
+			c.(transport.ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
+			ctx, cancel := context.WithCancel(httpCtx(t))
+			defer cancel()
+			if tc.end != nil {
+				go func() {
+					<-arrived
+					tc.end(c, cancel)
+				}()
+			}
+			if err := c.Write(ctx, httpNotification(t, "notifications/initialized")); !tc.want(err) {
+				t.Errorf("Write(notifications/initialized) = %v", err)
+			}
+		})
+	}
+}
