@@ -48,13 +48,32 @@ func (g *initServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func connectInit(t *testing.T, g *initServer) *Session {
-	t.Helper()
+// initURL serves g for the test's life and returns its URL.
+func initURL(t *testing.T, g *initServer) string {
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// callAfterResend calls tools/list on s and checks that the server g saw
+// initialized answered first, then sent again and accepted before it.
+func callAfterResend(t *testing.T, s *Session, g *initServer, firstAnswer string) {
+	t.Helper()
+	if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	want := []string{"initialize", "notifications/initialized", "notifications/initialized → " + firstAnswer,
+		"notifications/initialized", "notifications/initialized → Accepted", "tools/list"}
+	if log := g.requests(); !slices.Equal(log, want) {
+		t.Errorf("requests = %q, want %q", log, want)
+	}
+}
+
+func connectInit(t *testing.T, g *initServer) *Session {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
-	s, err := Connect(ctx, &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true}, Config{Mode: ModeLegacy})
+	s, err := Connect(ctx, &transport.StreamableHTTP{URL: initURL(t, g), DisableGETStream: true}, Config{Mode: ModeLegacy})
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -75,15 +94,14 @@ func TestHTTPLegacyInitializedAnswered(t *testing.T) {
 		}
 		return http.StatusAccepted
 	}}
-	srv := httptest.NewServer(g)
-	t.Cleanup(srv.Close)
+	url := initURL(t, g)
 	type connected struct {
 		s   *Session
 		err error
 	}
 	done := make(chan connected, 1)
 	go func() {
-		s, err := Connect(t.Context(), &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true}, Config{Mode: ModeLegacy})
+		s, err := Connect(t.Context(), &transport.StreamableHTTP{URL: url, DisableGETStream: true}, Config{Mode: ModeLegacy})
 		done <- connected{s, err}
 	}()
 	want := []string{"initialize", "notifications/initialized"}
@@ -127,12 +145,11 @@ func TestHTTPLegacyInitializedUnanswered(t *testing.T) {
 			<-ctx.Done()
 			return http.StatusAccepted
 		}}
-		srv := httptest.NewServer(g)
-		t.Cleanup(srv.Close)
+		url := initURL(t, g)
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		s, err := Connect(ctx, &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true}, Config{Mode: ModeLegacy})
+		s, err := Connect(ctx, &transport.StreamableHTTP{URL: url, DisableGETStream: true}, Config{Mode: ModeLegacy})
 		if err == nil {
 			s.Close()
 			t.Fatal("Connect succeeded with notifications/initialized unanswered and its context ended")
@@ -151,22 +168,13 @@ func TestHTTPLegacyInitializedUnanswered(t *testing.T) {
 			}
 			return http.StatusAccepted
 		}}
-		srv := httptest.NewServer(g)
-		t.Cleanup(srv.Close)
-		tr := &transport.StreamableHTTP{URL: srv.URL, DisableGETStream: true, ResponseHeaderTimeout: 200 * time.Millisecond}
+		tr := &transport.StreamableHTTP{URL: initURL(t, g), DisableGETStream: true, ResponseHeaderTimeout: 200 * time.Millisecond}
 		s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy})
 		if err != nil {
 			t.Fatalf("Connect: %v", err)
 		}
 		defer s.Close()
-		if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
-			t.Fatalf("tools/list: %v", err)
-		}
-		want := []string{"initialize", "notifications/initialized", "notifications/initialized → Accepted",
-			"notifications/initialized", "notifications/initialized → Accepted", "tools/list"}
-		if log := g.requests(); !slices.Equal(log, want) {
-			t.Errorf("requests = %q, want %q", log, want)
-		}
+		callAfterResend(t, s, g, "Accepted") // its answer came after the header timeout
 	})
 }
 
@@ -184,14 +192,7 @@ func TestHTTPLegacyInitializedSentAgain(t *testing.T) {
 			return http.StatusAccepted
 		}}
 		s := connectInit(t, g)
-		if _, err := s.Call(t.Context(), protocol.MethodToolsList, nil, nil); err != nil {
-			t.Fatalf("tools/list: %v", err)
-		}
-		want := []string{"initialize", "notifications/initialized", "notifications/initialized → Service Unavailable",
-			"notifications/initialized", "notifications/initialized → Accepted", "tools/list"}
-		if log := g.requests(); !slices.Equal(log, want) {
-			t.Errorf("requests = %q, want %q", log, want)
-		}
+		callAfterResend(t, s, g, "Service Unavailable")
 	})
 	t.Run("always refused", func(t *testing.T) {
 		g := &initServer{answer: func(context.Context, int) int { return http.StatusBadRequest }}
