@@ -389,7 +389,7 @@ func (c *httpConn) readJSON(ctx context.Context, x *exchange, resp *http.Respons
 	}
 	var msg jsonrpc.Message
 	if err == nil && (id.IsValid() || len(bytes.TrimSpace(data)) > 0) {
-		msg, err = jsonrpc.DecodeMessage(data)
+		msg, err = jsonrpc.DecodeMessageOwned(data) // data is this body's own buffer
 	}
 	if msg != nil && !taken(x.take, msg, id) {
 		c.enqueue(inbound{msg: msg, on: id})
