@@ -444,20 +444,25 @@ func mergeCapability(c, part *protocol.ServerCapabilities) {
 	}
 }
 
-// readServerInfo reads an Implementation; nil unless it is an object with
-// string name and version that decodes as a whole.
+// readServerInfo reads an Implementation from raw, a valid JSON value (a
+// member of the result, which was validated whole); nil unless it is an
+// object with string name and version that decodes as a whole.
 func readServerInfo(raw []byte) *protocol.Implementation {
-	// name and version must be strings, as a decode into *string fields
-	// would find them (the last member whose key folds to the name); the
-	// scan also validates the object.
 	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	// The common shape first: its members are exactly name, version and
+	// title, strings all, so the checks below would pass.
+	if impl := plainImplementation(raw); impl != nil {
+		return impl
+	}
+	// name and version must be strings, as a decode into *string fields
+	// would find them (the last member whose key folds to the name).
 	for _, field := range [...]string{"name", "version"} {
 		if v, err := jsonscan.LastMemberFold(raw, field); err != nil || v.Kind != jsonscan.KindString {
 			return nil
 		}
-	}
-	if impl := plainImplementation(raw); impl != nil {
-		return impl
 	}
 	var impl protocol.Implementation
 	if json.Unmarshal(raw, &impl) != nil {
