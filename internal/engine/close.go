@@ -91,23 +91,17 @@ func (s *Session) closeIdle() {
 // joinIdle closes joined, once the connection was closed, for a session
 // whose loop never started (closeIdle): at once when no goroutine of the
 // session is left (a Streamable HTTP session that never read), otherwise
-// once they have ended, from a goroutine of its own (join bounds the
-// wait).
-func (s *Session) joinIdle() {
-	if s.wg.idle() {
-		close(s.joined)
-		return
-	}
-	go func() {
-		s.wg.Wait()
-		close(s.joined)
-	}()
-}
+// by the last of them to end (join bounds the wait). No goroutine is
+// added after closeIdle (joining is set).
+func (s *Session) joinIdle() { s.wg.closeAtZero(s.joined) }
 
-// waitGroup is a sync.WaitGroup that can tell whether it is at zero.
+// waitGroup is a sync.WaitGroup that can tell whether it is at zero, and
+// close a channel when it gets there.
 type waitGroup struct {
-	wg sync.WaitGroup
-	n  atomic.Int64
+	wg    sync.WaitGroup
+	n     atomic.Int64
+	zero  atomic.Pointer[chan struct{}] // set by closeAtZero
+	fired atomic.Bool                   // zero was closed
 }
 
 func (g *waitGroup) Add(delta int) {
@@ -116,7 +110,9 @@ func (g *waitGroup) Add(delta int) {
 }
 
 func (g *waitGroup) Done() {
-	g.n.Add(-1)
+	if g.n.Add(-1) == 0 && g.zero.Load() != nil {
+		g.fire()
+	}
 	g.wg.Done()
 }
 
@@ -124,3 +120,21 @@ func (g *waitGroup) Wait() { g.wg.Wait() }
 
 // idle reports whether every goroutine counted has called Done.
 func (g *waitGroup) idle() bool { return g.n.Load() == 0 }
+
+// closeAtZero closes ch once every goroutine counted has called Done: at
+// once when none is left, else in the last Done. No Add may follow it.
+// (Done decrements before it looks for ch, and closeAtZero stores ch
+// before it looks at the count, so at least one of them sees both.)
+func (g *waitGroup) closeAtZero(ch chan struct{}) {
+	g.zero.Store(&ch)
+	if g.idle() {
+		g.fire()
+	}
+}
+
+// fire closes the channel of closeAtZero, once.
+func (g *waitGroup) fire() {
+	if g.fired.CompareAndSwap(false, true) {
+		close(*g.zero.Load())
+	}
+}

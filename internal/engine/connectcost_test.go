@@ -46,11 +46,15 @@ func TestConnectAllocs(t *testing.T) {
 	}
 }
 
-// TestEventBufferSmall: the loop's event queue is allocated at its small
-// size (see eventBuffer).
+// TestEventBufferSmall: the loop's event queue is made only with the loop,
+// and at its small size (see eventBuffer).
 func TestEventBufferSmall(t *testing.T) {
 	s := newSession(t.Context(), nil, Config{})
 	defer s.lifeCancel()
+	if s.events != nil {
+		t.Fatal("a new session made its event queue before its loop")
+	}
+	s.eventsOnce.Do(s.makeEvents)
 	if c := cap(s.events); c != eventBuffer || c > 8 {
 		t.Errorf("cap(events) = %d, want %d", c, eventBuffer)
 	}
@@ -66,12 +70,13 @@ func goroutinesCreated() uint64 {
 // TestConnectGoroutines bounds the goroutines a connect and close starts,
 // the fewest of 20 (another test's goroutine may start meanwhile): the
 // reader (not on Streamable HTTP, where it starts only with something to
-// read: transport.ReadWaker), Close's join of that reader, and the
-// servers' (the pipe server's own and the pipe's; the httptest server's
-// background read of its one request). The negotiation's I/O runs on
-// Connect's goroutine, the loop starts only with an event to handle
-// (Close plays its part otherwise: closeIdle) and the dispatcher only
-// with a notification to deliver: three more before, four on HTTP.
+// read: transport.ReadWaker) and the servers' (the pipe server's own and
+// the pipe's; the httptest server's background read of its one request).
+// The negotiation's I/O runs on Connect's goroutine, the loop starts only
+// with an event to handle (Close plays its part otherwise: closeIdle),
+// the reader's end closes Close's join (joinIdle) and the dispatcher
+// starts only with a notification to deliver: four more before, four on
+// HTTP.
 func TestConnectGoroutines(t *testing.T) {
 	srv := modernHTTPServer(t)
 	for _, tc := range []struct {
@@ -102,6 +107,47 @@ func TestConnectGoroutines(t *testing.T) {
 			}
 			t.Logf("%s: %d goroutines per connect and close", tc.name, fewest)
 		})
+	}
+}
+
+// TestWaitGroupCloseAtZero: closeAtZero closes its channel at once when
+// nothing is counted, else in the last Done, once, also when that Done
+// races it.
+func TestWaitGroupCloseAtZero(t *testing.T) {
+	closed := func(ch chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	var idle waitGroup
+	ch := make(chan struct{})
+	idle.closeAtZero(ch)
+	if !closed(ch) {
+		t.Fatal("nothing counted: not closed at once")
+	}
+	var g waitGroup
+	g.Add(2)
+	ch = make(chan struct{})
+	g.closeAtZero(ch)
+	g.Done()
+	if closed(ch) {
+		t.Fatal("closed with one goroutine still counted")
+	}
+	g.Done()
+	if !closed(ch) {
+		t.Fatal("not closed by the last Done")
+	}
+	for range 200 {
+		var g waitGroup
+		g.Add(1)
+		ch := make(chan struct{})
+		go g.Done()
+		g.closeAtZero(ch) // a double close panics
+		<-ch
+		g.Wait()
 	}
 }
 
@@ -203,6 +249,9 @@ func TestIdleSessionLoop(t *testing.T) {
 			}
 			if s.looping.Load() {
 				t.Fatal("the loop started for a connect nothing interrupted")
+			}
+			if s.events != nil || s.dispatchCh != nil {
+				t.Fatal("a connect nothing interrupted made the loop's or the dispatcher's channel")
 			}
 			if err := s.Close(); err != nil {
 				t.Fatalf("Close: %v", err)

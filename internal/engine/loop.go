@@ -116,13 +116,17 @@ func (s *Session) ask(ev event) error {
 	}
 }
 
-// startLoop starts the loop's goroutine, once; everything that sends the
-// loop an event calls it first.
+// startLoop starts the loop's goroutine, once, and makes its event
+// channel; everything that sends the loop an event calls it first (and
+// then may read s.events).
 func (s *Session) startLoop() {
+	s.eventsOnce.Do(s.makeEvents)
 	if !s.looping.Load() && s.looping.CompareAndSwap(false, true) {
 		go s.runLoop()
 	}
 }
+
+func (s *Session) makeEvents() { s.events = make(chan event, eventBuffer) }
 
 // runLoop runs the loop and then, on the same goroutine, joins the
 // session's other goroutines for Close: joined is closed once wg is done.
@@ -153,6 +157,9 @@ func (s *Session) loop() {
 		if len(lp.queue) > 0 {
 			if !lp.dispatching {
 				lp.dispatching = true
+				if s.dispatchCh == nil {
+					s.dispatchCh = make(chan dispatchItem)
+				}
 				s.wg.Add(1)
 				go s.dispatcher()
 			}

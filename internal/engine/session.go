@@ -363,13 +363,19 @@ type Session struct {
 	dispatchCtx context.Context
 	dctx        dispatchContext
 
-	events     chan event        // to the loop; buffered so posting is cheap
-	dispatchCh chan dispatchItem // loop → dispatcher, unbuffered
-	closing    chan struct{}     // closed by Close
-	urls       urlWaits          // -32042 calls waiting for elicitation/complete (input.go)
-	recv       taskReceiver      // tasks run for a legacy server (taskrecv.go)
-	held       heldCalls         // legacy manual calls holding server requests (heldinput.go)
-	loopDone   chan struct{}     // closed when the loop returns
+	// events goes to the loop; buffered so posting is cheap. It is made
+	// with the loop (startLoop), under eventsOnce: a session nothing
+	// happened to has none.
+	events     chan event
+	eventsOnce sync.Once
+	// dispatchCh goes from the loop to the dispatcher, unbuffered; the
+	// loop makes it when it first starts the dispatcher.
+	dispatchCh chan dispatchItem
+	closing    chan struct{} // closed by Close
+	urls       urlWaits      // -32042 calls waiting for elicitation/complete (input.go)
+	recv       taskReceiver  // tasks run for a legacy server (taskrecv.go)
+	held       heldCalls     // legacy manual calls holding server requests (heldinput.go)
+	loopDone   chan struct{} // closed when the loop returns
 	// looping is set once the loop's goroutine has been started
 	// (startLoop); until then Connect's goroutine owns the loop's state
 	// while it holds own (see start).
@@ -488,16 +494,14 @@ var discardLogger = slog.New(slog.DiscardHandler)
 
 func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session {
 	s := &Session{
-		cfg:        cfg,
-		t:          t,
-		set:        cfg.Handler,
-		log:        cfg.Logger,
-		events:     make(chan event, eventBuffer),
-		dispatchCh: make(chan dispatchItem),
-		closing:    make(chan struct{}),
-		loopDone:   make(chan struct{}),
-		joined:     make(chan struct{}),
-		doneCh:     make(chan struct{}),
+		cfg:      cfg,
+		t:        t,
+		set:      cfg.Handler,
+		log:      cfg.Logger,
+		closing:  make(chan struct{}),
+		loopDone: make(chan struct{}),
+		joined:   make(chan struct{}),
+		doneCh:   make(chan struct{}),
 	}
 	s.evq.kick = make(chan struct{}, 1)
 	if s.log == nil {
