@@ -161,19 +161,29 @@ func invalidDiscover(detail string) *Error {
 var errNotObject = errors.New("not an object")
 
 // eachMember calls fn with the quoted key and the raw value of every
-// top-level member of raw, in order, after checking that raw is a valid
-// JSON object (it fails otherwise, calling fn never). It does not
+// top-level member of raw, in order, checking as it goes that raw is a
+// valid JSON object: it fails otherwise, after calling fn for the members
+// before the fault (callers drop what fn built then). It does not
 // allocate; the values alias raw.
 func eachMember(raw []byte, fn func(key, val []byte)) error {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || jsonscan.Validate(raw) != nil {
+	if len(raw) == 0 || raw[0] != '{' {
 		return errNotObject
 	}
-	jsonscan.EachMember(raw, func(key, val []byte) bool {
-		fn(key, val)
-		return true
-	})
-	return nil
+	r := jsonscan.ObjectReader{Data: raw, Depth: 1}
+	for {
+		key, val, ok, err := r.Next()
+		switch {
+		case err != nil:
+			return errNotObject
+		case !ok:
+			if r.I != len(raw) {
+				return errNotObject // something after the object
+			}
+			return nil
+		}
+		fn(key.Raw(raw), val.Raw(raw))
+	}
 }
 
 // keyIs reports whether the quoted key, unescaped, is exactly name (as a

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/conduitmcp/conduit/negotiation"
@@ -196,6 +197,11 @@ func TestParseDiscoverResultInvalid(t *testing.T) {
 		{"resultType input_required", `{"resultType":"input_required","supportedVersions":["2026-07-28"],"capabilities":{}}`},
 		{"resultType complete with a trailing escape", `{"resultType":"complete\n","supportedVersions":["2026-07-28"],"capabilities":{}}`},
 		{"resultType not a string", `{"resultType":1,"supportedVersions":["2026-07-28"],"capabilities":{}}`},
+		{"text after the object", `{"supportedVersions":["2026-07-28"],"capabilities":{}} x`},
+		{"two objects", `{"supportedVersions":["2026-07-28"],"capabilities":{}}{}`},
+		{"a trailing comma", `{"supportedVersions":["2026-07-28"],"capabilities":{},}`},
+		{"a bad value after the members read", `{"supportedVersions":["2026-07-28"],"capabilities":{},"x":[1,]}`},
+		{"nested too deep", `{"supportedVersions":["2026-07-28"],"capabilities":{},"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,6 +214,18 @@ func TestParseDiscoverResultInvalid(t *testing.T) {
 				t.Errorf("ParseDiscoverResult(%s) returned a result with its error", tc.raw)
 			}
 		})
+	}
+}
+
+// TestParseDiscoverResultDepth: a member nested as deep as encoding/json
+// accepts is read, one level deeper fails, as json.Valid says.
+func TestParseDiscoverResultDepth(t *testing.T) {
+	for _, n := range []int{9999, 10000} {
+		raw := `{"supportedVersions":["2026-07-28"],"capabilities":{},"x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`
+		_, err := negotiation.ParseDiscoverResult(json.RawMessage(raw))
+		if valid := json.Valid([]byte(raw)); (err == nil) != valid {
+			t.Errorf("%d nested arrays in a member: ParseDiscoverResult = %v, json.Valid = %v", n, err, valid)
+		}
 	}
 }
 
@@ -333,4 +351,23 @@ func BenchmarkClassifyProbe(b *testing.B) {
 			b.Fatalf("verdict %v", v)
 		}
 	}
+}
+
+// FuzzParseDiscoverResult: no input panics, and only valid JSON (as
+// json.Valid has it) is ever read as a result.
+func FuzzParseDiscoverResult(f *testing.F) {
+	for _, seed := range []string{
+		`{"supportedVersions":["2026-07-28"],"capabilities":{}}`,
+		`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`,
+		`{"supportedVersions":["2026-07-28"],"capabilities":{}} x`,
+		`{"supportedVersions":["2026-07-28"],"capabilities":{},"x":[1,]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		d, err := negotiation.ParseDiscoverResult(raw)
+		if err == nil && !json.Valid(raw) {
+			t.Fatalf("ParseDiscoverResult(%q) read invalid JSON as %+v", raw, d)
+		}
+	})
 }
