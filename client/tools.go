@@ -299,6 +299,9 @@ type callConfig struct {
 }
 
 func newCallConfig(opts []CallOption) callConfig {
+	if len(opts) == 0 {
+		return callConfig{} // no escape through applyCall: no allocation
+	}
 	var cc callConfig
 	for _, o := range opts {
 		if o != nil {

@@ -250,7 +250,7 @@ func TestIdleSessionLoop(t *testing.T) {
 			if s.looping.Load() {
 				t.Fatal("the loop started for a connect nothing interrupted")
 			}
-			if s.events != nil || s.dispatchCh != nil {
+			if s.events != nil || s.evq.kick != nil || s.dispatchCh != nil {
 				t.Fatal("a connect nothing interrupted made the loop's or the dispatcher's channel")
 			}
 			if err := s.Close(); err != nil {

@@ -28,9 +28,10 @@ type driver struct {
 	ctx       context.Context     // bounds the negotiation's I/O
 	t         transport.Transport // the transport in use (the Fallback after a fallback)
 	trace     []TraceStep
-	fellBack  error       // the request that made the driver fall back to HTTP+SSE; nil before
-	initAuths int         // Authorize calls after initialize was answered 401/403
-	ps        *probeState // the probe step in progress; &probeSt
+	traceBuf  [2]TraceStep // trace's first array
+	fellBack  error        // the request that made the driver fall back to HTTP+SSE; nil before
+	initAuths int          // Authorize calls after initialize was answered 401/403
+	ps        *probeState  // the probe step in progress; &probeSt
 	// probeSt holds the probe step's state (in the driver, not an
 	// allocation of its own: the steps run one at a time, and a new probe
 	// step starts only once the one before it gave its verdict).
@@ -177,11 +178,11 @@ func (d *driver) runIO(io stepIO) {
 	}
 }
 
-// step records st in the trace (room for a connect's usual steps at
-// once) and logs it at Debug, boxing its strings only when that is on.
+// step records st in the trace (room for a connect's usual steps in the
+// driver: a probe, and initialize after it) and logs it at Debug, boxing its strings only when that is on.
 func (d *driver) step(st TraceStep) {
 	if d.trace == nil {
-		d.trace = make([]TraceStep, 0, 4)
+		d.trace = d.traceBuf[:0]
 	}
 	d.trace = append(d.trace, st)
 	if d.s.log.Enabled(d.ctx, slog.LevelDebug) {

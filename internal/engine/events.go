@@ -88,9 +88,9 @@ const MaxQueuedEvents = 256
 // never blocks and never runs user code.
 type eventQueue struct {
 	mu      sync.Mutex
-	q       []Event // guarded by mu
-	dropped int     // guarded by mu; events dropped since the last report
-	kick    chan struct{}
+	q       []Event       // guarded by mu
+	dropped int           // guarded by mu; events dropped since the last report
+	kick    chan struct{} // to the loop; made with it (startLoop)
 	// queued counts the events in the dispatcher queue (owned by the
 	// loop): they do not take the notifications' room there, and at most
 	// MaxQueuedEvents wait there; the others wait in q.
@@ -135,8 +135,8 @@ func (s *Session) emit(ev Event) {
 	}
 	e.q = append(e.q, ev)
 	e.mu.Unlock()
+	s.startLoop() // the loop moves the events on; it makes kick
 	e.signal()
-	s.startLoop() // the loop moves the events on
 }
 
 // moveEvents hands the queued events to the dispatcher queue. It runs on

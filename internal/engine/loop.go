@@ -126,7 +126,12 @@ func (s *Session) startLoop() {
 	}
 }
 
-func (s *Session) makeEvents() { s.events = make(chan event, eventBuffer) }
+// makeEvents makes the channels the loop receives on: events and the
+// kick of the OnEvent queue (see eventQueue).
+func (s *Session) makeEvents() {
+	s.events = make(chan event, eventBuffer)
+	s.evq.kick = make(chan struct{}, 1)
+}
 
 // runLoop runs the loop and then, on the same goroutine, joins the
 // session's other goroutines for Close: joined is closed once wg is done.

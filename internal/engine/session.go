@@ -503,7 +503,6 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 		joined:   make(chan struct{}),
 		doneCh:   make(chan struct{}),
 	}
-	s.evq.kick = make(chan struct{}, 1)
 	if s.log == nil {
 		s.log = discardLogger
 	}
