@@ -93,15 +93,16 @@ func (s *Session) closeIdle() {
 // session is left (a Streamable HTTP session that never read), otherwise
 // by the last of them to end (join bounds the wait). No goroutine is
 // added after closeIdle (joining is set).
-func (s *Session) joinIdle() { s.wg.closeAtZero(s.joined) }
+func (s *Session) joinIdle() { s.wg.closeAtZero() }
 
 // waitGroup is a sync.WaitGroup that can tell whether it is at zero, and
-// close a channel when it gets there.
+// close a channel when it gets there (closeAtZero).
 type waitGroup struct {
 	wg    sync.WaitGroup
 	n     atomic.Int64
-	zero  atomic.Pointer[chan struct{}] // set by closeAtZero
-	fired atomic.Bool                   // zero was closed
+	zero  chan struct{} // closeAtZero's; set before any Add (newSession)
+	armed atomic.Bool   // closeAtZero was called
+	fired atomic.Bool   // zero was closed
 }
 
 func (g *waitGroup) Add(delta int) {
@@ -110,7 +111,7 @@ func (g *waitGroup) Add(delta int) {
 }
 
 func (g *waitGroup) Done() {
-	if g.n.Add(-1) == 0 && g.zero.Load() != nil {
+	if g.n.Add(-1) == 0 && g.armed.Load() {
 		g.fire()
 	}
 	g.wg.Done()
@@ -121,20 +122,20 @@ func (g *waitGroup) Wait() { g.wg.Wait() }
 // idle reports whether every goroutine counted has called Done.
 func (g *waitGroup) idle() bool { return g.n.Load() == 0 }
 
-// closeAtZero closes ch once every goroutine counted has called Done: at
-// once when none is left, else in the last Done. No Add may follow it.
-// (Done decrements before it looks for ch, and closeAtZero stores ch
+// closeAtZero closes g.zero once every goroutine counted has called Done:
+// at once when none is left, else in the last Done. No Add may follow it.
+// (Done decrements before it looks at armed, and closeAtZero sets armed
 // before it looks at the count, so at least one of them sees both.)
-func (g *waitGroup) closeAtZero(ch chan struct{}) {
-	g.zero.Store(&ch)
+func (g *waitGroup) closeAtZero() {
+	g.armed.Store(true)
 	if g.idle() {
 		g.fire()
 	}
 }
 
-// fire closes the channel of closeAtZero, once.
+// fire closes g.zero, once.
 func (g *waitGroup) fire() {
 	if g.fired.CompareAndSwap(false, true) {
-		close(*g.zero.Load())
+		close(g.zero)
 	}
 }

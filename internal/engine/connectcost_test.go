@@ -122,31 +122,28 @@ func TestWaitGroupCloseAtZero(t *testing.T) {
 			return false
 		}
 	}
-	var idle waitGroup
-	ch := make(chan struct{})
-	idle.closeAtZero(ch)
-	if !closed(ch) {
+	idle := waitGroup{zero: make(chan struct{})}
+	idle.closeAtZero()
+	if !closed(idle.zero) {
 		t.Fatal("nothing counted: not closed at once")
 	}
-	var g waitGroup
+	g := waitGroup{zero: make(chan struct{})}
 	g.Add(2)
-	ch = make(chan struct{})
-	g.closeAtZero(ch)
+	g.closeAtZero()
 	g.Done()
-	if closed(ch) {
+	if closed(g.zero) {
 		t.Fatal("closed with one goroutine still counted")
 	}
 	g.Done()
-	if !closed(ch) {
+	if !closed(g.zero) {
 		t.Fatal("not closed by the last Done")
 	}
 	for range 200 {
-		var g waitGroup
+		g := &waitGroup{zero: make(chan struct{})}
 		g.Add(1)
-		ch := make(chan struct{})
 		go g.Done()
-		g.closeAtZero(ch) // a double close panics
-		<-ch
+		g.closeAtZero() // a double close panics
+		<-g.zero
 		g.Wait()
 	}
 }

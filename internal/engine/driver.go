@@ -596,7 +596,7 @@ func (d *driver) modernOn(ref *connRef, version string) ([]byte, error) {
 	if d.prefix != nil && d.prefixAt == version {
 		return d.prefix, nil
 	}
-	prefix, err := buildPrefix(version, d.s.modernCaps, d.s.clientInfo)
+	prefix, err := buildPrefix(version, d.s.modernCaps, d.s.cfg.ClientInfo)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (s *Session) checkInput(r inputRequest) string {
 	caps := &s.modernCaps
 	switch r.Method {
 	case protocol.MethodSamplingCreateMessage:
-		if caps.Sampling == nil || s.set.Sampler == nil {
+		if caps.Sampling == nil || s.cfg.Handler.Sampler == nil {
 			return "sampling was not declared"
 		}
 	case protocol.MethodElicitationCreate:
@@ -121,18 +121,18 @@ func (s *Session) checkInput(r inputRequest) string {
 		}
 		switch p.Mode {
 		case "", protocol.ElicitModeForm:
-			if !formDeclared(caps.Elicitation) || s.set.Elicitor == nil {
+			if !formDeclared(caps.Elicitation) || s.cfg.Handler.Elicitor == nil {
 				return "form-mode elicitation was not declared"
 			}
 		case protocol.ElicitModeURL:
-			if caps.Elicitation == nil || caps.Elicitation.URL == nil || s.set.URLElicitor == nil {
+			if caps.Elicitation == nil || caps.Elicitation.URL == nil || s.cfg.Handler.URLElicitor == nil {
 				return "URL-mode elicitation was not declared"
 			}
 		default:
 			return "unknown elicitation mode " + strconv.Quote(p.Mode)
 		}
 	case protocol.MethodRootsList:
-		if caps.Roots == nil || s.set.RootsLister == nil {
+		if caps.Roots == nil || s.cfg.Handler.RootsLister == nil {
 			return "roots were not declared"
 		}
 	default:
@@ -397,7 +397,7 @@ func urlElicitationError(method string, e *jsonrpc.Error) error {
 func (s *Session) urlElicit(ctx context.Context, method string, e *jsonrpc.Error) error {
 	err := urlElicitationError(method, e)
 	ue, ok := errors.AsType[*protocol.URLElicitationRequiredError](err)
-	if !ok || s.set.URLElicitor == nil || s.legacyCaps.Elicitation == nil || s.legacyCaps.Elicitation.URL == nil {
+	if !ok || s.cfg.Handler.URLElicitor == nil || s.legacyCaps.Elicitation == nil || s.legacyCaps.Elicitation.URL == nil {
 		return err
 	}
 	ids := make([]string, len(ue.Elicitations))
@@ -442,7 +442,7 @@ func (s *Session) elicitationComplete(ctx context.Context, params json.RawMessag
 		return
 	}
 	s.urls.done(p.ElicitationID)
-	if l := s.set.ElicitationDone; l != nil {
+	if l := s.cfg.Handler.ElicitationDone; l != nil {
 		l.OnElicitationComplete(ctx, p.ElicitationID)
 	}
 }

@@ -346,13 +346,12 @@ type negState struct {
 // [Connect]; end it with [Session.Close].
 type Session struct {
 	// Written once in Connect before any goroutine starts; read-only after.
+	// cfg.ClientInfo holds the default client info when Config had none.
 	cfg        Config
-	set        handler.Set
 	log        *slog.Logger
 	t          transport.Transport
 	modernCaps protocol.ClientCapabilities
 	legacyCaps protocol.ClientCapabilities
-	clientInfo protocol.Implementation
 
 	// lifeCtx is the connection-lifetime context: detached from Connect's
 	// ctx with context.WithoutCancel and cancelled by Close (habit 20).
@@ -496,7 +495,6 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s := &Session{
 		cfg:      cfg,
 		t:        t,
-		set:      cfg.Handler,
 		log:      cfg.Logger,
 		closing:  make(chan struct{}),
 		loopDone: make(chan struct{}),
@@ -512,9 +510,8 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	if s.cfg.MaxInputRounds <= 0 {
 		s.cfg.MaxInputRounds = DefaultMaxInputRounds
 	}
-	s.clientInfo = cfg.ClientInfo
-	if s.clientInfo.Name == "" {
-		s.clientInfo = protocol.Implementation{Name: "conduit", Version: Version}
+	if s.cfg.ClientInfo.Name == "" {
+		s.cfg.ClientInfo = protocol.Implementation{Name: "conduit", Version: Version}
 	}
 	mo := cfg.CapabilityOptions
 	mo.Era = negotiation.EraModern
@@ -537,6 +534,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	// connect); like every stored view, it is never modified.
 	s.view0 = view{reconn: make(chan struct{})}
 	s.pub.Store(&s.view0)
+	s.wg.zero = s.joined // closed by joinIdle's closeAtZero
 	return s
 }
 

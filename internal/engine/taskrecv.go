@@ -309,7 +309,7 @@ func taskPayload(t *recvTask) (json.RawMessage, error) {
 // extension's notifications/tasks with its fields mapped (ttlMs to TTL,
 // pollIntervalMs to PollInterval). It runs on the dispatcher.
 func (s *Session) taskStatus(ctx context.Context, n *jsonrpc.Request) {
-	l := s.set.TaskStatus
+	l := s.cfg.Handler.TaskStatus
 	if l == nil {
 		return
 	}
