@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,8 +113,14 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	log := discardLogger(t.Logger)
+	raw := u.String()
+	endpoint, err := endpointOf(u, t.URL, raw)
+	if err != nil {
+		return nil, err
+	}
 	c := &httpConn{
-		url:        u.String(),
+		url:        raw,
+		endpoint:   endpoint,
 		client:     newHTTPClient(t.HTTPClient, t.CrossOriginRedirects, t.Header, log),
 		header:     t.Header.Clone(),
 		headerFunc: t.HeaderFunc,
@@ -161,6 +168,7 @@ type reqStream struct {
 // is the legacy field and http_legacy.go.
 type httpConn struct {
 	url        string
+	endpoint   *url.URL // url as http.NewRequest parses it; never modified
 	client     *http.Client
 	header     http.Header
 	headerFunc func(context.Context, *http.Request) error

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 )
 
@@ -28,16 +29,38 @@ type postBody struct {
 }
 
 // newPostRequest returns a POST of data to endpoint under ctx and its
-// body (see postBody).
-func newPostRequest(ctx context.Context, endpoint string, data []byte) (*http.Request, *postBody, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
+// body (see postBody). endpoint is the URL http.NewRequest would parse
+// from the connection's URL (Connect parsed it once: see endpointOf);
+// each request gets a copy, as it would get a URL of its own.
+func newPostRequest(ctx context.Context, endpoint *url.URL, data []byte) (*http.Request, *postBody, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", nil) // an empty URL: nothing to parse
 	if err != nil {
 		return nil, nil, err
 	}
+	*req.URL = *endpoint
+	req.Host = endpoint.Host
 	b := &postBody{data: data}
 	b.r.Reset(data)
 	req.Body, req.GetBody, req.ContentLength = io.NopCloser(&b.r), b.reopen, int64(len(data))
 	return req, b, nil
+}
+
+// endpointOf returns the URL http.NewRequest makes of raw, the string of
+// parsed (parsed from orig): parsed itself when raw is orig (the usual
+// case), else raw parsed again; either way with the empty port removed
+// from its host, as NewRequest does.
+func endpointOf(parsed *url.URL, orig, raw string) (*url.URL, error) {
+	u := parsed
+	if raw != orig {
+		var err error
+		if u, err = url.Parse(raw); err != nil {
+			return nil, err
+		}
+	}
+	if strings.LastIndex(u.Host, ":") > strings.LastIndex(u.Host, "]") {
+		u.Host = strings.TrimSuffix(u.Host, ":")
+	}
+	return u, nil
 }
 
 func (b *postBody) reopen() (io.ReadCloser, error) {

@@ -120,6 +120,11 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		c.shutdown()
 		return nil, err
 	}
+	c.postURL = c.endpoint.String()
+	if c.post, err = endpointOf(nil, "", c.postURL); err != nil {
+		c.shutdown()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -158,7 +163,9 @@ func resolveEndpoint(base *url.URL, ep string) (*url.URL, error) {
 // sseConn is an HTTP+SSE connection.
 type sseConn struct {
 	url        string
-	endpoint   *url.URL // written once by Connect before it returns
+	endpoint   *url.URL // written once by Connect before it returns, as are:
+	postURL    string   // endpoint's string, where messages are POSTed
+	post       *url.URL // postURL as http.NewRequest parses it; never modified
 	client     *http.Client
 	header     http.Header
 	headerFunc func(context.Context, *http.Request) error
@@ -298,8 +305,8 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err // ended before the watch was set: sent, it could outrun the watch
 	}
-	ep := c.endpoint.String()
-	req, pb, err := newPostRequest(reqCtx, ep, body)
+	ep := c.postURL
+	req, pb, err := newPostRequest(reqCtx, c.post, body)
 	if err != nil {
 		return err
 	}
