@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/interop/internal/foreign"
+)
+
+// BenchmarkConnectPaired is BenchmarkConnect with the clients taking turns
+// inside one loop: every iteration connects and closes once with each
+// client that reaches the target, in an order that rotates with the
+// iteration, and each client's time is reported apart (<client>-ns/op),
+// with its ratio to the raw client (<client>/raw). The clients of a cell
+// share every moment of the run, so a machine that slows down or speeds
+// up mid-run changes their ratio less than it does between the
+// sub-benchmarks of BenchmarkConnect, which run one after the other; and
+// no client runs twice in a row, so none finds its code and data in the
+// CPU caches the way a loop of one client's connects does. ns/op is the
+// whole iteration (every client once); the allocations are those of all
+// the clients together.
+func BenchmarkConnectPaired(b *testing.B) {
+	eps := map[target]endpoint{}
+	for _, tg := range targets {
+		eps[tg] = startTarget(b, tg, foreign.Options{})
+	}
+	for _, tg := range targets {
+		for _, e := range []era{legacyEra, modernEra} {
+			var cs []clientImpl
+			for _, c := range rotated(clients, os.Getenv("BENCH_ROUND")) {
+				if serves(c, tg) {
+					cs = append(cs, c)
+				}
+			}
+			b.Run(fmt.Sprintf("%s-%s-%s", tg.kind, tg.tr, e), func(b *testing.B) {
+				b.ReportAllocs()
+				pairedConnects(b, cs, eps[tg], e)
+			})
+		}
+	}
+}
+
+func pairedConnects(b *testing.B, cs []clientImpl, ep endpoint, e era) {
+	ctx, cancel := context.WithTimeout(context.Background(), benchTimeout)
+	defer cancel()
+	spent := make([]time.Duration, len(cs))
+	turn := 0
+	for b.Loop() {
+		for k := range cs {
+			i := (turn + k) % len(cs)
+			t0 := time.Now()
+			s, err := cs[i].connect(ctx, ep, e)
+			if err != nil {
+				b.Fatalf("%s: %v", cs[i].name, err)
+			}
+			if err := s.close(); err != nil {
+				b.Fatalf("%s: close: %v", cs[i].name, err)
+			}
+			spent[i] += time.Since(t0)
+		}
+		turn++
+	}
+	raw := time.Duration(0)
+	for i, c := range cs {
+		if c.name == "raw" {
+			raw = spent[i]
+		}
+	}
+	for i, c := range cs {
+		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N), c.name+"-ns/op")
+		if raw > 0 && c.name != "raw" {
+			b.ReportMetric(float64(spent[i])/float64(raw), c.name+"/raw")
+		}
+	}
+}
