@@ -179,7 +179,8 @@ func (d *driver) runIO(io stepIO) {
 }
 
 // step records st in the trace (room for a connect's usual steps in the
-// driver: a probe, and initialize after it) and logs it at Debug, boxing its strings only when that is on.
+// driver: a probe, and initialize after it) and logs it at Debug, boxing
+// its strings only when that is on.
 func (d *driver) step(st TraceStep) {
 	if d.trace == nil {
 		d.trace = d.traceBuf[:0]
