@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+# Tables of BenchmarkConnectPaired runs: per cell, the median over the
+# given files of each client's time and of its ratio to the raw client.
+#
+# Usage: python3 paired_table.py FILE... [--before FILE...]
+import re, statistics, sys
+
+def load(files):
+    cells = {}
+    for f in files:
+        for line in open(f):
+            m = re.match(r'BenchmarkConnectPaired/([\w-]+?)-\d+\s', line)
+            if not m:
+                continue
+            vals = {u: float(v) for v, u in re.findall(r'([\d.]+) ([\w/-]+)', line[m.end():])}
+            cells.setdefault(m.group(1), []).append(vals)
+    return cells
+
+def med(rows, key):
+    xs = [r[key] for r in rows if key in r]
+    return statistics.median(xs) if xs else None
+
+def us(ns):
+    return '—' if ns is None else (f'{ns / 1e6:.2f} ms' if ns >= 1e6 else f'{ns / 1e3:.1f} µs')
+
+def ratio(x):
+    return '—' if x is None else f'{x:.2f}×'
+
+args = sys.argv[1:]
+before = []
+if '--before' in args:
+    i = args.index('--before')
+    args, before = args[:i], args[i + 1:]
+now, then = load(args), load(before)
+head = '| cell | raw | Conduit | go-sdk | mcp-go | Conduit/raw (min–max) | go-sdk/raw | mcp-go/raw |'
+if then:
+    head += ' Conduit/raw before |'
+print(head)
+print('|' + '---|' * head.count('|')[:-1] if False else '|' + '|'.join(['---'] + ['--:'] * (head.count('|') - 2)) + '|')
+for cell, rows in now.items():
+    cr = [r['conduit/raw'] for r in rows if 'conduit/raw' in r]
+    line = (f'| {cell} | {us(med(rows, "raw-ns/op"))} | {us(med(rows, "conduit-ns/op"))} | {us(med(rows, "go-sdk-ns/op"))} | '
+            f'{us(med(rows, "mcp-go-ns/op"))} | **{ratio(med(rows, "conduit/raw"))}** ({min(cr):.2f}–{max(cr):.2f}) | '
+            f'{ratio(med(rows, "go-sdk/raw"))} | {ratio(med(rows, "mcp-go/raw"))} |')
+    if then:
+        line += f' {ratio(med(then.get(cell, []), "conduit/raw"))} |'
+    print(line)
