@@ -32,6 +32,11 @@
 // other; BENCH_ROUND=k rotates their order, for interleaved repeated
 // rounds (see RESULTS.md for the commands and the latest results).
 //
+// BenchmarkConnectPaired is Connect with the clients taking turns inside
+// one loop (each timed apart, ratios to the raw client reported), for
+// ratios that a machine drifting between sub-benchmarks does not move
+// (paired_table.py prints them).
+//
 // BenchmarkIdle (unix) measures what an idle connected client costs, per
 // connection: heap, goroutines, wake-ups and CPU time per minute of an
 // idle window (BENCH_IDLE; see idle_test.go); run it with
