@@ -109,8 +109,11 @@
 // with the first event posted after it (a read, a call that waits for the
 // session or is abandoned, an event for OnEvent: plain calls need none);
 // Close plays its part for a session that never had one
-// (closeIdle), so a session nothing happened to has no loop goroutine
-// (TestIdleSessionLoop). Durable listen streams are re-opened the
+// (closeIdle), so a session nothing happened to has no loop goroutine,
+// makes none of the loop's channels (they come with the loop, the
+// dispatcher's with the dispatcher) and is joined by the last of its
+// goroutines to end, not by one of Close's own (TestIdleSessionLoop,
+// TestConnectGoroutines). Durable listen streams are re-opened the
 // same way, paced (relisten.go). Every outgoing request takes one send path (send.go:
 // register, write, then await), whose first step lets a plain call (when
 // the session is ready) and a negotiation request (on the current
