@@ -26,24 +26,35 @@ func TestPostRequestURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		str := parsed.String()
+		str := parsed.String() // the connection's URL string
 		want, err := http.NewRequestWithContext(context.Background(), http.MethodPost, str, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		endpoint, err := endpointOf(parsed, raw, str)
-		if err != nil {
-			t.Fatalf("endpointOf(%q): %v", raw, err)
-		}
-		got, _, err := newPostRequest(context.Background(), endpoint, []byte("{}"))
+		// Streamable HTTP passes the URL it parsed; HTTP+SSE only the
+		// string of the endpoint the server named.
+		fromParsed, err := url.Parse(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.URL, want.URL) || got.Host != want.Host {
-			t.Errorf("%q: POST URL %#v host %q; NewRequest gives %#v host %q", raw, got.URL, got.Host, want.URL, want.Host)
-		}
-		if got.URL == endpoint {
-			t.Errorf("%q: the request shares the connection's URL", raw)
+		for _, from := range []struct {
+			parsed *url.URL
+			orig   string
+		}{{fromParsed, raw}, {nil, ""}} {
+			endpoint, err := endpointOf(from.parsed, from.orig, str)
+			if err != nil {
+				t.Fatalf("endpointOf(%q): %v", raw, err)
+			}
+			got, _, err := newPostRequest(context.Background(), endpoint, []byte("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.URL, want.URL) || got.Host != want.Host {
+				t.Errorf("%q (parsed given: %v): POST URL %#v host %q; NewRequest gives %#v host %q", raw, from.parsed != nil, got.URL, got.Host, want.URL, want.Host)
+			}
+			if got.URL == endpoint {
+				t.Errorf("%q: the request shares the connection's URL", raw)
+			}
 		}
 	}
 }
