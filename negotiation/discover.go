@@ -132,21 +132,25 @@ type discoverMembers struct {
 }
 
 func (m *discoverMembers) set(key, val []byte) {
+	inner := key[1 : len(key)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		inner = []byte(unquoteKey(key)) // rare: escapes in a key
+	}
 	var dst *[]byte
-	switch {
-	case keyIs(key, "resultType"):
+	switch string(inner) { // does not allocate
+	case "resultType":
 		dst = &m.resultType
-	case keyIs(key, "supportedVersions"):
+	case "supportedVersions":
 		dst = &m.supportedVersions
-	case keyIs(key, "capabilities"):
+	case "capabilities":
 		dst = &m.capabilities
-	case keyIs(key, "instructions"):
+	case "instructions":
 		dst = &m.instructions
-	case keyIs(key, "ttlMs"):
+	case "ttlMs":
 		dst = &m.ttlMs
-	case keyIs(key, "cacheScope"):
+	case "cacheScope":
 		dst = &m.cacheScope
-	case keyIs(key, "_meta"):
+	case "_meta":
 		dst = &m.meta
 	default:
 		return

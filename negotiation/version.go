@@ -50,6 +50,12 @@ func LegacyVersions() []string { return filterEra(Versions(), EraLegacy) }
 // or after 2026-07-28 are [EraModern], earlier dates [EraLegacy], anything
 // else [EraUnknown].
 func EraOf(version string) Era {
+	switch version { // the versions the client speaks, without parsing
+	case protocol.Version20260728:
+		return EraModern
+	case protocol.Version20251125, protocol.Version20250618:
+		return EraLegacy
+	}
 	if len(version) != len("2006-01-02") {
 		return EraUnknown
 	}
