@@ -37,6 +37,11 @@
 // ratios that a machine drifting between sub-benchmarks does not move
 // (paired_table.py prints them).
 //
+// Where the clock is too noisy to see a change of a few hundred
+// instructions, cg_table.py compares two runs of one benchmark under
+// valgrind's cachegrind per operation: instructions and cache misses, per
+// package and function (RESULTS.md, session 7, has the commands).
+//
 // BenchmarkIdle (unix) measures what an idle connected client costs, per
 // connection: heap, goroutines, wake-ups and CPU time per minute of an
 // idle window (BENCH_IDLE; see idle_test.go); run it with
