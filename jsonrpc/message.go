@@ -2,9 +2,10 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 )
 
 // Version is the value of the "jsonrpc" member of every message.
@@ -183,8 +184,9 @@ func AppendMessage(b []byte, m Message) ([]byte, error) {
 
 // appendCompact appends raw JSON, removing insignificant white space only
 // when there is any (newlines must not reach a line-delimited stream).
+// Invalid JSON, which json.Compact refuses, is appended as it is.
 func appendCompact(b []byte, raw []byte) []byte {
-	if !hasSpaceOrControl(raw) {
+	if !jsonscan.HasSpaceOrControl(raw) {
 		return append(b, raw...)
 	}
 	var buf bytes.Buffer
@@ -192,29 +194,6 @@ func appendCompact(b []byte, raw []byte) []byte {
 		return append(b, raw...)
 	}
 	return append(b, buf.Bytes()...)
-}
-
-// hasSpaceOrControl reports whether raw has a byte <= ' ': white space,
-// or a control character, which valid JSON has only as white space (so
-// for valid JSON this is "has white space"; invalid JSON fails
-// json.Compact and is appended as it is either way). It reads eight bytes
-// at a time: every request's params pass here.
-func hasSpaceOrControl(raw []byte) bool {
-	const lanes01, lanes80 = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(raw); i += 8 {
-		x := binary.LittleEndian.Uint64(raw[i:])
-		// A lane's high bit is set when its byte is < 0x21 (and not >= 0x80).
-		if (x-0x21*lanes01)&^x&lanes80 != 0 {
-			return true
-		}
-	}
-	for ; i < len(raw); i++ {
-		if raw[i] <= ' ' {
-			return true
-		}
-	}
-	return false
 }
 
 func appendInt(b []byte, n int64) []byte {

@@ -90,6 +90,37 @@ func TestScanStringLanes(t *testing.T) {
 	}
 }
 
+// TestHasSpaceOrControl puts every byte value at every offset of inputs
+// of 1 to 20 bytes (so in each lane of the eight-byte reads and in the
+// tail after them), with a second byte after it or not, against the
+// byte-at-a-time definition.
+func TestHasSpaceOrControl(t *testing.T) {
+	want := func(b []byte) bool {
+		for _, c := range b {
+			if c <= ' ' {
+				return true
+			}
+		}
+		return false
+	}
+	for n := 1; n <= 20; n++ {
+		for pos := range n {
+			for c := range 256 {
+				for _, later := range []int{-1, 0x00, ' ', 0x21, 0x80, 0xff} {
+					b := bytes.Repeat([]byte{'a'}, n)
+					b[pos] = byte(c)
+					if later >= 0 && pos+1 < n {
+						b[n-1] = byte(later)
+					}
+					if got := HasSpaceOrControl(b); got != want(b) {
+						t.Fatalf("HasSpaceOrControl(%q) = %v, want %v", b, got, !got)
+					}
+				}
+			}
+		}
+	}
+}
+
 // FuzzScanString checks a string literal's scan against encoding/json:
 // where it ends, whether it is valid, and its flags.
 func FuzzScanString(f *testing.F) {
