@@ -53,9 +53,15 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	if err != nil {
 		return nil, &Error{Op: "connect", Kind: KindInvalid, Err: err}
 	}
-	key := u.String()
-	if unix {
+	// The key of the result and era caches; without them, none (the
+	// URL's string is not worth making).
+	var key string
+	switch {
+	case cfg.cache == nil && cfg.eraCache == nil:
+	case unix:
 		key = orig // every socket's requests name localhost
+	default:
+		key = u.String()
 	}
 	cfg.endpoint = endpoint
 	var t, fallback transport.Transport
