@@ -41,9 +41,10 @@ type stdioConn struct {
 	closeErr  error // written inside closeOnce
 }
 
-// wait is the waiter goroutine.
+// wait is the waiter goroutine. On Linux it waits in the runtime's poller
+// until the exit (see waitProcess), holding no OS thread.
 func (c *stdioConn) wait() {
-	c.waitErr = c.cmd.Wait()
+	c.waitErr = waitProcess(c.cmd)
 	close(c.exited)
 	// A descendant that outlived the process may hold stdout and stderr
 	// open; the readers stop at this deadline instead of waiting for it.
