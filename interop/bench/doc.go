@@ -43,8 +43,8 @@
 // package and function (RESULTS.md, session 7, has the commands).
 //
 // BenchmarkIdle (unix) measures what an idle connected client costs, per
-// connection: heap, goroutines, wake-ups and CPU time per minute of an
-// idle window (BENCH_IDLE; see idle_test.go); run it with
+// connection: heap, goroutines, OS threads held in system calls, wake-ups
+// and CPU time per minute of an idle window (BENCH_IDLE; see idle_test.go); run it with
 // -test.benchtime 1x.
 //
 // Not run in CI; `go test ./bench` (without -bench) runs TestBenchClients,

@@ -46,6 +46,14 @@ func schedSamples() uint64 {
 	return n
 }
 
+// inSyscalls returns how many goroutines are in a system call (or cgo)
+// now: each holds an OS thread of its own while it is.
+func inSyscalls() int64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines/not-in-go:goroutines"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
 // cpuTime returns the CPU time (user + system) this process used so far;
 // the servers are other processes and are not counted.
 func cpuTime() time.Duration {
@@ -108,7 +116,8 @@ func writeIdleProfiles(b *testing.B, dir string) {
 // connection, beside the other libraries: idleClients clients of one
 // library connect to the raw server (stdio: one server process each;
 // HTTP: one server), each makes one call, and then nothing happens. It
-// reports the heap (after GC) and the goroutines they hold per client,
+// reports the heap (after GC), the goroutines they hold and the OS
+// threads held by those of them blocked in a system call, per client,
 // against the baseline before they connected (net/http's idle pooled
 // connections included), and over an idle window (BENCH_IDLE, default
 // 10s) the wake-ups of this process per client and minute (estimated from
@@ -139,6 +148,7 @@ func measureIdle(b *testing.B, c clientImpl, ep endpoint, e era, w time.Duration
 	transport.CloseIdleConnections()
 	base := watchIdle(w)
 	heap0, g0 := heapInUse(), settledGoroutines()
+	t0 := inSyscalls()
 	sessions := make([]session, 0, idleClients)
 	defer func() {
 		for _, s := range sessions {
@@ -158,6 +168,7 @@ func measureIdle(b *testing.B, c clientImpl, ep endpoint, e era, w time.Duration
 		}
 	}
 	g1 := settledGoroutines()
+	t1 := inSyscalls()
 	heap1 := heapInUse()
 	if dir := os.Getenv("BENCH_IDLE_PROFILES"); dir != "" {
 		writeIdleProfiles(b, dir)
@@ -166,6 +177,7 @@ func measureIdle(b *testing.B, c clientImpl, ep endpoint, e era, w time.Duration
 	perMin := float64(time.Minute) / float64(w) / idleClients
 	b.ReportMetric(float64(int64(heap1)-int64(heap0))/idleClients, "heap-B/conn")
 	b.ReportMetric(float64(g1-g0)/idleClients, "goroutines/conn")
+	b.ReportMetric(float64(t1-t0)/idleClients, "threads/conn")
 	b.ReportMetric((idle.wakeups-base.wakeups)*perMin, "wakeups/min/conn")
 	b.ReportMetric(float64(idle.cpu-base.cpu)/float64(time.Microsecond)*perMin, "cpu-µs/min/conn")
 }
