@@ -41,8 +41,8 @@ type stdioConn struct {
 	closeErr  error // written inside closeOnce
 }
 
-// wait is the waiter goroutine. On Linux it waits in the runtime's poller
-// until the exit (see waitProcess), holding no OS thread.
+// wait is the waiter goroutine. On Linux and Windows it holds no OS
+// thread while the server runs (see waitProcess).
 func (c *stdioConn) wait() {
 	c.waitErr = waitProcess(c.cmd)
 	close(c.exited)
