@@ -3,6 +3,9 @@
 # given files of each client's time and of its ratio to the raw client.
 #
 # Usage: python3 paired_table.py FILE... [--before FILE...]
+#
+# When the runs report each client's Close apart (<client>-close-ns/op),
+# a second table gives those medians.
 import re, statistics, sys
 
 def load(files):
@@ -45,3 +48,16 @@ for cell, rows in now.items():
     if then:
         line += f' {ratio(med(then.get(cell, []), "conduit/raw"))} |'
     print(line)
+
+if any('conduit-close-ns/op' in r for rows in now.values() for r in rows):
+    print()
+    head = '| cell | Close: raw | Conduit | go-sdk | mcp-go |'
+    if then:
+        head += ' Conduit before |'
+    print(head)
+    print('|' + '|'.join(['---'] + ['--:'] * (head.count('|') - 2)) + '|')
+    for cell, rows in now.items():
+        line = '| ' + cell + ' | ' + ' | '.join(us(med(rows, c + '-close-ns/op')) for c in ('raw', 'conduit', 'go-sdk', 'mcp-go')) + ' |'
+        if then:
+            line += f' {us(med(then.get(cell, []), "conduit-close-ns/op"))} |'
+        print(line)

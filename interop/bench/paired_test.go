@@ -14,7 +14,8 @@ import (
 // inside one loop: every iteration connects and closes once with each
 // client that reaches the target, in an order that rotates with the
 // iteration, and each client's time is reported apart (<client>-ns/op),
-// with its ratio to the raw client (<client>/raw). The clients of a cell
+// with its ratio to the raw client (<client>/raw), and the part of it
+// that Close took (<client>-close-ns/op). The clients of a cell
 // share every moment of the run, so a machine that slows down or speeds
 // up mid-run changes their ratio less than it does between the
 // sub-benchmarks of BenchmarkConnect, which run one after the other; and
@@ -47,6 +48,7 @@ func pairedConnects(b *testing.B, cs []clientImpl, ep endpoint, e era) {
 	ctx, cancel := context.WithTimeout(context.Background(), benchTimeout)
 	defer cancel()
 	spent := make([]time.Duration, len(cs))
+	closing := make([]time.Duration, len(cs))
 	turn := 0
 	for b.Loop() {
 		for k := range cs {
@@ -56,9 +58,11 @@ func pairedConnects(b *testing.B, cs []clientImpl, ep endpoint, e era) {
 			if err != nil {
 				b.Fatalf("%s: %v", cs[i].name, err)
 			}
+			t1 := time.Now()
 			if err := s.close(); err != nil {
 				b.Fatalf("%s: close: %v", cs[i].name, err)
 			}
+			closing[i] += time.Since(t1)
 			spent[i] += time.Since(t0)
 		}
 		turn++
@@ -71,6 +75,7 @@ func pairedConnects(b *testing.B, cs []clientImpl, ep endpoint, e era) {
 	}
 	for i, c := range cs {
 		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N), c.name+"-ns/op")
+		b.ReportMetric(float64(closing[i].Nanoseconds())/float64(b.N), c.name+"-close-ns/op")
 		if raw > 0 && c.name != "raw" {
 			b.ReportMetric(float64(spent[i])/float64(raw), c.name+"/raw")
 		}
