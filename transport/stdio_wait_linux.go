@@ -54,13 +54,16 @@ func awaitExit(f *os.File) {
 	if err != nil {
 		return
 	}
+	rc.Read(pidfdExited)
+}
+
+// pidfdExited reports whether the process of pidfd fd has exited, or true
+// when that cannot be known (Wait will tell).
+func pidfdExited(fd uintptr) bool {
+	// WNOWAIT leaves the exit status for Wait; WNOHANG makes this a
+	// check. The kernel zeroes info when the process has not exited,
+	// and fills in SIGCHLD when it has.
 	var info unix.Siginfo
-	rc.Read(func(fd uintptr) bool {
-		// WNOWAIT leaves the exit status for Wait; WNOHANG makes this a
-		// check. The kernel zeroes info when the process has not
-		// exited, and fills in SIGCHLD when it has.
-		info = unix.Siginfo{}
-		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		return err != nil || info.Signo != 0
-	})
+	err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err != nil || info.Signo != 0
 }
