@@ -13,8 +13,8 @@ import (
 
 // waitProcess reaps cmd's process once it has exited. Until then the
 // system's thread pool waits on a handle of the process
-// (RegisterWaitForSingleObject), one pool thread for many processes, and
-// the goroutine waits on a channel: os/exec's Wait alone would keep one
+// (RegisterWaitForSingleObject; each of the pool's wait threads waits for
+// up to 63 handles), and the goroutine waits on a channel: os/exec's Wait alone would keep one
 // OS thread in WaitForSingleObject for the server's whole life. When the
 // wait cannot be registered it is Wait alone.
 func waitProcess(cmd *exec.Cmd) error {
