@@ -35,7 +35,8 @@
 // BenchmarkConnectPaired is Connect with the clients taking turns inside
 // one loop (each timed apart, ratios to the raw client reported), for
 // ratios that a machine drifting between sub-benchmarks does not move
-// (paired_table.py prints them).
+// (paired_table.py prints them); BENCH_CLIENTS=conduit,raw,… picks the
+// clients that take turns, and a name listed twice takes two turns.
 //
 // Where the clock is too noisy to see a change of a few hundred
 // instructions, cg_table.py compares two runs of one benchmark under

@@ -5,7 +5,8 @@
 # Usage: python3 paired_table.py FILE... [--before FILE...]
 #
 # When the runs report each client's Close apart (<client>-close-ns/op),
-# a second table gives those medians.
+# a second table gives those medians; clients other than the four (a
+# name BENCH_CLIENTS lists twice, conduit-2) get a third.
 import re, statistics, sys
 
 def load(files):
@@ -61,3 +62,17 @@ if any('conduit-close-ns/op' in r for rows in now.values() for r in rows):
         if then:
             line += f' {us(med(then.get(cell, []), "conduit-close-ns/op"))} |'
         print(line)
+
+# Clients beyond the four (BENCH_CLIENTS naming one twice: conduit-2).
+known = {'raw', 'conduit', 'go-sdk', 'mcp-go'}
+others = sorted({k[:-len('-ns/op')] for rows in now.values() for r in rows for k in r
+                 if k.endswith('-ns/op') and not k.endswith('-close-ns/op')} - known)
+if others:
+    print()
+    print('| cell | client | time | client/raw (min–max) |')
+    print('|---|---|--:|--:|')
+    for cell, rows in now.items():
+        for c in others:
+            cr = [r[c + '/raw'] for r in rows if c + '/raw' in r]
+            if cr:
+                print(f'| {cell} | {c} | {us(med(rows, c + "-ns/op"))} | **{ratio(med(rows, c + "/raw"))}** ({min(cr):.2f}–{max(cr):.2f}) |')

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +25,16 @@ import (
 // CPU caches the way a loop of one client's connects does. ns/op is the
 // whole iteration (every client once); the allocations are those of all
 // the clients together.
+//
+// BENCH_CLIENTS, a comma-separated list of client names, takes part
+// only those clients; a name listed twice takes part twice (the second
+// reported as <name>-2), which shows what a client gains when its code
+// is warm from another client's turn.
 func BenchmarkConnectPaired(b *testing.B) {
+	cs0, err := pairedClients(os.Getenv("BENCH_CLIENTS"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	eps := map[target]endpoint{}
 	for _, tg := range targets {
 		eps[tg] = startTarget(b, tg, foreign.Options{})
@@ -31,7 +42,7 @@ func BenchmarkConnectPaired(b *testing.B) {
 	for _, tg := range targets {
 		for _, e := range []era{legacyEra, modernEra} {
 			var cs []clientImpl
-			for _, c := range rotated(clients, os.Getenv("BENCH_ROUND")) {
+			for _, c := range rotated(cs0, os.Getenv("BENCH_ROUND")) {
 				if serves(c, tg) {
 					cs = append(cs, c)
 				}
@@ -42,6 +53,28 @@ func BenchmarkConnectPaired(b *testing.B) {
 			})
 		}
 	}
+}
+
+// pairedClients returns the clients that list (BENCH_CLIENTS) names, in
+// its order, or every client when it is empty.
+func pairedClients(list string) ([]clientImpl, error) {
+	if list == "" {
+		return clients, nil
+	}
+	var cs []clientImpl
+	seen := map[string]int{}
+	for _, name := range strings.Split(list, ",") {
+		i := slices.IndexFunc(clients, func(c clientImpl) bool { return c.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("BENCH_CLIENTS: no client %q", name)
+		}
+		c := clients[i]
+		if seen[name]++; seen[name] > 1 {
+			c.name = fmt.Sprintf("%s-%d", name, seen[name])
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
 }
 
 func pairedConnects(b *testing.B, cs []clientImpl, ep endpoint, e era) {
@@ -79,5 +112,26 @@ func pairedConnects(b *testing.B, cs []clientImpl, ep endpoint, e era) {
 		if raw > 0 && c.name != "raw" {
 			b.ReportMetric(float64(spent[i])/float64(raw), c.name+"/raw")
 		}
+	}
+}
+
+func TestPairedClients(t *testing.T) {
+	all, err := pairedClients("")
+	if err != nil || len(all) != len(clients) {
+		t.Fatalf("pairedClients(\"\") = %d clients, %v; want all %d", len(all), err, len(clients))
+	}
+	cs, err := pairedClients("conduit,raw,conduit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.name)
+	}
+	if got := strings.Join(names, ","); got != "conduit,raw,conduit-2" {
+		t.Errorf("names = %s, want conduit,raw,conduit-2", got)
+	}
+	if _, err := pairedClients("conduit,nope"); err == nil {
+		t.Error("an unknown client name was accepted")
 	}
 }
