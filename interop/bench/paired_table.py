@@ -27,6 +27,9 @@ def med(rows, key):
 def us(ns):
     return '—' if ns is None else (f'{ns / 1e6:.2f} ms' if ns >= 1e6 else f'{ns / 1e3:.1f} µs')
 
+def spread(xs):
+    return f'({min(xs):.2f}–{max(xs):.2f})' if xs else ''
+
 def ratio(x):
     return '—' if x is None else f'{x:.2f}×'
 
@@ -44,7 +47,7 @@ print('|' + '---|' * head.count('|')[:-1] if False else '|' + '|'.join(['---'] +
 for cell, rows in now.items():
     cr = [r['conduit/raw'] for r in rows if 'conduit/raw' in r]
     line = (f'| {cell} | {us(med(rows, "raw-ns/op"))} | {us(med(rows, "conduit-ns/op"))} | {us(med(rows, "go-sdk-ns/op"))} | '
-            f'{us(med(rows, "mcp-go-ns/op"))} | **{ratio(med(rows, "conduit/raw"))}** ({min(cr):.2f}–{max(cr):.2f}) | '
+            f'{us(med(rows, "mcp-go-ns/op"))} | **{ratio(med(rows, "conduit/raw"))}** {spread(cr)} | '
             f'{ratio(med(rows, "go-sdk/raw"))} | {ratio(med(rows, "mcp-go/raw"))} |')
     if then:
         line += f' {ratio(med(then.get(cell, []), "conduit/raw"))} |'
@@ -75,4 +78,4 @@ if others:
         for c in others:
             cr = [r[c + '/raw'] for r in rows if c + '/raw' in r]
             if cr:
-                print(f'| {cell} | {c} | {us(med(rows, c + "-ns/op"))} | **{ratio(med(rows, c + "/raw"))}** ({min(cr):.2f}–{max(cr):.2f}) |')
+                print(f'| {cell} | {c} | {us(med(rows, c + "-ns/op"))} | **{ratio(med(rows, c + "/raw"))}** {spread(cr)} |')
