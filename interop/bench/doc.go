@@ -48,6 +48,8 @@
 // and CPU time per minute of an idle window (BENCH_IDLE; see idle_test.go); run it with
 // -test.benchtime 1x.
 //
-// Not run in CI; `go test ./bench` (without -bench) runs TestBenchClients,
-// which checks every client against every server once, in the era asked.
+// The benchmarks are not run in CI; the package's tests are (`go test
+// ./bench`, without -bench): TestBenchClients checks every client against
+// every server once, in the era asked, and the others the harness's
+// helpers.
 package bench
