@@ -50,6 +50,6 @@
 //
 // The benchmarks are not run in CI; the package's tests are (`go test
 // ./bench`, without -bench): TestBenchClients checks every client against
-// every server once, in the era asked, and the others the harness's
+// every server once, in the era asked; the others check the harness's
 // helpers.
 package bench

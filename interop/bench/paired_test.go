@@ -26,8 +26,8 @@ import (
 // whole iteration (every client once); the allocations are those of all
 // the clients together.
 //
-// BENCH_CLIENTS, a comma-separated list of client names, takes part
-// only those clients; a name listed twice takes part twice (the second
+// BENCH_CLIENTS, a comma-separated list of client names, lets only those
+// clients take turns; a name listed twice takes two turns (the second
 // reported as <name>-2), which shows what a client gains when its code
 // is warm from another client's turn.
 func BenchmarkConnectPaired(b *testing.B) {
