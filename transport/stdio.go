@@ -177,7 +177,6 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 		tail = DefaultStderrTail
 	}
 	c := &stdioConn{
-		lineConn:       newLineConn(KindStdio, outR, inW, s.MaxMessageSize, s.Logger),
 		cmd:            cmd,
 		tree:           tree,
 		command:        s.Path,
@@ -190,13 +189,18 @@ func (s *Stdio) Connect(ctx context.Context) (Conn, error) {
 		terminateDelay: delayOrDefault(s.TerminateDelay, DefaultTerminateDelay),
 		killDelay:      delayOrDefault(s.KillDelay, DefaultKillDelay),
 	}
+	// Before the waiter starts: a pipe's idle source clears its read
+	// deadline, which the waiter sets once the process exited. The
+	// pipes are ours: no one else set one.
+	c.lineConn = newLineConnIdle(KindStdio, outR, c.polled[0].of(outR), inW, s.MaxMessageSize, s.Logger)
 	c.errs = c
+	errSrc := c.polled[1].of(errR)
 	c.wg.Add(3)
 	// The reader goroutine: stdout lines to Read.
 	go func() { defer c.wg.Done(); c.readLoop() }()
 	// The stderr goroutine: drains stderr so the server never blocks on
 	// it, into the tail buffer and the optional copy.
-	go func() { defer c.wg.Done(); c.copyStderr(s.Stderr) }()
+	go func() { defer c.wg.Done(); c.copyStderr(s.Stderr, errSrc) }()
 	// The waiter goroutine: reaps the process and records its exit.
 	go func() { defer c.wg.Done(); c.wait() }()
 	return c, nil

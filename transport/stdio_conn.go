@@ -25,6 +25,9 @@ type stdioConn struct {
 	stdout  *os.File   // our read end of the child's stdout
 	stderr  *os.File   // our read end of the child's stderr
 	tail    tailBuffer // in the connection: one allocation less per connect
+	// polled are stdout and stderr as idle sources, where they are
+	// (see idleSourceOf); in the connection, as tail.
+	polled [2]polledFile
 
 	// exited is closed by the waiter goroutine once the process was
 	// reaped; waitErr and cmd.ProcessState are written before.
@@ -54,12 +57,32 @@ func (c *stdioConn) wait() {
 	c.stderr.SetReadDeadline(d)
 }
 
-// copyStderr is the stderr goroutine.
-func (c *stdioConn) copyStderr(w io.Writer) {
+// stderrReadSize is the most the stderr goroutine reads at once.
+const stderrReadSize = 4096
+
+// copyStderr is the stderr goroutine. src is stderr as an [idleSource]
+// when it is one (taken before the waiter could set a deadline): its wait
+// for output then holds no buffer.
+func (c *stdioConn) copyStderr(w io.Writer, src idleSource) {
 	defer close(c.stderrDone)
-	buf := make([]byte, 4096)
+	var buf []byte // kept when src is nil
 	for {
-		n, err := c.stderr.Read(buf)
+		var (
+			piece *[chunkSize]byte
+			n     int
+			err   error
+		)
+		if src != nil {
+			piece, n, err = src.readPooled(stderrReadSize)
+			if piece != nil {
+				buf = piece[:stderrReadSize]
+			}
+		} else {
+			if buf == nil {
+				buf = make([]byte, stderrReadSize)
+			}
+			n, err = c.stderr.Read(buf)
+		}
 		if n > 0 {
 			c.tail.Write(buf[:n])
 			if w != nil {
@@ -68,6 +91,10 @@ func (c *stdioConn) copyStderr(w io.Writer) {
 					w = nil
 				}
 			}
+		}
+		if piece != nil {
+			chunkPool.Put(piece)
+			buf = nil
 		}
 		if err != nil {
 			return

@@ -21,12 +21,12 @@ const (
 	// It equals the HTTP transport's DefaultMaxMessageSize but is kept
 	// apart so the two transports do not depend on each other's files.
 	defaultMaxLine = 16 << 20
-	// lineReaderSize is the size of the bufio buffer of a line-delimited
-	// connection. Lines that fit are decoded in place; longer ones are
-	// gathered by an [assembler] in pooled chunks. The buffer lives as
-	// long as the connection, idle or not: 16 KiB holds the usual message
-	// (a call, a result, a notification) without pinning 64 KiB for each
-	// of the hundreds of servers a host may keep connected.
+	// lineReaderSize is the size of the read buffer of a line-delimited
+	// connection (see [lineReader]). Lines that fit are decoded in place;
+	// longer ones are gathered by an [assembler] in pooled chunks. 16 KiB
+	// holds the usual message (a call, a result, a notification); on a
+	// polled pipe (a stdio server's stdout on Unix) an idle connection
+	// holds none of it, elsewhere it lives as long as the connection.
 	lineReaderSize = 16 << 10
 	// retainBufferLimit is the capacity above which a write buffer that
 	// grew for one large message is dropped instead of kept, so that a
@@ -77,7 +77,7 @@ type lineConn struct {
 	logger *slog.Logger
 
 	// Reader side, owned by the reader goroutine.
-	br   *bufio.Reader
+	br   *lineReader
 	max  int
 	long assembler // gathers lines longer than br's buffer
 
@@ -119,11 +119,17 @@ type lineErrs interface {
 }
 
 func newLineConn(kind string, r io.Reader, w io.Writer, maxSize int, logger *slog.Logger) *lineConn {
+	return newLineConnIdle(kind, r, nil, w, maxSize, logger)
+}
+
+// newLineConnIdle is newLineConn reading r through idle, when not nil (see
+// lineReader).
+func newLineConnIdle(kind string, r io.Reader, idle idleSource, w io.Writer, maxSize int, logger *slog.Logger) *lineConn {
 	maxSize = maxOrDefault(maxSize)
 	c := &lineConn{
 		kind:   kind,
 		logger: loggerOrDiscard(logger),
-		br:     bufio.NewReaderSize(r, min(lineReaderSize, maxSize+2)),
+		br:     newLineReader(r, min(lineReaderSize, maxSize+2), idle),
 		max:    maxSize,
 		inbox:  newInbox(),
 		w:      w,
@@ -208,7 +214,7 @@ func (c *lineConn) readMessages() error {
 // last line without a newline is returned at end of input.
 func (c *lineConn) readLine() ([]byte, bool, error) {
 	for {
-		frag, err := c.br.ReadSlice('\n')
+		frag, err := c.br.readSlice()
 		switch {
 		case err == nil:
 			frag = frag[:len(frag)-1]
