@@ -1,7 +1,8 @@
 // The hostscale command measures how a host starts many slow stdio
 // servers: the time to the first ready server, to all ready, how many are
-// ready when it gives up, and the peak memory of the host and of all the
-// servers together. It prints one Markdown table row.
+// ready when it gives up, the peak memory of the host and of all the
+// servers together, and, once all are ready and idle, the host's live
+// heap and goroutines. It prints one Markdown table row.
 //
 // Usage (from the repository root):
 //
@@ -22,6 +23,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/conduitmcp/conduit/host"
@@ -41,13 +44,14 @@ func main() {
 	nodeDir := flag.String("node-dir", "interop/node_modules", "-server node: the node_modules holding server-everything")
 	maxStarting := flag.Int("max-starting", 0, "host.Options.MaxStarting (0: default, -1: no cap)")
 	limit := flag.Duration("limit", 3*time.Minute, "give up after this long")
+	dump := flag.String("goroutines", "", "write the host's goroutines, once all are ready and idle, to this file (pprof's debug=1 text)")
 	flag.Parse()
 	cfg, err := config(*n, *kind, *cpu, *nodeDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hostscale:", err)
 		os.Exit(2)
 	}
-	r, err := measure(cfg, *maxStarting, *limit)
+	r, err := measure(cfg, *maxStarting, *limit, *dump)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hostscale:", err)
 		os.Exit(1)
@@ -59,9 +63,13 @@ func main() {
 	case *maxStarting < 0:
 		capText = "none"
 	}
-	fmt.Printf("| %d | %s | %s | %s | %s | %d/%d | %d | %.0f MiB | %.0f MiB |\n",
+	idle := "—"
+	if r.all != 0 {
+		idle = fmt.Sprintf("%.1f MiB, %d", float64(r.idleHeap)/(1<<20), r.idleGoroutines)
+	}
+	fmt.Printf("| %d | %s | %s | %s | %s | %d/%d | %d | %.0f MiB | %.0f MiB | %s |\n",
 		*n, *kind, capText, dur(r.first), dur(r.all), r.ready, *n, r.attempts,
-		float64(r.hostRSS)/(1<<20), float64(r.serversRSS)/(1<<20))
+		float64(r.hostRSS)/(1<<20), float64(r.serversRSS)/(1<<20), idle)
 }
 
 func dur(d time.Duration) string {
@@ -114,11 +122,19 @@ type result struct {
 	first, all          time.Duration // 0: never
 	ready, attempts     int           // at the end
 	hostRSS, serversRSS uint64        // peaks, in bytes
+	// Once all are ready and idle: the host's heap after a collection,
+	// and its goroutines.
+	idleHeap       uint64
+	idleGoroutines int
 }
+
+// idleSettle is how long the host is left alone once every server is
+// ready, before its idle heap is read.
+const idleSettle = time.Second
 
 // measure starts a host on cfg and follows it until every server is
 // ready or limit passes, sampling memory every 250ms.
-func measure(cfg *host.Config, maxStarting int, limit time.Duration) (result, error) {
+func measure(cfg *host.Config, maxStarting int, limit time.Duration, dump string) (result, error) {
 	var r result
 	start := time.Now()
 	h, err := host.Start(cfg, &host.Options{MaxStarting: maxStarting})
@@ -157,5 +173,20 @@ func measure(cfg *host.Config, maxStarting int, limit time.Duration) (result, er
 	}
 	r.serversRSS = max(r.serversRSS, childrenRSS())
 	r.hostRSS = selfMaxRSS()
+	time.Sleep(idleSettle)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.idleHeap, r.idleGoroutines = ms.HeapAlloc, runtime.NumGoroutine()
+	if dump != "" {
+		f, err := os.Create(dump)
+		if err != nil {
+			return r, err
+		}
+		defer f.Close()
+		if err := pprof.Lookup("goroutine").WriteTo(f, 1); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
 }
