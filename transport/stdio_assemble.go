@@ -11,9 +11,11 @@ import (
 // one full piece at a time.
 const chunkSize = lineReaderSize
 
-// chunkPool holds the pieces of messages being assembled, shared by all
-// connections. A pooled piece is small and the pool lets the garbage
-// collector reclaim idle ones, so one huge message pins nothing.
+// chunkPool holds the pieces of messages being assembled and the read
+// buffers of connections that give theirs back while idle (see
+// lineReader), shared by all connections. A pooled piece is small and the
+// pool lets the garbage collector reclaim idle ones, so one huge message
+// pins nothing.
 var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 
 // assembler gathers one message of unknown length in pooled fixed-size
