@@ -115,7 +115,8 @@ func writeIdleProfiles(b *testing.B, dir string) {
 // BenchmarkIdle measures what an idle connected client costs, per
 // connection, beside the other libraries: idleClients clients of one
 // library connect to the raw server (stdio: one server process each;
-// HTTP: one server), each makes one call, and then nothing happens. It
+// HTTP and WebSocket: one server; a library without a WebSocket transport
+// skips those cells), each makes one call, and then nothing happens. It
 // reports the heap (after GC), the goroutines they hold and the OS
 // threads held by those of them blocked in a system call, per client,
 // against the baseline before they connected (net/http's idle pooled
@@ -127,10 +128,13 @@ func writeIdleProfiles(b *testing.B, dir string) {
 // writes each cell's heap profile and goroutine dump there.
 func BenchmarkIdle(b *testing.B) {
 	w := idleWindow()
-	for _, tg := range []target{{foreign.Raw, foreign.Stdio}, {foreign.Raw, foreign.HTTP}} {
+	for _, tg := range []target{{foreign.Raw, foreign.Stdio}, {foreign.Raw, foreign.HTTP}, {foreign.Raw, foreign.WebSocket}} {
 		ep := startTarget(b, tg, foreign.Options{})
 		for _, e := range []era{legacyEra, modernEra} {
 			for _, c := range rotated(clients, os.Getenv("BENCH_ROUND")) {
+				if !serves(c, tg) {
+					continue
+				}
 				b.Run(c.name+"/"+string(tg.kind)+"-"+string(tg.tr)+"-"+string(e), func(b *testing.B) {
 					for b.Loop() {
 						measureIdle(b, c, ep, e, w)
