@@ -663,9 +663,10 @@ func (s *Session) markDone(err error) {
 // that waited. It runs on the loop.
 //
 // One view publishes the negotiation, the state and the generation
-// together. After a heal (a re-negotiation) it bumps the generation and,
-// once the waiting calls are registered, closes the channel Reconnected
-// returned, replaced in that view.
+// together. After a heal (a re-negotiation) it bumps the generation and
+// closes the channel Reconnected returned, replaced in that view, before
+// it releases the waiting calls: a call replayed on the new connection
+// returns after both.
 func (s *Session) becomeReady(n *negState, next State) {
 	lp := &s.lp
 	healed := lp.healing
@@ -678,13 +679,13 @@ func (s *Session) becomeReady(n *negState, next State) {
 			old, v.reconn = v.reconn, make(chan struct{})
 		}
 	})
+	if old != nil {
+		close(old)
+	}
 	waiting := lp.waiting
 	lp.waiting = nil
 	for _, c := range waiting {
 		s.register(c)
-	}
-	if old != nil {
-		close(old)
 	}
 	s.emit(Event{Kind: EventEraPinned, Version: n.version})
 	if healed && n.era == negotiation.EraLegacy {
