@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"testing"
@@ -28,6 +29,12 @@ func TestRetryAfter429(t *testing.T) {
 		{"seconds", func() string { return "1" }, time.Second, false},
 		{"http-date", func() string { return time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat) }, 800 * time.Millisecond, false},
 		{"capped", func() string { return "3600" }, 0, true},
+		// Past what a time.Duration holds: as far as it goes, so past the
+		// budget too (it once overflowed, and a date this far made the
+		// retry wait for 292 years).
+		{"far-future date", func() string { return "Fri, 31 Dec 9999 23:59:59 GMT" }, 0, true},
+		{"seconds past a Duration", func() string { return "99999999999" }, 0, true},
+		{"seconds just past a Duration", func() string { return "9223372037" }, 0, true},
 	}
 	for _, era := range allEras {
 		for _, tc := range cases {
@@ -86,3 +93,23 @@ func TestProbeTimeoutPerTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeRetryAfterPastBudget: a server/discover answered 503 with a
+// Retry-After past the retry budget, as far as a date can be, fails the
+// connect with the negotiation's transport error instead of waiting: the
+// wait once overflowed the budget check and lasted until the caller's
+// context ended (30 s here, forever without a deadline).
+func TestProbeRetryAfterPastBudget(t *testing.T) {
+	for _, after := range []string{"Fri, 31 Dec 9999 23:59:59 GMT", "99999999999", "3600"} {
+		t.Run(after, func(t *testing.T) {
+			so := testserver.Options{Faults: []testserver.Fault{{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodDiscover,
+				Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {after}}, Times: 1}}}
+			_, err := tryConnect(t, tHTTP, so, client.WithProtocol(client.Modern))
+			var ne *negotiation.Error
+			if !errors.As(err, &ne) || ne.Kind != negotiation.KindTransport || errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Dial = %v, want the negotiation's transport error at once (the Retry-After is past the budget)", err)
+			}
+		})
+	}
+}
+

@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -23,6 +24,11 @@ func TestParseRetryAfter(t *testing.T) {
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
 		{"soon", 0},
+		{"+7", 0},
+		{"9223372036", 9223372036 * time.Second},
+		{"9223372037", math.MaxInt64},
+		{"99999999999999999999999", math.MaxInt64},
+		{"Fri, 31 Dec 9999 23:59:59 GMT", math.MaxInt64},
 	} {
 		if got := transport.ParseRetryAfter(tc.in, now); got != tc.want {
 			t.Errorf("ParseRetryAfter(%q) = %v, want %v", tc.in, got, tc.want)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -248,12 +249,16 @@ func (e *HTTPError) Retryable() bool {
 }
 
 // ParseRetryAfter parses a Retry-After header value (seconds or HTTP date)
-// relative to now. It returns 0 for an absent or invalid value.
+// relative to now. It returns 0 for an absent or invalid value, and the
+// largest Duration for a wait longer than a Duration holds.
 func ParseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+	if n, err := strconv.ParseUint(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if n > math.MaxInt64/uint64(time.Second) {
+			return math.MaxInt64
+		}
 		return time.Duration(n) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {

@@ -241,7 +241,7 @@ func (r *retrier) next(retryAfter time.Duration) (time.Duration, bool) {
 	if retryAfter > d {
 		d = retryAfter
 	}
-	if time.Since(r.start)+d > r.maxElapsed {
+	if d > r.maxElapsed-time.Since(r.start) { // not Since+d: d may be the largest Duration
 		return 0, false
 	}
 	return d, true
