@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/internal/engine"
 	"github.com/conduitmcp/conduit/internal/testserver"
 	"github.com/conduitmcp/conduit/negotiation"
 	"github.com/conduitmcp/conduit/protocol"
@@ -113,3 +117,57 @@ func TestProbeRetryAfterPastBudget(t *testing.T) {
 	}
 }
 
+// TestRetryAfterWaitEnded: a request refused (429, 503) with a
+// Retry-After the budget allows did not run; when the caller's context
+// ends during that wait, the call says so: an error matching ErrNotSent
+// and the context's error, never ErrOutcomeUnknown (the refused attempt
+// was written, but answered). Both eras on Streamable HTTP.
+func TestRetryAfterWaitEnded(t *testing.T) {
+	for _, era := range allEras {
+		for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+			t.Run(era.name+"/"+strconv.Itoa(status), func(t *testing.T) {
+				f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
+				f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: status,
+					Header: http.Header{"Retry-After": {"20"}}, Times: 1})
+				ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+				defer cancel()
+				_, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"})
+				if !errors.Is(err, client.ErrNotSent) || errors.Is(err, client.ErrOutcomeUnknown) || !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("CallTool = %v; want an error matching ErrNotSent and context.DeadlineExceeded, not ErrOutcomeUnknown", err)
+				}
+				if n := slices.Index(f.srv.ReceivedMethods(), protocol.MethodToolsCall); n < 0 || slices.Contains(f.srv.ReceivedMethods()[n+1:], protocol.MethodToolsCall) {
+					t.Errorf("the server saw %v, want tools/call once", f.srv.ReceivedMethods())
+				}
+			})
+		}
+	}
+}
+
+// TestRetryAfterReplayWaitEnded: a request answered 502 (which does not
+// say the server did not run it) with a Retry-After is replayed under
+// ReplayAll after that wait; when the caller's context ends during it,
+// the call's outcome is unknown with one attempt that may have run, its
+// reason does not claim a second, and no replay reached the server.
+func TestRetryAfterReplayWaitEnded(t *testing.T) {
+	for _, era := range allEras {
+		t.Run(era.name, func(t *testing.T) {
+			f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
+			f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: http.StatusBadGateway,
+				Header: http.Header{"Retry-After": {"20"}}, Times: 1})
+			ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+			defer cancel()
+			replayed := false
+			_, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayAll), client.WithReplayed(&replayed))
+			var ou *engine.OutcomeUnknownError
+			if !errors.As(err, &ou) || ou.Attempts != 1 || strings.Contains(ou.Reason, "sent again:") || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("CallTool = %v; want an unknown outcome of one attempt, ended by the context during the wait", err)
+			}
+			if replayed {
+				t.Error("WithReplayed reports a replay that was never sent")
+			}
+			if got := f.srv.ReceivedMethods(); slices.Index(got, protocol.MethodToolsCall) != len(got)-1 {
+				t.Errorf("the server saw %v, want tools/call once, last", got)
+			}
+		})
+	}
+}

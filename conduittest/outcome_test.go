@@ -80,6 +80,10 @@ type mPoint struct {
 	// still matters for the replay, not for the result): only the
 	// side-effecting tool runs, under each policy.
 	blind bool
+	// ctxEnds: the caller's context ends this long after the call
+	// starts, during the wait the fault's Retry-After asks for (which is
+	// longer, and within the cell's retry budget).
+	ctxEnds time.Duration
 }
 
 var mPoints = []mPoint{
@@ -90,6 +94,13 @@ var mPoints = []mPoint{
 	{name: "resumed", ev: resumed, ran: 1, blind: true, faults: legacyHTTPOnly(conduittest.FaultBreakStream.On("tools/call").Times(1))},
 	{name: "refused-404", ev: refusedUntaken, blind: true, faults: legacyHTTPOnly(conduittest.FaultExpireSession.On("tools/call").Times(1))},
 	{name: "refused-503", ev: refusedUntaken, blind: true, faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "503").With("header", "Retry-After=0").Times(1))},
+	// The caller's context ends during the wait a Retry-After asks for,
+	// before the request is sent again: refused, it did not run; answered
+	// 502, it may have (and was not sent again).
+	{name: "refused-503-wait-ended", ev: refusedUntaken, blind: true, ctxEnds: 300 * time.Millisecond,
+		faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "503").With("header", "Retry-After=1").Times(1))},
+	{name: "502-wait-ended", ev: maybeDelivered, blind: true, ctxEnds: 300 * time.Millisecond,
+		faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "502").With("header", "Retry-After=1").Times(1))},
 	{name: "refused-405", ev: refusedFinal, blind: true, faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "405").Times(1))},
 	{name: "down-in-heal", ev: maybeDelivered, ran: 0, down: true, faults: always(conduittest.FaultSilent.On("tools/call").Times(1))},
 	{name: "gone", ev: notWritten, gone: true, blind: true, faults: always()},
@@ -237,7 +248,7 @@ func oracle(pt mPoint, p client.ReplayPolicy, tool mTool) want {
 	case resumed:
 		return want{ok: true, runs: pt.ran}
 	case refusedUntaken:
-		if pt.name == "refused-503" && p == client.ReplayNone {
+		if pt.ctxEnds > 0 || pt.name == "refused-503" && p == client.ReplayNone {
 			return want{notSent: true}
 		}
 		return want{ok: true, runs: 1}
@@ -245,9 +256,10 @@ func oracle(pt mPoint, p client.ReplayPolicy, tool mTool) want {
 		return want{notSent: true}
 	}
 	switch {
-	case pt.down:
-		// The replay, if allowed, waits for a heal that fails: the call
-		// may have run once and no result came back.
+	case pt.down, pt.ctxEnds > 0:
+		// The replay, if allowed, waits for a heal that fails, or the
+		// caller's context ends during its wait: the call may have run
+		// once and no result came back.
 		return want{unknown: true, runs: pt.ran, attempts: 1}
 	case !allowed:
 		return want{unknown: true, runs: pt.ran, attempts: 1}
@@ -332,10 +344,14 @@ func runCell(t *testing.T, tr mTransport, era conduittest.Era, pt mPoint, faults
 			}
 		}()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cellTimeout)
+	timeout := cellTimeout
+	if pt.ctxEnds > 0 {
+		timeout = pt.ctxEnds
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	res, err := c.CallTool(ctx, tool.name, tool.args)
-	if ctx.Err() != nil {
+	if pt.ctxEnds == 0 && ctx.Err() != nil {
 		t.Fatalf("the call did not return within its context: %v", err)
 	}
 	w := oracle(pt, p, tool)

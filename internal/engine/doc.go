@@ -80,11 +80,15 @@
 // answer over the size limit (the server ran it) is a loss: nothing is
 // re-sent. A call its caller ended still says whether the server may have
 // run it (unanswered, in outcome.go): [ErrOutcomeUnknown] once an attempt
-// was written, [ErrNotSent] before, beside what ended it. The decisions are
-// reported as [EventReplayed], [EventReplayRefused] and [EventRetried],
-// whose Reason names the evidence in words ("the stdio process exited
-// after the request was written; not sent again: the replay policy is
-// none"), as do [OutcomeUnknownError.Reason] and
+// was written, [ErrNotSent] before, beside what ended it; one that ends
+// during the wait a Retry-After asked for, before the next attempt, is
+// decided by the attempts before it (waitEnded): a refused one did not
+// run. A Retry-After past Config.Retry's MaxElapsed is not waited for
+// (the call fails at once, as when the retries are used up). The
+// decisions are reported as [EventReplayed], [EventReplayRefused] and
+// [EventRetried], whose Reason names the evidence in words ("the stdio
+// process exited after the request was written; not sent again: the
+// replay policy is none"), as do [OutcomeUnknownError.Reason] and
 // [ConnectionLostError.Reason].
 //
 // # The engine

@@ -190,7 +190,7 @@ func (s *Session) outcome(ctx context.Context, cs *callState, o *CallOptions, l 
 		s.log.Info("retrying a request", "method", method, "status", l.wait.StatusCode, "wait", wait)
 		s.emit(Event{Kind: EventRetried, Method: method, Err: err, Reason: l.why})
 		if err := s.sleep(ctx, wait); err != nil {
-			return nextDone, err
+			return nextDone, s.waitEnded(cs, l.why+"; to be sent again after "+wait.String(), err)
 		}
 		cs.why = "retry"
 		return nextResend, nil
@@ -223,9 +223,6 @@ func (s *Session) notSent(cs *callState, l loss, err error) error {
 // replay sends a lost request again: a possibly delivered one once (when
 // the policy allows), one not written or refused after the heal.
 func (s *Session) replay(ctx context.Context, cs *callState, o *CallOptions, l loss, err error, why string) (afterAttempt, error) {
-	why = l.why + "; sent again: " + why
-	s.log.Info("re-sending a request lost with its connection", "method", cs.method, "why", why)
-	s.emit(Event{Kind: EventReplayed, Method: cs.method, Err: err, Reason: why})
 	if he, ok := errors.AsType[*transport.HTTPError](err); ok && he.RetryAfter > 0 {
 		// An HTTP 5xx that asked for a wait: the replay honours it,
 		// within Config.Retry.
@@ -233,16 +230,37 @@ func (s *Session) replay(ctx context.Context, cs *callState, o *CallOptions, l l
 			cs.retry = newRetrier(s.cfg.Retry)
 		}
 		if wait, ok := cs.retry.next(he.RetryAfter); ok {
-			if err := s.sleep(ctx, wait); err != nil {
-				return nextDone, err
+			if serr := s.sleep(ctx, wait); serr != nil {
+				return nextDone, s.waitEnded(cs, l.why+"; to be sent again after "+wait.String()+": "+why, serr)
 			}
 		}
 	}
+	why = l.why + "; sent again: " + why
+	s.log.Info("re-sending a request lost with its connection", "method", cs.method, "why", why)
+	s.emit(Event{Kind: EventReplayed, Method: cs.method, Err: err, Reason: why})
 	if o.OnReplay != nil {
 		o.OnReplay()
 	}
 	cs.why = "replay"
 	return nextResend, nil
+}
+
+// waitEnded is the error of a call whose wait before its next attempt
+// ended with err (the caller's context, Close). Nothing was sent since
+// the attempt that failed (reason says how, and what was to follow), so
+// the attempts before decide: unknown when one may have run, else not
+// sent.
+func (s *Session) waitEnded(cs *callState, reason string, err error) error {
+	why := "the caller's context ended"
+	if errors.Is(err, ErrClosed) {
+		why = "the client was closed"
+	}
+	reason += "; then " + why + " before it was sent again"
+	if cs.maybeRan > 0 {
+		s.emit(Event{Kind: EventReplayRefused, Method: cs.method, Err: err, Reason: reason})
+		return &OutcomeUnknownError{Method: cs.method, Attempts: cs.maybeRan, Reason: reason, Err: err}
+	}
+	return &unsentError{Method: cs.method, Reason: reason, Err: err}
 }
 
 // replayable reports whether the policy allows replaying a request that
