@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -354,4 +356,51 @@ func TestLegacyHandlerFailureUntied(t *testing.T) {
 			t.Errorf("error = %v, want the server's -32603 \"no model\"", sampleErr)
 		}
 	})
+}
+
+// TestTaskReceiverTTLBounds: the retention a server asks for a task it
+// has the client run is capped at maxReceiverTTL, however large, and
+// never wraps around (a ttl past what a Duration holds in milliseconds
+// once made a negative retention: the task was purged at once).
+func TestTaskReceiverTTLBounds(t *testing.T) {
+	for _, ttl := range []int64{1000, int64(maxReceiverTTL / time.Millisecond), 9223372036855, math.MaxInt64} {
+		t.Run(fmt.Sprint(ttl), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				answer := make(chan *jsonrpc.Response, 1)
+				tr := newScripted(func(p *peer, m jsonrpc.Message) {
+					if r, ok := m.(*jsonrpc.Response); ok {
+						answer <- r
+						return
+					}
+					r := m.(*jsonrpc.Request)
+					if r.Method != "tools/call" {
+						legacyServer(p, m)
+						return
+					}
+					p.goFn(func() {
+						req, _ := jsonrpc.NewRequest(jsonrpc.StringID("srv-1"), "sampling/createMessage",
+							map[string]any{"messages": []any{}, "maxTokens": 5, "task": map[string]any{"ttl": ttl}})
+						p.send(req)
+						resp := <-answer
+						p.reply(r, resp.Result)
+					})
+				})
+				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{CreateMessage: sampleOK}),
+					CapabilityOptions: negotiation.CapabilityOptions{TaskRequests: true}}
+				s := connected(t, tr, cfg)
+				res, err := s.Call(t.Context(), "tools/call", nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var created struct{ Task struct{ TTL int64 } }
+				if err := json.Unmarshal(res, &created); err != nil {
+					t.Fatalf("CreateTaskResult %s: %v", res, err)
+				}
+				want := min(ttl, int64(maxReceiverTTL/time.Millisecond))
+				if created.Task.TTL != want {
+					t.Errorf("task ttl = %d ms for a requested %d, want %d", created.Task.TTL, ttl, want)
+				}
+			})
+		})
+	}
 }

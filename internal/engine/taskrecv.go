@@ -116,7 +116,8 @@ func isoNow() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 func (s *Session) startRecvTask(req *jsonrpc.Request, meta *protocol.TaskMetadata) (json.RawMessage, error) {
 	ttl := defaultReceiverTTL
 	if meta.TTL != nil && *meta.TTL > 0 {
-		ttl = min(time.Duration(*meta.TTL)*time.Millisecond, maxReceiverTTL)
+		// Capped before the conversion, which would overflow.
+		ttl = time.Duration(min(*meta.TTL, int64(maxReceiverTTL/time.Millisecond))) * time.Millisecond
 	}
 	r := &s.recv
 	r.mu.Lock()
