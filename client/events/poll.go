@@ -1,6 +1,9 @@
 package events
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // pollResult is the result of events/poll.
 type pollResult struct {
@@ -70,7 +73,8 @@ func (s *Subscription) pollWait(res pollResult) time.Duration {
 	}
 	wait := s.ec.opts.PollInterval
 	if res.NextPollMs != nil {
-		wait = time.Duration(*res.NextPollMs) * time.Millisecond
+		// Saturated, not wrapped, past what a Duration holds.
+		wait = time.Duration(min(*res.NextPollMs, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
 	}
 	return max(wait, s.ec.opts.PollFloor)
 }
