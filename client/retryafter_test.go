@@ -129,11 +129,10 @@ func TestRetryAfterWaitEnded(t *testing.T) {
 				f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
 				f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: status,
 					Header: http.Header{"Retry-After": {"20"}}, Times: 1})
-				ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
-				defer cancel()
+				ctx := endAfterReceived(t, f.srv, protocol.MethodToolsCall)
 				_, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"})
-				if !errors.Is(err, client.ErrNotSent) || errors.Is(err, client.ErrOutcomeUnknown) || !errors.Is(err, context.DeadlineExceeded) {
-					t.Errorf("CallTool = %v; want an error matching ErrNotSent and context.DeadlineExceeded, not ErrOutcomeUnknown", err)
+				if !errors.Is(err, client.ErrNotSent) || errors.Is(err, client.ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
+					t.Errorf("CallTool = %v; want an error matching ErrNotSent and context.Canceled, not ErrOutcomeUnknown", err)
 				}
 				if n := slices.Index(f.srv.ReceivedMethods(), protocol.MethodToolsCall); n < 0 || slices.Contains(f.srv.ReceivedMethods()[n+1:], protocol.MethodToolsCall) {
 					t.Errorf("the server saw %v, want tools/call once", f.srv.ReceivedMethods())
@@ -154,12 +153,11 @@ func TestRetryAfterReplayWaitEnded(t *testing.T) {
 			f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
 			f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: http.StatusBadGateway,
 				Header: http.Header{"Retry-After": {"20"}}, Times: 1})
-			ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
-			defer cancel()
+			ctx := endAfterReceived(t, f.srv, protocol.MethodToolsCall)
 			replayed := false
 			_, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayAll), client.WithReplayed(&replayed))
 			var ou *engine.OutcomeUnknownError
-			if !errors.As(err, &ou) || ou.Attempts != 1 || strings.Contains(ou.Reason, "sent again:") || !errors.Is(err, context.DeadlineExceeded) {
+			if !errors.As(err, &ou) || ou.Attempts != 1 || strings.Contains(ou.Reason, "sent again:") || !errors.Is(err, context.Canceled) {
 				t.Errorf("CallTool = %v; want an unknown outcome of one attempt, ended by the context during the wait", err)
 			}
 			if replayed {
@@ -170,4 +168,21 @@ func TestRetryAfterReplayWaitEnded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endAfterReceived returns a context that is cancelled half a second
+// after srv received method: once the client has its refusal and waits
+// before sending it again (the waits asked for are longer), never before
+// the request reached the server.
+func endAfterReceived(t *testing.T, srv *testserver.Server, method string) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	t.Cleanup(cancel)
+	go func() {
+		if _, err := srv.WaitReceived(ctx, method); err == nil {
+			time.Sleep(500 * time.Millisecond)
+		}
+		cancel()
+	}()
+	return ctx
 }

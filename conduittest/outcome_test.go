@@ -80,9 +80,9 @@ type mPoint struct {
 	// still matters for the replay, not for the result): only the
 	// side-effecting tool runs, under each policy.
 	blind bool
-	// ctxEnds: the caller's context ends this long after the call
-	// starts, during the wait the fault's Retry-After asks for (which is
-	// longer, and within the cell's retry budget).
+	// ctxEnds: the caller's context is cancelled this long after the
+	// server received the call, during the wait the fault's Retry-After
+	// asks for (which is longer, and within the cell's retry budget).
 	ctxEnds time.Duration
 }
 
@@ -97,9 +97,9 @@ var mPoints = []mPoint{
 	// The caller's context ends during the wait a Retry-After asks for,
 	// before the request is sent again: refused, it did not run; answered
 	// 502, it may have (and was not sent again).
-	{name: "refused-503-wait-ended", ev: refusedUntaken, blind: true, ctxEnds: 300 * time.Millisecond,
+	{name: "refused-503-wait-ended", ev: refusedUntaken, blind: true, ctxEnds: 500 * time.Millisecond,
 		faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "503").With("header", "Retry-After=1").Times(1))},
-	{name: "502-wait-ended", ev: maybeDelivered, blind: true, ctxEnds: 300 * time.Millisecond,
+	{name: "502-wait-ended", ev: maybeDelivered, blind: true, ctxEnds: 500 * time.Millisecond,
 		faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "502").With("header", "Retry-After=1").Times(1))},
 	{name: "refused-405", ev: refusedFinal, blind: true, faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "405").Times(1))},
 	{name: "down-in-heal", ev: maybeDelivered, ran: 0, down: true, faults: always(conduittest.FaultSilent.On("tools/call").Times(1))},
@@ -344,12 +344,16 @@ func runCell(t *testing.T, tr mTransport, era conduittest.Era, pt mPoint, faults
 			}
 		}()
 	}
-	timeout := cellTimeout
-	if pt.ctxEnds > 0 {
-		timeout = pt.ctxEnds
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cellTimeout)
 	defer cancel()
+	if pt.ctxEnds > 0 {
+		go func() {
+			if _, err := srv.WaitReceived(ctx, "tools/call"); err == nil {
+				time.Sleep(pt.ctxEnds)
+			}
+			cancel()
+		}()
+	}
 	res, err := c.CallTool(ctx, tool.name, tool.args)
 	if pt.ctxEnds == 0 && ctx.Err() != nil {
 		t.Fatalf("the call did not return within its context: %v", err)
