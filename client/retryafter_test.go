@@ -186,3 +186,26 @@ func endAfterReceived(t *testing.T, srv *testserver.Server, method string) conte
 	}()
 	return ctx
 }
+
+// TestRetryAfterReplayPastBudget: a request answered 502 with a
+// Retry-After past the retry budget is not replayed at once, against the
+// server's ask, under ReplayAll: the call fails with an unknown outcome
+// of one attempt, and the server saw it once. Both eras.
+func TestRetryAfterReplayPastBudget(t *testing.T) {
+	for _, era := range allEras {
+		t.Run(era.name, func(t *testing.T) {
+			f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
+			f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: http.StatusBadGateway,
+				Header: http.Header{"Retry-After": {"3600"}}, Times: 1})
+			_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayAll))
+			var ou *engine.OutcomeUnknownError
+			var he *transport.HTTPError
+			if !errors.As(err, &ou) || ou.Attempts != 1 || !errors.As(err, &he) || he.StatusCode != http.StatusBadGateway {
+				t.Errorf("CallTool = %v; want an unknown outcome of one attempt, with the 502", err)
+			}
+			if got := f.srv.ReceivedMethods(); slices.Index(got, protocol.MethodToolsCall) != len(got)-1 {
+				t.Errorf("the server saw %v, want tools/call once, last", got)
+			}
+		})
+	}
+}

@@ -229,10 +229,13 @@ func (s *Session) replay(ctx context.Context, cs *callState, o *CallOptions, l l
 		if cs.retry == nil {
 			cs.retry = newRetrier(s.cfg.Retry)
 		}
-		if wait, ok := cs.retry.next(he.RetryAfter); ok {
-			if serr := s.sleep(ctx, wait); serr != nil {
-				return nextDone, s.waitEnded(cs, l.why+"; to be sent again after "+wait.String()+": "+why, serr)
-			}
+		wait, ok := cs.retry.next(he.RetryAfter)
+		if !ok {
+			// Not at once either: the server asked for the wait.
+			return nextDone, s.notSentAgain(cs, l.why+"; not sent again: the server asked for a wait of "+he.RetryAfter.String()+", past the retry budget", err)
+		}
+		if serr := s.sleep(ctx, wait); serr != nil {
+			return nextDone, s.waitEnded(cs, l.why+"; to be sent again after "+wait.String()+": "+why, serr)
 		}
 	}
 	why = l.why + "; sent again: " + why
@@ -246,16 +249,20 @@ func (s *Session) replay(ctx context.Context, cs *callState, o *CallOptions, l l
 }
 
 // waitEnded is the error of a call whose wait before its next attempt
-// ended with err (the caller's context, Close). Nothing was sent since
-// the attempt that failed (reason says how, and what was to follow), so
-// the attempts before decide: unknown when one may have run, else not
-// sent.
+// ended with err (the caller's context, Close); reason says how the
+// attempt before failed and what was to follow (see notSentAgain).
 func (s *Session) waitEnded(cs *callState, reason string, err error) error {
 	why := "the caller's context ended"
 	if errors.Is(err, ErrClosed) {
 		why = "the client was closed"
 	}
-	reason += "; then " + why + " before it was sent again"
+	return s.notSentAgain(cs, reason+"; then "+why+" before it was sent again", err)
+}
+
+// notSentAgain is the error of a call that stops after a failed attempt
+// without sending it again, for reason. The attempts so far decide:
+// unknown when one may have run, else not sent.
+func (s *Session) notSentAgain(cs *callState, reason string, err error) error {
 	if cs.maybeRan > 0 {
 		s.emit(Event{Kind: EventReplayRefused, Method: cs.method, Err: err, Reason: reason})
 		return &OutcomeUnknownError{Method: cs.method, Attempts: cs.maybeRan, Reason: reason, Err: err}
