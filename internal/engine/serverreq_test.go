@@ -37,40 +37,16 @@ func TestTaskReceiverPeerErrors(t *testing.T) {
 	for _, declared := range []bool{true, false} {
 		t.Run(fmt.Sprint("declared=", declared), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var mu sync.Mutex
-				waiting := map[jsonrpc.ID]chan *jsonrpc.Response{}
-				tr := newScripted(func(p *peer, m jsonrpc.Message) {
-					if r, ok := m.(*jsonrpc.Response); ok {
-						mu.Lock()
-						ch := waiting[r.ID]
-						mu.Unlock()
-						ch <- r
-						return
-					}
-					r := m.(*jsonrpc.Request)
-					if r.Method != "tools/call" {
-						legacyServer(p, m)
-						return
-					}
-					p.goFn(func() {
-						var out []any
-						for i, pr := range probes {
-							id := jsonrpc.StringID(fmt.Sprint("srv-", i))
-							ch := make(chan *jsonrpc.Response, 1)
-							mu.Lock()
-							waiting[id] = ch
-							mu.Unlock()
-							req, _ := jsonrpc.NewRequest(id, pr.method, pr.params)
-							p.send(req)
-							resp := <-ch
-							if resp.Error != nil {
-								out = append(out, resp.Error.Code)
-							} else {
-								out = append(out, resp.Result)
-							}
+				tr := askingOnCall(func(ask func(method string, params any) *jsonrpc.Response) any {
+					var out []any
+					for _, pr := range probes {
+						if resp := ask(pr.method, pr.params); resp.Error != nil {
+							out = append(out, resp.Error.Code)
+						} else {
+							out = append(out, resp.Result)
 						}
-						p.reply(r, map[string]any{"out": out})
-					})
+					}
+					return map[string]any{"out": out}
 				})
 				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{CreateMessage: sampleOK}),
 					CapabilityOptions: negotiation.CapabilityOptions{TaskRequests: declared}}
@@ -103,6 +79,44 @@ func TestTaskReceiverPeerErrors(t *testing.T) {
 			})
 		})
 	}
+}
+
+// askingOnCall is a legacy scripted server whose tools/call runs call,
+// which sends the client requests with ask (each waits for the client's
+// answer), and answers the call with what call returns.
+func askingOnCall(call func(ask func(method string, params any) *jsonrpc.Response) any) *scripted {
+	var (
+		mu      sync.Mutex
+		waiting = map[jsonrpc.ID]chan *jsonrpc.Response{}
+		n       int
+	)
+	return newScripted(func(p *peer, m jsonrpc.Message) {
+		if r, ok := m.(*jsonrpc.Response); ok {
+			mu.Lock()
+			ch := waiting[r.ID]
+			mu.Unlock()
+			ch <- r
+			return
+		}
+		r := m.(*jsonrpc.Request)
+		if r.Method != "tools/call" {
+			legacyServer(p, m)
+			return
+		}
+		p.goFn(func() {
+			p.reply(r, call(func(method string, params any) *jsonrpc.Response {
+				ch := make(chan *jsonrpc.Response, 1)
+				mu.Lock()
+				n++
+				id := jsonrpc.StringID(fmt.Sprint("srv-", n))
+				waiting[id] = ch
+				mu.Unlock()
+				req, _ := jsonrpc.NewRequest(id, method, params)
+				p.send(req)
+				return <-ch
+			}))
+		})
+	})
 }
 
 // TestServerCancelsRequest: notifications/cancelled from the server cancels
@@ -366,24 +380,8 @@ func TestTaskReceiverTTLBounds(t *testing.T) {
 	for _, ttl := range []int64{1000, int64(maxReceiverTTL / time.Millisecond), 9223372036855, math.MaxInt64} {
 		t.Run(fmt.Sprint(ttl), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				answer := make(chan *jsonrpc.Response, 1)
-				tr := newScripted(func(p *peer, m jsonrpc.Message) {
-					if r, ok := m.(*jsonrpc.Response); ok {
-						answer <- r
-						return
-					}
-					r := m.(*jsonrpc.Request)
-					if r.Method != "tools/call" {
-						legacyServer(p, m)
-						return
-					}
-					p.goFn(func() {
-						req, _ := jsonrpc.NewRequest(jsonrpc.StringID("srv-1"), "sampling/createMessage",
-							map[string]any{"messages": []any{}, "maxTokens": 5, "task": map[string]any{"ttl": ttl}})
-						p.send(req)
-						resp := <-answer
-						p.reply(r, resp.Result)
-					})
+				tr := askingOnCall(func(ask func(method string, params any) *jsonrpc.Response) any {
+					return ask("sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 5, "task": map[string]any{"ttl": ttl}}).Result
 				})
 				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{CreateMessage: sampleOK}),
 					CapabilityOptions: negotiation.CapabilityOptions{TaskRequests: true}}
