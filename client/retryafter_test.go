@@ -209,3 +209,47 @@ func TestRetryAfterReplayPastBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthorizeEnded: a request answered 401 did not run; when the
+// caller's context ends while the Authorize hook gets new credentials
+// (a person at a browser, say), the call says so: ErrNotSent and the
+// context's error, never ErrOutcomeUnknown. Both eras.
+func TestAuthorizeEnded(t *testing.T) {
+	for _, era := range allEras {
+		t.Run(era.name, func(t *testing.T) {
+			authorize := func(ctx context.Context, _ *transport.HTTPError) error {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p), client.WithAuth(client.Auth{Authorize: authorize}))
+			f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: http.StatusUnauthorized,
+				Header: http.Header{"WWW-Authenticate": {`Bearer error="invalid_token"`}}, Times: 1})
+			ctx := endAfterReceived(t, f.srv, protocol.MethodToolsCall)
+			_, err := f.c.CallTool(ctx, "echo", map[string]any{"text": "x"})
+			if !errors.Is(err, client.ErrNotSent) || errors.Is(err, client.ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
+				t.Errorf("CallTool = %v; want an error matching ErrNotSent and context.Canceled, not ErrOutcomeUnknown", err)
+			}
+		})
+	}
+}
+
+// TestAuthRefusedReplay: a request whose first attempt may have run (its
+// connection broke once it was written) and whose replay is answered 401
+// fails with the unknown outcome of that first attempt, with the 401 in
+// it: the refusal of the replay does not make the first one not run.
+func TestAuthRefusedReplay(t *testing.T) {
+	for _, era := range allEras {
+		t.Run(era.name, func(t *testing.T) {
+			f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
+			f.srv.SetFaults(
+				testserver.Fault{Kind: testserver.FaultReset, Method: protocol.MethodToolsCall, Times: 1},
+				testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: http.StatusUnauthorized, Times: 1,
+					Header: http.Header{"WWW-Authenticate": {`Bearer error="invalid_token"`}}})
+			_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayAll))
+			var ou *engine.OutcomeUnknownError
+			if !errors.As(err, &ou) || ou.Attempts != 1 || !errors.Is(err, client.ErrAuthRequired) || errors.Is(err, client.ErrNotSent) {
+				t.Errorf("CallTool = %v; want the unknown outcome of one attempt, with the 401", err)
+			}
+		})
+	}
+}

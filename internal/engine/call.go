@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -325,7 +326,10 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		return nextDone, err
 	}
 	if again, aerr := s.authorize(ctx, method, err, &cs.auths); aerr != nil {
-		return nextDone, aerr
+		// The server refused the attempt (401/403): it did not run, and it
+		// is not sent again; the attempts before decide what may have.
+		he, _ := errors.AsType[*transport.HTTPError](err)
+		return nextDone, s.notSentAgain(cs, "the server answered HTTP "+strconv.Itoa(he.StatusCode)+" to it", aerr)
 	} else if again {
 		// The server refused the credentials (expired token, scope
 		// step-up, a new authorization server) and did not take the

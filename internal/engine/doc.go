@@ -65,6 +65,9 @@
 //	                    failed before its body was sent
 //	                    (transport.NetworkError.Unsent); HTTP 405 to
 //	                    its own POST
+//	                    HTTP 401, 403 that Config.Authorize did not     after Authorize, any policy              not sent (ErrNotSent, with
+//	                    clear (no hook, its failure, the attempts                                                the auth error)
+//	                    used up)
 //	possibly delivered  written, wholly or in part, then the process,   once, if the policy allows: ReplayAll;   ErrOutcomeUnknown, with the
 //	                    connection or response stream was lost          ReplaySafe for a read-only method        attempts that may have run
 //	                    (whatever a resumption GET says afterwards);    ([ReadOnlyMethod]), Idempotent, or
