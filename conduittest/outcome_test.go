@@ -101,6 +101,8 @@ var mPoints = []mPoint{
 		faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "503").With("header", "Retry-After=1").Times(1))},
 	{name: "502-wait-ended", ev: maybeDelivered, blind: true, ctxEnds: 500 * time.Millisecond,
 		faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "502").With("header", "Retry-After=1").Times(1))},
+	// A 401 no Authorize hook clears (the cell's client has none).
+	{name: "refused-401", ev: refusedFinal, blind: true, faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "401").With("header", "WWW-Authenticate=Bearer").Times(1))},
 	{name: "refused-405", ev: refusedFinal, blind: true, faults: httpOnly(conduittest.FaultHTTPStatus.On("tools/call").With("status", "405").Times(1))},
 	{name: "down-in-heal", ev: maybeDelivered, ran: 0, down: true, faults: always(conduittest.FaultSilent.On("tools/call").Times(1))},
 	{name: "gone", ev: notWritten, gone: true, blind: true, faults: always()},
@@ -119,8 +121,9 @@ var mPoints = []mPoint{
 //     (TestPOSTNotWritten, client's TestReplayPOSTNotWritten).
 //   - "resume-404", "resumed", "refused-404": resumption GETs and session
 //     ids exist only on legacy Streamable HTTP.
-//   - "refused-503", "refused-405": an HTTP status to the request's own
-//     POST is a Streamable HTTP cell (the HTTP+SSE test server takes the
+//   - "refused-503", "refused-405", "refused-401", "refused-503-wait-ended",
+//     "502-wait-ended": an HTTP status to the request's own POST is a
+//     Streamable HTTP cell (the HTTP+SSE test server takes the
 //     faults of a stream on its POSTs).
 //   - "on the re-listen": a listen runs nothing on the server and has no
 //     result to lose; its fault points (a -32601, a listen never
