@@ -253,3 +253,25 @@ func TestAuthRefusedReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPRefusedReplay: the same for a replay refused with another HTTP
+// client error (400, 413): the call fails with the unknown outcome of the
+// first attempt, the HTTP error in it.
+func TestHTTPRefusedReplay(t *testing.T) {
+	for _, era := range allEras {
+		for _, status := range []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge} {
+			t.Run(era.name+"/"+strconv.Itoa(status), func(t *testing.T) {
+				f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
+				f.srv.SetFaults(
+					testserver.Fault{Kind: testserver.FaultReset, Method: protocol.MethodToolsCall, Times: 1},
+					testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: status, Times: 1})
+				_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayAll))
+				var ou *engine.OutcomeUnknownError
+				var he *transport.HTTPError
+				if !errors.As(err, &ou) || ou.Attempts != 1 || !errors.As(err, &he) || he.StatusCode != status {
+					t.Errorf("CallTool = %v; want the unknown outcome of one attempt, with the %d", err, status)
+				}
+			})
+		}
+	}
+}

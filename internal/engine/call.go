@@ -344,6 +344,11 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		}
 		return s.outcome(ctx, cs, o, l, err)
 	}
+	if he, ok := errors.AsType[*transport.HTTPError](err); ok && cs.maybeRan > 0 && he.Method == http.MethodPost && he.StatusCode >= 400 && he.StatusCode <= 499 {
+		// A replay refused with an HTTP client error (an answer, not a
+		// loss) says nothing of the attempt before it, which may have run.
+		return nextDone, s.notSentAgain(cs, "sent again, the server answered HTTP "+strconv.Itoa(he.StatusCode)+" to it", err)
+	}
 	return nextDone, err
 }
 
