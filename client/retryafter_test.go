@@ -233,42 +233,26 @@ func TestAuthorizeEnded(t *testing.T) {
 	}
 }
 
-// TestAuthRefusedReplay: a request whose first attempt may have run (its
-// connection broke once it was written) and whose replay is answered 401
-// fails with the unknown outcome of that first attempt, with the 401 in
-// it: the refusal of the replay does not make the first one not run.
-func TestAuthRefusedReplay(t *testing.T) {
+// TestRefusedReplay: a request whose first attempt may have run (its
+// connection broke once it was written) and whose replay is refused with
+// an HTTP client error — a 401 no Authorize hook clears, a 400, a 413 —
+// fails with the unknown outcome of that first attempt, the refusal in
+// it: refusing the replay does not make the first attempt not run. Both
+// eras.
+func TestRefusedReplay(t *testing.T) {
 	for _, era := range allEras {
-		t.Run(era.name, func(t *testing.T) {
-			f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
-			f.srv.SetFaults(
-				testserver.Fault{Kind: testserver.FaultReset, Method: protocol.MethodToolsCall, Times: 1},
-				testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: http.StatusUnauthorized, Times: 1,
-					Header: http.Header{"WWW-Authenticate": {`Bearer error="invalid_token"`}}})
-			_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayAll))
-			var ou *engine.OutcomeUnknownError
-			if !errors.As(err, &ou) || ou.Attempts != 1 || !errors.Is(err, client.ErrAuthRequired) || errors.Is(err, client.ErrNotSent) {
-				t.Errorf("CallTool = %v; want the unknown outcome of one attempt, with the 401", err)
-			}
-		})
-	}
-}
-
-// TestHTTPRefusedReplay: the same for a replay refused with another HTTP
-// client error (400, 413): the call fails with the unknown outcome of the
-// first attempt, the HTTP error in it.
-func TestHTTPRefusedReplay(t *testing.T) {
-	for _, era := range allEras {
-		for _, status := range []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge} {
+		for _, status := range []int{http.StatusUnauthorized, http.StatusBadRequest, http.StatusRequestEntityTooLarge} {
 			t.Run(era.name+"/"+strconv.Itoa(status), func(t *testing.T) {
 				f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(era.p))
 				f.srv.SetFaults(
 					testserver.Fault{Kind: testserver.FaultReset, Method: protocol.MethodToolsCall, Times: 1},
-					testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: status, Times: 1})
+					testserver.Fault{Kind: testserver.FaultHTTPStatus, Method: protocol.MethodToolsCall, Status: status, Times: 1,
+						Header: http.Header{"WWW-Authenticate": {`Bearer error="invalid_token"`}}})
 				_, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}, client.WithReplay(client.ReplayAll))
 				var ou *engine.OutcomeUnknownError
 				var he *transport.HTTPError
-				if !errors.As(err, &ou) || ou.Attempts != 1 || !errors.As(err, &he) || he.StatusCode != status {
+				if !errors.As(err, &ou) || ou.Attempts != 1 || !errors.As(err, &he) || he.StatusCode != status || errors.Is(err, client.ErrNotSent) ||
+					errors.Is(err, client.ErrAuthRequired) != (status == http.StatusUnauthorized) {
 					t.Errorf("CallTool = %v; want the unknown outcome of one attempt, with the %d", err, status)
 				}
 			})
