@@ -24,14 +24,17 @@ import (
 // The loop never blocks on the I/O, and no step calls the next on the
 // stack of an I/O goroutine.
 type driver struct {
-	s         *Session
-	ctx       context.Context     // bounds the negotiation's I/O
-	t         transport.Transport // the transport in use (the Fallback after a fallback)
-	trace     []TraceStep
-	traceBuf  [2]TraceStep // trace's first array
-	fellBack  error        // the request that made the driver fall back to HTTP+SSE; nil before
-	initAuths int          // Authorize calls after initialize was answered 401/403
-	ps        *probeState  // the probe step in progress; &probeSt
+	s     *Session
+	ctx   context.Context     // bounds the negotiation's I/O
+	t     transport.Transport // the transport in use (the Fallback after a fallback)
+	trace []TraceStep
+	// out is the negState the driver will publish once ready; its
+	// traceBuf is trace's first array (see step), so that a connected
+	// session keeps its trace without keeping the driver.
+	out       *negState
+	fellBack  error       // the request that made the driver fall back to HTTP+SSE; nil before
+	initAuths int         // Authorize calls after initialize was answered 401/403
+	ps        *probeState // the probe step in progress; &probeSt
 	// probeSt holds the probe step's state (in the driver, not an
 	// allocation of its own: the steps run one at a time, and a new probe
 	// step starts only once the one before it gave its verdict).
@@ -178,12 +181,15 @@ func (d *driver) runIO(io stepIO) {
 	}
 }
 
-// step records st in the trace (room for a connect's usual steps in the
-// driver: a probe, and initialize after it) and logs it at Debug, boxing
-// its strings only when that is on.
+// step records st in the trace (room for a connect's usual steps, a
+// probe and initialize after it, in the negState it will publish: see
+// ready) and logs it at Debug, boxing its strings only when that is on.
 func (d *driver) step(st TraceStep) {
 	if d.trace == nil {
-		d.trace = d.traceBuf[:0]
+		if d.out == nil {
+			d.out = new(negState)
+		}
+		d.trace = d.out.traceBuf[:0]
 	}
 	d.trace = append(d.trace, st)
 	if d.s.log.Enabled(d.ctx, slog.LevelDebug) {
@@ -613,10 +619,10 @@ func (d *driver) finishModern(version string, disc *negotiation.DiscoverResult, 
 	if err != nil {
 		return err
 	}
-	n := &negState{
+	n := d.ready(negState{
 		era: negotiation.EraModern, version: version, discover: disc, prefix: prefix,
-		hinted: hinted, kind: ref.kind, trace: d.trace, transport: d.t,
-	}
+		hinted: hinted, kind: ref.kind, transport: d.t,
+	})
 	if disc != nil {
 		n.serverCaps = disc.Capabilities
 		n.serverInfo = disc.ServerInfo
@@ -624,4 +630,19 @@ func (d *driver) finishModern(version string, disc *negotiation.DiscoverResult, 
 	}
 	s.becomeReady(n, StateModern)
 	return nil
+}
+
+// ready returns the negState to publish: v with the driver's trace, in
+// the negState whose traceBuf step made the trace's first array (or a
+// new one). A driver publishes at most one.
+func (d *driver) ready(v negState) *negState {
+	n := d.out
+	d.out = nil
+	if n == nil {
+		n = new(negState)
+	}
+	v.traceBuf = n.traceBuf
+	v.trace = d.trace
+	*n = v
+	return n
 }

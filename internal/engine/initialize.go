@@ -189,11 +189,11 @@ func (d *driver) finishLegacy(ref *connRef, pvs transport.ProtocolVersionSetter,
 			}
 		}
 		return func() {
-			n := &negState{
+			n := d.ready(negState{
 				era: negotiation.EraLegacy, version: res.ProtocolVersion, init: res,
 				serverCaps: res.Capabilities, serverInfo: &res.ServerInfo, instructions: res.Instructions,
-				kind: ref.kind, trace: d.trace, transport: d.t,
-			}
+				kind: ref.kind, transport: d.t,
+			})
 			s.becomeReady(n, StateLegacy)
 			d.finish(nil)
 		}, nil

@@ -312,6 +312,7 @@ func TestNegotiationVerdicts(t *testing.T) {
 					if len(s.Trace()) == 0 {
 						t.Errorf("Trace() is empty")
 					}
+					checkTraceOwned(t, s)
 				}
 				synctest.Wait()
 				var got [][]string
@@ -323,6 +324,18 @@ func TestNegotiationVerdicts(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// checkTraceOwned fails unless a trace of at most two steps is kept in
+// the session's negState itself: one in the array of the driver that
+// negotiated would keep the whole driver (its context, channels, closure)
+// for as long as the session is connected.
+func checkTraceOwned(t *testing.T, s *Session) {
+	t.Helper()
+	n := s.negState()
+	if cap(n.trace) <= len(n.traceBuf) && len(n.trace) > 0 && &n.trace[0] != &n.traceBuf[0] {
+		t.Errorf("the negotiated trace (%d steps) is kept outside the session's negState", len(n.trace))
 	}
 }
 

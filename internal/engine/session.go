@@ -340,6 +340,9 @@ type negState struct {
 	kind         string // transport kind
 	trace        []TraceStep
 	transport    transport.Transport // the transport in use (Fallback after a fallback)
+	// traceBuf is trace's first array when the negotiation took at most
+	// two steps (driver.step, driver.ready).
+	traceBuf [2]TraceStep
 }
 
 // Session is one negotiated connection to an MCP server. Create it with
