@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -574,13 +576,47 @@ func (c *Client) newToken(ot *oauth2.Token, issuer, resource string, requested [
 		Issuer:       issuer,
 		Resource:     resource,
 	}
-	if !ot.Expiry.IsZero() {
-		// x/oauth2 dates expires_in from the wall clock; the freshness
-		// checks use the client's clock, so date it from that one.
-		t.Expiry = t.IssuedAt.Add(time.Until(ot.Expiry))
+	if d, ok := expiresIn(ot); ok {
+		// The freshness checks use the client's clock: date the
+		// lifetime from that one.
+		t.Expiry = t.IssuedAt.Add(d)
 	}
 	if s, ok := ot.Extra("scope").(string); ok && s != "" {
 		t.Scopes = strings.Fields(s)
 	}
 	return t
+}
+
+// maxExpiresIn caps the expires_in of a token response, in seconds (about
+// 68 years), as x/oauth2 caps it in JSON responses.
+const maxExpiresIn = math.MaxInt32
+
+// expiresIn returns the lifetime the token response gave ot (expires_in,
+// a number or a numeric string), capped at maxExpiresIn seconds. It
+// reports false when the response gave no usable lifetime: none, not a
+// number, zero or negative; the token's expiry is then unknown (it is used
+// until the server refuses it). It reads the raw value rather than
+// ot.Expiry: x/oauth2 multiplies a form-encoded expires_in into a
+// time.Duration unchecked (a huge value wraps around, to a token stale on
+// arrival) and wraps a JSON one below -2^31 into an int32.
+func expiresIn(ot *oauth2.Token) (time.Duration, bool) {
+	var secs float64
+	switch v := ot.Extra("expires_in").(type) {
+	case float64:
+		secs = v
+	case int64:
+		secs = float64(v)
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return 0, false
+		}
+		secs = f
+	default:
+		return 0, false
+	}
+	if !(secs > 0) { // also NaN
+		return 0, false
+	}
+	return time.Duration(min(secs, maxExpiresIn) * float64(time.Second)), true
 }

@@ -289,3 +289,56 @@ func concurrentTokens(t *testing.T, ctx context.Context, n int, client func(i in
 	wg.Wait()
 	return toks
 }
+
+// TestTokenLifetimeFromPeer: a token response whose expires_in is not a
+// usable lifetime (negative, or past what a time.Duration holds, which
+// x/oauth2 multiplies into one unchecked in form-encoded responses) must
+// not yield a token that is stale on arrival: such a token would be
+// refreshed, or obtained again, on every request.
+func TestTokenLifetimeFromPeer(t *testing.T) {
+	tests := []struct {
+		name      string
+		method    Method
+		form      bool
+		expiresIn any
+	}{
+		{"json negative", ClientCredentials, false, -1},
+		{"json negative refresh", AuthorizationCode, false, -1},
+		{"json below int32", ClientCredentials, false, -(int64(1) << 32) + 1},
+		{"form negative", ClientCredentials, true, -1},
+		{"form negative refresh", AuthorizationCode, true, -1},
+		{"form wraps negative", ClientCredentials, true, "9223372037"},
+		{"form wraps positive", ClientCredentials, true, "18446744074"},
+		{"form beyond int64", ClientCredentials, true, "99999999999999999999"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestServer(t, func(s *testServer) { s.expiresIn, s.formTokens = tt.expiresIn, tt.form })
+			s.addClient(&tClient{id: "svc", secret: "pw", method: "client_secret_basic"})
+			cfg := Config{ServerURL: s.mcpURL(), Method: tt.method, Interaction: autoApprove(t), RedirectURL: testRedirect}
+			if tt.method == ClientCredentials {
+				cfg.ClientID, cfg.ClientSecret = "svc", "pw"
+			}
+			c := mustNew(t, cfg)
+			ctx := testCtx(t)
+			if err := call(ctx, c, s.mcpURL()); err != nil {
+				t.Fatal(err)
+			}
+			grant := map[Method]string{ClientCredentials: "client_credentials", AuthorizationCode: "authorization_code"}[tt.method]
+			if got := s.count(grant); got != 1 {
+				t.Fatalf("%s grants = %d, want 1", grant, got)
+			}
+			// A minute later the token is still used as it is, until the
+			// server refuses it.
+			c.now = func() time.Time { return time.Now().Add(time.Minute) }
+			for range 3 {
+				if err := call(ctx, c, s.mcpURL()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, refreshes := s.count(grant), s.count("refresh_token"); got != 1 || refreshes != 0 {
+				t.Errorf("after 3 more requests: %s grants = %d, refreshes = %d; want 1 and 0", grant, got, refreshes)
+			}
+		})
+	}
+}

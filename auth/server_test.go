@@ -42,6 +42,8 @@ type testServer struct {
 	offline       bool        // scopes_supported has offline_access
 	noRefresh     bool        // never issue refresh tokens
 	accessTTL     int         // expires_in seconds; 0 = 3600
+	expiresIn     any         // expires_in sent as is instead of accessTTL, when set
+	formTokens    bool        // token responses form-encoded instead of JSON
 	prmScopes     []string    // PRM scopes_supported
 	needScope     string      // scope /mcp requires; challenged in 401
 	writeScope    string      // scope /mcp?op=write requires (403 step-up)
@@ -454,6 +456,9 @@ func (s *testServer) issue(w http.ResponseWriter, client, scope, resource, jkt s
 		ttl = 3600
 	}
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": ttl, "scope": scope}
+	if s.expiresIn != nil {
+		resp["expires_in"] = s.expiresIn
+	}
 	if jkt != "" {
 		resp["token_type"] = "DPoP"
 	}
@@ -461,6 +466,15 @@ func (s *testServer) issue(w http.ResponseWriter, client, scope, resource, jkt s
 		rt := s.nextID("rt")
 		s.refresh[rt] = &tRefresh{client: client, scope: scope, resource: resource, jkt: jkt}
 		resp["refresh_token"] = rt
+	}
+	if s.formTokens {
+		form := url.Values{}
+		for k, v := range resp {
+			form.Set(k, fmt.Sprint(v))
+		}
+		w.Header().Set("Content-Type", "application/x-www-form-urlencoded")
+		fmt.Fprint(w, form.Encode())
+		return
 	}
 	writeJSON(w, 200, resp)
 }
