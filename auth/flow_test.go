@@ -2,7 +2,9 @@ package auth
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -258,6 +260,36 @@ func TestRegistrationPerIssuer(t *testing.T) {
 	r2, _ := store.LoadClient(ctx, s2.issuer())
 	if r1 == nil || r2 == nil || r1.Issuer != s1.issuer() || r2.Issuer != s2.issuer() {
 		t.Fatalf("stored registrations %v / %v", r1, r2)
+	}
+}
+
+// TestRegistrationSecretExpiry: a registration whose
+// client_secret_expires_at lies past what a stored date holds (year 9999)
+// is kept as a secret that never expires, and reused; it must not make
+// every save of the registration fail.
+func TestRegistrationSecretExpiry(t *testing.T) {
+	for _, at := range []int64{253402300800, 1 << 62} {
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			s := newTestServer(t, func(s *testServer) { s.secretExpires = at })
+			store := &FileStore{Path: filepath.Join(tempDir(t), "tokens.json")}
+			ctx := testCtx(t)
+			for i := range 2 {
+				c := mustNew(t, Config{ServerURL: s.mcpURL(), Store: store, Interaction: autoApprove(t), RedirectURL: testRedirect})
+				if err := call(ctx, c, s.mcpURL()); err != nil {
+					t.Fatalf("client %d: %v", i, err)
+				}
+				// The next client authorizes anew, with the stored registration.
+				if err := store.SaveToken(ctx, s.mcpURL(), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, auths := s.count("register"), s.count("authorize"); got != 1 || auths != 2 {
+				t.Errorf("registrations = %d, authorizations = %d; want 1 (reused) and 2", got, auths)
+			}
+			if r, err := store.LoadClient(ctx, s.issuer()); err != nil || r == nil || !r.SecretExpiresAt.IsZero() {
+				t.Errorf("stored registration %v, %v; want one whose secret never expires", r, err)
+			}
+		})
 	}
 }
 

@@ -121,6 +121,11 @@ type registrationResponse struct {
 	ErrorDescription        string   `json:"error_description"`
 }
 
+// maxSecretExpiresAt is the latest client_secret_expires_at kept as a
+// date: 9999-12-31T23:59:59Z, the last second time.Time's JSON form (in
+// which [FileStore] records it) holds. A later one means never.
+const maxSecretExpiresAt = 253402300799
+
 // register performs Dynamic Client Registration (RFC 7591).
 func (c *Client) register(ctx context.Context, meta *ServerMetadata, redirect string) (*ClientRegistration, error) {
 	name := c.cfg.ClientName
@@ -197,7 +202,9 @@ func (c *Client) register(ctx context.Context, meta *ServerMetadata, redirect st
 	if len(reg.RedirectURIs) == 0 {
 		reg.RedirectURIs = rr.RedirectURIs
 	}
-	if out.ClientSecretExpiresAt > 0 {
+	if out.ClientSecretExpiresAt > 0 && out.ClientSecretExpiresAt <= maxSecretExpiresAt {
+		// 0 means never (RFC 7591 §3.2.1); so does a date past what a
+		// store can record.
 		reg.SecretExpiresAt = time.Unix(out.ClientSecretExpiresAt, 0)
 	}
 	return reg, nil

@@ -48,6 +48,7 @@ type testServer struct {
 	needScope     string      // scope /mcp requires; challenged in 401
 	writeScope    string      // scope /mcp?op=write requires (403 step-up)
 	rejectRedir   bool        // DCR rejects redirect URIs
+	secretExpires any         // DCR answers this client_secret_expires_at, when set
 	dpop          bool        // require DPoP-bound tokens
 	dpopNonce     bool        // require a DPoP nonce at token endpoint and /mcp
 	deviceSlow    int         // answer slow_down this many times first
@@ -279,6 +280,9 @@ func (s *testServer) register(w http.ResponseWriter, r *http.Request) {
 	resp := map[string]any{"client_id": c.id, "token_endpoint_auth_method": method, "redirect_uris": c.redirects}
 	if c.secret != "" {
 		resp["client_secret"] = c.secret
+	}
+	if s.secretExpires != nil {
+		resp["client_secret_expires_at"] = s.secretExpires
 	}
 	writeJSON(w, 201, resp)
 }
