@@ -105,8 +105,10 @@ func (c *Client) deviceFlow(ctx context.Context, meta *ServerMetadata, resource 
 	}
 	pctx, cancel := context.WithTimeout(ctx, lifetime)
 	defer cancel()
-	interval := da.Interval
-	if interval <= 0 || interval > maxDeviceInterval {
+	// The server's interval is a minimum: a longer one is capped, never
+	// replaced by the shorter default.
+	interval := min(da.Interval, maxDeviceInterval)
+	if interval <= 0 {
 		interval = defaultDeviceInterval
 	}
 	params := map[string][]string{

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +104,39 @@ func TestDeviceFlowSlowDown(t *testing.T) {
 	}
 	if s.count("register") != 1 || s.regs[0]["application_type"] != "native" {
 		t.Errorf("device client registration %v", s.regs)
+	}
+}
+
+// TestDeviceFlowInterval: the server's polling interval is a minimum
+// (RFC 8628 §3.5): one longer than the cap is capped, never replaced by a
+// shorter one.
+func TestDeviceFlowInterval(t *testing.T) {
+	tests := []struct {
+		interval any
+		want     int64
+	}{
+		{nil, defaultDeviceInterval},
+		{0, defaultDeviceInterval},
+		{-3, defaultDeviceInterval},
+		{7, 7},
+		{maxDeviceInterval, maxDeviceInterval},
+		{maxDeviceInterval + 1, maxDeviceInterval},
+		{int64(1) << 62, maxDeviceInterval},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.interval), func(t *testing.T) {
+			s := newTestServer(t, func(s *testServer) { s.deviceAuth = map[string]any{"interval": tt.interval} })
+			c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: DeviceCode, DevicePrompter: PrintDevice(&strings.Builder{})})
+			c.pollUnit = time.Microsecond
+			var waits []int64
+			c.onPoll = func(i int64) { waits = append(waits, i) }
+			if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]int64{tt.want}, waits); diff != "" {
+				t.Errorf("poll intervals (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -27,36 +27,37 @@ type testServer struct {
 	URL string // origin
 
 	// Knobs (set before the first request).
-	issuerPath    string      // issuer path, e.g. "/tenant1"
-	oidcOnly      bool        // metadata only via OpenID discovery
-	noS256        bool        // omit code_challenge_methods_supported
-	badIssuer     bool        // metadata names another issuer
-	issSupported  bool        // authorization_response_iss_parameter_supported
-	sendIss       bool        // put iss in redirects
-	wrongIss      string      // put this iss in redirects instead
-	noPRM         bool        // no Protected Resource Metadata (2025-03-26)
-	noASMetadata  bool        // no AS metadata either (default endpoints)
-	metaIssuer    string      // path of the issuer the metadata (and iss) names instead, e.g. "/oauth"
-	noRegister    bool        // no registration endpoint
-	cimd          bool        // client_id_metadata_document_supported
-	offline       bool        // scopes_supported has offline_access
-	noRefresh     bool        // never issue refresh tokens
-	accessTTL     int         // expires_in seconds; 0 = 3600
-	expiresIn     any         // expires_in sent as is instead of accessTTL, when set
-	formTokens    bool        // token responses form-encoded instead of JSON
-	prmScopes     []string    // PRM scopes_supported
-	needScope     string      // scope /mcp requires; challenged in 401
-	writeScope    string      // scope /mcp?op=write requires (403 step-up)
-	rejectRedir   bool        // DCR rejects redirect URIs
-	secretExpires any         // DCR answers this client_secret_expires_at, when set
-	dpop          bool        // require DPoP-bound tokens
-	dpopNonce     bool        // require a DPoP nonce at token endpoint and /mcp
-	deviceSlow    int         // answer slow_down this many times first
-	devicePending int         // then authorization_pending this many times
-	denyAuthorize bool        // authorize redirects with error=access_denied
-	prmResource   string      // override PRM resource
-	altIssuer     string      // PRM names this authorization server instead
-	trusted       *testServer // /mcp also accepts this server's tokens
+	issuerPath    string         // issuer path, e.g. "/tenant1"
+	oidcOnly      bool           // metadata only via OpenID discovery
+	noS256        bool           // omit code_challenge_methods_supported
+	badIssuer     bool           // metadata names another issuer
+	issSupported  bool           // authorization_response_iss_parameter_supported
+	sendIss       bool           // put iss in redirects
+	wrongIss      string         // put this iss in redirects instead
+	noPRM         bool           // no Protected Resource Metadata (2025-03-26)
+	noASMetadata  bool           // no AS metadata either (default endpoints)
+	metaIssuer    string         // path of the issuer the metadata (and iss) names instead, e.g. "/oauth"
+	noRegister    bool           // no registration endpoint
+	cimd          bool           // client_id_metadata_document_supported
+	offline       bool           // scopes_supported has offline_access
+	noRefresh     bool           // never issue refresh tokens
+	accessTTL     int            // expires_in seconds; 0 = 3600
+	expiresIn     any            // expires_in sent as is instead of accessTTL, when set
+	formTokens    bool           // token responses form-encoded instead of JSON
+	prmScopes     []string       // PRM scopes_supported
+	needScope     string         // scope /mcp requires; challenged in 401
+	writeScope    string         // scope /mcp?op=write requires (403 step-up)
+	rejectRedir   bool           // DCR rejects redirect URIs
+	secretExpires any            // DCR answers this client_secret_expires_at, when set
+	dpop          bool           // require DPoP-bound tokens
+	dpopNonce     bool           // require a DPoP nonce at token endpoint and /mcp
+	deviceSlow    int            // answer slow_down this many times first
+	devicePending int            // then authorization_pending this many times
+	deviceAuth    map[string]any // device authorization response fields sent instead (expires_in, interval)
+	denyAuthorize bool           // authorize redirects with error=access_denied
+	prmResource   string         // override PRM resource
+	altIssuer     string         // PRM names this authorization server instead
+	trusted       *testServer    // /mcp also accepts this server's tokens
 
 	idpKey      crypto.Signer // signs ID-JAGs (token exchange)
 	workloadKey crypto.PublicKey
@@ -616,10 +617,14 @@ func (s *testServer) device(w http.ResponseWriter, r *http.Request) {
 	}
 	dc := s.nextID("dc")
 	s.devices[dc] = &tDevice{client: c.id, scope: f.Get("scope"), resource: f.Get("resource")}
-	writeJSON(w, 200, map[string]any{
+	resp := map[string]any{
 		"device_code": dc, "user_code": "WDJB-MJHT", "verification_uri": s.URL + "/activate",
 		"verification_uri_complete": s.URL + "/activate?user_code=WDJB-MJHT", "expires_in": 600, "interval": 1,
-	})
+	}
+	for k, v := range s.deviceAuth {
+		resp[k] = v
+	}
+	writeJSON(w, 200, resp)
 }
 
 func (s *testServer) mcp(w http.ResponseWriter, r *http.Request) {
