@@ -587,21 +587,27 @@ func (c *Client) newToken(ot *oauth2.Token, issuer, resource string, requested [
 	return t
 }
 
-// maxExpiresIn caps the expires_in of a token response, in seconds (about
-// 68 years), as x/oauth2 caps it in JSON responses.
+// maxExpiresIn caps a peer's expires_in, in seconds (about 68 years), as
+// x/oauth2 caps it in JSON token responses.
 const maxExpiresIn = math.MaxInt32
 
-// expiresIn returns the lifetime the token response gave ot (expires_in,
-// a number or a numeric string), capped at maxExpiresIn seconds. It
-// reports false when the response gave no usable lifetime: none, not a
-// number, zero or negative; the token's expiry is then unknown (it is used
-// until the server refuses it). It reads the raw value rather than
+// expiresIn returns the lifetime the token response gave ot (expires_in),
+// as [lifetime] reads it; without one the token's expiry is unknown (it
+// is used until the server refuses it). It reads the raw value rather than
 // ot.Expiry: x/oauth2 multiplies a form-encoded expires_in into a
 // time.Duration unchecked (a huge value wraps around, to a token stale on
 // arrival) and wraps a JSON one below -2^31 into an int32.
 func expiresIn(ot *oauth2.Token) (time.Duration, bool) {
+	return lifetime(ot.Extra("expires_in"))
+}
+
+// lifetime converts a peer's expires_in (a JSON number, an integer, or a
+// numeric string) into a duration capped at maxExpiresIn seconds. It
+// reports false when v is no usable lifetime: absent, not a number, zero
+// or negative.
+func lifetime(v any) (time.Duration, bool) {
 	var secs float64
-	switch v := ot.Extra("expires_in").(type) {
+	switch v := v.(type) {
 	case float64:
 		secs = v
 	case int64:

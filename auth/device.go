@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +21,8 @@ type DeviceAuthorization struct {
 	VerificationURIComplete string
 	// UserCode is what the user enters.
 	UserCode string
-	// Expiry is when the code expires (zero if the server did not say).
+	// Expiry is when the code expires (zero if the server did not say, or
+	// gave no positive expires_in).
 	Expiry time.Time
 }
 
@@ -83,10 +85,22 @@ func (c *Client) deviceFlow(ctx context.Context, meta *ServerMetadata, resource 
 		return nil, err
 	}
 	conf := c.oauthConfig(meta, reg, "", scopes)
-	tctx := c.tokenContext(ctx, c.tokenCallFor(meta, reg, resource))
-	da, err := conf.DeviceAuth(tctx, oauth2.SetAuthURLParam("resource", resource))
+	call := c.tokenCallFor(meta, reg, resource)
+	var body []byte
+	call.body = &body
+	da, err := conf.DeviceAuth(c.tokenContext(ctx, call), oauth2.SetAuthURLParam("resource", resource))
 	if err != nil {
 		return nil, tokenError(meta.DeviceAuthorizationEndpoint, err)
+	}
+	// x/oauth2 multiplies expires_in into a time.Duration unchecked (a
+	// huge one wraps around): date the expiry from the raw value.
+	var raw struct {
+		ExpiresIn any `json:"expires_in"`
+	}
+	json.Unmarshal(body, &raw) // x/oauth2 parsed it already
+	da.Expiry = time.Time{}
+	if d, ok := lifetime(raw.ExpiresIn); ok {
+		da.Expiry = time.Now().Add(d)
 	}
 	if da.DeviceCode == "" || da.UserCode == "" || da.VerificationURI == "" {
 		return nil, &TokenError{Endpoint: meta.DeviceAuthorizationEndpoint, Code: "invalid_response", Description: "incomplete device authorization response"}

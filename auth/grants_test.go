@@ -140,6 +140,49 @@ func TestDeviceFlowInterval(t *testing.T) {
 	}
 }
 
+// TestDeviceFlowLifetime: a device code's expires_in past what a
+// time.Duration holds (x/oauth2 multiplies it into one unchecked) is
+// capped, not wrapped around into a code expired before the first poll or
+// within a second; one not positive means the default lifetime.
+func TestDeviceFlowLifetime(t *testing.T) {
+	tests := []struct {
+		expiresIn any
+		want      time.Duration // lifetime shown, at least
+	}{
+		{600, 590 * time.Second},
+		{-5, 0}, // unknown: no expiry shown
+		{9223372037, 60 * 365 * 24 * time.Hour},
+		{18446744074, 60 * 365 * 24 * time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.expiresIn), func(t *testing.T) {
+			s := newTestServer(t, func(s *testServer) {
+				s.devicePending = 2
+				s.deviceAuth = map[string]any{"expires_in": tt.expiresIn}
+			})
+			var shown []DeviceAuthorization
+			c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: DeviceCode,
+				DevicePrompter: DevicePrompterFunc(func(_ context.Context, da DeviceAuthorization) error {
+					shown = append(shown, da)
+					return nil
+				})})
+			c.pollUnit = 200 * time.Millisecond
+			if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+				t.Fatal(err)
+			}
+			if len(shown) != 1 {
+				t.Fatalf("shown %d device authorizations, want 1", len(shown))
+			}
+			switch exp := shown[0].Expiry; {
+			case tt.want == 0 && !exp.IsZero():
+				t.Errorf("expiry shown = %v, want none", exp)
+			case tt.want > 0 && time.Until(exp) < tt.want:
+				t.Errorf("expiry shown = %v, want %v from now at least", exp, tt.want)
+			}
+		})
+	}
+}
+
 func TestDeviceFlowCanceled(t *testing.T) {
 	s := newTestServer(t, func(s *testServer) { s.devicePending = 1 << 20 })
 	ctx, cancel := context.WithCancel(testCtx(t))

@@ -32,6 +32,9 @@ type tokenCall struct {
 	// authorization request uses http.NewRequest. The tokenCall lives for
 	// one exchange only.
 	ctx context.Context
+	// body, when set, receives the body of the exchange's response (up
+	// to maxMetadataBody bytes), for the fields x/oauth2 mishandles.
+	body *[]byte
 }
 
 // tokenTransport is the http.RoundTripper of token-endpoint requests.
@@ -46,6 +49,21 @@ type tokenTransport struct {
 const maxTokenRequest = 1 << 20
 
 func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if err != nil || t.call.body == nil {
+		return resp, err
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBody))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	*t.call.body = b
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp, nil
+}
+
+func (t *tokenTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodPost || req.Body == nil {
 		return t.base.RoundTrip(req)
 	}
