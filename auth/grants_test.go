@@ -275,6 +275,39 @@ func TestDPoP(t *testing.T) {
 
 // TestDCRPrivateKeyJWT: a service without pre-registered credentials
 // registers its public key (jwks) and authenticates with private_key_jwt.
+// TestDPoPNonceOfRetryKept: the RoundTripper records the DPoP-Nonce of
+// the answer to its nonce retry too, so that with a server giving a new
+// nonce in every answer the next request is not refused again.
+func TestDPoPNonceOfRetryKept(t *testing.T) {
+	s := newTestServer(t, func(s *testServer) { s.dpop, s.dpopNonce = true, true })
+	s.addClient(&tClient{id: "svc", secret: "pw", method: "client_secret_basic"})
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: ClientCredentials, ClientID: "svc", ClientSecret: "pw", DPoPKey: newKey(t)})
+	ctx := testCtx(t)
+	if err := c.Authorize(ctx, (&transportHTTPError401{}).err(s)); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.rotateNonce = true
+	s.mu.Unlock()
+	// The Header path does not see the answer's nonce: the RoundTripper's
+	// first request is refused once and retried.
+	if status, _, err := send(ctx, c, s.mcpURL()); err != nil || status != 200 {
+		t.Fatalf("Header path: status %d, %v", status, err)
+	}
+	hc := &httpClient{rt: c.RoundTripper(nil)}
+	for i := range 3 {
+		if status, err := hc.post(ctx, s.mcpURL()); err != nil || status != 200 {
+			t.Fatalf("request %d: status %d, %v", i, status, err)
+		}
+	}
+	s.mu.Lock()
+	n := len(s.mcpAuth)
+	s.mu.Unlock()
+	if n != 5 {
+		t.Errorf("requests at the server = %d, want 5 (1, then 2, then 1 and 1)", n)
+	}
+}
+
 func TestDCRPrivateKeyJWT(t *testing.T) {
 	s := newTestServer(t, nil)
 	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: ClientCredentials, PrivateKey: newKey(t), KeyID: "k1"})

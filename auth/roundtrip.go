@@ -59,5 +59,10 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := t.c.Header(req.Context(), r2); err != nil {
 		return nil, err
 	}
-	return t.base.RoundTrip(r2)
+	resp, err = t.base.RoundTrip(r2)
+	if err == nil {
+		// The answer to the retry may carry the next nonce too.
+		t.c.dpop.observe(r2.URL.String(), resp.Header)
+	}
+	return resp, err
 }

@@ -51,6 +51,7 @@ type testServer struct {
 	secretExpires any            // DCR answers this client_secret_expires_at, when set
 	dpop          bool           // require DPoP-bound tokens
 	dpopNonce     bool           // require a DPoP nonce at token endpoint and /mcp
+	rotateNonce   bool           // every /mcp answer carries a new DPoP-Nonce, the only one accepted next
 	deviceSlow    int            // answer slow_down this many times first
 	devicePending int            // then authorization_pending this many times
 	deviceAuth    map[string]any // device authorization response fields sent instead (expires_in, interval)
@@ -238,6 +239,11 @@ func (s *testServer) serve(w http.ResponseWriter, r *http.Request) {
 		s.device(w, r)
 	case p == "/idp/token":
 		s.idpToken(w, r)
+	case p == "/mcp" && s.rotateNonce:
+		next := s.nextID("nonce")
+		w.Header().Set("DPoP-Nonce", next)
+		s.mcp(w, r)
+		s.nonce = next
 	case p == "/mcp":
 		s.mcp(w, r)
 	default:
@@ -408,7 +414,9 @@ func (s *testServer) checkAssertion(w http.ResponseWriter, form url.Values) (*tC
 func (s *testServer) checkDPoP(w http.ResponseWriter, r *http.Request, accessToken string, resource bool) (string, bool) {
 	proof := r.Header.Get("DPoP")
 	fail := func(code string) (string, bool) {
-		w.Header().Set("DPoP-Nonce", s.nonce)
+		if w.Header().Get("DPoP-Nonce") == "" {
+			w.Header().Set("DPoP-Nonce", s.nonce)
+		}
 		if resource {
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`DPoP error=%q`, code))
 			w.WriteHeader(401)
