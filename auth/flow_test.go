@@ -263,10 +263,10 @@ func TestRegistrationPerIssuer(t *testing.T) {
 	}
 }
 
-// TestRegistrationSecretExpiry: a registration whose
-// client_secret_expires_at lies past what a stored date holds (year 9999)
-// is kept as a secret that never expires, and reused; it must not make
-// every save of the registration fail.
+// TestRegistrationSecretExpiry: a registration whose client secret
+// expires (client_secret_expires_at) past what a stored date holds (year
+// 9999) is kept as a secret that never expires, and reused; it must not
+// make every save of the registration fail.
 func TestRegistrationSecretExpiry(t *testing.T) {
 	for _, at := range []int64{253402300800, 1 << 62} {
 		t.Run(fmt.Sprint(at), func(t *testing.T) {
@@ -274,7 +274,7 @@ func TestRegistrationSecretExpiry(t *testing.T) {
 			store := &FileStore{Path: filepath.Join(tempDir(t), "tokens.json")}
 			ctx := testCtx(t)
 			for i := range 2 {
-				c := mustNew(t, Config{ServerURL: s.mcpURL(), Store: store, Interaction: autoApprove(t), RedirectURL: testRedirect})
+				c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: ClientCredentials, Store: store})
 				if err := call(ctx, c, s.mcpURL()); err != nil {
 					t.Fatalf("client %d: %v", i, err)
 				}
@@ -283,10 +283,10 @@ func TestRegistrationSecretExpiry(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got, auths := s.count("register"), s.count("authorize"); got != 1 || auths != 2 {
-				t.Errorf("registrations = %d, authorizations = %d; want 1 (reused) and 2", got, auths)
+			if got, grants := s.count("register"), s.count("client_credentials"); got != 1 || grants != 2 {
+				t.Errorf("registrations = %d, grants = %d; want 1 (reused) and 2", got, grants)
 			}
-			if r, err := store.LoadClient(ctx, s.issuer()); err != nil || r == nil || !r.SecretExpiresAt.IsZero() {
+			if r, err := store.LoadClient(ctx, s.issuer()); err != nil || r == nil || r.ClientSecret == "" || !r.SecretExpiresAt.IsZero() {
 				t.Errorf("stored registration %v, %v; want one whose secret never expires", r, err)
 			}
 		})

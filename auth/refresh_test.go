@@ -232,6 +232,21 @@ func TestInvalidRefreshTokenReauthorizes(t *testing.T) {
 	}
 }
 
+// TestPublicClientSecretExpiry: client_secret_expires_at concerns a
+// client secret only; a public client registered with one in the past is
+// still used to refresh, not registered and authorized again.
+func TestPublicClientSecretExpiry(t *testing.T) {
+	s := newTestServer(t, func(s *testServer) { s.secretExpires = 1 })
+	c := authorized(t, s, nil)
+	s.expireAccess()
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	if reg, auth, ref := s.count("register"), s.count("authorize"), s.count("refresh_token"); reg != 1 || auth != 1 || ref != 1 {
+		t.Errorf("registrations, authorizations, refreshes = %d, %d, %d; want 1, 1, 1", reg, auth, ref)
+	}
+}
+
 func TestRefreshKeepsResource(t *testing.T) {
 	s := newTestServer(t, nil)
 	c := authorized(t, s, nil)

@@ -58,7 +58,7 @@ func (c *Client) knownClient(ctx context.Context, meta *ServerMetadata) (*Client
 	if err != nil {
 		return nil, storeErr("load client", err)
 	}
-	if st != nil && st.Issuer == meta.Issuer && (st.SecretExpiresAt.IsZero() || c.now().Before(st.SecretExpiresAt)) {
+	if st != nil && st.Issuer == meta.Issuer && (st.ClientSecret == "" || st.SecretExpiresAt.IsZero() || c.now().Before(st.SecretExpiresAt)) {
 		return st, nil
 	}
 	if c.cfg.ClientMetadataURL != "" && meta.ClientIDMetadataDocumentSupported {
@@ -202,9 +202,9 @@ func (c *Client) register(ctx context.Context, meta *ServerMetadata, redirect st
 	if len(reg.RedirectURIs) == 0 {
 		reg.RedirectURIs = rr.RedirectURIs
 	}
-	if out.ClientSecretExpiresAt > 0 && out.ClientSecretExpiresAt <= maxSecretExpiresAt {
+	if reg.ClientSecret != "" && out.ClientSecretExpiresAt > 0 && out.ClientSecretExpiresAt <= maxSecretExpiresAt {
 		// 0 means never (RFC 7591 §3.2.1); so does a date past what a
-		// store can record.
+		// store can record. A public client has no secret to expire.
 		reg.SecretExpiresAt = time.Unix(out.ClientSecretExpiresAt, 0)
 	}
 	return reg, nil
