@@ -150,8 +150,9 @@ func (c *Client) markUsed(t *Token) {
 }
 
 // Token returns the access token to send to the MCP server, refreshing it
-// first when it expires within [Config.RefreshSkew]. It returns "" and no
-// error when there is no token yet (the server's 401 then leads to
+// first when it expires within [Config.RefreshSkew] (without a refresh
+// token it is used until it expires). It returns "" and no error when
+// there is no token yet, or no longer one (the server's 401 then leads to
 // [Client.Authorize]). It implements transport.TokenSource; it may block
 // for a refresh, bounded by ctx, and may be called concurrently.
 //
@@ -262,6 +263,15 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 		if t != nil {
 			c.markUsed(t)
 		}
+		return t, nil
+	}
+	c.mu.Lock()
+	held := c.tok == t // not dropped by the failed refresh
+	c.mu.Unlock()
+	if held && t.fresh(c.now(), 0) {
+		// No refresh token: the token is used until it expires; only
+		// then is the user needed.
+		c.markUsed(t)
 		return t, nil
 	}
 	return nil, nil

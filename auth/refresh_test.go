@@ -247,6 +247,38 @@ func TestPublicClientSecretExpiry(t *testing.T) {
 	}
 }
 
+// TestNoRefreshTokenKeepsValidToken: without a refresh token, a token
+// within RefreshSkew of its expiry is still sent until it expires: the
+// request does not go out without credentials, and the user is not asked
+// to authorize again before the token is actually refused.
+func TestNoRefreshTokenKeepsValidToken(t *testing.T) {
+	s := newTestServer(t, func(s *testServer) { s.noRefresh = true })
+	c := authorized(t, s, nil)
+	ctx := testCtx(t)
+	denied0 := s.count("mcp401")
+	c.now = func() time.Time { return time.Now().Add(time.Hour - 30*time.Second) }
+	if tok, err := c.Token(ctx); tok == "" || err != nil {
+		t.Errorf("Token 30 s before expiry = %q, %v; want the token", tok, err)
+	}
+	if err := call(ctx, c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	if got, denied := s.count("authorize"), s.count("mcp401")-denied0; got != 1 || denied != 0 {
+		t.Errorf("authorizations = %d, 401s = %d; want 1 and 0", got, denied)
+	}
+	// Expired, it is no longer sent: the 401 leads to a new authorization.
+	c.now = func() time.Time { return time.Now().Add(time.Hour + time.Second) }
+	if tok, err := c.Token(ctx); tok != "" || err != nil {
+		t.Errorf("Token after expiry = %q, %v; want none", tok, err)
+	}
+	if err := call(ctx, c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.count("authorize"); got != 2 {
+		t.Errorf("authorizations = %d, want 2", got)
+	}
+}
+
 func TestRefreshKeepsResource(t *testing.T) {
 	s := newTestServer(t, nil)
 	c := authorized(t, s, nil)
