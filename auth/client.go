@@ -151,7 +151,7 @@ func (c *Client) markUsed(t *Token) {
 
 // Token returns the access token to send to the MCP server, refreshing it
 // first when it expires within [Config.RefreshSkew] (without a refresh
-// token it is used until it expires). It returns "" and no error when
+// token, or while the refresh fails, it is used until it expires). It returns "" and no error when
 // there is no token yet, or no longer one (the server's 401 then leads to
 // [Client.Authorize]). It implements transport.TokenSource; it may block
 // for a refresh, bounded by ctx, and may be called concurrently.
@@ -242,14 +242,16 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 	}
 	if _, ok := errors.AsType[*StoreError](err); ok {
 		c.storeFailed(err)
-		if t.fresh(c.now(), 0) {
-			// Degraded: the store cannot grant the refresh; the token
-			// held here is still valid.
+	}
+	if !errors.Is(err, ErrNoRefreshToken) && !errors.Is(err, ErrRefreshTokenRejected) {
+		if ctx.Err() == nil && t.fresh(c.now(), 0) {
+			// Degraded: the store cannot grant the refresh, or the
+			// authorization server does not answer it; the token held
+			// here is still valid.
+			c.log.Debug("auth: early refresh failed; using the token until it expires", "err", err)
 			c.markUsed(t)
 			return t, nil
 		}
-	}
-	if !errors.Is(err, ErrNoRefreshToken) && !errors.Is(err, ErrRefreshTokenRejected) {
 		return nil, err
 	}
 	if !c.cfg.Method.interactive() {

@@ -279,6 +279,29 @@ func TestNoRefreshTokenKeepsValidToken(t *testing.T) {
 	}
 }
 
+// TestRefreshDownKeepsValidToken: when the early refresh (within
+// RefreshSkew) fails because the token endpoint is down, the token, still
+// valid, is sent; once it has expired the failure is reported.
+func TestRefreshDownKeepsValidToken(t *testing.T) {
+	s := newTestServer(t, func(s *testServer) { s.refreshDown = true })
+	c := authorized(t, s, nil)
+	ctx := testCtx(t)
+	held, _ := c.Token(ctx)
+	c.now = func() time.Time { return time.Now().Add(time.Hour - 30*time.Second) }
+	for range 2 {
+		if tok, err := c.Token(ctx); tok != held || err != nil {
+			t.Fatalf("Token 30 s before expiry, token endpoint down = %q, %v; want the held token", tok, err)
+		}
+	}
+	if got := s.count("refresh_token"); got != 2 {
+		t.Errorf("refresh attempts = %d, want 2", got)
+	}
+	c.now = func() time.Time { return time.Now().Add(time.Hour + time.Second) }
+	if tok, err := c.Token(ctx); !errorsAs[*TokenError](err) {
+		t.Errorf("Token after expiry, token endpoint down = %q, %v; want a *TokenError", tok, err)
+	}
+}
+
 func TestRefreshKeepsResource(t *testing.T) {
 	s := newTestServer(t, nil)
 	c := authorized(t, s, nil)
