@@ -243,40 +243,48 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 	if _, ok := errors.AsType[*StoreError](err); ok {
 		c.storeFailed(err)
 	}
-	if !errors.Is(err, ErrNoRefreshToken) && !errors.Is(err, ErrRefreshTokenRejected) {
-		if ctx.Err() == nil && t.fresh(c.now(), 0) {
-			// Degraded: the store cannot grant the refresh, or the
-			// authorization server does not answer it; the token held
-			// here is still valid.
-			c.log.Debug("auth: early refresh failed; using the token until it expires", "err", err)
-			c.markUsed(t)
+	if errors.Is(err, ErrNoRefreshToken) || errors.Is(err, ErrRefreshTokenRejected) {
+		if c.cfg.Method.interactive() {
+			// No refresh token: the token is used until it expires;
+			// only then is the user needed.
+			if c.stillValid(ctx, t) {
+				return t, nil
+			}
+			return nil, nil
+		}
+		// A service re-obtains its token without anyone's help.
+		if err = c.authorizeShared(ctx, Challenge{}, nil); err == nil {
+			c.mu.Lock()
+			t = c.tok
+			c.mu.Unlock()
+			if t != nil {
+				c.markUsed(t)
+			}
 			return t, nil
 		}
-		return nil, err
 	}
-	if !c.cfg.Method.interactive() {
-		// A service re-obtains its token without anyone's help.
-		if err := c.authorizeShared(ctx, Challenge{}, nil); err != nil {
-			return nil, err
-		}
-		c.mu.Lock()
-		t = c.tok
-		c.mu.Unlock()
-		if t != nil {
-			c.markUsed(t)
-		}
+	if c.stillValid(ctx, t) {
+		// Degraded: the store cannot grant the renewal, or the
+		// authorization server does not answer it; the token held here
+		// is still valid.
+		c.log.Debug("auth: renewing the token before it expires failed; using it until then", "err", err)
 		return t, nil
 	}
+	return nil, err
+}
+
+// stillValid reports whether t, whose renewal failed, is still the
+// current token (not dropped by a rejected refresh) and has not expired,
+// and if so marks it handed out. A context that ended makes it false.
+func (c *Client) stillValid(ctx context.Context, t *Token) bool {
 	c.mu.Lock()
-	held := c.tok == t // not dropped by the failed refresh
+	held := c.tok == t
 	c.mu.Unlock()
-	if held && t.fresh(c.now(), 0) {
-		// No refresh token: the token is used until it expires; only
-		// then is the user needed.
-		c.markUsed(t)
-		return t, nil
+	if ctx.Err() != nil || !held || !t.fresh(c.now(), 0) {
+		return false
 	}
-	return nil, nil
+	c.markUsed(t)
+	return true
 }
 
 // Authorize handles a 401 or 403 response of the MCP server, given as the

@@ -283,10 +283,13 @@ func TestNoRefreshTokenKeepsValidToken(t *testing.T) {
 // RefreshSkew) fails because the token endpoint is down, the token, still
 // valid, is sent; once it has expired the failure is reported.
 func TestRefreshDownKeepsValidToken(t *testing.T) {
-	s := newTestServer(t, func(s *testServer) { s.refreshDown = true })
+	s := newTestServer(t, nil)
 	c := authorized(t, s, nil)
 	ctx := testCtx(t)
 	held, _ := c.Token(ctx)
+	s.mu.Lock()
+	s.tokenDown = true
+	s.mu.Unlock()
 	c.now = func() time.Time { return time.Now().Add(time.Hour - 30*time.Second) }
 	for range 2 {
 		if tok, err := c.Token(ctx); tok != held || err != nil {
@@ -299,6 +302,37 @@ func TestRefreshDownKeepsValidToken(t *testing.T) {
 	c.now = func() time.Time { return time.Now().Add(time.Hour + time.Second) }
 	if tok, err := c.Token(ctx); !errorsAs[*TokenError](err) {
 		t.Errorf("Token after expiry, token endpoint down = %q, %v; want a *TokenError", tok, err)
+	}
+}
+
+// TestServiceTokenEndpointDownKeepsValidToken: a service (no refresh
+// token) re-obtains its token before it expires; while the token endpoint
+// fails that, the token, still valid, is sent.
+func TestServiceTokenEndpointDownKeepsValidToken(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.addClient(&tClient{id: "svc", secret: "pw", method: "client_secret_basic"})
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: ClientCredentials, ClientID: "svc", ClientSecret: "pw"})
+	ctx := testCtx(t)
+	if err := call(ctx, c, s.mcpURL()); err != nil {
+		t.Fatal(err)
+	}
+	held, _ := c.Token(ctx)
+	s.mu.Lock()
+	s.tokenDown = true
+	s.mu.Unlock()
+	c.now = func() time.Time { return time.Now().Add(time.Hour - 30*time.Second) }
+	if tok, err := c.Token(ctx); tok != held || err != nil {
+		t.Fatalf("Token 30 s before expiry, token endpoint down = %q, %v; want the held token", tok, err)
+	}
+	c.now = func() time.Time { return time.Now().Add(time.Hour + time.Second) }
+	if tok, err := c.Token(ctx); !errorsAs[*TokenError](err) {
+		t.Errorf("Token after expiry, token endpoint down = %q, %v; want a *TokenError", tok, err)
+	}
+	s.mu.Lock()
+	s.tokenDown = false
+	s.mu.Unlock()
+	if tok, err := c.Token(ctx); tok == "" || tok == held || err != nil {
+		t.Errorf("Token with the token endpoint back = %q, %v; want a new token", tok, err)
 	}
 }
 

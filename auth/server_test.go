@@ -41,7 +41,7 @@ type testServer struct {
 	cimd          bool           // client_id_metadata_document_supported
 	offline       bool           // scopes_supported has offline_access
 	noRefresh     bool           // never issue refresh tokens
-	refreshDown   bool           // the refresh_token grant answers 503
+	tokenDown     bool           // the token endpoint answers 503
 	accessTTL     int            // expires_in seconds; 0 = 3600
 	expiresIn     any            // expires_in sent as is instead of accessTTL, when set
 	formTokens    bool           // token responses form-encoded instead of JSON
@@ -513,6 +513,10 @@ func (s *testServer) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.counts[gt]++
+	if s.tokenDown {
+		oauthErr(w, 503, "temporarily_unavailable")
+		return
+	}
 	clientID := ""
 	if c != nil {
 		clientID = c.id
@@ -534,10 +538,6 @@ func (s *testServer) token(w http.ResponseWriter, r *http.Request) {
 		}
 		s.issue(w, clientID, code.scope, resource, jkt)
 	case "refresh_token":
-		if s.refreshDown {
-			oauthErr(w, 503, "temporarily_unavailable")
-			return
-		}
 		rt := s.refresh[form.Get("refresh_token")]
 		if rt == nil || rt.used || rt.client != clientID || rt.resource != resource || rt.jkt != jkt {
 			oauthErr(w, 400, "invalid_grant")
