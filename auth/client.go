@@ -151,10 +151,11 @@ func (c *Client) markUsed(t *Token) {
 
 // Token returns the access token to send to the MCP server, refreshing it
 // first when it expires within [Config.RefreshSkew] (without a refresh
-// token, or while the refresh fails, it is used until it expires). It returns "" and no error when
-// there is no token yet, or no longer one (the server's 401 then leads to
-// [Client.Authorize]). It implements transport.TokenSource; it may block
-// for a refresh, bounded by ctx, and may be called concurrently.
+// token, or while the refresh fails, it is used until it expires). It
+// returns "" and no error when there is no token yet, or no longer one
+// (the server's 401 then leads to [Client.Authorize]). It implements
+// transport.TokenSource; it may block for a refresh, bounded by ctx, and
+// may be called concurrently.
 //
 // A DPoP-bound token cannot be sent as a bearer token: with
 // [Config.DPoPKey] use [Client.Header] or [Client.RoundTripper] instead.
@@ -612,20 +613,20 @@ func (c *Client) newToken(ot *oauth2.Token, issuer, resource string, requested [
 const maxExpiresIn = math.MaxInt32
 
 // expiresIn returns the lifetime the token response gave ot (expires_in),
-// as [lifetime] reads it; without one the token's expiry is unknown (it
-// is used until the server refuses it). It reads the raw value rather than
-// ot.Expiry: x/oauth2 multiplies a form-encoded expires_in into a
+// as [peerLifetime] reads it; without one the token's expiry is unknown
+// (it is used until the server refuses it). It reads the raw value rather
+// than ot.Expiry: x/oauth2 multiplies a form-encoded expires_in into a
 // time.Duration unchecked (a huge value wraps around, to a token stale on
 // arrival) and wraps a JSON one below -2^31 into an int32.
 func expiresIn(ot *oauth2.Token) (time.Duration, bool) {
-	return lifetime(ot.Extra("expires_in"))
+	return peerLifetime(ot.Extra("expires_in"))
 }
 
-// lifetime converts a peer's expires_in (a JSON number, an integer, or a
-// numeric string) into a duration capped at maxExpiresIn seconds. It
+// peerLifetime converts a peer's expires_in (a JSON number, an integer,
+// or a numeric string) into a duration capped at maxExpiresIn seconds. It
 // reports false when v is no usable lifetime: absent, not a number, zero
 // or negative.
-func lifetime(v any) (time.Duration, bool) {
+func peerLifetime(v any) (time.Duration, bool) {
 	var secs float64
 	switch v := v.(type) {
 	case float64:

@@ -99,7 +99,7 @@ func (c *Client) deviceFlow(ctx context.Context, meta *ServerMetadata, resource 
 	}
 	json.Unmarshal(body, &raw) // x/oauth2 parsed it already
 	da.Expiry = time.Time{}
-	if d, ok := lifetime(raw.ExpiresIn); ok {
+	if d, ok := peerLifetime(raw.ExpiresIn); ok {
 		da.Expiry = time.Now().Add(d)
 	}
 	if da.DeviceCode == "" || da.UserCode == "" || da.VerificationURI == "" {

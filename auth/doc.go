@@ -37,8 +37,8 @@
 // re-read the store before refreshing, so a rotating refresh token is
 // never used twice. A shared store that fails degrades the Client to the
 // token it holds, while that token is valid ([*StoreError], logged once);
-// so does a refresh before expiry that the token endpoint fails. Concurrent Authorize calls that need
-// a new authorization share one flow.
+// so does a refresh before expiry that the token endpoint fails.
+// Concurrent Authorize calls that need a new authorization share one flow.
 //
 // # Cancellation
 //
