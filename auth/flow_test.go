@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -263,14 +264,28 @@ func TestRegistrationPerIssuer(t *testing.T) {
 	}
 }
 
-// TestRegistrationSecretExpiry: a registration whose client secret
-// expires (client_secret_expires_at) past what a stored date holds (year
-// 9999) is kept as a secret that never expires, and reused; it must not
-// make every save of the registration fail.
+// TestRegistrationSecretExpiry: a registration's client secret expiry
+// (client_secret_expires_at) is read in the forms servers send it (an
+// integer, a number with a fraction, a numeric string); one past what a
+// stored date holds (year 9999) means a secret that never expires. The
+// registration is stored and reused: neither may make the registration,
+// or every save of it, fail.
 func TestRegistrationSecretExpiry(t *testing.T) {
-	for _, at := range []int64{253402300800, 1 << 62} {
-		t.Run(fmt.Sprint(at), func(t *testing.T) {
-			s := newTestServer(t, func(s *testServer) { s.secretExpires = at })
+	in2100 := time.Unix(4102444800, 0)
+	tests := []struct {
+		at   any
+		want time.Time
+	}{
+		{int64(4102444800), in2100},
+		{4102444800.5, in2100},
+		{"4102444800", in2100},
+		{"0", time.Time{}},
+		{int64(253402300800), time.Time{}},
+		{int64(1) << 62, time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%T(%v)", tt.at, tt.at), func(t *testing.T) {
+			s := newTestServer(t, func(s *testServer) { s.secretExpires = tt.at })
 			store := &FileStore{Path: filepath.Join(tempDir(t), "tokens.json")}
 			ctx := testCtx(t)
 			for i := range 2 {
@@ -286,8 +301,12 @@ func TestRegistrationSecretExpiry(t *testing.T) {
 			if got, grants := s.count("register"), s.count("client_credentials"); got != 1 || grants != 2 {
 				t.Errorf("registrations = %d, grants = %d; want 1 (reused) and 2", got, grants)
 			}
-			if r, err := store.LoadClient(ctx, s.issuer()); err != nil || r == nil || r.ClientSecret == "" || !r.SecretExpiresAt.IsZero() {
-				t.Errorf("stored registration %v, %v; want one whose secret never expires", r, err)
+			r, err := store.LoadClient(ctx, s.issuer())
+			if err != nil || r == nil || r.ClientSecret == "" {
+				t.Fatalf("stored registration %v, %v; want one with a secret", r, err)
+			}
+			if !r.SecretExpiresAt.Equal(tt.want) {
+				t.Errorf("secret expires %v, want %v", r.SecretExpiresAt, tt.want)
 			}
 		})
 	}

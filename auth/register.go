@@ -112,13 +112,13 @@ type registrationRequest struct {
 }
 
 type registrationResponse struct {
-	ClientID                string   `json:"client_id"`
-	ClientSecret            string   `json:"client_secret"`
-	ClientSecretExpiresAt   int64    `json:"client_secret_expires_at"`
-	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
-	RedirectURIs            []string `json:"redirect_uris"`
-	Error                   string   `json:"error"`
-	ErrorDescription        string   `json:"error_description"`
+	ClientID                string      `json:"client_id"`
+	ClientSecret            string      `json:"client_secret"`
+	ClientSecretExpiresAt   json.Number `json:"client_secret_expires_at"` // servers send fractions and strings too
+	TokenEndpointAuthMethod string      `json:"token_endpoint_auth_method"`
+	RedirectURIs            []string    `json:"redirect_uris"`
+	Error                   string      `json:"error"`
+	ErrorDescription        string      `json:"error_description"`
 }
 
 // maxSecretExpiresAt is the latest client_secret_expires_at kept as a
@@ -202,10 +202,10 @@ func (c *Client) register(ctx context.Context, meta *ServerMetadata, redirect st
 	if len(reg.RedirectURIs) == 0 {
 		reg.RedirectURIs = rr.RedirectURIs
 	}
-	if reg.ClientSecret != "" && out.ClientSecretExpiresAt > 0 && out.ClientSecretExpiresAt <= maxSecretExpiresAt {
+	if exp, err := out.ClientSecretExpiresAt.Float64(); err == nil && reg.ClientSecret != "" && exp > 0 && exp <= maxSecretExpiresAt {
 		// 0 means never (RFC 7591 §3.2.1); so does a date past what a
 		// store can record. A public client has no secret to expire.
-		reg.SecretExpiresAt = time.Unix(out.ClientSecretExpiresAt, 0)
+		reg.SecretExpiresAt = time.Unix(int64(exp), 0)
 	}
 	return reg, nil
 }
