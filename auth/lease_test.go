@@ -217,3 +217,26 @@ func TestRefreshedTokenSaveRetried(t *testing.T) {
 		t.Errorf("refreshes = %d, want 1", got)
 	}
 }
+
+// clientSaveFails is the in-memory store whose SaveClient fails.
+type clientSaveFails struct{ *MemoryStore }
+
+func (clientSaveFails) SaveClient(context.Context, string, *ClientRegistration) error {
+	return errUnreachable
+}
+
+// TestSaveClientFailureIsStoreError: a registration the store cannot keep
+// fails the flow with a *StoreError (the package doc's promise for a
+// failing store), before the user is asked to authorize.
+func TestSaveClientFailureIsStoreError(t *testing.T) {
+	s := newTestServer(t, nil)
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Interaction: autoApprove(t), RedirectURL: testRedirect,
+		Store: clientSaveFails{&MemoryStore{}}})
+	err := call(testCtx(t), c, s.mcpURL())
+	if se, ok := errors.AsType[*StoreError](err); !ok || se.Op != "save client" || !errors.Is(err, errUnreachable) {
+		t.Fatalf("err = %v (%T), want a *StoreError of op \"save client\" wrapping the store's error", err, err)
+	}
+	if got := s.count("authorize"); got != 0 {
+		t.Errorf("authorizations = %d, want 0: the registration was not kept", got)
+	}
+}

@@ -95,7 +95,7 @@ func (c *Client) clientFor(ctx context.Context, meta *ServerMetadata, redirect s
 		return nil, err
 	}
 	if err := c.store.SaveClient(ctx, meta.Issuer, r); err != nil {
-		return nil, err
+		return nil, storeErr("save client", err)
 	}
 	return r, nil
 }
