@@ -135,7 +135,8 @@ func grantEnd(res subscribeResult) time.Time {
 const minRefresh = 100 * time.Millisecond
 
 // refreshWait is the wait before the refresh after res: two thirds of the
-// grant's remaining time, or NoExpiryRefresh for no expiry.
+// grant's remaining time (of the longest Duration for a grant that ends
+// further ahead), or NoExpiryRefresh for no expiry.
 func (s *Subscription) refreshWait(res subscribeResult, ok bool) time.Duration {
 	if !ok {
 		return 0
@@ -147,7 +148,10 @@ func (s *Subscription) refreshWait(res subscribeResult, ok bool) time.Duration {
 		}
 		return time.Hour
 	}
-	return max(time.Until(end)*2/3, minRefresh)
+	// time.Until saturates; taking a third away, rather than doubling,
+	// cannot wrap around.
+	left := time.Until(end)
+	return max(left-left/3, minRefresh)
 }
 
 // unsubscribe sends events/unsubscribe, bounded by closeTimeout.

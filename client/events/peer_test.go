@@ -1,0 +1,116 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/client/events"
+)
+
+// scripted is a modern Streamable HTTP server that declares the events
+// extension, lists one event type, "ticks", offering mode, and answers
+// every other request with what answer returns for its method and
+// params. It counts the requests of each method.
+type scripted struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func newScripted(t *testing.T, mode events.Mode, answer func(method string, params json.RawMessage) map[string]any) *scripted {
+	s := &scripted{counts: map[string]int{}}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var m struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(body, &m) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		s.counts[m.Method]++
+		s.mu.Unlock()
+		if m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var res map[string]any
+		switch m.Method {
+		case "server/discover":
+			res = map[string]any{
+				"supportedVersions": []string{"2026-07-28"},
+				"capabilities":      map[string]any{"extensions": map[string]any{events.ExtensionID: map[string]any{}}},
+				"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "scripted", "version": "1"}},
+			}
+		case events.MethodList:
+			res = map[string]any{"events": []any{map[string]any{"name": "ticks", "delivery": []events.Mode{mode}}}}
+		default:
+			res = answer(m.Method, m.Params)
+		}
+		res["resultType"] = "complete"
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+	}))
+	t.Cleanup(func() {
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+	})
+	return s
+}
+
+func (s *scripted) count(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[method]
+}
+
+// dial connects a modern client to s.
+func (s *scripted) dial(t *testing.T) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, s.srv.URL, client.WithProtocol(client.Modern))
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestWebhookFarRefreshBefore: a grant whose refreshBefore lies further
+// ahead than a Duration holds (year 9999) is refreshed after the longest
+// wait, not in a loop at the refresh floor (two thirds of the saturated
+// time.Until wrapped around to a negative wait).
+func TestWebhookFarRefreshBefore(t *testing.T) {
+	s := newScripted(t, events.Webhook, func(method string, _ json.RawMessage) map[string]any {
+		if method == events.MethodSubscribe {
+			return map[string]any{"id": "sub_1", "refreshBefore": "9999-12-31T23:59:59Z", "cursor": nil}
+		}
+		return map[string]any{}
+	})
+	sub, err := events.New(s.dial(t), fastOpts).Subscribe(testCtx(t), "ticks", events.SubscribeOptions{
+		Mode: events.Webhook, Webhook: events.WebhookOptions{URL: "https://hooks.example/1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	time.Sleep(time.Second)
+	if n := s.count(events.MethodSubscribe); n != 1 {
+		t.Errorf("events/subscribe sent %d times within a second of a grant until year 9999, want once", n)
+	}
+}
