@@ -25,7 +25,9 @@
 //
 //   - Poll: events/poll in a loop, waiting the server's nextPollMs (never
 //     less than [Options.PollFloor], 1 s by default) unless the result
-//     says hasMore, in which case the next poll follows at once.
+//     says hasMore, in which case the next poll follows at once (when the
+//     result brought an event not delivered before: a server that says
+//     hasMore with nothing new is waited for as without it).
 //   - Push: one events/stream request, whose notifications/events/event
 //     notifications become events. A stream that is silent (no event, no
 //     heartbeat) for three of its longest heartbeat intervals seen so far

@@ -114,3 +114,44 @@ func TestWebhookFarRefreshBefore(t *testing.T) {
 		t.Errorf("events/subscribe sent %d times within a second of a grant until year 9999, want once", n)
 	}
 }
+
+// TestPollHasMoreWithoutNews: a poll result that says hasMore but brings
+// no event not delivered before (none at all, or the same one again
+// under the same cursor) does not make the next poll follow at once: the
+// subscription waits nextPollMs, instead of polling in a tight loop for
+// as long as the server keeps saying hasMore.
+func TestPollHasMoreWithoutNews(t *testing.T) {
+	cases := []struct {
+		name   string
+		events []any
+	}{
+		{"empty", []any{}},
+		{"replayed", []any{map[string]any{"eventId": "e1", "name": "ticks", "timestamp": "2026-01-01T00:00:00Z", "data": map[string]any{}, "cursor": "c1"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScripted(t, events.Poll, func(method string, _ json.RawMessage) map[string]any {
+				if method == events.MethodPoll {
+					return map[string]any{"events": tc.events, "cursor": "c1", "hasMore": true, "nextPollMs": 60_000}
+				}
+				return map[string]any{}
+			})
+			sub, err := events.New(s.dial(t), fastOpts).Subscribe(testCtx(t), "ticks", events.SubscribeOptions{Mode: events.Poll})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			go func() {
+				for range sub.Events() {
+				}
+			}()
+			time.Sleep(time.Second)
+			// The first poll drains at once when it brought an event;
+			// the one after it, which brought nothing new, waits.
+			want := 1 + len(tc.events)
+			if n := s.count(events.MethodPoll); n > want {
+				t.Errorf("events/poll sent %d times within a second, want at most %d: hasMore without news polled again at once", n, want)
+			}
+		})
+	}
+}

@@ -15,7 +15,8 @@ type pollResult struct {
 }
 
 // runPoll polls until the subscription stops or fails: at once while
-// the server says hasMore, else after nextPollMs (at least the floor).
+// the server says hasMore (and brings new events), else after nextPollMs
+// (at least the floor).
 func (s *Subscription) runPoll(ready chan<- error) error {
 	failures := 0
 	for first := true; ; {
@@ -52,7 +53,9 @@ func (s *Subscription) runPoll(ready chan<- error) error {
 		if res.Truncated && res.Cursor != nil && !s.deliver(Event{Name: s.name, Gap: true}) {
 			return nil
 		}
+		news := false
 		for _, o := range res.Events {
+			news = news || o.EventID == "" || !s.seen[o.EventID]
 			if !s.deliver(o.event()) {
 				return nil
 			}
@@ -60,15 +63,18 @@ func (s *Subscription) runPoll(ready chan<- error) error {
 		// The cursor advances once the events before it were handed
 		// over; a null or absent one is never replayed.
 		s.setCursor(res.Cursor)
-		if !s.sleep(s.pollWait(res)) {
+		if !s.sleep(s.pollWait(res, news)) {
 			return nil
 		}
 	}
 }
 
-// pollWait is the wait before the poll after res.
-func (s *Subscription) pollWait(res pollResult) time.Duration {
-	if res.HasMore {
+// pollWait is the wait before the poll after res; news says res brought
+// an event not delivered before. A result that says hasMore but brings
+// nothing new is waited after as any other: otherwise a server that
+// keeps saying so would be polled in a tight loop.
+func (s *Subscription) pollWait(res pollResult, news bool) time.Duration {
+	if res.HasMore && news {
 		return 0
 	}
 	wait := s.ec.opts.PollInterval
