@@ -77,5 +77,6 @@
 // terminated ends with an error matching [ErrTerminated] and the
 // server's *jsonrpc.Error. A subscription gives up after 10 failed
 // attempts in a row (polls, stream openings or refreshes that failed
-// without an answer).
+// without an answer, and push streams that ended before the server
+// confirmed them).
 package events

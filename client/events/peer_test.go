@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,11 +18,14 @@ import (
 // scripted is a modern Streamable HTTP server that declares the events
 // extension, lists one event type, "ticks", offering mode, and answers
 // every other request with what answer returns for its method and
-// params. It counts the requests of each method.
+// params. It counts the requests of each method. stream, when set, is
+// given the requests of events/stream (with their count so far) first,
+// and reports whether it answered them.
 type scripted struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
 	counts map[string]int
+	stream func(w http.ResponseWriter, id json.RawMessage, n int) bool
 }
 
 func newScripted(t *testing.T, mode events.Mode, answer func(method string, params json.RawMessage) map[string]any) *scripted {
@@ -43,7 +47,11 @@ func newScripted(t *testing.T, mode events.Mode, answer func(method string, para
 		}
 		s.mu.Lock()
 		s.counts[m.Method]++
+		n, stream := s.counts[m.Method], s.stream
 		s.mu.Unlock()
+		if m.Method == events.MethodStream && stream != nil && stream(w, m.ID, n) {
+			return
+		}
 		if m.ID == nil {
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -153,5 +161,52 @@ func TestPollHasMoreWithoutNews(t *testing.T) {
 				t.Errorf("events/poll sent %d times within a second, want at most %d: hasMore without news polled again at once", n, want)
 			}
 		})
+	}
+}
+
+// TestPushUnconfirmedStreamsFail: a server that, after a first confirmed
+// stream, answers every events/stream at once without
+// notifications/events/active has failed each of those attempts: the
+// subscription ends after 10 of them in a row with a protocol error, as
+// the first attempt would have, instead of opening a stream every
+// backoff for ever.
+func TestPushUnconfirmedStreamsFail(t *testing.T) {
+	s := newScripted(t, events.Push, func(string, json.RawMessage) map[string]any { return map[string]any{} })
+	s.mu.Lock()
+	s.stream = func(w http.ResponseWriter, id json.RawMessage, n int) bool {
+		if n > 1 {
+			return false // a result at once: the stream ends unconfirmed
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, m := range []map[string]any{
+			{"jsonrpc": "2.0", "method": events.NotificationActive, "params": map[string]any{"cursor": nil, "_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": id}}},
+			{"jsonrpc": "2.0", "id": id, "result": map[string]any{"resultType": "complete"}},
+		} {
+			b, _ := json.Marshal(m)
+			w.Write([]byte("data: " + string(b) + "\n\n"))
+		}
+		return true
+	}
+	s.mu.Unlock()
+	sub, err := events.New(s.dial(t), fastOpts).Subscribe(testCtx(t), "ticks", events.SubscribeOptions{Mode: events.Push})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	select {
+	case _, ok := <-sub.Events():
+		if ok {
+			t.Fatal("got an event, want none")
+		}
+	case <-time.After(waitBound):
+		t.Fatalf("the subscription still runs after %v and %d events/stream requests; want it ended after 10 unconfirmed streams in a row", waitBound, s.count(events.MethodStream))
+	}
+	var ce *client.Error
+	if err := sub.Err(); !errors.As(err, &ce) || ce.Kind != client.KindProtocol {
+		t.Errorf("Err() = %v, want a KindProtocol *client.Error", err)
+	}
+	if n := s.count(events.MethodStream); n != 11 {
+		t.Errorf("events/stream sent %d times, want 11 (one confirmed, ten that were not)", n)
 	}
 }

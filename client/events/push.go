@@ -34,10 +34,12 @@ func (s *Subscription) runPush(ready chan<- error) error {
 		if s.stopped() {
 			return nil
 		}
+		if err == nil && !active {
+			// Ended gracefully, but never confirmed: a failed attempt,
+			// on the first stream and on every later one.
+			err = &client.Error{Op: MethodStream, Kind: client.KindProtocol, Err: errors.New("stream ended before notifications/events/active")}
+		}
 		if first {
-			if err == nil {
-				err = &client.Error{Op: MethodStream, Kind: client.KindProtocol, Err: errors.New("stream ended before notifications/events/active")}
-			}
 			ready <- err
 			return err
 		}
