@@ -21,6 +21,9 @@ type event struct {
 	Data []byte
 	// LastID is the last event id seen so far in the stream.
 	LastID string
+	// ID is the event's own id field ("" when it had none, or an empty
+	// one): unlike LastID, it names this event alone.
+	ID string
 	// Owned says the parser drops Data's buffer after the callback (a
 	// large event), so that the callback may keep it.
 	Owned bool
@@ -89,7 +92,8 @@ type eventParser struct {
 
 	data   []byte // data buffer of the current event, each line + "\n"
 	typ    string
-	dirty  bool // the current event has a data, event or id field
+	dirty  bool   // the current event has a data, event or id field
+	id     string // the current event's id field
 	lastID string
 	retry  time.Duration
 }
@@ -219,6 +223,7 @@ func (p *eventParser) field(line []byte, gathered bool) error {
 	case bytes.Equal(name, fieldID):
 		if bytes.IndexByte(value, 0) < 0 {
 			p.lastID = string(value)
+			p.id = p.lastID
 			p.dirty = true
 		}
 	case bytes.Equal(name, fieldRetry):
@@ -256,8 +261,8 @@ func (p *eventParser) dispatch() error {
 		data = data[:len(data)-1]
 	}
 	owned := cap(p.data) > eventReadSize
-	ok := p.fn(event{Type: p.typ, Data: data, LastID: p.lastID, Owned: owned})
-	p.typ, p.dirty = "", false
+	ok := p.fn(event{Type: p.typ, Data: data, LastID: p.lastID, ID: p.id, Owned: owned})
+	p.typ, p.id, p.dirty = "", "", false
 	if owned {
 		p.data = nil // a large event's buffer is not kept for the stream's life
 	} else {

@@ -153,7 +153,7 @@ func (c *httpConn) maybeStartGETLocked() {
 	go func() {
 		defer c.wg.Done()
 		defer signal()
-		_, err := c.getLoopNotify(c.ctx, jsonrpc.ID{}, "", 0, signal)
+		_, err := c.getLoopNotify(c.ctx, jsonrpc.ID{}, "", 0, eventIDs{}, signal)
 		var he *HTTPError
 		switch {
 		case c.ctx.Err() != nil:
@@ -172,15 +172,17 @@ func (c *httpConn) maybeStartGETLocked() {
 // ends, the response to want (if valid) has been delivered, or the server
 // refuses for good (405, 4xx) or fails maxGETFailures times in a row. The
 // wait before a reconnect honours the server's retry field; failures back
-// off exponentially (and honour Retry-After).
-func (c *httpConn) getLoop(ctx context.Context, want jsonrpc.ID, lastID string, retry time.Duration) (bool, error) {
-	return c.getLoopNotify(ctx, want, lastID, retry, nil)
+// off exponentially (and honour Retry-After). seen holds the ids of the
+// events delivered before (see consume); an event a server replays is
+// skipped.
+func (c *httpConn) getLoop(ctx context.Context, want jsonrpc.ID, lastID string, retry time.Duration, seen eventIDs) (bool, error) {
+	return c.getLoopNotify(ctx, want, lastID, retry, seen, nil)
 }
 
 // getLoopNotify is getLoop that also calls opened (when not nil) once the
 // first GET attempt has an answer: response headers, a refusal or a
 // failure.
-func (c *httpConn) getLoopNotify(ctx context.Context, want jsonrpc.ID, lastID string, retry time.Duration, opened func()) (bool, error) {
+func (c *httpConn) getLoopNotify(ctx context.Context, want jsonrpc.ID, lastID string, retry time.Duration, seen eventIDs, opened func()) (bool, error) {
 	failures := 0
 	delay := time.Duration(0)
 	if lastID != "" {
@@ -219,7 +221,8 @@ func (c *httpConn) getLoopNotify(ctx context.Context, want jsonrpc.ID, lastID st
 			}
 			continue
 		}
-		res := c.consume(ctx, resp.Body, want, nil, false) // a resumed stream: its messages go through Read
+		res := c.consume(ctx, resp.Body, want, nil, false, seen) // a resumed stream: its messages go through Read
+		seen = res.seen
 		resp.Body.Close()
 		cancel(nil)
 		if res.got {

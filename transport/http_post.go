@@ -411,7 +411,7 @@ func (c *httpConn) readJSON(ctx context.Context, x *exchange, resp *http.Respons
 func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, id jsonrpc.ID, st *reqStream, era negotiation.Era, take func(*jsonrpc.Response) bool) {
 	defer cancel(nil)
 	defer c.forget(id, st)
-	res := c.consume(ctx, resp.Body, id, take, true)
+	res := c.consume(ctx, resp.Body, id, take, true, eventIDs{})
 	if res.finishing {
 		defer c.endFinishing()
 	}
@@ -442,7 +442,7 @@ func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseF
 	}
 	if res.lastID != "" && era == negotiation.EraLegacy {
 		var err error
-		res.got, err = c.getLoop(ctx, id, res.lastID, res.retry)
+		res.got, err = c.getLoop(ctx, id, res.lastID, res.retry, res.seen)
 		if res.got || ctx.Err() != nil {
 			return
 		}
@@ -462,6 +462,7 @@ type streamResult struct {
 	held      *jsonrpc.Response // the response to want, not handed on yet (consume's hold)
 	heldFirst bool              // held was the stream's first message
 	lastID    string            // last event id seen
+	seen      eventIDs          // ids of the events delivered (see consume)
 	retry     time.Duration     // last retry field
 	err       error             // read error; nil for a clean end
 }
@@ -476,22 +477,32 @@ type streamResult struct {
 // starts the stream's finishing (startFinishing), which the caller ends,
 // and is not handed on but returned in held (when it is a response, not
 // an error to deliver): the caller hands it on (handOn) once the stream
-// ended.
-func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID, take func(*jsonrpc.Response) bool, finish bool) streamResult {
-	var res streamResult
+// ended. seen holds the ids of the events that the stream's earlier
+// connections delivered: an event with one of them is a replay (event
+// ids are unique within a session) and is skipped. The result's seen is
+// seen with the ids of the events consume delivered, but for the
+// response to want, which ends the stream.
+func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID, take func(*jsonrpc.Response) bool, finish bool, seen eventIDs) streamResult {
+	res := streamResult{seen: seen}
 	res.retry, res.err = readEvents(body, c.maxMsg, func(ev event) bool {
 		res.events++
 		if ev.LastID != "" {
 			res.lastID = ev.LastID
 		}
+		if ev.ID != "" && res.seen.has(ev.ID) {
+			c.log.Debug("transport: skipping an event replayed on a resumed stream", "id", ev.ID, "url", c.url)
+			return true
+		}
 		if isBatchEvent(ev) {
 			res.delivered++
+			res.seen.add(ev.ID)
 			return c.deliverBatch(ctx, ev.Data, want, &res.got)
 		}
 		msg, broken := decodeEventAnswer(ev)
 		switch {
 		case broken != nil:
 			res.delivered++
+			res.seen.add(ev.ID)
 			return c.deliver(ctx, inbound{err: broken})
 		case msg == nil:
 			switch {
@@ -535,9 +546,51 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID,
 			res.got = true
 			return false
 		}
+		res.seen.add(ev.ID)
 		return true
 	})
 	return res
+}
+
+// maxEventIDs is how many ids of delivered events a stream remembers to
+// skip their replays (see eventIDs).
+const maxEventIDs = 1024
+
+// eventIDs holds the ids of the last maxEventIDs events a response
+// stream or the GET stream delivered, across its resumptions, so that
+// an event a server replays after Last-Event-ID is not delivered twice.
+// Its zero value is empty; it makes its map at the first id. A copy
+// shares the map: only the latest copy is used.
+type eventIDs struct {
+	set   map[string]struct{}
+	order []string // set's ids, oldest first
+}
+
+// has reports whether id was added.
+func (s *eventIDs) has(id string) bool {
+	_, ok := s.set[id]
+	return ok
+}
+
+// add remembers id ("" is not an id), forgetting the oldest beyond
+// maxEventIDs.
+func (s *eventIDs) add(id string) {
+	if id == "" {
+		return
+	}
+	if _, ok := s.set[id]; ok {
+		return
+	}
+	if s.set == nil {
+		s.set = make(map[string]struct{})
+	}
+	s.set[id] = struct{}{}
+	s.order = append(s.order, id)
+	if len(s.order) > maxEventIDs {
+		delete(s.set, s.order[0])
+		s.order[0] = ""
+		s.order = s.order[1:]
+	}
 }
 
 // handOn hands r, the response to want that consume held, to its caller:

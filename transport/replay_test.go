@@ -1,0 +1,99 @@
+package transport_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/conduitmcp/conduit/jsonrpc"
+	"github.com/conduitmcp/conduit/transport"
+)
+
+// TestHTTPResumedStreamSkipsReplayedEvents: a server that, asked to
+// resume a legacy response stream after Last-Event-ID e1, replays e1
+// itself (ids are unique within a session, so it is the event already
+// delivered) has that event delivered once: the server's request it
+// carried is not handled twice. An event without an id of its own (it
+// inherits e1 as the stream's last event id) is not a replay.
+func TestHTTPResumedStreamSkipsReplayedEvents(t *testing.T) {
+	const ask = `{"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{}}`
+	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+			req := httpReadRequest(t, r)
+			if req.Method == "initialize" {
+				httpWriteJSON(w, 200, httpResult(req.ID, `{}`))
+				return
+			}
+			if req.IsNotification() {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			httpWriteSSE(w, "retry: 10\nid: e1\ndata: "+ask+"\n\n")
+		case http.MethodGet:
+			if r.Header.Get("Last-Event-ID") == "" {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			httpWriteSSE(w, "id: e1\ndata: "+ask+"\n\ndata: "+note+"\n\nid: e2\ndata: "+httpResult(jsonrpc.Int64ID(4), `{}`)+"\n\n")
+		}
+	})
+	c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL})
+	httpInitialize(t, c)
+	if err := c.Write(httpCtx(t), httpRequest(t, 4, "tools/call", map[string]any{"name": "slow"})); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		m := httpMustRead(t, c)
+		if r, ok := m.(*jsonrpc.Response); ok && r.ID == jsonrpc.Int64ID(4) {
+			break
+		}
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			t.Fatalf("Read = %T %+v", m, m)
+		}
+		got = append(got, req.Method)
+	}
+	if len(got) != 2 || got[0] != "sampling/createMessage" || got[1] != "notifications/message" {
+		t.Errorf("messages before the response: %v, want [sampling/createMessage notifications/message]", got)
+	}
+}
+
+// TestHTTPGETStreamSkipsReplayedEvents: the legacy GET stream, reopened
+// with Last-Event-ID e1 by a server that replays e1, delivers e1's
+// message once.
+func TestHTTPGETStreamSkipsReplayedEvents(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	ls := &httpLegacyServer{t: t, session: "s", deletes: make(chan http.Header, 1)}
+	ls.get = func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		const tools = "id: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
+		if k == 1 {
+			httpWriteSSE(w, "retry: 5\n"+tools)
+			return
+		}
+		httpWriteSSE(w, tools+"id: e2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/prompts/list_changed\"}\n\n")
+		<-r.Context().Done()
+	}
+	srv := newHTTPServer(t, ls.ServeHTTP)
+	c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL})
+	httpInitialize(t, c)
+	var got []string
+	for range 2 {
+		m := httpMustRead(t, c)
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			t.Fatalf("Read = %T", m)
+		}
+		got = append(got, req.Method)
+	}
+	if len(got) != 2 || got[0] != "notifications/tools/list_changed" || got[1] != "notifications/prompts/list_changed" {
+		t.Errorf("messages: %v, want [notifications/tools/list_changed notifications/prompts/list_changed]", got)
+	}
+}
