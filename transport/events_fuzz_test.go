@@ -14,20 +14,20 @@ import (
 // the rules readEvents documents read (the WHATWG event-stream rules, with
 // its dispatch of any event that had a data, event or id field and its
 // bounds on retry). It is the model FuzzReadEvents holds readEvents to.
-func referenceEvents(in []byte) ([]parsedEvent, time.Duration) {
+// ids holds each event's own id field ("" for none), as event.ID.
+func referenceEvents(in []byte) (evs []parsedEvent, ids []string, retry time.Duration) {
 	in = bytes.TrimPrefix(in, bom)
 	var (
-		evs    []parsedEvent
-		retry  time.Duration
 		data   []string
 		typ    string
 		lastID string
+		id     string
 		dirty  bool
 	)
 	for {
 		i := bytes.IndexAny(in, "\r\n")
 		if i < 0 {
-			return evs, retry // an unended line, and the event it is in, are dropped
+			return evs, ids, retry // an unended line, and the event it is in, are dropped
 		}
 		line := string(in[:i])
 		if in[i] == '\r' && i+1 < len(in) && in[i+1] == '\n' {
@@ -37,8 +37,9 @@ func referenceEvents(in []byte) ([]parsedEvent, time.Duration) {
 		if line == "" {
 			if dirty {
 				evs = append(evs, parsedEvent{Type: typ, Data: joinLines(data), LastID: lastID})
+				ids = append(ids, id)
 			}
-			data, typ, dirty = nil, "", false
+			data, typ, id, dirty = nil, "", "", false
 			continue
 		}
 		if line[0] == ':' {
@@ -58,7 +59,7 @@ func referenceEvents(in []byte) ([]parsedEvent, time.Duration) {
 			typ, dirty = value, true
 		case "id":
 			if !bytes.Contains([]byte(value), []byte{0}) {
-				lastID, dirty = value, true
+				lastID, id, dirty = value, value, true
 			}
 		case "retry":
 			if ms, ok := digits(value); ok && ms <= int64(time.Hour/time.Millisecond) {
@@ -115,7 +116,7 @@ func FuzzReadEvents(f *testing.F) {
 	defer func(n int) { eventBufSize = n }(eventBufSize)
 	f.Fuzz(func(t *testing.T, in []byte, readSize, bufSize uint8) {
 		eventBufSize = 16 + int(bufSize) // bufio's smallest, and up
-		want, wantRetry := referenceEvents(in)
+		want, wantIDs, wantRetry := referenceEvents(in)
 		got, retry, err := parseAll(t, string(in), len(in)+1, 1+int(readSize))
 		if err != nil {
 			t.Fatalf("error %v with no limit in the way", err)
@@ -123,6 +124,14 @@ func FuzzReadEvents(f *testing.F) {
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" || retry != wantRetry {
 			t.Fatalf("input %q, reads of %d, buffer %d: retry %v (want %v), events (-want +got):\n%s",
 				in, 1+int(readSize), eventBufSize, retry, wantRetry, diff)
+		}
+		var ids []string
+		_, _ = readEvents(&trickleReader{b: in, n: 1 + int(readSize)}, len(in)+1, func(ev event) bool {
+			ids = append(ids, ev.ID)
+			return true
+		})
+		if diff := cmp.Diff(wantIDs, ids, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("input %q: the events' own ids (-want +got):\n%s", in, diff)
 		}
 		limit := 1 + len(in)/3
 		got, _, err = parseAll(t, string(in), limit, 1+int(readSize))
