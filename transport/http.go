@@ -30,8 +30,8 @@ import (
 //     stream that breaks after an event id is resumed with GET and
 //     Last-Event-ID before it is declared lost, unless
 //     [StreamCanceler.CancelStream] abandoned it (an event a server
-//     replays there, or on the GET stream reopened, with the id of one
-//     delivered before is skipped: event ids are unique within a
+//     replays there, or on the GET stream reopened, with the id and data
+//     of one delivered before is skipped: event ids are unique within a
 //     session); Close ends the session
 //     with DELETE. [StreamReadyWaiter.WaitStreamReady] waits for the GET
 //     stream to open; [StreamDeferrer] lets the session defer it. The

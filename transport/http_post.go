@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"strings"
@@ -477,10 +478,10 @@ type streamResult struct {
 // starts the stream's finishing (startFinishing), which the caller ends,
 // and is not handed on but returned in held (when it is a response, not
 // an error to deliver): the caller hands it on (handOn) once the stream
-// ended. seen holds the ids of the events that the stream's earlier
-// connections delivered: an event with one of them is a replay (event
-// ids are unique within a session) and is skipped. The result's seen is
-// seen with the ids of the events consume delivered, but for the
+// ended. seen holds the events that the stream's earlier connections
+// delivered: an event with the id and the data of one of them is a
+// replay (event ids are unique within a session) and is skipped. The
+// result's seen is seen with the events consume delivered, but for the
 // response to want, which ends the stream.
 func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID, take func(*jsonrpc.Response) bool, finish bool, seen eventIDs) streamResult {
 	res := streamResult{seen: seen}
@@ -489,20 +490,20 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID,
 		if ev.LastID != "" {
 			res.lastID = ev.LastID
 		}
-		if ev.ID != "" && res.seen.has(ev.ID) {
+		if ev.ID != "" && res.seen.has(ev.ID, ev.Data) {
 			c.log.Debug("transport: skipping an event replayed on a resumed stream", "id", ev.ID, "url", c.url)
 			return true
 		}
 		if isBatchEvent(ev) {
 			res.delivered++
-			res.seen.add(ev.ID)
+			res.seen.add(ev.ID, ev.Data)
 			return c.deliverBatch(ctx, ev.Data, want, &res.got)
 		}
 		msg, broken := decodeEventAnswer(ev)
 		switch {
 		case broken != nil:
 			res.delivered++
-			res.seen.add(ev.ID)
+			res.seen.add(ev.ID, ev.Data)
 			return c.deliver(ctx, inbound{err: broken})
 		case msg == nil:
 			switch {
@@ -546,45 +547,53 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID,
 			res.got = true
 			return false
 		}
-		res.seen.add(ev.ID)
+		res.seen.add(ev.ID, ev.Data)
 		return true
 	})
 	return res
 }
 
-// maxEventIDs is how many ids of delivered events a stream remembers to
-// skip their replays (see eventIDs).
+// maxEventIDs is how many delivered events a stream remembers to skip
+// their replays (see eventIDs).
 const maxEventIDs = 1024
 
-// eventIDs holds the ids of the last maxEventIDs events a response
-// stream or the GET stream delivered, across its resumptions, so that
-// an event a server replays after Last-Event-ID is not delivered twice.
-// Its zero value is empty; it makes its map at the first id. A copy
-// shares the map: only the latest copy is used.
+// eventSeed seeds the hashes of eventIDs.
+var eventSeed = maphash.MakeSeed()
+
+// eventIDs holds the ids, and a hash of the data, of the last
+// maxEventIDs events a response stream or the GET stream delivered,
+// across its resumptions, so that an event a server replays after
+// Last-Event-ID is not delivered twice. An event that reuses an id with
+// other data is not a replay (a server that numbers the events of each
+// connection afresh, against the spec): it is delivered. The zero value
+// is empty; it makes its map at the first id. A copy shares the map:
+// only the latest copy is used.
 type eventIDs struct {
-	set   map[string]struct{}
-	order []string // set's ids, oldest first
+	set   map[string]uint64 // id: the hash of its event's data
+	order []string          // set's ids, oldest first
 }
 
-// has reports whether id was added.
-func (s *eventIDs) has(id string) bool {
-	_, ok := s.set[id]
-	return ok
+// has reports whether the event id with data was added.
+func (s *eventIDs) has(id string, data []byte) bool {
+	h, ok := s.set[id]
+	return ok && h == maphash.Bytes(eventSeed, data)
 }
 
-// add remembers id ("" is not an id), forgetting the oldest beyond
-// maxEventIDs.
-func (s *eventIDs) add(id string) {
+// add remembers the event id ("" is not an id) with data, forgetting the
+// oldest beyond maxEventIDs.
+func (s *eventIDs) add(id string, data []byte) {
 	if id == "" {
 		return
 	}
+	if s.set == nil {
+		s.set = make(map[string]uint64)
+	}
+	h := maphash.Bytes(eventSeed, data)
 	if _, ok := s.set[id]; ok {
+		s.set[id] = h // the id's latest event
 		return
 	}
-	if s.set == nil {
-		s.set = make(map[string]struct{})
-	}
-	s.set[id] = struct{}{}
+	s.set[id] = h
 	s.order = append(s.order, id)
 	if len(s.order) > maxEventIDs {
 		delete(s.set, s.order[0])

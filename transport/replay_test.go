@@ -63,7 +63,9 @@ func TestHTTPResumedStreamSkipsReplayedEvents(t *testing.T) {
 
 // TestHTTPGETStreamSkipsReplayedEvents: the legacy GET stream, reopened
 // with Last-Event-ID e1 by a server that replays e1, delivers e1's
-// message once.
+// message once; an event that reuses the id e1 with another message (a
+// server numbering each connection's events afresh) is not a replay and
+// is delivered.
 func TestHTTPGETStreamSkipsReplayedEvents(t *testing.T) {
 	var mu sync.Mutex
 	n := 0
@@ -78,7 +80,7 @@ func TestHTTPGETStreamSkipsReplayedEvents(t *testing.T) {
 			httpWriteSSE(w, "retry: 5\n"+tools)
 			return
 		}
-		httpWriteSSE(w, tools+"id: e2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/prompts/list_changed\"}\n\n")
+		httpWriteSSE(w, tools+"id: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/prompts/list_changed\"}\n\n")
 		<-r.Context().Done()
 	}
 	srv := newHTTPServer(t, ls.ServeHTTP)
