@@ -457,7 +457,7 @@ func (c *httpConn) readResponse(ctx context.Context, cancel context.CancelCauseF
 // streamResult is what reading one body yielded.
 type streamResult struct {
 	got       bool              // the response to the wanted id was delivered
-	events    int               // events seen, priming events included
+	events    int               // events seen, priming events included, replays not
 	delivered int               // messages delivered
 	finishing bool              // the response to want came; Close lets the stream end (startFinishing)
 	held      *jsonrpc.Response // the response to want, not handed on yet (consume's hold)
@@ -486,14 +486,17 @@ type streamResult struct {
 func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID, take func(*jsonrpc.Response) bool, finish bool, seen eventIDs) streamResult {
 	res := streamResult{seen: seen}
 	res.retry, res.err = readEvents(body, c.maxMsg, func(ev event) bool {
-		res.events++
 		if ev.LastID != "" {
 			res.lastID = ev.LastID
 		}
 		if ev.ID != "" && res.seen.has(ev.ID, ev.Data) {
+			// Not counted in res.events: a stream of replays alone
+			// brings nothing, and its resumption must not go on for
+			// ever (see getLoop).
 			c.log.Debug("transport: skipping an event replayed on a resumed stream", "id", ev.ID, "url", c.url)
 			return true
 		}
+		res.events++
 		if isBatchEvent(ev) {
 			res.delivered++
 			res.seen.add(ev.ID, ev.Data)

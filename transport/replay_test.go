@@ -1,9 +1,11 @@
 package transport_test
 
 import (
+	"errors"
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/transport"
@@ -97,5 +99,48 @@ func TestHTTPGETStreamSkipsReplayedEvents(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != "notifications/tools/list_changed" || got[1] != "notifications/prompts/list_changed" {
 		t.Errorf("messages: %v, want [notifications/tools/list_changed notifications/prompts/list_changed]", got)
+	}
+}
+
+// TestHTTPResumedStreamOfReplaysFails: a server that answers every
+// resumption of a legacy response stream with the event already
+// delivered, and nothing else, makes no progress: the request fails with
+// a *StreamError after the resumption's bounded failures, instead of
+// being resumed for ever.
+func TestHTTPResumedStreamOfReplaysFails(t *testing.T) {
+	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+			req := httpReadRequest(t, r)
+			if req.Method == "initialize" {
+				httpWriteJSON(w, 200, httpResult(req.ID, `{}`))
+				return
+			}
+			if req.IsNotification() {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			httpWriteSSE(w, "retry: 1\nid: e1\ndata: "+note+"\n\n")
+		case http.MethodGet:
+			if r.Header.Get("Last-Event-ID") == "" {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			httpWriteSSE(w, "retry: 1\nid: e1\ndata: "+note+"\n\n")
+		}
+	})
+	c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL, ReconnectBackoff: time.Millisecond, MaxReconnectBackoff: time.Millisecond})
+	httpInitialize(t, c)
+	if err := c.Write(httpCtx(t), httpRequest(t, 4, "tools/call", map[string]any{"name": "slow"})); err != nil {
+		t.Fatal(err)
+	}
+	if m := httpMustRead(t, c); m.(*jsonrpc.Request).Method != "notifications/message" {
+		t.Fatalf("first message %+v, want the notification", m)
+	}
+	_, err := c.Read(httpCtx(t))
+	var se *transport.StreamError
+	if !errors.As(err, &se) || se.ID != jsonrpc.Int64ID(4) {
+		t.Errorf("Read after the replays = %v, want a *StreamError for request 4", err)
 	}
 }
