@@ -57,21 +57,27 @@ func originOf(u *url.URL) string {
 // (static names them), and every header the TokenSource or HeaderFunc
 // (the auth hooks) set or changed on the first request (recorded in its
 // context by applyHook). HeaderFunc runs only when a request is built,
-// never on a redirect hop, so nothing attaches them again. A hop from
-// https to http is never followed.
+// never on a redirect hop, so nothing attaches them again. A request that
+// another origin sent back to the first one is stripped so too:
+// net/http builds every hop from the first request, but where it goes
+// was chosen by another origin. A hop from https to http is never
+// followed.
 func redirectPolicy(next func(*http.Request, []*http.Request) error, crossOrigin bool, static http.Header) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
-		if len(via) > 0 && !sameOrigin(req.URL, via[0].URL) {
+		if len(via) > 0 {
 			prev := via[len(via)-1].URL
 			downgrade := strings.EqualFold(prev.Scheme, "https") && !strings.EqualFold(req.URL.Scheme, "https")
-			if !crossOrigin || downgrade {
+			other := !sameOrigin(req.URL, via[0].URL)
+			if other && !crossOrigin || downgrade {
 				from := via[0].URL
 				if downgrade {
 					from = prev
 				}
 				return &RedirectError{From: originOf(from), To: originOf(req.URL)}
 			}
-			stripForOtherOrigin(req, static)
+			if other || leftOrigin(via) {
+				stripForOtherOrigin(req, static)
+			}
 		}
 		if next != nil {
 			return next(req, via)
@@ -81,6 +87,17 @@ func redirectPolicy(next func(*http.Request, []*http.Request) error, crossOrigin
 		}
 		return nil
 	}
+}
+
+// leftOrigin reports whether a hop of via went to another origin than
+// the first request's.
+func leftOrigin(via []*http.Request) bool {
+	for _, r := range via[1:] {
+		if !sameOrigin(r.URL, via[0].URL) {
+			return true
+		}
+	}
+	return false
 }
 
 // stripForOtherOrigin removes from req, about to go to another origin,
