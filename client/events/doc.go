@@ -35,7 +35,9 @@
 //     the extension's longest heartbeat interval) whichever is shorter, is
 //     treated as dead, and so is one that dropped: the subscription opens a new one, with its
 //     cursor, after a backoff (doubling from 250 ms to
-//     [Options.MaxBackoff]).
+//     [Options.MaxBackoff], and back to 250 ms only after a stream that
+//     lived 10 s past its notifications/events/active, so that a server
+//     whose streams end at once is not hammered).
 //   - Webhook: events/subscribe with a callback URL the application
 //     serves and a signing secret generated here, refreshed before the
 //     granted refreshBefore, and events/unsubscribe on Close. Deliveries

@@ -210,3 +210,41 @@ func TestPushUnconfirmedStreamsFail(t *testing.T) {
 		t.Errorf("events/stream sent %d times, want 11 (one confirmed, ten that were not)", n)
 	}
 }
+
+// TestPushShortStreamsBackOff: a server that confirms every events/stream
+// and ends it at once is reopened with a growing backoff, not every
+// 250 ms for ever: the backoff starts again from its first step only
+// after a stream that lived a while past its confirmation (as the
+// client's subscriptions/listen streams are paced).
+func TestPushShortStreamsBackOff(t *testing.T) {
+	s := newScripted(t, events.Push, func(string, json.RawMessage) map[string]any { return map[string]any{} })
+	s.mu.Lock()
+	s.stream = func(w http.ResponseWriter, id json.RawMessage, _ int) bool {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, m := range []map[string]any{
+			{"jsonrpc": "2.0", "method": events.NotificationActive, "params": map[string]any{"cursor": nil, "_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": id}}},
+			{"jsonrpc": "2.0", "id": id, "result": map[string]any{"resultType": "complete"}},
+		} {
+			b, _ := json.Marshal(m)
+			w.Write([]byte("data: " + string(b) + "\n\n"))
+		}
+		return true
+	}
+	s.mu.Unlock()
+	opts := fastOpts
+	opts.MaxBackoff = 30 * time.Second
+	sub, err := events.New(s.dial(t), opts).Subscribe(testCtx(t), "ticks", events.SubscribeOptions{Mode: events.Push})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	time.Sleep(3 * time.Second)
+	// Doubling from 250 ms: reopened after 0.25, 0.75, 1.75 and 3.75 s.
+	if n := s.count(events.MethodStream); n > 4 {
+		t.Errorf("events/stream sent %d times in 3 s to a server whose streams end at once, want at most 4 (a growing backoff)", n)
+	}
+	if err := sub.Err(); err != nil {
+		t.Errorf("Err() = %v; confirmed streams are no failures", err)
+	}
+}

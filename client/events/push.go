@@ -17,20 +17,29 @@ const minSilence = 500 * time.Millisecond
 // errSilent ends a push stream that stayed silent past HeartbeatTimeout.
 var errSilent = errors.New("events: stream silent past the heartbeat timeout")
 
+// stableStream is how long a push stream must live past its confirmation
+// for the backoff before the next one to start again from its first
+// step: a server whose streams keep ending right after confirming them
+// is not reopened at the first step for ever.
+const stableStream = 10 * time.Second
+
 // runPush keeps one events/stream open, reopening it with the cursor when
-// it drops or falls silent.
+// it drops or falls silent. failures counts the attempts in a row that
+// failed (which end the subscription); reopens, the streams reopened
+// since the last stable one, paces the backoff.
 func (s *Subscription) runPush(ready chan<- error) error {
-	failures := 0
+	failures, reopens := 0, 0
 	for first := true; ; {
 		if err := s.checkType(); err != nil {
 			return err
 		}
 		st, err := link.OpenStream(s.ctx, s.ec.c, MethodStream, s.params())
-		var active bool
+		var confirmed time.Time
 		if err == nil {
-			active, err = s.pump(st, &first, ready)
+			confirmed, err = s.pump(st, &first, ready)
 			st.Close()
 		}
+		active := !confirmed.IsZero()
 		if s.stopped() {
 			return nil
 		}
@@ -45,23 +54,27 @@ func (s *Subscription) runPush(ready chan<- error) error {
 		}
 		if active {
 			failures = 0
+			if time.Since(confirmed) >= stableStream {
+				reopens = 0
+			}
 		}
 		if err != nil && !errors.Is(err, errSilent) {
 			if failures++; terminal(err) || failures >= maxFailures {
 				return err
 			}
 		}
-		if !s.sleep(s.backoff(max(failures-1, 0))) {
+		if !s.sleep(s.backoff(reopens)) {
 			return nil
 		}
+		reopens++
 	}
 }
 
-// pump delivers one stream's notifications until it ends: active says
-// whether it was confirmed; the error is why it ended (nil: gracefully,
-// or the subscription stopped; errSilent; the stream's error; a
-// termination).
-func (s *Subscription) pump(st link.Stream, first *bool, ready chan<- error) (active bool, err error) {
+// pump delivers one stream's notifications until it ends: confirmed is
+// when it was first confirmed (zero: never); the error is why it ended
+// (nil: gracefully, or the subscription stopped; errSilent; the stream's
+// error; a termination).
+func (s *Subscription) pump(st link.Stream, first *bool, ready chan<- error) (confirmed time.Time, err error) {
 	hb := s.ec.opts.HeartbeatTimeout
 	timer := time.NewTimer(hb)
 	defer timer.Stop()
@@ -74,7 +87,7 @@ func (s *Subscription) pump(st link.Stream, first *bool, ready chan<- error) (ac
 		select {
 		case n, ok := <-st.Notifications():
 			if !ok {
-				return active, streamErr(st.Err())
+				return confirmed, streamErr(st.Err())
 			}
 			switch n.Method {
 			case NotificationActive:
@@ -84,10 +97,13 @@ func (s *Subscription) pump(st link.Stream, first *bool, ready chan<- error) (ac
 				}
 				_ = json.Unmarshal(n.Params, &p)
 				if p.Truncated && p.Cursor != nil && !s.deliver(Event{Name: s.name, Gap: true}) {
-					return active, nil
+					return confirmed, nil
 				}
 				s.setCursor(p.Cursor)
-				if active = true; *first {
+				if confirmed.IsZero() {
+					confirmed = time.Now()
+				}
+				if *first {
 					*first = false
 					ready <- nil
 				}
@@ -97,7 +113,7 @@ func (s *Subscription) pump(st link.Stream, first *bool, ready chan<- error) (ac
 					continue
 				}
 				if !s.deliver(o.event()) {
-					return active, nil
+					return confirmed, nil
 				}
 				s.setCursor(o.Cursor)
 			case NotificationHeartbeat:
@@ -119,16 +135,16 @@ func (s *Subscription) pump(st link.Stream, first *bool, ready chan<- error) (ac
 					Error *jsonrpc.Error `json:"error"`
 				}
 				if json.Unmarshal(n.Params, &p) == nil && p.Error != nil && !s.deliver(Event{Name: s.name, Err: p.Error}) {
-					return active, nil
+					return confirmed, nil
 				}
 			case NotificationTerminated:
-				return active, s.terminated(n.Params)
+				return confirmed, s.terminated(n.Params)
 			}
 			timer.Reset(hb)
 		case <-timer.C:
-			return active, errSilent
+			return confirmed, errSilent
 		case <-s.stop:
-			return active, nil
+			return confirmed, nil
 		}
 	}
 }
