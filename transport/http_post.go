@@ -538,6 +538,10 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID,
 			res.delivered++
 			return false
 		}
+		if !answer {
+			// Before the message leaves: it may alias ev.Data.
+			res.seen.add(ev.ID, ev.Data)
+		}
 		took := false
 		if res.delivered == 0 && take != nil && answer {
 			took = take(r)
@@ -550,7 +554,6 @@ func (c *httpConn) consume(ctx context.Context, body io.Reader, want jsonrpc.ID,
 			res.got = true
 			return false
 		}
-		res.seen.add(ev.ID, ev.Data)
 		return true
 	})
 	return res
