@@ -566,22 +566,24 @@ const maxEventIDs = 1024
 // eventSeed seeds the hashes of eventIDs.
 var eventSeed = maphash.MakeSeed()
 
-// eventIDs holds the ids, and a hash of the data, of the last
+// eventIDs holds hashes of the ids and of the data of the last
 // maxEventIDs events a response stream or the GET stream delivered,
 // across its resumptions, so that an event a server replays after
 // Last-Event-ID is not delivered twice. An event that reuses an id with
 // other data is not a replay (a server that numbers the events of each
-// connection afresh, against the spec): it is delivered. The zero value
-// is empty; it makes its map at the first id. A copy shares the map:
-// only the latest copy is used.
+// connection afresh, against the spec): it is delivered. Hashes, not
+// the ids, so that what it holds does not grow with the ids a server
+// chooses; the seed is the process's own, so no server can make two
+// events collide. The zero value is empty; it makes its map at the first
+// id. A copy shares the map: only the latest copy is used.
 type eventIDs struct {
-	set   map[string]uint64 // id: the hash of its event's data
-	order []string          // set's ids, oldest first
+	set   map[uint64]uint64 // the hash of an id: the hash of its event's data
+	order []uint64          // set's keys, oldest first
 }
 
 // has reports whether the event id with data was added.
 func (s *eventIDs) has(id string, data []byte) bool {
-	h, ok := s.set[id]
+	h, ok := s.set[maphash.String(eventSeed, id)]
 	return ok && h == maphash.Bytes(eventSeed, data)
 }
 
@@ -592,18 +594,17 @@ func (s *eventIDs) add(id string, data []byte) {
 		return
 	}
 	if s.set == nil {
-		s.set = make(map[string]uint64)
+		s.set = make(map[uint64]uint64)
 	}
-	h := maphash.Bytes(eventSeed, data)
-	if _, ok := s.set[id]; ok {
-		s.set[id] = h // the id's latest event
+	k, h := maphash.String(eventSeed, id), maphash.Bytes(eventSeed, data)
+	if _, ok := s.set[k]; ok {
+		s.set[k] = h // the id's latest event
 		return
 	}
-	s.set[id] = h
-	s.order = append(s.order, id)
+	s.set[k] = h
+	s.order = append(s.order, k)
 	if len(s.order) > maxEventIDs {
 		delete(s.set, s.order[0])
-		s.order[0] = ""
 		s.order = s.order[1:]
 	}
 }

@@ -2,7 +2,10 @@ package transport_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +145,36 @@ func TestHTTPResumedStreamOfReplaysFails(t *testing.T) {
 	var se *transport.StreamError
 	if !errors.As(err, &se) || se.ID != jsonrpc.Int64ID(4) {
 		t.Errorf("Read after the replays = %v, want a *StreamError for request 4", err)
+	}
+}
+
+// TestHTTPGETStreamLongIDsNotKept: what a stream remembers of the events
+// it delivered, to skip their replays, does not grow with their ids: a
+// server that gives a thousand events ids of 60 KB each does not make
+// the connection hold 60 MB of them.
+func TestHTTPGETStreamLongIDsNotKept(t *testing.T) {
+	const events = 1000
+	id := strings.Repeat("i", 60<<10)
+	ls := &httpLegacyServer{t: t, session: "s", deletes: make(chan http.Header, 1)}
+	ls.get = func(w http.ResponseWriter, r *http.Request) {
+		for k := range events {
+			httpWriteSSE(w, fmt.Sprintf("id: %s%d\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"n\":%d}}\n\n", id, k, k))
+		}
+		<-r.Context().Done()
+	}
+	srv := newHTTPServer(t, ls.ServeHTTP)
+	c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL, MaxMessageSize: 64 << 10})
+	httpInitialize(t, c)
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range events {
+		httpMustRead(t, c)
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 20<<20 {
+		t.Errorf("the heap grew by %d MB over %d events with 60 KB ids, want the ids not kept", grown>>20, events)
 	}
 }
