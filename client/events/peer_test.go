@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -246,5 +249,44 @@ func TestPushShortStreamsBackOff(t *testing.T) {
 	}
 	if err := sub.Err(); err != nil {
 		t.Errorf("Err() = %v; confirmed streams are no failures", err)
+	}
+}
+
+// TestDedupKeepsNoLongIDs: what a subscription remembers of the eventIds
+// it delivered, to drop duplicates, does not grow with the ids: a server
+// that gives a thousand events eventIds of 60 KB each does not make the
+// subscription hold 60 MB of them.
+func TestDedupKeepsNoLongIDs(t *testing.T) {
+	const n = 1000
+	long := strings.Repeat("i", 60<<10)
+	var mu sync.Mutex
+	k := 0
+	s := newScripted(t, events.Poll, func(method string, _ json.RawMessage) map[string]any {
+		if method != events.MethodPoll {
+			return map[string]any{}
+		}
+		mu.Lock()
+		k++
+		id := long + strconv.Itoa(k)
+		mu.Unlock()
+		ev := map[string]any{"eventId": id, "name": "ticks", "timestamp": "2026-01-01T00:00:00Z", "data": map[string]any{}, "cursor": "c"}
+		return map[string]any{"events": []any{ev}, "cursor": "c", "hasMore": true}
+	})
+	sub, err := events.New(s.dial(t), fastOpts).Subscribe(testCtx(t), "ticks", events.SubscribeOptions{Mode: events.Poll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range n {
+		recv(t, sub)
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 20<<20 {
+		t.Errorf("the heap grew by %d MB over %d events with 60 KB eventIds, want the ids not kept", grown>>20, n)
 	}
 }

@@ -55,7 +55,7 @@ func (s *Subscription) runPoll(ready chan<- error) error {
 		}
 		news := false
 		for _, o := range res.Events {
-			news = news || o.EventID == "" || !s.seen[o.EventID]
+			news = news || o.EventID == "" || !s.seenID(o.EventID)
 			if !s.deliver(o.event()) {
 				return nil
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"time"
@@ -127,8 +128,11 @@ type Subscription struct {
 	err    error   // why it ended; guarded by mu
 	id     string  // webhook subscription id; guarded by mu
 
-	seen  map[string]bool // recent eventIds; owned by run (webhook: guarded by sendMu)
-	order []string        // seen's ids in arrival order
+	// seen holds hashes of the recent eventIds (hashes, so that it does
+	// not grow with the ids a server chooses); owned by run (webhook:
+	// guarded by sendMu). order holds them in arrival order.
+	seen  map[uint64]bool
+	order []uint64
 
 	sendMu sync.Mutex // webhook offers against the close of events
 	ended  bool       // guarded by sendMu
@@ -214,7 +218,7 @@ func (ec *Client) prepare(ctx context.Context, name string, opts SubscribeOption
 	s := &Subscription{
 		ec: ec, name: name, mode: mode, args: args, opts: opts,
 		events: make(chan Event, ec.opts.Buffer), stop: make(chan struct{}), done: make(chan struct{}),
-		relist: make(chan struct{}, 1), term: make(chan error, 1), seen: map[string]bool{},
+		relist: make(chan struct{}, 1), term: make(chan error, 1), seen: map[uint64]bool{},
 	}
 	if opts.Cursor != nil {
 		c := *opts.Cursor
@@ -361,16 +365,26 @@ func (s *Subscription) cursorParam() *string {
 	return s.cursor
 }
 
+// idSeed seeds the hashes of seen: the process's own, so that no server
+// can make two eventIds collide.
+var idSeed = maphash.MakeSeed()
+
+// seenID reports whether id is among the recent eventIds.
+func (s *Subscription) seenID(id string) bool {
+	return s.seen[maphash.String(idSeed, id)]
+}
+
 // duplicate reports whether id was seen, remembering it.
 func (s *Subscription) duplicate(id string) bool {
 	if id == "" {
 		return false
 	}
-	if s.seen[id] {
+	k := maphash.String(idSeed, id)
+	if s.seen[k] {
 		return true
 	}
-	s.seen[id] = true
-	s.order = append(s.order, id)
+	s.seen[k] = true
+	s.order = append(s.order, k)
 	if len(s.order) > dedupWindow {
 		delete(s.seen, s.order[0])
 		s.order = s.order[1:]
@@ -400,7 +414,7 @@ func (s *Subscription) offer(ev Event) (ok, dup bool) {
 	if s.ended {
 		return false, false
 	}
-	if ev.ID != "" && s.seen[ev.ID] {
+	if ev.ID != "" && s.seenID(ev.ID) {
 		return true, true
 	}
 	select {
