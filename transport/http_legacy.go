@@ -172,9 +172,9 @@ func (c *httpConn) maybeStartGETLocked() {
 // ends, the response to want (if valid) has been delivered, or the server
 // refuses for good (405, 4xx) or fails maxGETFailures times in a row. The
 // wait before a reconnect honours the server's retry field; failures back
-// off exponentially (and honour Retry-After). seen holds the ids of the
-// events delivered before (see consume); an event a server replays is
-// skipped.
+// off exponentially (and honour Retry-After). seen is what the stream
+// remembers of the events it delivered before (see consume): an event a
+// server replays is skipped.
 func (c *httpConn) getLoop(ctx context.Context, want jsonrpc.ID, lastID string, retry time.Duration, seen eventIDs) (bool, error) {
 	return c.getLoopNotify(ctx, want, lastID, retry, seen, nil)
 }

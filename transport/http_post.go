@@ -463,7 +463,7 @@ type streamResult struct {
 	held      *jsonrpc.Response // the response to want, not handed on yet (consume's hold)
 	heldFirst bool              // held was the stream's first message
 	lastID    string            // last event id seen
-	seen      eventIDs          // ids of the events delivered (see consume)
+	seen      eventIDs          // the events delivered, to skip their replays (see consume)
 	retry     time.Duration     // last retry field
 	err       error             // read error; nil for a clean end
 }
