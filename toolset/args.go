@@ -98,13 +98,13 @@ func (f *argFixer) strip(v any, schema any, depth int) bool {
 		if props == nil {
 			return false
 		}
-		req := stringList(so.m["required"])
+		req := stringSet(stringList(so.m["required"]))
 		for _, k := range slices.Clone(x.keys) {
 			ps, ok := props.m[k]
 			if !ok {
 				continue
 			}
-			if x.m[k] == nil && !slices.Contains(req, k) && !f.admitsNull(ps, 0) {
+			if x.m[k] == nil && !req[k] && !f.admitsNull(ps, 0) {
 				x.del(k)
 				changed = true
 				continue

@@ -150,7 +150,8 @@ func (c *conv) mergeRootUnion(r *obj) *obj {
 			if i == 0 {
 				common = req
 			} else {
-				common = slices.DeleteFunc(common, func(s string) bool { return !slices.Contains(req, s) })
+				inReq := stringSet(req)
+				common = slices.DeleteFunc(common, func(s string) bool { return !inReq[s] })
 			}
 		}
 		merged.set("properties", props)
@@ -343,23 +344,39 @@ func escapeToken(k string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
+// stringList returns the strings of the JSON array v, each once, in
+// order. A set keeps it linear: a server's required list may be long.
 func stringList(v any) []string {
 	a, _ := v.([]any)
 	out := make([]string, 0, len(a))
+	seen := make(map[string]bool, len(a))
 	for _, x := range a {
-		if s, ok := x.(string); ok && !slices.Contains(out, s) {
+		if s, ok := x.(string); ok && !seen[s] {
+			seen[s] = true
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
+// toAnyList returns ss as a JSON array, each string once, in order.
 func toAnyList(ss []string) []any {
 	out := make([]any, 0, len(ss))
+	seen := make(map[string]bool, len(ss))
 	for _, s := range ss {
-		if !slices.Contains(out, any(s)) {
+		if !seen[s] {
+			seen[s] = true
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// stringSet returns the strings of ss as a set.
+func stringSet(ss []string) map[string]bool {
+	m := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		m[s] = true
+	}
+	return m
 }

@@ -139,8 +139,9 @@ func (c *conv) requireAll(out *obj, req []string) []string {
 	if props == nil {
 		return req
 	}
+	inReq := stringSet(req)
 	for _, k := range props.keys {
-		if !slices.Contains(req, k) {
+		if !inReq[k] {
 			props.m[k] = nullable(props.m[k])
 		}
 	}
