@@ -132,7 +132,7 @@ func (s *Set) result(name string, res *protocol.CallToolResult) *Result {
 		text:  bound(s.opts.MaxTextBytes, DefaultMaxTextBytes),
 		image: bound(s.opts.MaxImageBytes, DefaultMaxImageBytes),
 	}
-	b.limit = b.text
+	b.limit, b.notes = b.text, max(b.text, minNoteBytes)
 	for _, c := range res.Content {
 		b.block(c)
 	}
@@ -154,7 +154,10 @@ func (s *Set) result(name string, res *protocol.CallToolResult) *Result {
 	if b.omitted > 0 {
 		b.parts = append(b.parts, Part{Type: PartText, Text: fmt.Sprintf("[output truncated: %d more bytes left out, the limit is %d bytes]", b.omitted, b.limit)})
 	}
-	out.Parts, out.Truncated = b.parts, b.truncated || b.omitted > 0
+	if b.notesOmitted > 0 {
+		b.parts = append(b.parts, Part{Type: PartText, Text: fmt.Sprintf("[%d more blocks not passed to the model and not described: past the limit]", b.notesOmitted)})
+	}
+	out.Parts, out.Truncated = b.parts, b.truncated || b.omitted > 0 || b.notesOmitted > 0
 	return out
 }
 
@@ -169,11 +172,12 @@ func bound(v, def int) int {
 }
 
 type resultBuilder struct {
-	parts       []Part
-	text, image int // budgets left
-	limit       int
-	omitted     int
-	truncated   bool
+	parts              []Part
+	text, image, notes int // budgets left
+	limit              int
+	omitted            int // bytes of text left out
+	notesOmitted       int // notes left out
+	truncated          bool
 }
 
 func (b *resultBuilder) addText(s string) {
@@ -191,10 +195,33 @@ func (b *resultBuilder) addText(s string) {
 	}
 }
 
-// addNote adds a short note about a block left out; notes are not
-// counted against the text bound.
+// addNote adds a note about a block left out. Notes are not counted
+// against the text bound but against one of their own, as large (and
+// at least minNoteBytes): the strings of the server they quote are cut
+// ([resultBuilder.short]), yet a result may hold any number of blocks. A
+// note past that bound is left out.
 func (b *resultBuilder) addNote(s string) {
+	if len(s) > b.notes {
+		b.notesOmitted++
+		return
+	}
+	b.notes -= len(s)
 	b.parts = append(b.parts, Part{Type: PartText, Text: s})
+}
+
+const (
+	minNoteBytes = 4 << 10 // the least bound of the notes
+	maxNoteField = 200     // bounds each string of the server a note quotes
+)
+
+// short returns s, a string of the server for a note, cut to
+// maxNoteField bytes and ending with "…" when cut.
+func (b *resultBuilder) short(s string) string {
+	if len(s) <= maxNoteField {
+		return s
+	}
+	b.truncated = true
+	return truncateUTF8(s, maxNoteField) + "…"
 }
 
 var imageTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -202,12 +229,12 @@ var imageTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 func (b *resultBuilder) addImage(data, mime, what string) {
 	n := base64.StdEncoding.DecodedLen(len(data))
 	if !slices.Contains(imageTypes, mime) {
-		b.addNote(fmt.Sprintf("[%s: %s, %d bytes, a type the model does not take]", what, mime, n))
+		b.addNote(fmt.Sprintf("[%s: %s, %d bytes, a type the model does not take]", what, b.short(mime), n))
 		return
 	}
 	if n > b.image {
 		b.truncated = true
-		b.addNote(fmt.Sprintf("[%s: %s, %d bytes, left out: past the limit of the result's images]", what, mime, n))
+		b.addNote(fmt.Sprintf("[%s: %s, %d bytes, left out: past the limit of the result's images]", what, b.short(mime), n))
 		return
 	}
 	b.image -= n
@@ -221,27 +248,24 @@ func (b *resultBuilder) block(c protocol.Content) {
 	case protocol.ContentImage:
 		b.addImage(c.Data, c.MIMEType, "image")
 	case protocol.ContentAudio:
-		b.addNote(fmt.Sprintf("[audio: %s, %d bytes, not passed to the model]", c.MIMEType, base64.StdEncoding.DecodedLen(len(c.Data))))
+		b.addNote(fmt.Sprintf("[audio: %s, %d bytes, not passed to the model]", b.short(c.MIMEType), base64.StdEncoding.DecodedLen(len(c.Data))))
 	case protocol.ContentResourceLink:
-		b.addNote(resourceLink(c))
+		b.addNote(b.resourceLink(c))
 	case protocol.ContentResource:
 		b.embedded(c.Resource)
 	default:
-		b.addNote(fmt.Sprintf("[a %q block, not passed to the model]", c.Type))
+		b.addNote(fmt.Sprintf("[a %q block, not passed to the model]", b.short(c.Type)))
 	}
 }
 
-func resourceLink(c protocol.Content) string {
+func (b *resultBuilder) resourceLink(c protocol.Content) string {
 	var sb strings.Builder
 	sb.WriteString("[resource link: ")
-	sb.WriteString(c.URI)
-	for _, s := range []string{c.Name, c.Title, c.MIMEType} {
+	sb.WriteString(b.short(c.URI))
+	for _, s := range []string{c.Name, c.Title, c.MIMEType, c.Description} {
 		if s != "" {
-			sb.WriteString(" | " + s)
+			sb.WriteString(" | " + b.short(s))
 		}
-	}
-	if c.Description != "" {
-		sb.WriteString(" | " + c.Description)
 	}
 	sb.WriteString("]")
 	return sb.String()
@@ -253,9 +277,9 @@ func (b *resultBuilder) embedded(rc *protocol.ResourceContents) {
 	case rc.Blob == "":
 		b.addText("[resource " + rc.URI + "]\n" + rc.Text)
 	case strings.HasPrefix(rc.MIMEType, "image/"):
-		b.addImage(rc.Blob, rc.MIMEType, "resource "+rc.URI)
+		b.addImage(rc.Blob, rc.MIMEType, "resource "+b.short(rc.URI))
 	default:
-		b.addNote(fmt.Sprintf("[resource %s: %s, %d bytes of binary data, not passed to the model]", rc.URI, rc.MIMEType, base64.StdEncoding.DecodedLen(len(rc.Blob))))
+		b.addNote(fmt.Sprintf("[resource %s: %s, %d bytes of binary data, not passed to the model]", b.short(rc.URI), b.short(rc.MIMEType), base64.StdEncoding.DecodedLen(len(rc.Blob))))
 	}
 }
 

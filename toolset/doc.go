@@ -56,7 +56,8 @@
 // and IsError for a tool error, which the adapters send as each API's
 // error result. Text past [Options.MaxTextBytes] (64 KiB unless set) is
 // cut and a last part says how much was left out; images past
-// [Options.MaxImageBytes] (5 MiB unless set) become notes.
+// [Options.MaxImageBytes] (5 MiB unless set) become notes. The notes are
+// bounded as the text is.
 //
 // # Concurrency
 //

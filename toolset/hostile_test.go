@@ -72,3 +72,38 @@ func TestLongListsLinear(t *testing.T) {
 		})
 	}
 }
+
+// TestResultNotesBounded: the notes that stand for content the model does
+// not get (resource links, audio, blocks of unknown types) hold strings of
+// the server; a long description, many links or a long type name stay
+// within the text bound (they went to the model whole: a megabyte past a
+// 64 KiB bound), and the result says it was cut.
+func TestResultNotesBounded(t *testing.T) {
+	big := strings.Repeat("d", 1<<20)
+	many := make([]protocol.Content, 20000)
+	for i := range many {
+		many[i] = protocol.ResourceLinkContent(protocol.Resource{URI: fmt.Sprintf("file:///%d", i), Name: strings.Repeat("n", 100)})
+	}
+	for _, tc := range []struct {
+		name    string
+		content []protocol.Content
+	}{
+		{"long description", []protocol.Content{protocol.ResourceLinkContent(protocol.Resource{URI: "file:///a", Name: "a", Description: big})}},
+		{"long uri", []protocol.Content{protocol.ResourceLinkContent(protocol.Resource{URI: "file:///" + big, Name: "a"})}},
+		{"many links", many},
+		{"long type", []protocol.Content{{Type: big}}},
+		{"long mime type", []protocol.Content{protocol.AudioContent("AAAA", big)}},
+		{"long resource uri", []protocol.Content{protocol.EmbeddedResourceContent(protocol.ResourceContents{URI: big, MIMEType: "application/zip", Blob: "AAAA"})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := (&toolset.Set{}).Result("t", &protocol.CallToolResult{Content: tc.content})
+			// The text bound, once more for the notes, and the note on what was cut.
+			if n, max := len(r.Text()), 2*toolset.DefaultMaxTextBytes+200; n > max {
+				t.Errorf("len(Result.Text()) = %d, want at most %d", n, max)
+			}
+			if !r.Truncated {
+				t.Errorf("Result.Truncated = false, want true")
+			}
+		})
+	}
+}

@@ -85,8 +85,12 @@ func (s hostSource) CallTool(ctx context.Context, t Tool, args json.RawMessage) 
 type Options struct {
 	// MaxTextBytes bounds the text of one tool result given back to the
 	// model; longer text is cut (at a UTF-8 boundary) and ends with a
-	// note saying how much was left out. 0 means [DefaultMaxTextBytes];
-	// a negative value means no limit.
+	// note saying how much was left out. The notes that describe content
+	// not given to the model as it is (audio, resource links, images past
+	// MaxImageBytes) have a bound of their own, as large but at least 4
+	// KiB, and quote the server's strings cut to 200 bytes; notes past it
+	// are counted in a last note. 0 means [DefaultMaxTextBytes]; a
+	// negative value means no limit.
 	MaxTextBytes int
 	// MaxImageBytes bounds the decoded size of the images of one tool
 	// result; an image past the bound is replaced by a text note. 0
