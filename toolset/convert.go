@@ -9,7 +9,8 @@ import (
 )
 
 // conv converts one input schema to one dialect. Errors are recorded
-// (the first wins) and the walk goes on; the result is then discarded.
+// (the first wins) and the walk stops making nodes; the result is then
+// discarded.
 type conv struct {
 	d      Dialect
 	root   *obj
@@ -17,6 +18,8 @@ type conv struct {
 	err    error
 	nodes  int
 	props  int // properties declared (OpenAIStrict's limit)
+	size   int // bytes made and walked so far: see spend
+	budget int // the bound of size
 
 	// For the dialects that keep $refs: every referenced definition,
 	// converted, under a name of ours.
@@ -39,7 +42,7 @@ func convertSchema(raw json.RawMessage, d Dialect) (json.RawMessage, []Loss, err
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &conv{d: d, root: root}
+	c := &conv{d: d, root: root, budget: max(minSchemaBudget, schemaGrowth*len(raw))}
 	out := c.rootSchema()
 	if c.err != nil {
 		return nil, nil, c.err
@@ -86,7 +89,33 @@ func (c *conv) strictFail(path, reason string) {
 }
 
 func (c *conv) loss(path, keyword, note string) {
-	c.losses = append(c.losses, Loss{Path: path, Keyword: keyword, Note: note})
+	c.spend(path, len(path)+len(keyword)+len(note))
+	if c.err == nil {
+		c.losses = append(c.losses, Loss{Path: path, Keyword: keyword, Note: note})
+	}
+}
+
+// The bound of a conversion's size: what it writes (the schema, the
+// losses) and the paths it builds, in bytes. [MaxSchemaNodes] alone
+// does not bound it: inlining a reference for Gemini copies its target
+// again, with the target's long descriptions and enums, and the losses
+// of a node nested deep under long names each carry its long path.
+const (
+	minSchemaBudget = 4 << 20
+	schemaGrowth    = 4 // times the input schema's size
+)
+
+// spend counts n bytes made or walked at path against the budget.
+func (c *conv) spend(path string, n int) {
+	c.size += n
+	if c.size > c.budget {
+		c.fail(path, ErrSchemaTooLarge)
+	}
+}
+
+// spendValue counts the size of the JSON value v, written at path.
+func (c *conv) spendValue(path string, v any) {
+	c.spend(path, jsonSize(v, c.budget-c.size+1))
 }
 
 // rootSchema converts the root: always an object with properties (but
@@ -135,7 +164,7 @@ func (c *conv) mergeRootUnion(r *obj) *obj {
 		}
 		var common []string
 		for i, b := range branches {
-			bo, _ := c.resolve(b).(*obj)
+			bo, _ := c.resolve(b, "").(*obj)
 			if bo == nil {
 				continue
 			}
@@ -163,7 +192,7 @@ func (c *conv) mergeRootUnion(r *obj) *obj {
 }
 
 // resolve follows a local $ref of the original schema (one step).
-func (c *conv) resolve(v any) any {
+func (c *conv) resolve(v any, path string) any {
 	o, ok := v.(*obj)
 	if !ok {
 		return v
@@ -172,6 +201,7 @@ func (c *conv) resolve(v any) any {
 	if !ok {
 		return v
 	}
+	c.spend(path, len(ref))
 	if t, ok := pointer(c.root, ref); ok {
 		return t
 	}
@@ -180,7 +210,11 @@ func (c *conv) resolve(v any) any {
 
 // node converts one schema.
 func (c *conv) node(v any, path string, depth int) any {
+	if c.err != nil {
+		return newObj() // the result is discarded
+	}
 	c.nodes++
+	c.spend(path, len(path))
 	if c.nodes > MaxSchemaNodes || depth > maxDepth {
 		c.fail(path, ErrSchemaTooLarge)
 		return newObj()
@@ -236,6 +270,7 @@ func pointer(root *obj, ref string) (any, bool) {
 // ref converts a {"$ref": …} node: inlined for Gemini, else kept and
 // pointed at the converted definition in the root's $defs.
 func (c *conv) ref(n *obj, ref, path string, depth int) any {
+	c.spend(path, len(ref))
 	target, ok := pointer(c.root, ref)
 	if !ok {
 		c.fail(path+"/$ref", ErrUnresolvedRef)
@@ -247,6 +282,7 @@ func (c *conv) ref(n *obj, ref, path string, depth int) any {
 		}
 	}
 	desc, _ := n.m["description"].(string)
+	c.spend(path, len(desc))
 	if c.d == Gemini {
 		return c.inline(ref, target, desc, path, depth)
 	}
@@ -271,9 +307,7 @@ func (c *conv) inline(ref string, target any, desc, path string, depth int) any 
 	res := c.node(target, path, depth+1)
 	c.stack = c.stack[:len(c.stack)-1]
 	if o, ok := res.(*obj); ok && desc != "" {
-		o = o.clone()
-		o.set("description", desc)
-		return o
+		o.set("description", desc) // o is new: node makes a new schema each time
 	}
 	return res
 }

@@ -229,17 +229,26 @@ func (c *conv) finishArray(out *obj, path string, moved *[]string) {
 // unchanged when a branch is not a plain object schema.
 func (c *conv) flattenAllOf(n *obj, path string) *obj {
 	branches, _ := n.m["allOf"].([]any)
-	merged := n.clone()
+	// Copies of the two objects changed, not of the whole tree: a node
+	// inlined again and again for Gemini is merged each time.
+	merged := n.shallowClone()
 	merged.del("allOf")
-	props, _ := merged.m["properties"].(*obj)
-	if props == nil {
-		props = newObj()
+	props := newObj()
+	if p, ok := merged.m["properties"].(*obj); ok {
+		props = p.shallowClone()
 	}
 	req := stringList(merged.m["required"])
 	for _, b := range branches {
-		bo, ok := c.resolve(b).(*obj)
+		bo, ok := c.resolve(b, path).(*obj)
 		if !ok || bo.has("$ref") || bo.has("anyOf") || bo.has("oneOf") || bo.has("allOf") {
 			return n
+		}
+		c.spend(path, len(bo.keys))
+		if bp, ok := bo.m["properties"].(*obj); ok {
+			c.spend(path, len(bp.keys))
+		}
+		if rl, ok := bo.m["required"].([]any); ok {
+			c.spend(path, len(rl))
 		}
 		if ts, _ := typesOf(bo); len(ts) > 0 && !slices.Equal(ts, []string{"object"}) {
 			return n

@@ -44,32 +44,43 @@ func (c *conv) object(n *obj, path string, depth int) *obj {
 		n = c.flattenAllOf(n, path)
 	}
 	ts, _ := typesOf(n)
+	c.spend(path, len(ts))
 	out := newObj()
 	var moved []string
 	for _, k := range n.keys {
+		if c.err != nil {
+			break // the result is discarded
+		}
 		v := n.m[k]
-		kp := path + "/" + escapeToken(k)
+		c.spend(path, len(k))
+		// The path of the keyword, built only for the keywords that need
+		// it: a long path built for every keyword would cost its length
+		// each time.
+		kp := func() string { return path + "/" + escapeToken(k) }
 		switch {
 		case slices.Contains(metadata, k):
 		case k == "description" || k == "title":
 			if s, ok := v.(string); ok {
+				c.spend(path, len(s))
 				out.set(k, s)
 			}
 		case k == "properties":
-			out.set(k, c.properties(v, kp, depth))
+			out.set(k, c.properties(v, kp(), depth))
 		case k == "required":
+			c.spendValue(path, v)
 			out.set(k, v)
 		case k == "additionalProperties":
 			if o, ok := v.(*obj); ok {
-				out.set(k, c.node(o, kp, depth+1))
+				out.set(k, c.node(o, kp(), depth+1))
 			} else {
 				out.set(k, v)
 			}
 		case k == "items":
-			c.items(out, v, kp, depth)
+			c.items(out, v, kp(), depth)
 		case k == "anyOf" || k == "oneOf" || k == "allOf":
-			c.combinator(out, k, v, kp, depth, &moved)
+			c.combinator(out, k, v, kp(), depth, &moved)
 		case k == "enum" || k == "const":
+			c.spendValue(path, v)
 			c.enum(out, k, v, path, &moved)
 		case k == "format":
 			c.format(out, v, ts, path, &moved)
@@ -101,37 +112,41 @@ func ordered(o *obj) *obj {
 }
 
 // other handles the keywords without special rules.
-func (c *conv) other(out *obj, k string, v any, kp string, depth int, moved *[]string) {
+func (c *conv) other(out *obj, k string, v any, kp func() string, depth int, moved *[]string) {
 	keep := c.loose() || slices.Contains(plainKept[c.d], k)
 	switch {
 	case keep && slices.Contains(schemaKeywords, k):
-		out.set(k, c.node(v, kp, depth+1))
+		out.set(k, c.node(v, kp(), depth+1))
 	case keep && slices.Contains(schemaListKeywords, k):
 		list, _ := v.([]any)
 		conv := make([]any, len(list))
+		p := kp()
 		for i, x := range list {
-			conv[i] = c.node(x, kp+"/"+itoa(i), depth+1)
+			conv[i] = c.node(x, p+"/"+itoa(i), depth+1)
 		}
 		out.set(k, conv)
 	case keep && slices.Contains(schemaMapKeywords, k):
-		out.set(k, c.properties(v, kp, depth))
+		out.set(k, c.properties(v, kp(), depth))
 	case keep && k == "minItems" && c.d == AnthropicStrict:
 		if n, ok := v.(json.Number); ok && (n == "0" || n == "1") {
 			out.set(k, v)
 		} else {
-			c.move(kp, k, v, moved)
+			c.move(kp(), k, v, moved)
 		}
 	case keep:
+		c.spendValue(kp(), v)
 		out.set(k, v)
 	default:
-		c.move(kp, k, v, moved)
+		c.move(kp(), k, v, moved)
 	}
 }
 
 // move records a keyword the dialect cannot keep, to be written into the
 // description.
 func (c *conv) move(kp, k string, v any, moved *[]string) {
-	*moved = append(*moved, k+": "+compact(v))
+	m := k + ": " + compact(v)
+	c.spend(kp, len(m))
+	*moved = append(*moved, m)
 	c.loss(kp, k, "moved into the description")
 }
 
@@ -219,6 +234,7 @@ func (c *conv) enum(out *obj, k string, v any, path string, moved *[]string) {
 
 func (c *conv) format(out *obj, v any, ts []string, path string, moved *[]string) {
 	f, _ := v.(string)
+	c.spend(path, len(f))
 	if c.loose() || slices.Contains(formats[c.d], f) {
 		if !out.has("format") { // Gemini's "enum" format wins
 			out.set("format", f)

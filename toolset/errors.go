@@ -19,7 +19,10 @@ var (
 	// the schema itself (a remote reference) or points at nothing.
 	ErrUnresolvedRef = errors.New("$ref that does not resolve inside the schema")
 	// ErrSchemaTooLarge: the schema has more nodes than a conversion
-	// makes ([MaxSchemaNodes]), counting inlined references.
+	// makes ([MaxSchemaNodes]), counting inlined references, or its
+	// conversion (the declaration, its losses and the paths walked)
+	// would be larger than four times the schema or 4 MiB, whichever is
+	// more.
 	ErrSchemaTooLarge = errors.New("schema too large")
 )
 

@@ -107,3 +107,79 @@ func TestResultNotesBounded(t *testing.T) {
 		})
 	}
 }
+
+// nested returns inner under levels objects, each a property named key.
+func nested(inner string, levels int, key string) string {
+	for range levels {
+		inner = `{"type":"object","properties":{"` + key + `":` + inner + `}}`
+	}
+	return inner
+}
+
+// refsTo returns an object schema of n properties, each a reference to
+// the definition def.
+func refsTo(n int, def string) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","$defs":{"a":` + def + `},"properties":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"p%d":{"$ref":"#/$defs/a"}`, i)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+// TestConversionBounded: what a conversion makes (the declaration and its
+// losses) stays within four times the schema or 4 MiB, and takes no more
+// time than that much work; past it the tool is left out with
+// ErrSchemaTooLarge. The node bound alone did not hold it: Gemini's
+// Schema type inlines references, so 150 KB whose 4,900 properties refer
+// to one definition with a 10 KB description made a 49 MB declaration;
+// each loss of a node nested under long names carries its long path, so
+// 66 KB made 100 MB of losses; and a long enum moved into the
+// description was written whole for each reference, then cut to 200
+// bytes.
+func TestConversionBounded(t *testing.T) {
+	keywords := make([]string, 2000)
+	for i := range keywords {
+		keywords[i] = fmt.Sprintf(`"x%d":1`, i)
+	}
+	var enum strings.Builder
+	for i := range 200000 {
+		if i > 0 {
+			enum.WriteByte(',')
+		}
+		fmt.Fprint(&enum, i)
+	}
+	for _, tc := range []struct{ name, schema string }{
+		{"inlined description", refsTo(4900, `{"type":"string","description":"`+strings.Repeat("d", 10000)+`"}`)},
+		{"losses under long names", nested(`{"type":"string",`+strings.Join(keywords, ",")+`}`, 50, strings.Repeat("k", 1000))},
+		{"inlined enum", refsTo(4900, `{"type":"integer","enum":[`+enum.String()+`]}`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := toolset.Tool{Name: "t", Tool: protocol.Tool{Name: "t", InputSchema: json.RawMessage(tc.schema)}}
+			bound := max(4<<20, 4*len(tc.schema))
+			for _, d := range allDialects {
+				within(t, 10*time.Second, fmt.Sprintf("Convert(%v)", d), func() {
+					decl, err := toolset.Convert(tool, d)
+					if errors.Is(err, toolset.ErrSchemaTooLarge) {
+						return
+					}
+					if err != nil {
+						t.Errorf("Convert(%v) = %v", d, err)
+						return
+					}
+					size := len(decl.Parameters)
+					for _, l := range decl.Losses {
+						size += len(l.Path) + len(l.Keyword) + len(l.Note)
+					}
+					if size > bound {
+						t.Errorf("Convert(%v) made %d bytes of declaration and losses from a schema of %d, want at most %d or ErrSchemaTooLarge", d, size, len(tc.schema), bound)
+					}
+				})
+			}
+		})
+	}
+}

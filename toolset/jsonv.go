@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 )
 
@@ -48,6 +50,15 @@ func (o *obj) del(k string) {
 
 // clone copies o deeply.
 func (o *obj) clone() *obj { return cloneValue(o).(*obj) }
+
+// shallowClone copies o, sharing its members' values.
+func (o *obj) shallowClone() *obj {
+	c := &obj{keys: slices.Clone(o.keys), m: make(map[string]any, len(o.m))}
+	for k, v := range o.m {
+		c.m[k] = v
+	}
+	return c
+}
 
 func cloneValue(v any) any {
 	switch v := v.(type) {
@@ -135,30 +146,38 @@ func decodeValue(d *json.Decoder, depth int) (any, error) {
 // types), objects in member order.
 func marshalJSON(v any) []byte {
 	var b bytes.Buffer
-	writeJSON(&b, v)
+	writeJSON(&b, v, math.MaxInt)
 	return b.Bytes()
 }
 
-func writeJSON(b *bytes.Buffer, v any) {
+// writeJSON writes v; it stops, leaving the JSON text cut short, once b
+// holds more than limit bytes.
+func writeJSON(b *bytes.Buffer, v any, limit int) {
 	switch v := v.(type) {
 	case *obj:
 		b.WriteByte('{')
 		for i, k := range v.keys {
+			if b.Len() > limit {
+				return
+			}
 			if i > 0 {
 				b.WriteByte(',')
 			}
 			writeString(b, k)
 			b.WriteByte(':')
-			writeJSON(b, v.m[k])
+			writeJSON(b, v.m[k], limit)
 		}
 		b.WriteByte('}')
 	case []any:
 		b.WriteByte('[')
 		for i, x := range v {
+			if b.Len() > limit {
+				return
+			}
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeJSON(b, x)
+			writeJSON(b, x, limit)
 		}
 		b.WriteByte(']')
 	case []string:
@@ -195,5 +214,44 @@ func compact(v any) string {
 	if s, ok := v.(string); ok {
 		return truncateUTF8(s, 200)
 	}
-	return truncateUTF8(string(marshalJSON(v)), 200)
+	var b bytes.Buffer
+	writeJSON(&b, v, 200)
+	return truncateUTF8(b.String(), 200)
+}
+
+// jsonSize returns the length of v as JSON text, or a number past limit
+// when it is longer: it stops counting there.
+func jsonSize(v any, limit int) int {
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case *obj:
+			n += 2
+			for _, k := range v.keys {
+				if n > limit {
+					return
+				}
+				n += len(k) + 4
+				walk(v.m[k])
+			}
+		case []any:
+			n += 2
+			for _, x := range v {
+				if n > limit {
+					return
+				}
+				n++
+				walk(x)
+			}
+		case string:
+			n += len(v) + 2
+		case json.Number:
+			n += len(v)
+		default:
+			n += 5 // true, false, null
+		}
+	}
+	walk(v)
+	return n
 }
