@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	"github.com/conduitmcp/conduit/protocol"
 )
@@ -37,6 +38,55 @@ func SamplingResult(model, stopReason string, blocks []protocol.Content) (*proto
 		return nil, err
 	}
 	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: raw, Model: model, StopReason: stopReason}, nil
+}
+
+// SamplingNames maps the names of a sampling request's tools to names a
+// model takes, as [Load] names a Set's tools: each fits every provider
+// and is unique, also when two of the server's names differ only in
+// characters providers refuse ("get.weather" and "get_weather") or are
+// the same. The zero value maps no tool.
+type SamplingNames struct {
+	names  []string          // the model's name of each tool of the request
+	model  map[string]string // the server's name → the model's (its first tool of that name)
+	server map[string]string // the model's name → the server's
+}
+
+// NewSamplingNames names tools, the tools of a sampling request.
+func NewSamplingNames(tools []protocol.Tool) *SamplingNames {
+	n := &SamplingNames{model: map[string]string{}, server: map[string]string{}}
+	used := make(map[string]int, len(tools))
+	for i, t := range tools {
+		name := uniqueName(used, t.Name, strconv.Itoa(i)+"\x00"+t.Name)
+		used[name] = i
+		n.names = append(n.names, name)
+		n.server[name] = t.Name
+		if _, ok := n.model[t.Name]; !ok {
+			n.model[t.Name] = name
+		}
+	}
+	return n
+}
+
+// Tool returns the model's name of the request's i-th tool.
+func (n *SamplingNames) Tool(i int) string { return n.names[i] }
+
+// Model returns the model's name of the server's tool name, for the
+// tool_use blocks of the request's messages; [SanitizeName] of it when
+// it is not among the request's tools.
+func (n *SamplingNames) Model(server string) string {
+	if m, ok := n.model[server]; ok {
+		return m
+	}
+	return SanitizeName(server)
+}
+
+// Server returns the server's name of the tool the model called name;
+// name itself when the request has no such tool.
+func (n *SamplingNames) Server(name string) string {
+	if s, ok := n.server[name]; ok {
+		return s
+	}
+	return name
 }
 
 // BlockResult turns a tool_result block of a sampling message into a

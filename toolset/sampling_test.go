@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/conduitmcp/conduit/protocol"
@@ -51,5 +52,33 @@ func TestSamplingHelpers(t *testing.T) {
 	cancel()
 	if !toolset.Stopped(ctx, &toolset.CallError{Err: context.Canceled}) || toolset.Stopped(ctx, nil) {
 		t.Error("Stopped")
+	}
+}
+
+// TestSamplingNames: a sampling request's tool names that differ only in
+// characters providers refuse, repeat, or are too long get names every
+// provider takes, distinct, that map back to the server's.
+func TestSamplingNames(t *testing.T) {
+	tools := []protocol.Tool{{Name: "get.weather"}, {Name: "get_weather"}, {Name: "get.weather"}, {Name: strings.Repeat("a", 128)}, {Name: strings.Repeat("a", 127) + "."}}
+	names := toolset.NewSamplingNames(tools)
+	seen := map[string]bool{}
+	for i, tool := range tools {
+		n := names.Tool(i)
+		if !everyProviderName.MatchString(n) || seen[n] {
+			t.Errorf("Tool(%d) = %q: does not fit, or twice", i, n)
+		}
+		seen[n] = true
+		if got := names.Server(n); got != tool.Name {
+			t.Errorf("Server(%q) = %q, want %q", n, got, tool.Name)
+		}
+	}
+	if got := names.Model("get_weather"); got != names.Tool(1) {
+		t.Errorf("Model(get_weather) = %q, want %q", got, names.Tool(1))
+	}
+	if got := names.Model("other.tool"); got != "other_tool" {
+		t.Errorf("Model(other.tool) = %q, want other_tool", got)
+	}
+	if got := names.Server("other"); got != "other" {
+		t.Errorf("Server(other) = %q, want other", got)
 	}
 }

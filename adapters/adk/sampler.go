@@ -56,15 +56,15 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 		t := float32(*p.Temperature)
 		req.Config.Temperature = &t
 	}
+	names := toolset.NewSamplingNames(p.Tools)
 	for _, m := range p.Messages {
-		c, err := content(m)
+		c, err := content(m, names)
 		if err != nil {
 			return nil, err
 		}
 		req.Contents = append(req.Contents, c)
 	}
-	names, err := samplingTools(req.Config, p)
-	if err != nil {
+	if err := samplingTools(req.Config, p, names); err != nil {
 		return nil, err
 	}
 	var resp *model.LLMResponse
@@ -97,20 +97,17 @@ func (e *ModelError) Error() string {
 	return "adkconduit: the model answered " + e.Code + ": " + e.Message
 }
 
-func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessageParams) (map[string]string, error) {
-	names := map[string]string{}
+func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessageParams, names *toolset.SamplingNames) error {
 	tool := &genai.Tool{}
-	for _, t := range p.Tools {
-		name := toolset.SanitizeName(t.Name)
-		decl, err := toolset.Convert(toolset.Tool{Name: name, Tool: t}, toolset.GeminiJSONSchema)
+	for i, t := range p.Tools {
+		decl, err := toolset.Convert(toolset.Tool{Name: names.Tool(i), Tool: t}, toolset.GeminiJSONSchema)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		fd, err := declaration(decl, toolset.GeminiJSONSchema)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		names[name] = t.Name
 		tool.FunctionDeclarations = append(tool.FunctionDeclarations, fd)
 	}
 	if len(tool.FunctionDeclarations) > 0 {
@@ -122,11 +119,11 @@ func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessagePa
 			}
 		}
 	}
-	return names, nil
+	return nil
 }
 
 // content turns a sampling message into a genai content.
-func content(m protocol.SamplingMessage) (*genai.Content, error) {
+func content(m protocol.SamplingMessage, names *toolset.SamplingNames) (*genai.Content, error) {
 	blocks, err := m.Blocks()
 	if err != nil {
 		return nil, err
@@ -145,7 +142,7 @@ func content(m protocol.SamplingMessage) (*genai.Content, error) {
 		case protocol.ContentToolUse:
 			var args map[string]any
 			_ = json.Unmarshal(b.Input, &args)
-			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: toolset.SanitizeName(b.Name), Args: args}})
+			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: names.Model(b.Name), Args: args}})
 		case protocol.ContentToolResult:
 			r := (&toolset.Set{}).Result("", &protocol.CallToolResult{Content: b.Content, StructuredContent: b.StructuredContent, IsError: protocol.Bool(b.IsError)})
 			key, out := "output", any(r.Text())
@@ -166,7 +163,7 @@ func content(m protocol.SamplingMessage) (*genai.Content, error) {
 
 var stopReasons = map[genai.FinishReason]string{genai.FinishReasonStop: protocol.StopReasonEndTurn, genai.FinishReasonMaxTokens: protocol.StopReasonMaxTokens}
 
-func samplingResult(resp *model.LLMResponse, modelName string, names map[string]string) (*protocol.CreateMessageResult, error) {
+func samplingResult(resp *model.LLMResponse, modelName string, names *toolset.SamplingNames) (*protocol.CreateMessageResult, error) {
 	var blocks []protocol.Content
 	for _, p := range resp.Content.Parts {
 		switch {
@@ -174,12 +171,8 @@ func samplingResult(resp *model.LLMResponse, modelName string, names map[string]
 		case p.Text != "" && !p.Thought:
 			blocks = append(blocks, protocol.TextContent(p.Text))
 		case p.FunctionCall != nil:
-			name := names[p.FunctionCall.Name]
-			if name == "" {
-				name = p.FunctionCall.Name
-			}
 			input, _ := json.Marshal(p.FunctionCall.Args)
-			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: p.FunctionCall.ID, Name: name, Input: input})
+			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: p.FunctionCall.ID, Name: names.Server(p.FunctionCall.Name), Input: input})
 		}
 	}
 	reason := stopReasons[resp.FinishReason]

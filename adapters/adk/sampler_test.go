@@ -153,3 +153,51 @@ func TestSamplerChooseModel(t *testing.T) {
 		t.Errorf("empty answer: %v", err)
 	}
 }
+
+// TestSamplerToolNamesCollide: two sampling tools whose names differ only
+// in a character every provider's names do not take are declared under
+// two names, and the model's call of each comes back under its own server
+// name (both were declared "get_weather", and a call went to the last of
+// them).
+func TestSamplerToolNamesCollide(t *testing.T) {
+	var declared []string
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		var req struct {
+			Tools []struct {
+				FunctionDeclarations []struct{ Name string } `json:"functionDeclarations"`
+			} `json:"tools"`
+		}
+		_ = json.Unmarshal(body, &req)
+		declared = nil
+		var calls []any
+		for _, tool := range req.Tools {
+			for _, fd := range tool.FunctionDeclarations {
+				declared = append(declared, fd.Name)
+				calls = append(calls, map[string]any{"functionCall": map[string]any{"id": "f_" + fd.Name, "name": fd.Name, "args": map[string]any{}}})
+			}
+		}
+		return 200, candidate(calls...)
+	})
+	s := &adkconduit.Sampler{Model: geminiModel(t, ep)}
+	tools := []protocol.Tool{{Name: "get.weather"}, {Name: "get_weather"}}
+	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)}},
+		MaxTokens: 50,
+		Tools:     tools,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(declared) != 2 || declared[0] == declared[1] {
+		t.Fatalf("declared %q, want two names", declared)
+	}
+	blocks, _ := res.Blocks()
+	if len(blocks) != 2 {
+		t.Fatalf("%d blocks: %s", len(blocks), res.Content)
+	}
+	for i, b := range blocks {
+		if b.Name != tools[i].Name {
+			t.Errorf("the model's call of %q came back as %q, want %q", declared[i], b.Name, tools[i].Name)
+		}
+	}
+}

@@ -42,21 +42,19 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 	if p.SystemPrompt != "" {
 		params.System = []anthropic.TextBlockParam{{Text: p.SystemPrompt}}
 	}
+	names := toolset.NewSamplingNames(p.Tools)
 	for _, m := range p.Messages {
-		mp, err := messageParam(m)
+		mp, err := messageParam(m, names)
 		if err != nil {
 			return nil, err
 		}
 		params.Messages = append(params.Messages, mp)
 	}
-	names := map[string]string{}
-	for _, t := range p.Tools {
-		name := toolset.SanitizeName(t.Name)
-		decl, err := toolset.Convert(toolset.Tool{Name: name, Tool: t}, toolset.Anthropic)
+	for i, t := range p.Tools {
+		decl, err := toolset.Convert(toolset.Tool{Name: names.Tool(i), Tool: t}, toolset.Anthropic)
 		if err != nil {
 			return nil, err
 		}
-		names[name] = t.Name
 		params.Tools = append(params.Tools, toolParam(decl))
 	}
 	if p.ToolChoice != nil && len(p.Tools) > 0 {
@@ -77,7 +75,7 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 }
 
 // messageParam turns a sampling message into a message of the API.
-func messageParam(m protocol.SamplingMessage) (anthropic.MessageParam, error) {
+func messageParam(m protocol.SamplingMessage, names *toolset.SamplingNames) (anthropic.MessageParam, error) {
 	blocks, err := m.Blocks()
 	if err != nil {
 		return anthropic.MessageParam{}, err
@@ -90,7 +88,7 @@ func messageParam(m protocol.SamplingMessage) (anthropic.MessageParam, error) {
 		case protocol.ContentImage:
 			out = append(out, anthropic.NewImageBlockBase64(b.MIMEType, b.Data))
 		case protocol.ContentToolUse:
-			out = append(out, anthropic.NewToolUseBlock(b.ID, b.Input, toolset.SanitizeName(b.Name)))
+			out = append(out, anthropic.NewToolUseBlock(b.ID, b.Input, names.Model(b.Name)))
 		case protocol.ContentToolResult:
 			out = append(out, ToolResult(b.ToolUseID, toolset.BlockResult(b)))
 		default:
@@ -110,18 +108,14 @@ var stopReasons = map[anthropic.StopReason]string{
 
 // samplingResult turns the model's message into the sampling result: one
 // block, or the blocks of text and tool_use.
-func samplingResult(msg *anthropic.Message, names map[string]string) (*protocol.CreateMessageResult, error) {
+func samplingResult(msg *anthropic.Message, names *toolset.SamplingNames) (*protocol.CreateMessageResult, error) {
 	var blocks []protocol.Content
 	for _, c := range msg.Content {
 		switch c.Type {
 		case "text":
 			blocks = append(blocks, protocol.TextContent(c.Text))
 		case "tool_use":
-			name := names[c.Name]
-			if name == "" {
-				name = c.Name
-			}
-			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: c.ID, Name: name, Input: c.Input})
+			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: c.ID, Name: names.Server(c.Name), Input: c.Input})
 		}
 	}
 	reason, ok := stopReasons[msg.StopReason]

@@ -86,3 +86,44 @@ func TestSamplerTools(t *testing.T) {
 		t.Fatalf("%s", ep.Requests()[0])
 	}
 }
+
+// TestSamplerToolNamesCollide: two sampling tools whose names differ only
+// in a character the API refuses are declared under two names, and the
+// model's use of each comes back under its own server name (both were
+// declared "get_weather", and a use went to the last of them).
+func TestSamplerToolNamesCollide(t *testing.T) {
+	var declared []string
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		var req struct{ Tools []struct{ Name string } }
+		_ = json.Unmarshal(body, &req)
+		declared = nil
+		var uses []any
+		for _, tool := range req.Tools {
+			declared = append(declared, tool.Name)
+			uses = append(uses, map[string]any{"type": "tool_use", "id": "toolu_" + tool.Name, "name": tool.Name, "input": map[string]any{}})
+		}
+		return 200, message(uses, "tool_use")
+	})
+	s := &anthropicconduit.Sampler{Client: newClient(ep.URL), Model: "claude-test"}
+	tools := []protocol.Tool{{Name: "get.weather"}, {Name: "get_weather"}}
+	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)}},
+		MaxTokens: 50,
+		Tools:     tools,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(declared) != 2 || declared[0] == declared[1] {
+		t.Fatalf("declared %q, want two names", declared)
+	}
+	blocks, _ := res.Blocks()
+	if len(blocks) != 2 {
+		t.Fatalf("%d blocks: %s", len(blocks), res.Content)
+	}
+	for i, b := range blocks {
+		if b.Name != tools[i].Name {
+			t.Errorf("the model's use of %q came back as %q, want %q", declared[i], b.Name, tools[i].Name)
+		}
+	}
+}

@@ -46,14 +46,15 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 	if p.SystemPrompt != "" {
 		msgs = append(msgs, schema.SystemMessage(p.SystemPrompt))
 	}
+	names := toolset.NewSamplingNames(p.Tools)
 	for _, m := range p.Messages {
-		ms, err := messages(m)
+		ms, err := messages(m, names)
 		if err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, ms...)
 	}
-	opts, names, err := samplingOptions(p)
+	opts, err := samplingOptions(p, names)
 	if err != nil {
 		return nil, err
 	}
@@ -74,9 +75,9 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 	return samplingResult(out, names, name)
 }
 
-// samplingOptions are the request's settings and tools as model options;
-// names maps the declared tool names back to the server's.
-func samplingOptions(p *protocol.CreateMessageParams) ([]model.Option, map[string]string, error) {
+// samplingOptions are the request's settings and tools, under their
+// names for the model, as model options.
+func samplingOptions(p *protocol.CreateMessageParams, names *toolset.SamplingNames) ([]model.Option, error) {
 	var opts []model.Option
 	if p.MaxTokens > 0 {
 		opts = append(opts, model.WithMaxTokens(int(p.MaxTokens)))
@@ -88,21 +89,18 @@ func samplingOptions(p *protocol.CreateMessageParams) ([]model.Option, map[strin
 		opts = append(opts, model.WithStop(p.StopSequences))
 	}
 	if len(p.Tools) == 0 {
-		return opts, nil, nil
+		return opts, nil
 	}
-	names := map[string]string{}
 	infos := make([]*schema.ToolInfo, 0, len(p.Tools))
-	for _, t := range p.Tools {
-		name := toolset.SanitizeName(t.Name)
-		d, err := toolset.Convert(toolset.Tool{Name: name, Tool: t}, toolset.OpenAI)
+	for i, t := range p.Tools {
+		d, err := toolset.Convert(toolset.Tool{Name: names.Tool(i), Tool: t}, toolset.OpenAI)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		info, err := toolInfo(d, toolset.OpenAI)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		names[name] = t.Name
 		infos = append(infos, info)
 	}
 	opts = append(opts, model.WithTools(infos))
@@ -116,12 +114,12 @@ func samplingOptions(p *protocol.CreateMessageParams) ([]model.Option, map[strin
 			opts = append(opts, model.WithToolChoice(schema.ToolChoiceAllowed))
 		}
 	}
-	return opts, names, nil
+	return opts, nil
 }
 
 // messages turns one sampling message into Eino messages: tool results
 // become tool messages, tool uses an assistant's tool calls.
-func messages(m protocol.SamplingMessage) ([]*schema.Message, error) {
+func messages(m protocol.SamplingMessage, names *toolset.SamplingNames) ([]*schema.Message, error) {
 	blocks, err := m.Blocks()
 	if err != nil {
 		return nil, err
@@ -141,7 +139,7 @@ func messages(m protocol.SamplingMessage) ([]*schema.Message, error) {
 				MessagePartCommon: schema.MessagePartCommon{Base64Data: &data, MIMEType: b.MIMEType}}})
 		case protocol.ContentToolUse:
 			calls = append(calls, schema.ToolCall{ID: b.ID, Type: "function",
-				Function: schema.FunctionCall{Name: toolset.SanitizeName(b.Name), Arguments: string(b.Input)}})
+				Function: schema.FunctionCall{Name: names.Model(b.Name), Arguments: string(b.Input)}})
 		case protocol.ContentToolResult:
 			r := (&toolset.Set{}).Result("", &protocol.CallToolResult{Content: b.Content, StructuredContent: b.StructuredContent, IsError: protocol.Bool(b.IsError)})
 			content := r.Text()
@@ -173,16 +171,13 @@ var stopReasons = map[string]string{
 
 // samplingResult turns the model's answer into the sampling result: one
 // text block, or the text and the tool calls as blocks.
-func samplingResult(out *schema.Message, names map[string]string, model string) (*protocol.CreateMessageResult, error) {
+func samplingResult(out *schema.Message, names *toolset.SamplingNames, model string) (*protocol.CreateMessageResult, error) {
 	var blocks []protocol.Content
 	if out.Content != "" || len(out.ToolCalls) == 0 {
 		blocks = append(blocks, protocol.TextContent(out.Content))
 	}
 	for _, tc := range out.ToolCalls {
-		name := names[tc.Function.Name]
-		if name == "" {
-			name = tc.Function.Name
-		}
+		name := names.Server(tc.Function.Name)
 		input := json.RawMessage(tc.Function.Arguments)
 		if !json.Valid(input) {
 			input = json.RawMessage("{}")

@@ -94,3 +94,48 @@ func TestSamplerTools(t *testing.T) {
 		t.Errorf("result %+v, block %+v", res, block)
 	}
 }
+
+// TestSamplerToolNamesCollide: two sampling tools whose names differ only
+// in a character providers refuse are given to the model under two
+// names, the history's use of one names it, and the model's call of
+// each comes back under its own server name (both were given as
+// "get_weather", and a call went to the last of them).
+func TestSamplerToolNamesCollide(t *testing.T) {
+	m := &answeringModel{}
+	s := &einoconduit.Sampler{Model: m}
+	tools := []protocol.Tool{{Name: "get.weather"}, {Name: "get_weather"}}
+	p := &protocol.CreateMessageParams{MaxTokens: 50, Messages: []protocol.SamplingMessage{
+		{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)},
+		{Role: protocol.RoleAssistant, Content: json.RawMessage(`[{"type":"tool_use","id":"t0","name":"get_weather","input":{}}]`)},
+		{Role: protocol.RoleUser, Content: json.RawMessage(`[{"type":"tool_result","toolUseId":"t0","content":[]}]`)},
+	}, Tools: tools}
+	// The model calls what it was given: a first request learns the names.
+	m.reply = schema.AssistantMessage("", nil)
+	if _, err := s.CreateMessage(testContext(t), p); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.opts.Tools) != 2 || m.opts.Tools[0].Name == m.opts.Tools[1].Name {
+		t.Fatalf("tools given %+v, want two names", m.opts.Tools)
+	}
+	declared := []string{m.opts.Tools[0].Name, m.opts.Tools[1].Name}
+	if calls := m.input[1].ToolCalls; len(calls) != 1 || calls[0].Function.Name != declared[1] {
+		t.Errorf("the history's use of get_weather: %+v, want %q", calls, declared[1])
+	}
+	m.reply = &schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{
+		{ID: "t1", Type: "function", Function: schema.FunctionCall{Name: declared[0], Arguments: `{}`}},
+		{ID: "t2", Type: "function", Function: schema.FunctionCall{Name: declared[1], Arguments: `{}`}},
+	}}
+	res, err := s.CreateMessage(testContext(t), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, _ := res.Blocks()
+	if len(blocks) != 2 {
+		t.Fatalf("%d blocks: %s", len(blocks), res.Content)
+	}
+	for i, b := range blocks {
+		if b.Name != tools[i].Name {
+			t.Errorf("the model's call of %q came back as %q, want %q", declared[i], b.Name, tools[i].Name)
+		}
+	}
+}

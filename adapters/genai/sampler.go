@@ -49,15 +49,15 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 		cfg.Temperature = &t
 	}
 	var contents []*genai.Content
+	names := toolset.NewSamplingNames(p.Tools)
 	for _, m := range p.Messages {
-		c, err := content(m)
+		c, err := content(m, names)
 		if err != nil {
 			return nil, err
 		}
 		contents = append(contents, c)
 	}
-	names, err := samplingTools(cfg, p)
-	if err != nil {
+	if err := samplingTools(cfg, p, names); err != nil {
 		return nil, err
 	}
 	resp, err := s.Client.Models.GenerateContent(ctx, model, contents, cfg)
@@ -67,20 +67,17 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 	return samplingResult(resp, model, names)
 }
 
-func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessageParams) (map[string]string, error) {
-	names := map[string]string{}
+func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessageParams, names *toolset.SamplingNames) error {
 	tool := &genai.Tool{}
-	for _, t := range p.Tools {
-		name := toolset.SanitizeName(t.Name)
-		decl, err := toolset.Convert(toolset.Tool{Name: name, Tool: t}, toolset.Gemini)
+	for i, t := range p.Tools {
+		decl, err := toolset.Convert(toolset.Tool{Name: names.Tool(i), Tool: t}, toolset.Gemini)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		fd, err := declaration(decl, toolset.Gemini)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		names[name] = t.Name
 		tool.FunctionDeclarations = append(tool.FunctionDeclarations, fd)
 	}
 	if len(tool.FunctionDeclarations) > 0 {
@@ -92,11 +89,11 @@ func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessagePa
 			}
 		}
 	}
-	return names, nil
+	return nil
 }
 
 // content turns a sampling message into a content of the API.
-func content(m protocol.SamplingMessage) (*genai.Content, error) {
+func content(m protocol.SamplingMessage, names *toolset.SamplingNames) (*genai.Content, error) {
 	blocks, err := m.Blocks()
 	if err != nil {
 		return nil, err
@@ -115,7 +112,7 @@ func content(m protocol.SamplingMessage) (*genai.Content, error) {
 		case protocol.ContentToolUse:
 			var args map[string]any
 			_ = json.Unmarshal(b.Input, &args)
-			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: toolset.SanitizeName(b.Name), Args: args}})
+			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: names.Model(b.Name), Args: args}})
 		case protocol.ContentToolResult:
 			parts = append(parts, FunctionResponse(&genai.FunctionCall{ID: b.ToolUseID}, toolset.BlockResult(b)))
 		default:
@@ -131,7 +128,7 @@ func content(m protocol.SamplingMessage) (*genai.Content, error) {
 
 var stopReasons = map[genai.FinishReason]string{genai.FinishReasonStop: protocol.StopReasonEndTurn, genai.FinishReasonMaxTokens: protocol.StopReasonMaxTokens}
 
-func samplingResult(resp *genai.GenerateContentResponse, model string, names map[string]string) (*protocol.CreateMessageResult, error) {
+func samplingResult(resp *genai.GenerateContentResponse, model string, names *toolset.SamplingNames) (*protocol.CreateMessageResult, error) {
 	if len(resp.Candidates) == 0 || resp.Candidates[0].Content == nil {
 		return nil, errors.New("genaiconduit: the model answered no candidate")
 	}
@@ -141,12 +138,8 @@ func samplingResult(resp *genai.GenerateContentResponse, model string, names map
 		case p.Text != "" && !p.Thought:
 			blocks = append(blocks, protocol.TextContent(p.Text))
 		case p.FunctionCall != nil:
-			name := names[p.FunctionCall.Name]
-			if name == "" {
-				name = p.FunctionCall.Name
-			}
 			input, _ := json.Marshal(p.FunctionCall.Args)
-			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: p.FunctionCall.ID, Name: name, Input: input})
+			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: p.FunctionCall.ID, Name: names.Server(p.FunctionCall.Name), Input: input})
 		}
 	}
 	reason := stopReasons[resp.Candidates[0].FinishReason]

@@ -45,8 +45,9 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 	if p.SystemPrompt != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(p.SystemPrompt))
 	}
+	names := toolset.NewSamplingNames(p.Tools)
 	for _, m := range p.Messages {
-		msgs, err := chatMessages(m)
+		msgs, err := chatMessages(m, names)
 		if err != nil {
 			return nil, err
 		}
@@ -61,8 +62,7 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 	if len(p.StopSequences) > 0 {
 		params.Stop.OfStringArray = p.StopSequences
 	}
-	names, err := samplingTools(&params, p)
-	if err != nil {
+	if err := samplingTools(&params, p, names); err != nil {
 		return nil, err
 	}
 	resp, err := s.Client.Chat.Completions.New(ctx, params)
@@ -75,17 +75,15 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 	return samplingResult(resp, names)
 }
 
-// samplingTools declares the request's tools; it returns the map from
-// the declared names back to the server's.
-func samplingTools(params *openai.ChatCompletionNewParams, p *protocol.CreateMessageParams) (map[string]string, error) {
-	names := map[string]string{}
-	for _, t := range p.Tools {
-		name := toolset.SanitizeName(t.Name)
+// samplingTools declares the request's tools under their names for the
+// model.
+func samplingTools(params *openai.ChatCompletionNewParams, p *protocol.CreateMessageParams, names *toolset.SamplingNames) error {
+	for i, t := range p.Tools {
+		name := names.Tool(i)
 		d, err := toolset.Convert(toolset.Tool{Name: name, Tool: t}, toolset.OpenAI)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		names[name] = t.Name
 		fn := shared.FunctionDefinitionParam{Name: name, Parameters: parameters(d.Parameters)}
 		if d.Description != "" {
 			fn.Description = param.NewOpt(d.Description)
@@ -98,12 +96,12 @@ func samplingTools(params *openai.ChatCompletionNewParams, p *protocol.CreateMes
 			params.ToolChoice.OfAuto = param.NewOpt(p.ToolChoice.Mode)
 		}
 	}
-	return names, nil
+	return nil
 }
 
 // chatMessages turns one sampling message into chat messages: tool
 // results become tool messages, tool uses an assistant's tool calls.
-func chatMessages(m protocol.SamplingMessage) ([]openai.ChatCompletionMessageParamUnion, error) {
+func chatMessages(m protocol.SamplingMessage, names *toolset.SamplingNames) ([]openai.ChatCompletionMessageParamUnion, error) {
 	blocks, err := m.Blocks()
 	if err != nil {
 		return nil, err
@@ -121,7 +119,7 @@ func chatMessages(m protocol.SamplingMessage) ([]openai.ChatCompletionMessagePar
 			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:" + b.MIMEType + ";base64," + b.Data}))
 		case protocol.ContentToolUse:
 			calls = append(calls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-				ID: b.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: toolset.SanitizeName(b.Name), Arguments: string(b.Input)},
+				ID: b.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: names.Model(b.Name), Arguments: string(b.Input)},
 			}})
 		case protocol.ContentToolResult:
 			out = append(out, openai.ToolMessage(resultText(toolset.BlockResult(b), nil), b.ToolUseID))
@@ -148,7 +146,7 @@ var stopReasons = map[string]string{
 
 // samplingResult turns the model's answer into the sampling result:
 // one text block, or the text and the tool calls as blocks.
-func samplingResult(resp *openai.ChatCompletion, names map[string]string) (*protocol.CreateMessageResult, error) {
+func samplingResult(resp *openai.ChatCompletion, names *toolset.SamplingNames) (*protocol.CreateMessageResult, error) {
 	choice := resp.Choices[0]
 	var blocks []protocol.Content
 	if choice.Message.Content != "" || len(choice.Message.ToolCalls) == 0 {
@@ -156,10 +154,7 @@ func samplingResult(resp *openai.ChatCompletion, names map[string]string) (*prot
 	}
 	for _, tc := range choice.Message.ToolCalls {
 		fn := tc.AsFunction().Function
-		name := names[fn.Name]
-		if name == "" {
-			name = fn.Name
-		}
+		name := names.Server(fn.Name)
 		input := json.RawMessage(fn.Arguments)
 		if !json.Valid(input) {
 			input = json.RawMessage("{}")

@@ -2,6 +2,7 @@ package openaiconduit_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	openaiconduit "github.com/conduitmcp/conduit/adapters/openai"
@@ -93,5 +94,72 @@ func TestSamplerTools(t *testing.T) {
 	_ = json.Unmarshal(ep.Requests()[0], &req)
 	if len(req.Tools) != 1 || req.Tools[0].Function.Name != "get_weather" {
 		t.Fatalf("%s", ep.Requests()[0])
+	}
+}
+
+// TestSamplerToolNamesCollide: two sampling tools whose names differ only
+// in a character providers refuse ("get.weather", "get_weather") are
+// declared under two names, and the model's call of each comes back
+// under its own server name (both were declared "get_weather", which the
+// API refuses, and a call went to the last of them).
+func TestSamplerToolNamesCollide(t *testing.T) {
+	var declared []string
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		var req struct {
+			Tools []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tools"`
+		}
+		_ = json.Unmarshal(body, &req)
+		declared = nil
+		var calls []any
+		for i, tool := range req.Tools {
+			declared = append(declared, tool.Function.Name)
+			calls = append(calls, map[string]any{"id": fmt.Sprint("t", i), "type": "function", "function": map[string]any{"name": tool.Function.Name, "arguments": `{}`}})
+		}
+		return 200, map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "gpt-test",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}}}}
+	})
+	s := &openaiconduit.Sampler{Client: newClient(ep.URL), Model: "gpt-test"}
+	tools := []protocol.Tool{{Name: "get.weather"}, {Name: "get_weather"}}
+	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages: []protocol.SamplingMessage{
+			{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)},
+			{Role: protocol.RoleAssistant, Content: json.RawMessage(`{"type":"tool_use","id":"u1","name":"get_weather","input":{}}`)},
+			{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"tool_result","toolUseId":"u1","content":[]}`)},
+		},
+		MaxTokens: 50,
+		Tools:     tools,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(declared) != 2 || declared[0] == declared[1] {
+		t.Fatalf("declared %q, want two names", declared)
+	}
+	blocks, _ := res.Blocks()
+	if len(blocks) != 2 {
+		t.Fatalf("%d blocks: %s", len(blocks), res.Content)
+	}
+	for i, b := range blocks {
+		if b.Name != tools[i].Name {
+			t.Errorf("the model's call of %q came back as %q, want %q", declared[i], b.Name, tools[i].Name)
+		}
+	}
+	// The history's call of get_weather names the tool declared for it.
+	var req struct {
+		Messages []struct {
+			ToolCalls []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(ep.Requests()[0], &req)
+	if calls := req.Messages[1].ToolCalls; len(calls) != 1 || calls[0].Function.Name != declared[1] {
+		t.Errorf("the history's call of get_weather: %s, want %q", ep.Requests()[0], declared[1])
 	}
 }
