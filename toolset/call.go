@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -41,9 +41,9 @@ type Result struct {
 	// reported an error (isError), or the call could not be made.
 	IsError bool
 	// Parts is the content, in order: text blocks as they are; images in
-	// a MIME type providers take, within the image bound, as images;
-	// everything else (audio, resource links, embedded resources, other
-	// images) described in text. Text past the text bound is cut and the
+	// a MIME type providers take, within the image bound and with valid
+	// base64 data, as images; everything else (audio, resource links,
+	// embedded resources, other images) described in text. Text past the text bound is cut and the
 	// last part says how much was left out. When the tool answered only
 	// structured content, it is the text.
 	Parts []Part
@@ -235,6 +235,13 @@ func (b *resultBuilder) addImage(data, mime, what string) {
 	if n > b.image {
 		b.truncated = true
 		b.addNote(fmt.Sprintf("[%s: %s, %d bytes, left out: past the limit of the result's images]", what, b.short(mime), n))
+		return
+	}
+	// Checked here, within the bound: an API refuses a request with an
+	// image that is not base64, and so every request of the conversation
+	// after it.
+	if _, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, strings.NewReader(data))); err != nil {
+		b.addNote(fmt.Sprintf("[%s: %s, data that is not valid base64, left out]", what, mime))
 		return
 	}
 	b.image -= n

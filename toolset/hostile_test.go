@@ -2,6 +2,7 @@ package toolset_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -181,5 +182,27 @@ func TestConversionBounded(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestResultImageNotBase64: an image block (or an embedded image resource)
+// whose data is not base64 is described in a note, not given to the model
+// as an image: an API refuses the request with it, and every request of
+// the conversation after it, and genaiconduit dropped it without a word.
+func TestResultImageNotBase64(t *testing.T) {
+	good := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nfake"))
+	for _, c := range []protocol.Content{
+		protocol.ImageContent("not base64!", "image/png"),
+		protocol.ImageContent(good[:len(good)-1], "image/png"),
+		protocol.EmbeddedResourceContent(protocol.ResourceContents{URI: "file:///c.png", MIMEType: "image/png", Blob: "%%%%"}),
+	} {
+		r := (&toolset.Set{}).Result("t", &protocol.CallToolResult{Content: []protocol.Content{c}})
+		if r.HasImages() || len(r.Parts) != 1 || !strings.Contains(r.Parts[0].Text, "not valid base64") {
+			t.Errorf("Result(%+v).Parts = %+v, want one note on data that is not valid base64", c, r.Parts)
+		}
+	}
+	r := (&toolset.Set{}).Result("t", &protocol.CallToolResult{Content: []protocol.Content{protocol.ImageContent(good, "image/png")}})
+	if !r.HasImages() {
+		t.Errorf("Result(a valid image).Parts = %+v, want the image", r.Parts)
 	}
 }
