@@ -206,3 +206,29 @@ func TestResultImageNotBase64(t *testing.T) {
 		t.Errorf("Result(a valid image).Parts = %+v, want the image", r.Parts)
 	}
 }
+
+// TestLoadManyDuplicates: a server that lists one tool name 20,000 times
+// (300 KB of tools/list; the client passes them on as listed) gets a
+// distinct name for each in linear time: each duplicate tried every
+// suffix taken before it, 40 s of CPU for these and minutes for more.
+func TestLoadManyDuplicates(t *testing.T) {
+	src := &staticSource{}
+	for range 20000 {
+		src.tools = append(src.tools, toolset.Tool{Name: "x", Tool: protocol.Tool{Name: "x"}})
+	}
+	within(t, 10*time.Second, "Load", func() {
+		set, err := toolset.Load(context.Background(), src, nil)
+		if err != nil {
+			t.Errorf("Load = %v", err)
+			return
+		}
+		seen := map[string]bool{}
+		for _, tool := range set.Tools() {
+			if seen[tool.Name] || !everyProviderName.MatchString(tool.Name) {
+				t.Errorf("name %q twice or unfit", tool.Name)
+				return
+			}
+			seen[tool.Name] = true
+		}
+	})
+}

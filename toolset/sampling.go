@@ -54,10 +54,9 @@ type SamplingNames struct {
 // NewSamplingNames names tools, the tools of a sampling request.
 func NewSamplingNames(tools []protocol.Tool) *SamplingNames {
 	n := &SamplingNames{model: map[string]string{}, server: map[string]string{}}
-	used := make(map[string]int, len(tools))
+	nm := newNamer()
 	for i, t := range tools {
-		name := uniqueName(used, t.Name, strconv.Itoa(i)+"\x00"+t.Name)
-		used[name] = i
+		name := nm.name(t.Name, strconv.Itoa(i)+"\x00"+t.Name)
 		n.names = append(n.names, name)
 		n.server[name] = t.Name
 		if _, ok := n.model[t.Name]; !ok {

@@ -138,12 +138,13 @@ func Load(ctx context.Context, src Source, opts *Options) (*Set, error) {
 	if opts != nil {
 		s.opts = *opts
 	}
+	nm := newNamer()
 	for _, t := range tools {
 		base := t.Name
 		if s.opts.Name != nil {
 			base = s.opts.Name(t.Server, t.Tool.Name)
 		}
-		t.Name = uniqueName(s.index, base, t.Server+"\x00"+t.Tool.Name)
+		t.Name = nm.name(base, t.Server+"\x00"+t.Tool.Name)
 		s.index[t.Name] = len(s.tools)
 		s.tools = append(s.tools, t)
 		s.args = append(s.args, newArgFixer(t.Tool.InputSchema))
@@ -194,25 +195,36 @@ func hash8(s string) string {
 	return fmt.Sprintf("%08x", h.Sum32())
 }
 
-// uniqueName returns the sanitized base, or when taken the sanitized base
-// with a suffix from key (the server and tool), not in used.
-func uniqueName(used map[string]int, base, key string) string {
+// namer gives names that are unique among those it gave.
+type namer struct {
+	used map[string]bool
+	// next holds, per first suffixed candidate, the counter to try
+	// next: a name listed many times tries each suffix once, not every
+	// suffix taken before it.
+	next map[string]int
+}
+
+func newNamer() *namer { return &namer{used: map[string]bool{}, next: map[string]int{}} }
+
+// name returns the sanitized base, or when taken the sanitized base with
+// a suffix from key (the server and tool), not taken.
+func (nm *namer) name(base, key string) string {
 	n := SanitizeName(base)
-	if _, taken := used[n]; !taken {
+	if !nm.used[n] {
+		nm.used[n] = true
 		return n
 	}
-	tag := hash8(key)
-	for i := 0; ; i++ {
-		suffix := "_" + tag
+	tag := "_" + hash8(key)
+	first := n[:min(len(n), MaxNameLen-len(tag))] + tag
+	for i := nm.next[first]; ; i++ {
+		c := first
 		if i > 0 {
-			suffix += "_" + strconv.Itoa(i)
+			suffix := tag + "_" + strconv.Itoa(i)
+			c = n[:min(len(n), MaxNameLen-len(suffix))] + suffix
 		}
-		c := n
-		if len(c) > MaxNameLen-len(suffix) {
-			c = c[:MaxNameLen-len(suffix)]
-		}
-		c += suffix
-		if _, taken := used[c]; !taken {
+		if !nm.used[c] {
+			nm.used[c] = true
+			nm.next[first] = i + 1
 			return c
 		}
 	}
