@@ -24,6 +24,8 @@ type conv struct {
 	// For the dialects that keep $refs: every referenced definition,
 	// converted, under a name of ours.
 	refNames   map[string]string // original $ref → name in defs
+	defNames   map[string]bool   // the names in refNames
+	nextDef    map[string]int    // per base name, the suffix to try next
 	defs       *obj
 	inProgress map[string]bool
 	// For Gemini, which inlines references: the ones being inlined.
@@ -342,6 +344,7 @@ func (c *conv) recursion(path string) {
 func (c *conv) defName(ref string) string {
 	if c.refNames == nil {
 		c.refNames, c.defs, c.inProgress = map[string]string{}, newObj(), map[string]bool{}
+		c.defNames, c.nextDef = map[string]bool{}, map[string]int{}
 	}
 	base := ref[2:]
 	for _, p := range []string{"$defs/", "definitions/"} {
@@ -355,20 +358,17 @@ func (c *conv) defName(ref string) string {
 		}
 		return '_'
 	}, base)
+	// The suffix to try starts past those tried for base before: many
+	// references whose names differ only in the characters replaced
+	// would each try every name taken before.
 	name := base
-	for i := 2; c.defs.has(name) || slices.Contains(mapValues(c.refNames), name); i++ {
+	for i := max(2, c.nextDef[base]); c.defNames[name]; i++ {
 		name = base + "_" + strconv.Itoa(i)
+		c.nextDef[base] = i + 1
 	}
 	c.refNames[ref] = name
+	c.defNames[name] = true
 	return name
-}
-
-func mapValues(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }
 
 // refPath is the path of a reference's target, for losses.

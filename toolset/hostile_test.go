@@ -232,3 +232,47 @@ func TestLoadManyDuplicates(t *testing.T) {
 		}
 	})
 }
+
+// TestManyDefsLinear: 4,990 definitions whose names differ only in
+// characters a definition's name does not keep (they all become "x_")
+// are named in linear time: each tried every name taken before it, two
+// seconds of CPU per tool and dialect.
+func TestManyDefsLinear(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","$defs":{`)
+	const n = 4990
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"x%c":{"type":"string"}`, rune(0x4e00+i))
+	}
+	b.WriteString(`},"properties":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"p%d":{"$ref":"#/$defs/x%c"}`, i, rune(0x4e00+i))
+	}
+	b.WriteString(`}}`)
+	var tools []protocol.Tool
+	for i := range 3 {
+		tools = append(tools, protocol.Tool{Name: fmt.Sprint("t", i), InputSchema: json.RawMessage(b.String())})
+	}
+	set := newSet(t, tools)
+	within(t, 10*time.Second, "Declarations", func() {
+		for _, d := range allDialects {
+			decls, err := set.Declarations(d)
+			if err != nil {
+				t.Errorf("Declarations(%v) = %v", d, err)
+				continue
+			}
+			if d == toolset.Gemini {
+				continue // references inlined
+			}
+			if got := strings.Count(string(decls[0].Parameters), `":{"type":"string"}`); got != n {
+				t.Errorf("Declarations(%v): %d definitions, want %d", d, got, n)
+			}
+		}
+	})
+}
