@@ -42,8 +42,10 @@ var ErrNoAnswer = errors.New("adkconduit: the model answered no content")
 // response is an *ModelError), [ErrNoAnswer], or a content the request
 // holds that the model cannot take.
 func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+	// maxTokens is cut to the API's 32 bits; below zero it is not passed,
+	// as zero is not.
 	req := &model.LLMRequest{Model: s.Model.Name(), Config: &genai.GenerateContentConfig{
-		MaxOutputTokens: int32(min(p.MaxTokens, 1<<31-1)), StopSequences: p.StopSequences}}
+		MaxOutputTokens: int32(max(0, min(p.MaxTokens, 1<<31-1))), StopSequences: p.StopSequences}}
 	if s.ChooseModel != nil {
 		if m := s.ChooseModel(p.ModelPreferences); m != "" {
 			req.Model = m

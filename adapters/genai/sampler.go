@@ -40,7 +40,9 @@ var _ handler.Sampler = (*Sampler)(nil)
 // that the model cannot take.
 func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
 	model := toolset.SamplingModel(s.Model, s.ChooseModel, p.ModelPreferences)
-	cfg := &genai.GenerateContentConfig{MaxOutputTokens: int32(min(p.MaxTokens, 1<<31-1)), StopSequences: p.StopSequences}
+	// maxTokens is cut to the API's 32 bits; below zero it is not passed,
+	// as zero is not.
+	cfg := &genai.GenerateContentConfig{MaxOutputTokens: int32(max(0, min(p.MaxTokens, 1<<31-1))), StopSequences: p.StopSequences}
 	if p.SystemPrompt != "" {
 		cfg.SystemInstruction = genai.NewContentFromText(p.SystemPrompt, genai.RoleUser)
 	}

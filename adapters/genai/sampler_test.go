@@ -138,3 +138,31 @@ func TestSamplerToolNamesCollide(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerNegativeMaxTokens: a server's maxTokens below zero is not
+// passed (as a zero is not); -4294967196 wrapped around to a limit of 100
+// tokens when cut to the API's 32 bits.
+func TestSamplerNegativeMaxTokens(t *testing.T) {
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		return 200, candidate(map[string]any{"text": "Paris"})
+	})
+	s := &genaiconduit.Sampler{Client: newClient(t, ep.URL), Model: "gemini-test"}
+	_, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"Capital of France?"}`)}},
+		MaxTokens: -(1 << 32) + 100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		GenerationConfig struct {
+			MaxOutputTokens *int64 `json:"maxOutputTokens"`
+		} `json:"generationConfig"`
+	}
+	if err := json.Unmarshal(ep.Requests()[0], &req); err != nil {
+		t.Fatal(err)
+	}
+	if got := req.GenerationConfig.MaxOutputTokens; got != nil {
+		t.Errorf("maxOutputTokens = %d, want none", *got)
+	}
+}
