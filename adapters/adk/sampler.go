@@ -174,6 +174,9 @@ func samplingResult(resp *model.LLMResponse, modelName string, names *toolset.Sa
 			blocks = append(blocks, protocol.TextContent(p.Text))
 		case p.FunctionCall != nil:
 			input, _ := json.Marshal(p.FunctionCall.Args)
+			if p.FunctionCall.Args == nil {
+				input = []byte("{}") // a call without arguments
+			}
 			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: p.FunctionCall.ID, Name: names.Server(p.FunctionCall.Name), Input: input})
 		}
 	}

@@ -141,6 +141,9 @@ func samplingResult(resp *genai.GenerateContentResponse, model string, names *to
 			blocks = append(blocks, protocol.TextContent(p.Text))
 		case p.FunctionCall != nil:
 			input, _ := json.Marshal(p.FunctionCall.Args)
+			if p.FunctionCall.Args == nil {
+				input = []byte("{}") // a call without arguments
+			}
 			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: p.FunctionCall.ID, Name: names.Server(p.FunctionCall.Name), Input: input})
 		}
 	}

@@ -166,3 +166,25 @@ func TestSamplerNegativeMaxTokens(t *testing.T) {
 		t.Errorf("maxOutputTokens = %d, want none", *got)
 	}
 }
+
+// TestSamplerCallWithoutArgs: a function call without args (Gemini's for
+// a tool without parameters) comes back as a tool_use block whose input
+// is an empty object, as the protocol requires; it was null.
+func TestSamplerCallWithoutArgs(t *testing.T) {
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		return 200, candidate(map[string]any{"functionCall": map[string]any{"id": "f1", "name": "now"}})
+	})
+	s := &genaiconduit.Sampler{Client: newClient(t, ep.URL), Model: "gemini-test"}
+	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"time?"}`)}},
+		MaxTokens: 50,
+		Tools:     []protocol.Tool{{Name: "now"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, _ := res.Blocks()
+	if len(blocks) != 1 || blocks[0].Type != protocol.ContentToolUse || string(blocks[0].Input) != "{}" {
+		t.Fatalf("blocks %s, want one tool_use with input {}", res.Content)
+	}
+}
