@@ -59,8 +59,9 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 		req.Config.Temperature = &t
 	}
 	names := toolset.NewSamplingNames(p.Tools)
+	calls := map[string]string{} // tool_use ID → the name of the call
 	for _, m := range p.Messages {
-		c, err := content(m, names)
+		c, err := content(m, names, calls)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +126,10 @@ func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessagePa
 }
 
 // content turns a sampling message into a genai content.
-func content(m protocol.SamplingMessage, names *toolset.SamplingNames) (*genai.Content, error) {
+// The names of its tool_use blocks go into calls, by ID, for the
+// functionResponse of the tool_result blocks that follow, which the API
+// wants named.
+func content(m protocol.SamplingMessage, names *toolset.SamplingNames, calls map[string]string) (*genai.Content, error) {
 	blocks, err := m.Blocks()
 	if err != nil {
 		return nil, err
@@ -144,14 +148,15 @@ func content(m protocol.SamplingMessage, names *toolset.SamplingNames) (*genai.C
 		case protocol.ContentToolUse:
 			var args map[string]any
 			_ = json.Unmarshal(b.Input, &args)
-			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: names.Model(b.Name), Args: args}})
+			calls[b.ID] = names.Model(b.Name)
+			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: calls[b.ID], Args: args}})
 		case protocol.ContentToolResult:
 			r := (&toolset.Set{}).Result("", &protocol.CallToolResult{Content: b.Content, StructuredContent: b.StructuredContent, IsError: protocol.Bool(b.IsError)})
 			key, out := "output", any(r.Text())
 			if r.IsError {
 				key = "error"
 			}
-			parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: b.ToolUseID, Response: map[string]any{key: out}}})
+			parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: b.ToolUseID, Name: calls[b.ToolUseID], Response: map[string]any{key: out}}})
 		default:
 			parts = append(parts, genai.NewPartFromText(fmt.Sprintf("[%s content left out]", b.Type)))
 		}

@@ -52,8 +52,9 @@ func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessagePa
 	}
 	var contents []*genai.Content
 	names := toolset.NewSamplingNames(p.Tools)
+	calls := map[string]string{} // tool_use ID → the name of the call
 	for _, m := range p.Messages {
-		c, err := content(m, names)
+		c, err := content(m, names, calls)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +96,10 @@ func samplingTools(cfg *genai.GenerateContentConfig, p *protocol.CreateMessagePa
 }
 
 // content turns a sampling message into a content of the API.
-func content(m protocol.SamplingMessage, names *toolset.SamplingNames) (*genai.Content, error) {
+// The names of its tool_use blocks go into calls, by ID, for the
+// functionResponse of the tool_result blocks that follow, which the API
+// wants named.
+func content(m protocol.SamplingMessage, names *toolset.SamplingNames, calls map[string]string) (*genai.Content, error) {
 	blocks, err := m.Blocks()
 	if err != nil {
 		return nil, err
@@ -114,9 +118,10 @@ func content(m protocol.SamplingMessage, names *toolset.SamplingNames) (*genai.C
 		case protocol.ContentToolUse:
 			var args map[string]any
 			_ = json.Unmarshal(b.Input, &args)
-			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: names.Model(b.Name), Args: args}})
+			calls[b.ID] = names.Model(b.Name)
+			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: b.ID, Name: calls[b.ID], Args: args}})
 		case protocol.ContentToolResult:
-			parts = append(parts, FunctionResponse(&genai.FunctionCall{ID: b.ToolUseID}, toolset.BlockResult(b)))
+			parts = append(parts, FunctionResponse(&genai.FunctionCall{ID: b.ToolUseID, Name: calls[b.ToolUseID]}, toolset.BlockResult(b)))
 		default:
 			parts = append(parts, genai.NewPartFromText(fmt.Sprintf("[%s content left out]", b.Type)))
 		}

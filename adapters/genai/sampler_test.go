@@ -188,3 +188,42 @@ func TestSamplerCallWithoutArgs(t *testing.T) {
 		t.Fatalf("blocks %s, want one tool_use with input {}", res.Content)
 	}
 }
+
+// TestSamplerToolResultNamed: a tool_result block of the history becomes
+// a functionResponse named as the call it answers, which the API
+// requires; its name was empty.
+func TestSamplerToolResultNamed(t *testing.T) {
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		return 200, candidate(map[string]any{"text": "Sunny."})
+	})
+	s := &genaiconduit.Sampler{Client: newClient(t, ep.URL), Model: "gemini-test"}
+	_, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages: []protocol.SamplingMessage{
+			{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)},
+			{Role: protocol.RoleAssistant, Content: json.RawMessage(`{"type":"tool_use","id":"u1","name":"get.weather","input":{}}`)},
+			{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"tool_result","toolUseId":"u1","content":[{"type":"text","text":"sunny"}]}`)},
+		},
+		MaxTokens: 50,
+		Tools:     []protocol.Tool{{Name: "get.weather"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Contents []struct {
+			Parts []struct {
+				FunctionResponse *struct {
+					ID   string `json:"id"`
+					Name string `json:"name"`
+				} `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(ep.Requests()[0], &req); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Contents) != 3 || len(req.Contents[2].Parts) != 1 || req.Contents[2].Parts[0].FunctionResponse == nil ||
+		req.Contents[2].Parts[0].FunctionResponse.Name != "get_weather" {
+		t.Errorf("request %s, want the third content a functionResponse named get_weather", ep.Requests()[0])
+	}
+}
