@@ -111,7 +111,7 @@ func (s *Set) Call(ctx context.Context, name, args string) (*Result, error) {
 		msg := fmt.Sprintf("The arguments of %s were not run: %v. Call it again with the arguments as one complete JSON object.", name, err)
 		return errorResult(name, msg), &CallError{Name: name, Err: err}
 	}
-	res, err := s.src.CallTool(ctx, s.tools[i], raw)
+	res, err := s.src.CallTool(ctx, s.listed[i], raw)
 	if err != nil {
 		return errorResult(name, "The tool call failed: "+err.Error()), &CallError{Name: name, Err: err}
 	}

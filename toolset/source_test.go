@@ -95,6 +95,27 @@ func TestHostRoutesCalls(t *testing.T) {
 	}
 }
 
+// TestHostNamedCalls: with Options.Name, a set over a host names the
+// tools its own way, yet each call reaches the host under the host's
+// name for the tool, as the host listed it (it went under the set's name,
+// which the host does not know).
+func TestHostNamedCalls(t *testing.T) {
+	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
+	h := startHost(t, map[string]*conduittest.Server{"one": srv})
+	ctx := testContext(t)
+	set, err := toolset.Load(ctx, toolset.FromHost(h), &toolset.Options{Name: func(server, tool string) string { return "t." + tool }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := set.Call(ctx, "t_echo", `{"text":"hi"}`)
+	if err != nil || res.IsError || res.Text() != "hi" {
+		t.Fatalf("Call(t_echo) = %v, %+v; want the server's hi", err, res)
+	}
+	if got := callsOf(srv); len(got) != 1 || got[0] != `echo {"text":"hi"}` {
+		t.Errorf("server received %q, want [echo {\"text\":\"hi\"}]", got)
+	}
+}
+
 // TestClientSourceBothEras runs the same model calls through a client of
 // each era.
 func TestClientSourceBothEras(t *testing.T) {

@@ -115,11 +115,12 @@ const (
 //
 // A Set is safe for concurrent use.
 type Set struct {
-	src   Source
-	opts  Options
-	tools []Tool
-	index map[string]int
-	args  []*argFixer // per tool: how to clean the model's arguments
+	src    Source
+	opts   Options
+	tools  []Tool
+	listed []Tool // per tool, as the source listed it (for its CallTool)
+	index  map[string]int
+	args   []*argFixer // per tool: how to clean the model's arguments
 
 	mu    sync.Mutex
 	decls map[Dialect][]Declaration // guarded by mu; computed once per dialect
@@ -144,6 +145,7 @@ func Load(ctx context.Context, src Source, opts *Options) (*Set, error) {
 		if s.opts.Name != nil {
 			base = s.opts.Name(t.Server, t.Tool.Name)
 		}
+		s.listed = append(s.listed, t)
 		t.Name = nm.name(base, t.Server+"\x00"+t.Tool.Name)
 		s.index[t.Name] = len(s.tools)
 		s.tools = append(s.tools, t)
