@@ -32,6 +32,10 @@ var formats = map[Dialect][]string{
 	GeminiJSONSchema: {"date-time", "date", "time", "int32", "int64", "float", "double"},
 }
 
+// openAIRootRefused lists the keywords OpenAI refuses at the root of
+// parameters (anyOf and oneOf there are merged first: mergeRootUnion).
+var openAIRootRefused = []string{"anyOf", "oneOf", "allOf", "enum", "not"}
+
 func (c *conv) loose() bool { return c.d == OpenAI || c.d == Anthropic }
 
 // metadata keywords are dropped without a note: they say nothing to a
@@ -59,6 +63,8 @@ func (c *conv) object(n *obj, path string, depth int) *obj {
 		kp := func() string { return path + "/" + escapeToken(k) }
 		switch {
 		case slices.Contains(metadata, k):
+		case depth == 0 && (c.d == OpenAI || c.d == OpenAIStrict) && slices.Contains(openAIRootRefused, k):
+			c.move(kp(), k, v, &moved)
 		case k == "description" || k == "title":
 			if s, ok := v.(string); ok {
 				c.spend(path, len(s))

@@ -16,8 +16,9 @@ type Dialect int
 const (
 	// OpenAI is function calling without strict mode (chat completions'
 	// tools[].function.parameters, the responses API's function tools):
-	// JSON Schema, the root an object with "properties", every array
-	// with "items", local $refs only.
+	// JSON Schema, the root an object with "properties" and without
+	// allOf, anyOf, oneOf, enum or not (they move into the description),
+	// every array with "items", local $refs only.
 	OpenAI Dialect = iota + 1
 	// OpenAIStrict is function calling with strict: true (Structured
 	// Outputs): every object has additionalProperties: false and lists

@@ -12,6 +12,7 @@ import (
 
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/toolset"
+	"github.com/conduitmcp/conduit/toolset/toolsettest"
 )
 
 // within runs f and fails the test when it has not returned after d: a
@@ -275,4 +276,31 @@ func TestManyDefsLinear(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOpenAIRootKeywords: a root allOf that cannot be merged into one
+// object, a root not and a root enum are not declared to OpenAI, whose
+// API refuses them at the top level of parameters (and with them every
+// request that declares the tool): they move into the description.
+func TestOpenAIRootKeywords(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"object","allOf":[{"properties":{"a":{"type":"string"}}},{"anyOf":[{"required":["a"]},{"required":["b"]}]}]}`,
+		`{"type":"object","properties":{"a":{"type":"string"}},"not":{"required":["a"]}}`,
+		`{"type":"object","properties":{"a":{"type":"string"}},"enum":[{"a":"x"}]}`,
+	} {
+		tool := toolset.Tool{Name: "t", Tool: protocol.Tool{Name: "t", InputSchema: json.RawMessage(schema)}}
+		for _, d := range []toolset.Dialect{toolset.OpenAI, toolset.OpenAIStrict} {
+			decl, err := toolset.Convert(tool, d)
+			if err != nil {
+				t.Errorf("Convert(%s, %v) = %v", schema, d, err)
+				continue
+			}
+			if err := toolsettest.Check(d, decl.Name, decl.Parameters, decl.Strict); err != nil {
+				t.Errorf("Convert(%s, %v) = %s: %v", schema, d, decl.Parameters, err)
+			}
+			if len(decl.Losses) == 0 {
+				t.Errorf("Convert(%s, %v): no loss", schema, d)
+			}
+		}
+	}
 }
