@@ -3,6 +3,7 @@ package toolset
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +50,11 @@ func (c *conv) object(n *obj, path string, depth int) *obj {
 	}
 	ts, _ := typesOf(n)
 	c.spend(path, len(ts))
+	for _, t := range declaredTypes(n) {
+		if !slices.Contains(jsonTypes, t) {
+			c.loss(path+"/type", "type", "dropped "+strconv.Quote(truncateUTF8(t, 100))+": not a JSON type")
+		}
+	}
 	out := newObj()
 	var moved []string
 	for _, k := range n.keys {
@@ -250,15 +256,24 @@ func (c *conv) format(out *obj, v any, ts []string, path string, moved *[]string
 	c.move(path+"/format", "format", v, moved)
 }
 
-// typesOf returns the JSON types a schema declares or implies, and
-// whether it admits null.
-func typesOf(n *obj) (ts []string, null bool) {
+// jsonTypes are the type names of JSON Schema.
+var jsonTypes = []string{"string", "number", "integer", "boolean", "array", "object", "null"}
+
+// declaredTypes returns the names in a schema's type keyword.
+func declaredTypes(n *obj) []string {
 	switch t := n.m["type"].(type) {
 	case string:
-		ts = []string{t}
+		return []string{t}
 	case []any:
-		ts = stringList(t)
+		return stringList(t)
 	}
+	return nil
+}
+
+// typesOf returns the JSON types a schema declares or implies, and
+// whether it admits null. Names that are not JSON types are left out.
+func typesOf(n *obj) (ts []string, null bool) {
+	ts = slices.DeleteFunc(declaredTypes(n), func(t string) bool { return !slices.Contains(jsonTypes, t) })
 	if b, _ := n.m["nullable"].(bool); b && !slices.Contains(ts, "null") && len(ts) > 0 {
 		ts = append(ts, "null")
 	}

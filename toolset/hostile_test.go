@@ -304,3 +304,31 @@ func TestOpenAIRootKeywords(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownTypeNames: a type name JSON Schema does not have ("", "foo")
+// is dropped with a loss, the node declared as any value, rather than
+// sent to an API that refuses it (Gemini's Schema type has no such type).
+func TestUnknownTypeNames(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"object","properties":{"a":{"type":"foo"},"b":{"type":["string",""]}}}`,
+		`{"type":"object","properties":{"a":{"type":""}}}`,
+	} {
+		tool := toolset.Tool{Name: "t", Tool: protocol.Tool{Name: "t", InputSchema: json.RawMessage(schema)}}
+		for _, d := range allDialects {
+			decl, err := toolset.Convert(tool, d)
+			if err != nil {
+				t.Errorf("Convert(%s, %v) = %v", schema, d, err)
+				continue
+			}
+			if err := toolsettest.Check(d, decl.Name, decl.Parameters, decl.Strict); err != nil {
+				t.Errorf("Convert(%s, %v) = %s: %v", schema, d, decl.Parameters, err)
+			}
+			if strings.Contains(string(decl.Parameters), `"foo"`) || strings.Contains(string(decl.Parameters), `""`) {
+				t.Errorf("Convert(%s, %v) = %s, want no unknown type", schema, d, decl.Parameters)
+			}
+			if !hasLoss(decl, "type") {
+				t.Errorf("Convert(%s, %v): no type loss in %v", schema, d, decl.Losses)
+			}
+		}
+	}
+}
