@@ -93,7 +93,7 @@ func (c *conv) object(n *obj, path string, depth int) *obj {
 			c.combinator(out, k, v, kp(), depth, &moved)
 		case k == "enum" || k == "const":
 			c.spendValue(path, v)
-			c.enum(out, k, v, path, &moved)
+			c.enum(out, k, v, ts, path, &moved)
 		case k == "format":
 			c.format(out, v, ts, path, &moved)
 		default:
@@ -215,9 +215,14 @@ func (c *conv) combinator(out *obj, k string, v any, kp string, depth int, moved
 }
 
 // enum converts enum and const.
-func (c *conv) enum(out *obj, k string, v any, path string, moved *[]string) {
+func (c *conv) enum(out *obj, k string, v any, ts []string, path string, moved *[]string) {
 	if c.d != Gemini && c.d != GeminiJSONSchema {
 		out.set(k, v)
+		return
+	}
+	if c.d == Gemini && len(ts) > 0 && (!slices.Contains(ts, "string") || slices.ContainsFunc(ts, func(t string) bool { return t != "string" && t != "null" })) {
+		// The Schema type takes enums on strings only.
+		c.move(path+"/"+k, k, v, moved)
 		return
 	}
 	vals := []any{v}

@@ -43,9 +43,9 @@ const (
 	AnthropicStrict
 	// Gemini is generateContent's FunctionDeclaration.parameters: the
 	// OpenAPI 3.0 subset of the Schema type (upper-case types, nullable,
-	// string-only enums, no $ref: references are inlined and a recursive
-	// one is cut, no additionalProperties, no object without properties
-	// and no array without items). A tool without parameters has nil
+	// enums of strings on strings only, no $ref: references are inlined
+	// and a recursive one is cut, no additionalProperties, no object
+	// without properties and no array without items). A tool without parameters has nil
 	// [Declaration.Parameters].
 	Gemini
 	// GeminiJSONSchema is FunctionDeclaration.parametersJsonSchema: JSON

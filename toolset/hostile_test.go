@@ -332,3 +332,32 @@ func TestUnknownTypeNames(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiEnumOnOtherTypes: an enum of strings on a node whose type is
+// not string is not declared in Gemini's Schema type, which takes enums
+// (format "enum") on strings only: it moves into the description.
+func TestGeminiEnumOnOtherTypes(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"object","properties":{"a":{"type":"integer","enum":["1","2"]}}}`,
+		`{"type":"object","properties":{"a":{"type":"null","enum":[]}}}`,
+		`{"type":"object","properties":{"a":{"type":["boolean","null"],"enum":["yes"]}}}`,
+	} {
+		tool := toolset.Tool{Name: "t", Tool: protocol.Tool{Name: "t", InputSchema: json.RawMessage(schema)}}
+		decl, err := toolset.Convert(tool, toolset.Gemini)
+		if err != nil {
+			t.Errorf("Convert(%s) = %v", schema, err)
+			continue
+		}
+		if err := toolsettest.Check(toolset.Gemini, decl.Name, decl.Parameters, false); err != nil {
+			t.Errorf("Convert(%s) = %s: %v", schema, decl.Parameters, err)
+		}
+		if !hasLoss(decl, "enum") {
+			t.Errorf("Convert(%s): no enum loss in %v", schema, decl.Losses)
+		}
+	}
+	// A string enum stays.
+	decl, err := toolset.Convert(toolset.Tool{Name: "t", Tool: protocol.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":["string","null"],"enum":["x"]}}}`)}}, toolset.Gemini)
+	if err != nil || !strings.Contains(string(decl.Parameters), `"enum":["x"]`) {
+		t.Errorf("Convert(a string enum) = %s, %v; want the enum kept", decl.Parameters, err)
+	}
+}
