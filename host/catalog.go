@@ -123,15 +123,17 @@ func (h *Host) rebuildLocked() {
 	var cat catalogue
 	cat.toolIdx, cat.promptIdx = map[string]int{}, map[string]int{}
 	usedRes := map[string]int{}
+	// The counts uniqueName tries next, per kind as the names it takes.
+	toolTried, promptTried, resTried := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, s := range h.servers {
 		server := s.cfg.Name
 		for _, t := range sortedBy(s.tools, func(t protocol.Tool) string { return t.Name }) {
-			n := h.uniqueName(cat.toolIdx, server, t.Name)
+			n := h.uniqueName(cat.toolIdx, toolTried, server, t.Name)
 			cat.toolIdx[n] = len(cat.tools)
 			cat.tools = append(cat.tools, Tool{Name: n, Server: server, Tool: t})
 		}
 		for _, p := range sortedBy(s.prompts, func(p protocol.Prompt) string { return p.Name }) {
-			n := h.uniqueName(cat.promptIdx, server, p.Name)
+			n := h.uniqueName(cat.promptIdx, promptTried, server, p.Name)
 			cat.promptIdx[n] = len(cat.prompts)
 			cat.prompts = append(cat.prompts, Prompt{Name: n, Server: server, Prompt: p})
 		}
@@ -140,7 +142,7 @@ func (h *Host) rebuildLocked() {
 			if base == "" {
 				base = r.URI
 			}
-			n := h.uniqueName(usedRes, server, base)
+			n := h.uniqueName(usedRes, resTried, server, base)
 			usedRes[n] = len(cat.resources)
 			cat.resources = append(cat.resources, Resource{Name: n, Server: server, Resource: r})
 		}
@@ -213,7 +215,12 @@ func sortedBy[T any](items []T, key func(T) string) []T {
 }
 
 // uniqueName returns the sanitized name of server's item, not yet in used.
-func (h *Host) uniqueName(used map[string]int, server, item string) string {
+// A taken name gets a suffix of a hash of server and item, then a count.
+// tried (one per used) remembers, per name and hash, the count to try
+// next, so that a server listing one name many times is named in linear
+// time with the names a search from 0 would give (every count below it is
+// taken: used only grows during a rebuild).
+func (h *Host) uniqueName(used, tried map[string]int, server, item string) string {
 	raw := server + "__" + item
 	if h.opts.Name != nil {
 		raw = h.opts.Name(server, item)
@@ -225,13 +232,15 @@ func (h *Host) uniqueName(used map[string]int, server, item string) string {
 	sum := fnv.New32a()
 	sum.Write([]byte(server + "\x00" + item))
 	tag := fmt.Sprintf("%08x", sum.Sum32())
-	for i := 0; ; i++ {
+	key := n + "\x00" + tag
+	for i := tried[key]; ; i++ {
 		suffix := "_" + tag
 		if i > 0 {
 			suffix += "_" + strconv.Itoa(i)
 		}
 		c := truncate(n, MaxNameLen-len(suffix)) + suffix
 		if _, taken := used[c]; !taken {
+			tried[key] = i + 1
 			return c
 		}
 	}
