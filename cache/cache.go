@@ -111,7 +111,7 @@ type memoryCache struct {
 
 	mu    sync.Mutex
 	m     map[Key]Entry // guarded by mu; created lazily
-	order []Key         // guarded by mu; insertion order, may hold stale keys
+	order []Key         // guarded by mu; the keys of m, in the order they were stored
 }
 
 // NewMemory returns an empty in-memory [Store] holding at most
@@ -159,18 +159,25 @@ func (c *memoryCache) evictLocked(limit int) {
 			delete(c.m, k)
 		}
 	}
+	c.compactLocked()
 	for len(c.m) >= limit && len(c.order) > 0 {
 		k := c.order[0]
 		c.order = c.order[1:]
 		delete(c.m, k)
 	}
-	// Compact the order slice of keys no longer present.
+}
+
+// compactLocked drops from the order the keys no longer in the map, so
+// that it holds each stored key once: a key deleted and stored again
+// counts from its new store, and invalidations cannot grow the order.
+func (c *memoryCache) compactLocked() {
 	live := c.order[:0]
 	for _, k := range c.order {
 		if _, ok := c.m[k]; ok {
 			live = append(live, k)
 		}
 	}
+	clear(c.order[len(live):]) // let the dropped keys' strings go
 	c.order = live
 }
 
@@ -178,10 +185,14 @@ func (c *memoryCache) evictLocked(limit int) {
 func (c *memoryCache) DeleteResults(_ context.Context, sel Selector) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	n := len(c.m)
 	for k := range c.m {
 		if sel.Match(k) {
 			delete(c.m, k)
 		}
+	}
+	if len(c.m) < n {
+		c.compactLocked()
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package cache_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/conduitmcp/conduit/cache"
 )
@@ -48,6 +49,32 @@ func TestMemoryDeleteResults(t *testing.T) {
 	for k, want := range map[cache.Key]bool{keep: true, drop: false, other: true} {
 		if _, ok, _ := s.LoadResult(ctx, k); ok != want {
 			t.Errorf("after DeleteResults, LoadResult(%+v) found = %v, want %v", k, ok, want)
+		}
+	}
+}
+
+// TestMemoryEvictsOldestAfterDelete: a key deleted (an invalidation) and
+// stored again counts from its new store, so a full cache evicts the
+// entry stored first, not the one stored last; and a flood of
+// invalidations and re-stores of one key does not make the eviction
+// order forget which key is oldest.
+func TestMemoryEvictsOldestAfterDelete(t *testing.T) {
+	ctx := context.Background()
+	s := cache.NewMemory(2)
+	fresh := cache.Entry{Result: []byte("{}"), Expires: time.Now().Add(time.Hour)}
+	a := cache.Key{Server: "s", Partition: "public", Method: "tools/list"}
+	b := cache.Key{Server: "s", Partition: "public", Method: "prompts/list"}
+	c := cache.Key{Server: "s", Partition: "public", Method: "resources/list"}
+	for range 1000 { // list_changed, then a listing stores the page again
+		mustOK(t, s.StoreResult(ctx, a, fresh))
+		mustOK(t, s.DeleteResults(ctx, cache.Selector{Server: "s", Methods: []string{a.Method}}))
+	}
+	mustOK(t, s.StoreResult(ctx, b, fresh))
+	mustOK(t, s.StoreResult(ctx, a, fresh)) // a is now the newest
+	mustOK(t, s.StoreResult(ctx, c, fresh)) // full: the oldest, b, goes
+	for k, want := range map[cache.Key]bool{a: true, b: false, c: true} {
+		if _, ok, _ := s.LoadResult(ctx, k); ok != want {
+			t.Errorf("LoadResult(%s) found = %v, want %v", k.Method, ok, want)
 		}
 	}
 }
