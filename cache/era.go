@@ -31,7 +31,7 @@ type EraRecord struct {
 	// JSON text the server sent; "" for a legacy one. A reconnect takes
 	// the cached modern verdict only while Discover is fresh (DiscoveredAt
 	// plus its ttlMs) and probes (discovers) again once it is stale or
-	// absent.
+	// absent, or when DiscoveredAt is after the reconnect's now.
 	Discover string `json:"discover,omitempty"`
 	// DiscoveredAt is when Discover was received.
 	DiscoveredAt time.Time `json:"discoveredAt,omitzero"`

@@ -9,9 +9,12 @@ import (
 )
 
 // freshDiscover returns rec's discover result when it is still fresh at
-// now, and when it expires; nil when it is stale, absent or unreadable.
+// now, and when it expires; nil when it is stale, absent or unreadable,
+// or dated after now: a result that cannot have been received yet (a
+// replica's clock ahead of ours, a hostile record) would otherwise stay
+// fresh past its ttlMs, as long as its date is far.
 func freshDiscover(rec cache.EraRecord, now time.Time) (*negotiation.DiscoverResult, time.Time) {
-	if rec.Era != negotiation.EraModern || rec.Discover == "" {
+	if rec.Era != negotiation.EraModern || rec.Discover == "" || rec.DiscoveredAt.After(now) {
 		return nil, time.Time{}
 	}
 	res, err := negotiation.ParseDiscoverResult(json.RawMessage(rec.Discover))

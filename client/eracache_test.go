@@ -263,3 +263,40 @@ func TestEraCacheServerKey(t *testing.T) {
 		t.Errorf("two connections without a ServerKey sent tools/list %d times, want 2 (no shared entries)", n)
 	}
 }
+
+// TestEraCacheFutureRecord: a modern record dated after now (written by a
+// replica whose clock is wrong, or by a hostile store user) is no
+// zero-RTT hint: its server/discover result cannot have been received
+// yet, and taking it would keep it fresh past its ttlMs, as long as the
+// date is far.
+func TestEraCacheFutureRecord(t *testing.T) {
+	srv := testserver.New(testserver.Options{TTL: time.Minute})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		ts.Close()
+	})
+	eras := client.MemoryEraCache()
+	first, err := client.Dial(testCtx(t), ts.URL, client.WithEraCache(eras))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	rec, ok, _ := eras.LoadEra(testCtx(t), ts.URL)
+	if !ok || rec.Discover == "" {
+		t.Fatalf("first connection recorded %+v, %v; want a modern record", rec, ok)
+	}
+	rec.DiscoveredAt = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	eras.StoreEra(testCtx(t), ts.URL, rec)
+
+	// A day later, the one-minute discover result is long stale.
+	later := func() time.Time { return time.Now().Add(24 * time.Hour) }
+	c, err := client.Dial(testCtx(t), ts.URL, client.WithEraCache(eras), client.WithClock(later))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if n := probes(c); n != 1 {
+		t.Errorf("record dated %s: %d probes, want 1 (trace %+v)", rec.DiscoveredAt.Format(time.DateOnly), n, c.Negotiated().Trace)
+	}
+}
