@@ -66,13 +66,16 @@ func sameBool(a, b *bool) bool {
 }
 
 // toolRegistry caches tool metadata per connection. A tools list_changed
-// notification resets it.
+// notification resets it; a full walk forgets the tools that no listing
+// since its start listed (a server that sends no list_changed).
 type toolRegistry struct {
 	mu       sync.Mutex
 	m        map[string]*toolInfo // guarded by mu
 	dropped  map[string]error     // guarded by mu; tools left out of listings, with the reason
 	complete bool                 // guarded by mu; a full walk ended since the last reset
 	gen      uint64               // guarded by mu; bumped by reset
+	seq      uint64               // guarded by mu; bumped by add
+	listed   map[string]uint64    // guarded by mu; the seq of the add of each tool in m
 }
 
 func (r *toolRegistry) reset() {
@@ -80,6 +83,7 @@ func (r *toolRegistry) reset() {
 	defer r.mu.Unlock()
 	r.m = nil
 	r.dropped = nil
+	r.listed = nil
 	r.complete = false
 	r.gen++
 }
@@ -93,6 +97,7 @@ func (r *toolRegistry) drop(name string, why error) {
 	}
 	r.dropped[name] = why
 	delete(r.m, name)
+	delete(r.listed, name)
 }
 
 // droppedTools returns a copy of the dropped tools.
@@ -102,10 +107,11 @@ func (r *toolRegistry) droppedTools() map[string]error {
 	return maps.Clone(r.dropped)
 }
 
-func (r *toolRegistry) generation() uint64 {
+// start returns what a walk starting now passes to markComplete.
+func (r *toolRegistry) start() (gen, seq uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.gen
+	return r.gen, r.seq
 }
 
 func (r *toolRegistry) add(t protocol.Tool, headers []transport.ParamHeader) {
@@ -113,20 +119,33 @@ func (r *toolRegistry) add(t protocol.Tool, headers []transport.ParamHeader) {
 	defer r.mu.Unlock()
 	if r.m == nil {
 		r.m = make(map[string]*toolInfo)
+		r.listed = make(map[string]uint64)
 	}
 	delete(r.dropped, t.Name)
+	r.seq++
+	r.listed[t.Name] = r.seq
 	if old, ok := r.m[t.Name]; ok && old.sameAs(&t, headers) {
 		return
 	}
 	r.m[t.Name] = &toolInfo{name: t.Name, annotations: t.Annotations, execution: t.Execution, schemaRaw: t.OutputSchema, headers: headers}
 }
 
-func (r *toolRegistry) markComplete(gen uint64) {
+// markComplete records the end of a full walk that start returned gen
+// and seq for: unless the registry was reset since, the tools no listing
+// since then listed are gone from the server's list, and are forgotten.
+func (r *toolRegistry) markComplete(gen, seq uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.gen == gen {
-		r.complete = true
+	if r.gen != gen {
+		return
 	}
+	for name, s := range r.listed {
+		if s <= seq {
+			delete(r.m, name)
+			delete(r.listed, name)
+		}
+	}
+	r.complete = true
 }
 
 func (r *toolRegistry) lookup(name string) (info *toolInfo, complete bool) {
@@ -179,7 +198,7 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[protocol.Tool, error] {
 		return r.Tools, r.NextCursor, nil
 	})
 	return func(yield func(protocol.Tool, error) bool) {
-		gen := c.tools.generation()
+		gen, seq := c.tools.start()
 		failed := false
 		for t, err := range inner {
 			if err != nil {
@@ -190,7 +209,7 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[protocol.Tool, error] {
 			}
 		}
 		if !failed {
-			c.tools.markComplete(gen)
+			c.tools.markComplete(gen, seq)
 		}
 	}
 }

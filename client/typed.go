@@ -73,7 +73,9 @@ func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
 // CallToolAs calls a tool and decodes its structured result into T.
 //
 // The tool's outputSchema comes from the tools list (fetched once per
-// connection and refreshed after a tools list_changed notification). When
+// connection and refreshed after a tools list_changed notification; every
+// listing updates it, and a complete [Client.Tools] walk forgets the tools
+// it no longer lists). When
 // the tool has one, structuredContent is validated against it (JSON
 // Schema 2020-12; external $refs are refused, never fetched) before it is
 // decoded; a mismatch is a [*handler.ValidationError] and T is zero. Without an

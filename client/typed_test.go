@@ -93,3 +93,26 @@ func TestCallToolAsValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestCallToolAsToolGone: a tool left out of a later complete listing
+// (a server that sends no list_changed) is missing from the list:
+// CallToolAs refuses it as unknown and does not call it, rather than
+// trusting the metadata of a listing the server has since replaced.
+func TestCallToolAsToolGone(t *testing.T) {
+	for _, era := range allEras {
+		t.Run(era.name, func(t *testing.T) {
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(era.p))
+			drainTools(t, f.c) // add is listed
+			f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultResult, Method: "tools/list",
+				Result: json.RawMessage(`{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`)})
+			drainTools(t, f.c) // add is gone
+			_, _, err := client.CallToolAs[sum](testCtx(t), f.c, "add", map[string]any{"a": 1, "b": 2})
+			if ce, ok := errors.AsType[*client.Error](err); !ok || ce.Kind != client.KindInvalid {
+				t.Errorf("CallToolAs(add) after a listing without it: error = %v, want an *Error of kind invalid", err)
+			}
+			if n := f.srv.Executions("add"); n != 0 {
+				t.Errorf("add ran %d times, want 0", n)
+			}
+		})
+	}
+}
