@@ -56,7 +56,9 @@ type FrontmatterError struct {
 	// Entry is the entry's value of Field, File the file's; nil where
 	// the field is absent.
 	Entry, File any
-	// Err is the YAML parse error, if that was the failure.
+	// Err is the YAML parse error, or why the block was not parsed
+	// (larger than 32 KiB, aliases that expand to too much), if that was
+	// the failure.
 	Err error
 }
 

@@ -46,6 +46,9 @@ func parseFrontmatter(skill string, b []byte) (map[string]any, error) {
 	if !ok {
 		return nil, &FrontmatterError{Skill: skill}
 	}
+	if len(front) > maxFrontmatterBytes {
+		return nil, &FrontmatterError{Skill: skill, Err: fmt.Errorf("larger than %d bytes", maxFrontmatterBytes)}
+	}
 	var v any
 	if err := yaml.Unmarshal(front, &v); err != nil {
 		return nil, &FrontmatterError{Skill: skill, Err: errors.New(yaml.FormatError(err, false, false))}
@@ -63,6 +66,13 @@ func parseFrontmatter(skill string, b []byte) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// maxFrontmatterBytes bounds the frontmatter block parsed: the YAML
+// parser takes time quadratic in the nesting of what it parses (a
+// megabyte of "[" takes it minutes to refuse), and the Agent Skills
+// fields (a name, a description of at most 1024 characters, a few short
+// others and metadata) fit many times over.
+const maxFrontmatterBytes = 32 << 10
 
 // maxFrontmatterValues bounds the values of a parsed frontmatter, counted
 // with aliases expanded, so that a small file cannot expand to a huge

@@ -38,7 +38,8 @@ type Skill struct {
 // Errors: an [*EntryError] for an invalid entry and [ErrDynamic] for a
 // dynamic one (both before any request); a [*VerifyError] when SKILL.md's
 // size or digest is not the entry's; a [*FrontmatterError] when its
-// frontmatter is missing, does not parse or differs from the entry's;
+// frontmatter is missing, larger than 32 KiB, does not parse or differs
+// from the entry's;
 // and whatever [client.Client.ReadResource] returns.
 func (h *Host) Load(ctx context.Context, e *Entry) (*Skill, error) {
 	if err := e.Validate(); err != nil {

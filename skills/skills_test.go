@@ -2,6 +2,8 @@ package skills_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -9,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -434,3 +437,51 @@ func uris(rs []protocol.Resource) []string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// hostileSkill makes the server answer the read of skill://bomb/SKILL.md
+// with skillMD, and returns an entry that lists it with its true size
+// and digest: the content passes both checks and reaches the
+// frontmatter parser.
+func hostileSkill(t *testing.T, f *fixture, skillMD string) *skills.Entry {
+	t.Helper()
+	const uri = "skill://bomb/SKILL.md"
+	res, err := json.Marshal(map[string]any{"contents": []any{map[string]any{"uri": uri, "mimeType": "text/markdown", "text": skillMD}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultResult, Method: "resources/read", Result: res})
+	sum := sha256.Sum256([]byte(skillMD))
+	raw, err := json.Marshal(map[string]any{"uri": uri, "frontmatter": map[string]any{"name": "bomb", "description": "x"},
+		"resources": []any{map[string]any{"uri": uri, "digest": "sha256:" + hex.EncodeToString(sum[:]), "size": len(skillMD)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e skills.Entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
+	return &e
+}
+
+// TestLoadHugeFrontmatter: a SKILL.md whose frontmatter is huge (here a
+// megabyte of nested flow sequences, which the YAML parser takes time
+// quadratic in to refuse) is refused with a *FrontmatterError before it
+// is parsed, within seconds rather than after minutes of CPU.
+func TestLoadHugeFrontmatter(t *testing.T) {
+	f := connect(t, tPipe, client.Modern, testserver.Options{Skills: true})
+	e := hostileSkill(t, f, "---\nname: bomb\ndescription: "+strings.Repeat("[", 1<<20)+"\n---\nbody\n")
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.h.Load(testCtx(t), e)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var fe *skills.FrontmatterError
+		if !errors.As(err, &fe) {
+			t.Errorf("Load = %v, want a *FrontmatterError", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Load of a SKILL.md with a megabyte of frontmatter has not returned after 10 s")
+	}
+}
