@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -130,7 +131,11 @@ var (
 // frontmatter.name (a valid skill name), a string description, and either
 // "dynamic" or a complete file list (SKILL.md included, every file within
 // the skill's directory and listed once, well-formed digests, sizes not
-// negative). It returns an [*EntryError] naming the first field at fault.
+// negative). A file is within the directory when its URI is the
+// directory's followed by segments of which none, percent-decoded, is
+// empty, "." or "..", or holds a slash or backslash: an application may
+// write the files under a folder of its own by their path. It returns an
+// [*EntryError] naming the first field at fault.
 func (e *Entry) Validate() error {
 	if e.invalid != nil {
 		return e.invalid
@@ -161,12 +166,29 @@ func (e *Entry) Validate() error {
 	return e.validateFiles(root)
 }
 
+// inDir reports whether uri names a file below root (see [Entry.Validate]).
+func inDir(root, uri string) bool {
+	rel, ok := strings.CutPrefix(uri, root+"/")
+	if !ok {
+		return false
+	}
+	for seg := range strings.SplitSeq(rel, "/") {
+		if s, err := url.PathUnescape(seg); err == nil {
+			seg = s
+		}
+		if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, `/\`) {
+			return false
+		}
+	}
+	return true
+}
+
 func (e *Entry) validateFiles(root string) error {
 	seen := make(map[string]bool, len(e.Files))
 	for i, f := range e.Files {
 		field := fmt.Sprintf("resources[%d]", i)
 		switch {
-		case f.URI != e.URI && !strings.HasPrefix(f.URI, root+"/"):
+		case f.URI != e.URI && !inDir(root, f.URI):
 			return &EntryError{Skill: e.URI, Field: field, Reason: fmt.Sprintf("%q is not within the skill's directory", f.URI)}
 		case seen[f.URI]:
 			return &EntryError{Skill: e.URI, Field: field, Reason: fmt.Sprintf("%q is listed twice", f.URI)}

@@ -485,3 +485,40 @@ func TestLoadHugeFrontmatter(t *testing.T) {
 		t.Fatal("Load of a SKILL.md with a megabyte of frontmatter has not returned after 10 s")
 	}
 }
+
+// TestLoadRefusesFilesOutsideSkill: a listed file whose URI climbs out of
+// the skill's directory with dot segments (plain or percent-encoded), or
+// has an empty segment, is not within the directory: an application that
+// writes a skill's files under a folder of its own would write it
+// elsewhere. The entry is refused before anything is sent.
+func TestLoadRefusesFilesOutsideSkill(t *testing.T) {
+	f := connect(t, tPipe, client.Modern, testserver.Options{Skills: true})
+	ctx := testCtx(t)
+	good, err := f.h.Get(ctx, gitWorkflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Reset()
+	for _, uri := range []string{
+		"skill://git-workflow/../other/SKILL.md",
+		"skill://git-workflow/templates/../../x.md",
+		"skill://git-workflow/%2e%2E/x.md",
+		"skill://git-workflow/./x.md",
+		"skill://git-workflow//x.md",
+		"skill://git-workflow/templates/",
+		`skill://git-workflow/..\x.md`,
+		"skill://git-workflow/a%2F..%2F..%2Fx.md",
+	} {
+		e := *good
+		e.Files = slices.Clone(good.Files)
+		e.Files[1].URI = uri
+		_, err := f.h.Load(ctx, &e)
+		var ee *skills.EntryError
+		if !errors.As(err, &ee) || ee.Field != "resources[1]" {
+			t.Errorf("file %s: Load = %v; want an EntryError on resources[1]", uri, err)
+		}
+	}
+	if got := methods(f.srv); len(got) != 0 {
+		t.Errorf("invalid entries sent %v", got)
+	}
+}
