@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/conduitmcp/conduit/cache"
@@ -57,10 +60,23 @@ func readCacheHints(raw json.RawMessage) (time.Duration, string) {
 // authIdentity names the authorization context for private cache
 // entries (see [Auth].Tokens): "" without credentials; the Identity() of
 // the token source if it has one; else a hash of its current token, or
-// of the Authorization header the Header hook sets. It reports false when
-// the context cannot be named (no private entry is then stored or
-// served).
+// of the Authorization header the Header hook sets; each followed by a
+// hash of the client's own headers, if it has any, which may carry
+// credentials too. It reports false when the context cannot be named (no
+// private entry is then stored or served).
 func (c *Client) authIdentity(ctx context.Context) (string, bool) {
+	id, ok := c.credentialIdentity(ctx)
+	if !ok || c.headerID == "" {
+		return id, ok
+	}
+	if id == "" {
+		return c.headerID, true
+	}
+	return id + "+" + c.headerID, true
+}
+
+// credentialIdentity is authIdentity without the client's own headers.
+func (c *Client) credentialIdentity(ctx context.Context) (string, bool) {
 	if id, ok := c.cfg.credentials.(interface{ Identity() string }); ok {
 		return id.Identity(), true
 	}
@@ -87,6 +103,27 @@ func (c *Client) authIdentity(ctx context.Context) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// headersIdentity names the headers a client adds to every request
+// (WithHeaders, then WithCallHeaders among the call defaults) by a hash
+// of them, or "" when there are none.
+func headersIdentity(hs ...http.Header) string {
+	h := sha256.New()
+	empty := true
+	for i, hdr := range hs {
+		for _, name := range slices.Sorted(maps.Keys(hdr)) {
+			empty = false
+			fmt.Fprintf(h, "%d %d:%s %d", i, len(name), name, len(hdr[name]))
+			for _, v := range hdr[name] {
+				fmt.Fprintf(h, " %d:%s", len(v), v)
+			}
+		}
+	}
+	if empty {
+		return ""
+	}
+	return "headers:" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // tokenIdentity names an authorization context by a hash of its

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -411,5 +412,41 @@ func TestReadCacheHints(t *testing.T) {
 		if ttl != tt.ttl || scope != tt.wantScope {
 			t.Errorf("readCacheHints(%s) = %v, %q; want %v, %q", tt.raw, ttl, scope, tt.ttl, tt.wantScope)
 		}
+	}
+}
+
+// TestCacheHeaderCredentialsPartition: clients that carry their
+// credentials in headers of their own (WithHeaders, or call-default
+// WithCallHeaders) rather than through Auth do not share private cache
+// entries unless their headers are the same: a result cached for one is
+// never served to another.
+func TestCacheHeaderCredentialsPartition(t *testing.T) {
+	srv := testserver.New(testserver.Options{Era: testserver.ModernOnly, TTL: time.Minute, CacheScope: protocol.CacheScopePrivate})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	shared := cache.NewMemory(0)
+	dial := func(opt client.Option) {
+		t.Helper()
+		c, err := client.Dial(testCtx(t), ts.URL, client.WithProtocol(client.Modern), client.WithCache(shared), opt)
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		defer c.Close()
+		drainTools(t, c)
+	}
+	headers := func(name, value string) http.Header { return http.Header{name: {value}} }
+	var got []int
+	for _, opt := range []client.Option{
+		client.WithHeaders(headers("Authorization", "Bearer alice")),
+		client.WithHeaders(headers("Authorization", "Bearer bob")),
+		client.WithHeaders(headers("X-Api-Key", "carol")),
+		client.WithCallDefaults(client.WithCallHeaders(headers("X-Api-Key", "dave"))),
+		client.WithHeaders(headers("Authorization", "Bearer alice")),
+	} {
+		dial(opt)
+		got = append(got, count(srv, "tools/list"))
+	}
+	if diff := cmp.Diff([]int{1, 2, 3, 4, 4}, got); diff != "" {
+		t.Errorf("tools/list sent (cumulative, -want +got):\n%s", diff)
 	}
 }

@@ -27,6 +27,7 @@ type Client struct {
 	sess      *engine.Session                                                                 // written once by Connect
 	cfg       *config                                                                         // frozen at Connect
 	key       string                                                                          // server key for the caches
+	headerID  string                                                                          // written once by connect: names the client's own headers for the private cache partition
 	eraKey    string                                                                          // era cache key; "" for none
 	hinted    bool                                                                            // written once by connect: negotiated from an era cache record
 	verified  atomic.Bool                                                                     // a request succeeded (proves a hinted era)
@@ -95,6 +96,7 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg *config, 
 	c := &Client{
 		cfg:       cfg,
 		key:       key,
+		headerID:  headersIdentity(cfg.headers, cfg.defaults.headers),
 		eraKey:    eraKey,
 		listeners: scfg.Handler,
 		closed:    make(chan struct{}),
