@@ -72,6 +72,28 @@ func (e *Entry) File(uri string) (File, bool) {
 	return File{}, false
 }
 
+// index returns the URIs of the listed files and of the directories
+// that contain them (every prefix of a file's URI that ends before a
+// "/"), so that a directory listing is set against the entry in time
+// linear in the two.
+func (e *Entry) index() (files, dirs map[string]bool) {
+	files = make(map[string]bool, len(e.Files))
+	dirs = make(map[string]bool)
+	for _, f := range e.Files {
+		files[f.URI] = true
+		// A prefix already recorded had its own prefixes recorded with it.
+		for u := f.URI; ; {
+			i := strings.LastIndexByte(u, '/')
+			if i < 0 || dirs[u[:i]] {
+				break
+			}
+			u = u[:i]
+			dirs[u] = true
+		}
+	}
+	return files, dirs
+}
+
 // UnmarshalJSON decodes an entry. Only a value that is not a JSON object
 // is an error; a field of the wrong shape is remembered for [Host.Load].
 func (e *Entry) UnmarshalJSON(b []byte) error {

@@ -201,27 +201,18 @@ func (s *Skill) ReadDir(ctx context.Context, ref string) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
+	files, dirs := s.entry.index()
 	d := &Dir{}
 	for _, r := range children {
-		if s.listed(r) {
+		listed := files
+		if r.MIMEType == DirectoryMIMEType {
+			listed = dirs
+		}
+		if listed[r.URI] {
 			d.Entries = append(d.Entries, r)
 		} else {
 			d.Unlisted = append(d.Unlisted, r)
 		}
 	}
 	return d, nil
-}
-
-// listed reports whether a directory child belongs to the held entry.
-func (s *Skill) listed(r protocol.Resource) bool {
-	if r.MIMEType != DirectoryMIMEType {
-		_, ok := s.entry.File(r.URI)
-		return ok
-	}
-	for _, f := range s.entry.Files {
-		if strings.HasPrefix(f.URI, r.URI+"/") {
-			return true
-		}
-	}
-	return false
 }

@@ -442,17 +442,22 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // with skillMD, and returns an entry that lists it with its true size
 // and digest: the content passes both checks and reaches the
 // frontmatter parser.
-func hostileSkill(t *testing.T, f *fixture, skillMD string) *skills.Entry {
+// Further files the entry lists are given by URI (never read).
+func hostileSkill(t *testing.T, f *fixture, skillMD string, more ...string) *skills.Entry {
 	t.Helper()
 	const uri = "skill://bomb/SKILL.md"
 	res, err := json.Marshal(map[string]any{"contents": []any{map[string]any{"uri": uri, "mimeType": "text/markdown", "text": skillMD}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultResult, Method: "resources/read", Result: res})
+	f.srv.AddFault(testserver.Fault{Kind: testserver.FaultResult, Method: "resources/read", Result: res})
 	sum := sha256.Sum256([]byte(skillMD))
+	files := []any{map[string]any{"uri": uri, "digest": "sha256:" + hex.EncodeToString(sum[:]), "size": len(skillMD)}}
+	for _, u := range more {
+		files = append(files, map[string]any{"uri": u, "digest": "sha256:" + strings.Repeat("0", 64), "size": 1})
+	}
 	raw, err := json.Marshal(map[string]any{"uri": uri, "frontmatter": map[string]any{"name": "bomb", "description": "x"},
-		"resources": []any{map[string]any{"uri": uri, "digest": "sha256:" + hex.EncodeToString(sum[:]), "size": len(skillMD)}}})
+		"resources": files})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,5 +525,55 @@ func TestLoadRefusesFilesOutsideSkill(t *testing.T) {
 	}
 	if got := methods(f.srv); len(got) != 0 {
 		t.Errorf("invalid entries sent %v", got)
+	}
+}
+
+// TestReadDirManyFiles: setting a large directory listing against an
+// entry with many files takes time linear in their number, not in their
+// product (a server that lists 60,000 files and answers a directory read
+// with as many children of each kind kept the host busy for many
+// seconds).
+func TestReadDirManyFiles(t *testing.T) {
+	const n = 60_000
+	f := connect(t, tPipe, client.Modern, testserver.Options{Skills: true})
+	files := make([]string, n)
+	var children []protocol.Resource
+	for i := range n {
+		files[i] = "skill://bomb/f/" + strconv.Itoa(i)
+		children = append(children,
+			protocol.Resource{URI: "skill://bomb/d" + strconv.Itoa(i), Name: "d", MIMEType: skills.DirectoryMIMEType},
+			protocol.Resource{URI: "skill://bomb/u" + strconv.Itoa(i), Name: "u"})
+	}
+	children = append(children, protocol.Resource{URI: "skill://bomb/f", Name: "f", MIMEType: skills.DirectoryMIMEType},
+		protocol.Resource{URI: files[n-1], Name: "last"})
+	e := hostileSkill(t, f, "---\nname: bomb\ndescription: x\n---\nbody\n", files...)
+	dir, err := json.Marshal(map[string]any{"resources": children})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.AddFault(testserver.Fault{Kind: testserver.FaultResult, Method: "resources/directory/read", Result: dir})
+	s, err := f.h.Load(testCtx(t), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		d   *skills.Dir
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		d, err := s.ReadDir(testCtx(t), "")
+		done <- result{d, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if got := uris(r.d.Entries); !slices.Equal(got, []string{"skill://bomb/f", files[n-1]}) || len(r.d.Unlisted) != 2*n {
+			t.Errorf("ReadDir: entries %v, %d unlisted; want f and the last file, %d unlisted", got, len(r.d.Unlisted), 2*n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadDir has not returned after 10 s")
 	}
 }
