@@ -30,9 +30,24 @@ func (refusingLoader) Load(u string) (any, error) {
 	return nil, fmt.Errorf("%w: %s", errRemoteRef, u)
 }
 
+// Bounds of an outputSchema compiled: the compiler's time grows with the
+// square of a schema's subschemas and the cube of their nesting (a 40 kB
+// schema nested 2000 deep took it minutes), while real schemas are a
+// few kilobytes and a few levels deep.
+const (
+	maxSchemaBytes = 64 << 10
+	maxSchemaDepth = 64 // JSON objects and arrays within each other
+)
+
 // compileSchema compiles a tool's outputSchema (JSON Schema 2020-12 by
-// default).
+// default). A schema past maxSchemaBytes or maxSchemaDepth is an error.
 func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	if len(raw) > maxSchemaBytes {
+		return nil, fmt.Errorf("outputSchema is larger than %d bytes", maxSchemaBytes)
+	}
+	if jsonDeeper(raw, maxSchemaDepth) {
+		return nil, fmt.Errorf("outputSchema nests objects and arrays more than %d deep", maxSchemaDepth)
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
@@ -54,6 +69,35 @@ func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, er
 		return nil, err
 	}
 	return sch, nil
+}
+
+// jsonDeeper reports whether the JSON text b nests objects and arrays
+// more than limit deep (b need not be valid: the parser judges that).
+func jsonDeeper(b []byte, limit int) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // outputSchema returns the compiled outputSchema of info, or nil when the
@@ -78,7 +122,10 @@ func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
 // it no longer lists). When
 // the tool has one, structuredContent is validated against it (JSON
 // Schema 2020-12; external $refs are refused, never fetched) before it is
-// decoded; a mismatch is a [*handler.ValidationError] and T is zero. Without an
+// decoded; a mismatch is a [*handler.ValidationError] and T is zero, and
+// so is an outputSchema that does not compile, is larger than 64 KiB or
+// nests objects and arrays more than 64 deep (the tool is then not
+// called). Without an
 // outputSchema the value is decoded unchecked. A result without
 // structuredContent falls back to a single text block holding JSON (what
 // older servers send).

@@ -31,3 +31,24 @@ func TestCompileSchemaNeverFetches(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONDeeper: brackets inside strings, escaped quotes included, do
+// not count as nesting.
+func TestJSONDeeper(t *testing.T) {
+	for _, tt := range []struct {
+		text  string
+		limit int
+		want  bool
+	}{
+		{`{}`, 1, false},
+		{`{"a":[]}`, 1, true},
+		{`{"a":[]}`, 2, false},
+		{`{"a":"[[[{{{"}`, 1, false},
+		{`{"a\"[[":"\\","b":"\"{{"}`, 1, false},
+		{`[[[]]]`, 2, true},
+	} {
+		if got := jsonDeeper([]byte(tt.text), tt.limit); got != tt.want {
+			t.Errorf("jsonDeeper(%s, %d) = %v, want %v", tt.text, tt.limit, got, tt.want)
+		}
+	}
+}

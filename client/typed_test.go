@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/conduitmcp/conduit/handler"
 
@@ -109,6 +110,41 @@ func TestCallToolAsToolGone(t *testing.T) {
 			_, _, err := client.CallToolAs[sum](testCtx(t), f.c, "add", map[string]any{"a": 1, "b": 2})
 			if ce, ok := errors.AsType[*client.Error](err); !ok || ce.Kind != client.KindInvalid {
 				t.Errorf("CallToolAs(add) after a listing without it: error = %v, want an *Error of kind invalid", err)
+			}
+			if n := f.srv.Executions("add"); n != 0 {
+				t.Errorf("add ran %d times, want 0", n)
+			}
+		})
+	}
+}
+
+// TestCallToolAsHugeOutputSchema: an outputSchema nested very deep, or
+// very large, is refused with a *handler.ValidationError before the
+// schema compiler sees it (whose time grows with the cube of the nesting
+// and the square of the size: either kept CallToolAs busy for minutes),
+// and the tool is not called.
+func TestCallToolAsHugeOutputSchema(t *testing.T) {
+	for name, schema := range map[string]string{
+		"deep": strings.Repeat(`{"not":`, 3000) + `{}` + strings.Repeat(`}`, 3000),
+		"wide": `{"anyOf":[` + strings.Repeat(`{},`, 60000) + `{}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern))
+			f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultResult, Method: "tools/list",
+				Result: json.RawMessage(`{"tools":[{"name":"add","inputSchema":{"type":"object"},"outputSchema":` + schema + `}]}`)})
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := client.CallToolAs[sum](testCtx(t), f.c, "add", map[string]any{"a": 1, "b": 2})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				var ve *handler.ValidationError
+				if !errors.As(err, &ve) {
+					t.Errorf("CallToolAs = %v, want a *handler.ValidationError", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("CallToolAs has not returned after 10 s")
 			}
 			if n := f.srv.Executions("add"); n != 0 {
 				t.Errorf("add ran %d times, want 0", n)
