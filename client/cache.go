@@ -83,8 +83,13 @@ func (c *Client) credentialIdentity(ctx context.Context) (string, bool) {
 	a := c.cfg.auth
 	if a.Tokens != nil {
 		tok, err := a.Tokens.Token(ctx)
-		if err != nil || tok == "" {
-			return "unauthenticated", true
+		switch {
+		case err != nil:
+			// The request will not be sent either; nothing names whose
+			// entries it could be served.
+			return "", false
+		case tok == "":
+			return "unauthenticated", true // sent without credentials
 		}
 		return tokenIdentity(tok), true
 	}
@@ -133,13 +138,20 @@ func tokenIdentity(cred string) string {
 	return "token:" + hex.EncodeToString(sum[:12])
 }
 
+// identity is the authorization context of one cached call, as
+// authIdentity named it: ok is false when it could not be named.
+type identity struct {
+	name string
+	ok   bool
+}
+
 // cacheLookup returns a fresh entry for method+params, public first, then
-// private in the current authorization context.
-func (c *Client) cacheLookup(ctx context.Context, method, params string) (json.RawMessage, bool) {
+// private in the authorization context id.
+func (c *Client) cacheLookup(ctx context.Context, id identity, method, params string) (json.RawMessage, bool) {
 	now := c.cfg.now()
 	parts := []string{partitionPublic}
-	if id, ok := c.authIdentity(ctx); ok {
-		parts = append(parts, partitionPrivate+id)
+	if id.ok {
+		parts = append(parts, partitionPrivate+id.name)
 	}
 	for _, part := range parts {
 		started := time.Now()
@@ -154,19 +166,19 @@ func (c *Client) cacheLookup(ctx context.Context, method, params string) (json.R
 	return nil, false
 }
 
-// cacheStore records raw if its hints make it cacheable.
-func (c *Client) cacheStore(ctx context.Context, method, params string, raw json.RawMessage, received time.Time) {
+// cacheStore records raw if its hints make it cacheable; a private result
+// goes to the partition of id.
+func (c *Client) cacheStore(ctx context.Context, id identity, method, params string, raw json.RawMessage, received time.Time) {
 	ttl, scope := readCacheHints(raw)
 	if ttl <= 0 {
 		return
 	}
 	part := partitionPublic
 	if scope != protocol.CacheScopePublic {
-		id, ok := c.authIdentity(ctx)
-		if !ok {
+		if !id.ok {
 			return
 		}
-		part = partitionPrivate + id
+		part = partitionPrivate + id.name
 	}
 	started := time.Now()
 	err := c.cfg.cache.StoreResult(ctx, cache.Key{Server: c.key, Partition: part, Method: method, Params: params},

@@ -3,10 +3,12 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -448,5 +450,68 @@ func TestCacheHeaderCredentialsPartition(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{1, 2, 3, 4, 4}, got); diff != "" {
 		t.Errorf("tools/list sent (cumulative, -want +got):\n%s", diff)
+	}
+}
+
+// flakyTokens is a token source that fails once broken is set.
+type flakyTokens struct {
+	tok    string
+	broken atomic.Bool
+}
+
+func (f *flakyTokens) Token(context.Context) (string, error) {
+	if f.broken.Load() {
+		return "", errors.New("token endpoint unreachable")
+	}
+	return f.tok, nil
+}
+
+// TestCacheTokenFailurePartition: a private result is cached under the
+// credential its request carried, even when the token source fails
+// between the request and the store, and a client whose token source
+// fails is served no private entry: one user's result, stored while her
+// token source failed, is never served to another whose token source
+// fails too.
+func TestCacheTokenFailurePartition(t *testing.T) {
+	srv := testserver.New(testserver.Options{Era: testserver.ModernOnly, TTL: time.Minute, CacheScope: protocol.CacheScopePrivate})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	shared := cache.NewMemory(0)
+	dial := func(tokens *flakyTokens, opts ...client.Option) *client.Client {
+		t.Helper()
+		c, err := client.Dial(testCtx(t), ts.URL, append([]client.Option{client.WithProtocol(client.Modern), client.WithCache(shared),
+			client.WithAuth(client.Auth{Tokens: tokens})}, opts...)...)
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// Alice's token source fails right after her listing was answered.
+	alice := &flakyTokens{tok: "alice"}
+	breakAfterList := func(next client.Invoker) client.Invoker {
+		return func(ctx context.Context, req *client.Request) (json.RawMessage, error) {
+			res, err := next(ctx, req)
+			if req.Method == protocol.MethodToolsList {
+				alice.broken.Store(true)
+			}
+			return res, err
+		}
+	}
+	drainTools(t, dial(alice, client.WithMiddleware(breakAfterList)))
+	// Bob's fails once he is connected: his listing cannot be sent, and
+	// must not be served from Alice's entry either.
+	bob := &flakyTokens{tok: "bob"}
+	c := dial(bob)
+	bob.broken.Store(true)
+	var listErr error
+	for _, err := range c.Tools(testCtx(t)) {
+		if err != nil {
+			listErr = err
+			break
+		}
+	}
+	if listErr == nil {
+		t.Errorf("Bob listed tools without a token (tools/list sent %d times): another user's private entry was served", count(srv, "tools/list"))
 	}
 }

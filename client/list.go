@@ -26,11 +26,15 @@ func cursorPtr(cursor string) *string {
 }
 
 // cachedCall sends a request whose modern result is cacheable, serving it
-// from the cache while fresh. Legacy results are never cached.
+// from the cache while fresh. Legacy results are never cached. A private
+// result is stored under the authorization context named before the
+// request was sent, the one its credentials belong to.
 func (c *Client) cachedCall(ctx context.Context, method, paramsKey string, params any) (json.RawMessage, error) {
 	useCache := c.cfg.cache != nil && c.isModern()
+	var id identity
 	if useCache {
-		if raw, ok := c.cacheLookup(ctx, method, paramsKey); ok {
+		id.name, id.ok = c.authIdentity(ctx)
+		if raw, ok := c.cacheLookup(ctx, id, method, paramsKey); ok {
 			return raw, nil
 		}
 	}
@@ -45,7 +49,7 @@ func (c *Client) cachedCall(ctx context.Context, method, paramsKey string, param
 		return nil, err
 	}
 	if useCache && !needed {
-		c.cacheStore(ctx, method, paramsKey, raw, c.cfg.now())
+		c.cacheStore(ctx, id, method, paramsKey, raw, c.cfg.now())
 	}
 	return raw, nil
 }

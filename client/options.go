@@ -148,13 +148,14 @@ type Auth struct {
 	// Private cache entries ([WithCache]) are partitioned by the
 	// authorization context: Identity() when Tokens has it, else a hash of
 	// the current token, or of the Authorization header that Header sets
-	// (on [Dial]'s endpoint). When that cannot be had, private results are
-	// neither cached nor served from the cache. Headers of the client's
-	// own ([WithHeaders], and [WithCallHeaders] among [WithCallDefaults])
-	// may carry credentials too: they narrow the context, so clients
-	// whose headers differ share no private entries. Credentials that a
-	// custom HTTP client adds ([WithHTTPClient]'s Transport, a cookie jar)
-	// cannot be seen: clients with different ones must not share a store.
+	// (on [Dial]'s endpoint), named before the request is sent. When that
+	// cannot be had (Token fails), private results are neither cached nor
+	// served from the cache. Headers of the client's own ([WithHeaders],
+	// and [WithCallHeaders] among [WithCallDefaults]) may carry
+	// credentials too: they narrow the context, so clients whose headers
+	// differ share no private entries. Credentials that a custom HTTP
+	// client adds ([WithHTTPClient]'s Transport, a cookie jar) cannot be
+	// seen: clients with different ones must not share a store.
 	Tokens transport.TokenSource
 	// Authorize is called when the server answers 401 or 403 with the
 	// challenge; it should obtain (new) credentials so that Tokens returns
