@@ -109,6 +109,10 @@ func ValidateElicitation(schema json.RawMessage, content map[string]any) (map[st
 		}
 	}
 	var problems []string
+	required := make(map[string]bool, len(s.Required)) // a set: the list may be long
+	for _, name := range s.Required {
+		required[name] = true
+	}
 	names := make([]string, 0, len(s.Properties))
 	for name := range s.Properties {
 		names = append(names, name)
@@ -130,7 +134,7 @@ func ValidateElicitation(schema json.RawMessage, content map[string]any) (map[st
 		}
 		if !ok || val == nil {
 			delete(norm, name)
-			if slices.Contains(s.Required, name) {
+			if required[name] {
 				problems = append(problems, fmt.Sprintf("%s: required", name))
 			}
 			continue

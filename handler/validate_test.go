@@ -3,7 +3,10 @@ package handler_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/conduitmcp/conduit/handler"
 )
@@ -31,4 +34,43 @@ func TestValidateElicitationMessages(t *testing.T) {
 			t.Errorf("ValidateElicitation(%v) = %v, want %q", tc.content, err, tc.want)
 		}
 	}
+}
+
+// TestValidateElicitationManyRequired: a requested schema of 200,000
+// required properties (4.6 MB, within a message's limit) with none
+// answered is checked in linear time: each missing property was looked up
+// in the whole required list, minutes of CPU.
+func TestValidateElicitationManyRequired(t *testing.T) {
+	const n = 200000
+	var props, req strings.Builder
+	for i := range n {
+		if i > 0 {
+			props.WriteByte(',')
+			req.WriteByte(',')
+		}
+		fmt.Fprintf(&props, `"p%d":{"type":"string"}`, i)
+		fmt.Fprintf(&req, `"p%d"`, i)
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{` + props.String() + `},"required":[` + req.String() + `]}`)
+	done := make(chan error, 1)
+	go func() {
+		_, err := handler.ValidateElicitation(schema, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		ve, ok := errors.AsType[*handler.ValidationError](err)
+		if !ok || len(ve.Problems) != n {
+			t.Errorf("ValidateElicitation = %T with %d problems, want a *handler.ValidationError with %d", err, problems(ve), n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ValidateElicitation of 200,000 missing required properties still runs after 30 s")
+	}
+}
+
+func problems(ve *handler.ValidationError) int {
+	if ve == nil {
+		return 0
+	}
+	return len(ve.Problems)
 }
