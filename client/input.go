@@ -12,8 +12,10 @@ import (
 )
 
 // WithMaxInputRounds caps the modern multi-round-trip (MRTR) rounds of
-// one tools/call, prompts/get or resources/read: a call that needs more
-// fails with an [*Error] of kind [KindProtocol]. Zero or negative selects
+// one tools/call, prompts/get or resources/read, and the rounds of input
+// a task of the tasks extension asks for while [Client.AwaitTask] (or a
+// task-augmented call) follows it: a call that needs more fails with an
+// [*Error] of kind [KindProtocol], before the handler is asked again. Zero or negative selects
 // the default, 10. Rounds continued by [Client.Resume] count from where
 // the stored call stopped.
 func WithMaxInputRounds(n int) Option {

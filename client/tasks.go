@@ -214,6 +214,10 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 	answered := map[string]bool{}
 	poll := t.PollInterval
 	first := true
+	rounds, maxRounds := 0, c.cfg.maxInputRounds
+	if maxRounds <= 0 {
+		maxRounds = engine.DefaultMaxInputRounds
+	}
 	for {
 		dt, err := pollTask(ctx, c, t, &poll, first, c.getExtTask,
 			func(dt *protocol.DetailedTask) *Task { return extTask(&dt.ExtTask) })
@@ -250,6 +254,11 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 			}
 			if len(pending) == 0 {
 				continue
+			}
+			if rounds++; rounds > maxRounds {
+				// A task that asks without end would have the handler
+				// (a person, a model) asked without end.
+				return nil, newError(protocol.MethodTasksUpdate, KindProtocol, "task %s asked for input more than %d times: %w", t.ID, maxRounds, engine.ErrTooManyInputRounds)
 			}
 			responses, err := c.answerInputs(ctx, pending)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -293,5 +294,42 @@ func TestTaskInputLikeRounds(t *testing.T) {
 				t.Errorf("elicitation/create passed the middleware %d times, want 2 (the task's and the round's)", n)
 			}
 		})
+	}
+}
+
+// TestTaskInputRoundsCapped: a task of the tasks extension that keeps
+// asking for input is answered at most WithMaxInputRounds times (the
+// handler is not asked again), then the call fails with a protocol error;
+// one that asks within the cap completes.
+func TestTaskInputRoundsCapped(t *testing.T) {
+	for _, tr := range []string{tPipe, tHTTP} {
+		for _, tt := range []struct{ max, rounds int }{{2, 3}, {3, 3}, {0, 11}} {
+			t.Run(fmt.Sprintf("%s/max%d/rounds%d", tr, tt.max, tt.rounds), func(t *testing.T) {
+				var asked atomic.Int32
+				h := handler.Funcs{Elicit: func(context.Context, *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+					asked.Add(1)
+					return &protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"ok": true}}, nil
+				}}
+				f := connect(t, tr, testserver.Options{}, client.WithProtocol(client.Modern), client.WithHandler(h),
+					client.WithMaxInputRounds(tt.max), client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
+				_, err := f.c.CallTool(testCtx(t), "task", map[string]any{"steps": 1, "inputRounds": tt.rounds}, client.WithTaskAugmentation(true))
+				limit := tt.max
+				if limit == 0 {
+					limit = 10
+				}
+				if tt.rounds <= limit {
+					if err != nil || int(asked.Load()) != tt.rounds {
+						t.Errorf("err = %v, handler asked %d times; want success after %d", err, asked.Load(), tt.rounds)
+					}
+					return
+				}
+				if e, ok := errors.AsType[*client.Error](err); !ok || e.Kind != client.KindProtocol {
+					t.Errorf("err = %v, want an *Error of kind protocol (too many input rounds)", err)
+				}
+				if got := int(asked.Load()); got != limit {
+					t.Errorf("handler asked %d times, want %d", got, limit)
+				}
+			})
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -36,9 +37,14 @@ type task struct {
 	steps     int  // polls left before the task finishes
 	needInput bool // ask for confirmation before finishing (modern)
 	inputDone bool
-	fail      bool
-	result    map[string]any
-	err       *jsonrpc.Error
+	// rounds is how many times the task asks (the argument inputRounds,
+	// not in the tool's schema; at least one with input); round counts
+	// the answers so far. Round 0's key is
+	// "confirm", round n's "confirm<n+1>".
+	rounds, round int
+	fail          bool
+	result        map[string]any
+	err           *jsonrpc.Error
 
 	// Timed tasks (the conformance fixtures) finish by the clock rather
 	// than by polls: once no input is pending and deadline has passed,
@@ -47,6 +53,14 @@ type task struct {
 	deadline time.Time
 	pending  map[string]inputRequest // input requests not answered yet
 	answers  map[string]json.RawMessage
+}
+
+// inputKey is the key of the input the task asks for in its current round.
+func (t *task) inputKey() string {
+	if t.round == 0 {
+		return "confirm"
+	}
+	return "confirm" + strconv.Itoa(t.round+1)
 }
 
 func (t *task) terminal() bool {
@@ -62,7 +76,8 @@ func (s *Server) newTask(c *call, args map[string]any) *task {
 		created:   now,
 		updated:   now,
 		steps:     min(max(argInt(args, "steps", 2), 0), 1000),
-		needInput: args["input"] == true,
+		needInput: args["input"] == true || argInt(args, "inputRounds", 0) > 0,
+		rounds:    min(max(argInt(args, "inputRounds", 1), 1), 1000),
 		fail:      args["fail"] == true,
 	}
 	if !c.modern {
@@ -155,7 +170,7 @@ func (t *task) detailLocked() map[string]any {
 			m["inputRequests"] = t.pending
 			break
 		}
-		m["inputRequests"] = map[string]inputRequest{"confirm": {Method: protocol.MethodElicitationCreate, Params: map[string]any{
+		m["inputRequests"] = map[string]inputRequest{t.inputKey(): {Method: protocol.MethodElicitationCreate, Params: map[string]any{
 			"message":         "Continue the task?",
 			"requestedSchema": json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`),
 		}}}
@@ -267,11 +282,13 @@ func (s *Server) modernTaskMethod(c *call) (map[string]any, *jsonrpc.Error) {
 				t.status = taskWorking
 				t.updated = time.Now().UTC()
 			}
-		} else if _, ok := responses["confirm"]; ok && t.status == taskInputRequired {
-			t.inputDone = true
-			t.status = taskWorking
-			t.steps = 0
+		} else if _, ok := responses[t.inputKey()]; ok && t.status == taskInputRequired {
 			t.updated = time.Now().UTC()
+			if t.round++; t.round >= t.rounds { // else the next round's input is required
+				t.inputDone = true
+				t.status = taskWorking
+				t.steps = 0
+			}
 		}
 		res = map[string]any{}
 	case protocol.MethodTasksCancel:
