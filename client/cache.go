@@ -114,6 +114,9 @@ func (c *Client) credentialIdentity(ctx context.Context) (string, bool) {
 // (WithHeaders, then WithCallHeaders among the call defaults) by a hash
 // of them, or "" when there are none.
 func headersIdentity(hs ...http.Header) string {
+	if !slices.ContainsFunc(hs, func(h http.Header) bool { return len(h) > 0 }) {
+		return ""
+	}
 	h := sha256.New()
 	empty := true
 	for i, hdr := range hs {

@@ -96,10 +96,12 @@ func connect(ctx context.Context, t, fallback transport.Transport, cfg *config, 
 	c := &Client{
 		cfg:       cfg,
 		key:       key,
-		headerID:  headersIdentity(cfg.headers, cfg.defaults.headers),
 		eraKey:    eraKey,
 		listeners: scfg.Handler,
 		closed:    make(chan struct{}),
+	}
+	if cfg.cache != nil {
+		c.headerID = headersIdentity(cfg.headers, cfg.defaults.headers)
 	}
 	if k, ok := t.(transport.Kinder); ok {
 		c.kind = k.Kind()

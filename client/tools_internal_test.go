@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -163,5 +164,18 @@ func TestToolRegistryKeepsUnchangedEntries(t *testing.T) {
 	h := headers("H")
 	if n := testing.AllocsPerRun(100, func() { r.add(same, h) }); n != 0 {
 		t.Errorf("adding an unchanged tool allocates %v times, want 0", n)
+	}
+}
+
+// TestHeadersIdentityFree: a client without headers of its own names
+// none, without hashing (a connect pays nothing for it); headers are
+// named, the same ones the same way.
+func TestHeadersIdentityFree(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { _ = headersIdentity(nil, http.Header{}) }); n != 0 || headersIdentity(nil, nil) != "" {
+		t.Errorf("headersIdentity of no headers: %v allocations, %q; want none, \"\"", n, headersIdentity(nil, nil))
+	}
+	a := headersIdentity(http.Header{"X-Api-Key": {"alice"}}, nil)
+	if a == "" || a != headersIdentity(http.Header{"X-Api-Key": {"alice"}}, nil) || a == headersIdentity(http.Header{"X-Api-Key": {"bob"}}, nil) {
+		t.Errorf("headersIdentity does not name headers by their values: %q", a)
 	}
 }
