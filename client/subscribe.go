@@ -25,7 +25,7 @@ type SubscribeOptions struct {
 	ResourcesListChanged bool
 	// Resources lists resource URIs whose updates are wanted
 	// (notifications/resources/updated; the URI of an update may be a
-	// sub-resource of a subscribed one).
+	// sub-resource of a subscribed one: under it after a "/", "?" or "#").
 	Resources []string
 	// Buffer is how many events the subscription holds for its consumer
 	// before it drops the oldest (see [Subscription]'s Overflow); zero or
@@ -270,12 +270,25 @@ func (o SubscribeOptions) wants(ev Event) bool {
 		return o.ResourcesListChanged
 	case protocol.NotificationResourcesUpdated:
 		for _, u := range o.Resources {
-			if ev.URI == u || strings.HasPrefix(ev.URI, u) {
+			if under(ev.URI, u) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// under reports whether uri is the resource sub or one under it: sub
+// followed by a path, query or fragment (file:///dir/a under file:///dir,
+// not file:///dirt); every URI is under "".
+func under(uri, sub string) bool {
+	if !strings.HasPrefix(uri, sub) {
+		return false
+	}
+	if len(uri) == len(sub) || sub == "" || strings.ContainsRune("/?#", rune(sub[len(sub)-1])) {
+		return true
+	}
+	return strings.ContainsRune("/?#", rune(uri[len(sub)]))
 }
 
 // deliverNotification feeds a legacy subscription; called with

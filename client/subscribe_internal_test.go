@@ -74,3 +74,18 @@ func TestEventOfAndWants(t *testing.T) {
 		t.Error("unrequested event wanted")
 	}
 }
+
+// TestWantsSubResources: an update is wanted for a subscribed URI and
+// the resources under it, not for a URI that merely starts with it.
+func TestWantsSubResources(t *testing.T) {
+	o := SubscribeOptions{Resources: []string{"file:///dir", "db://t?"}}
+	for uri, want := range map[string]bool{
+		"file:///dir": true, "file:///dir/a.txt": true, "file:///dir?v=2": true, "file:///dir#s": true,
+		"file:///dirt": false, "file:///di": false, "file:///dir.bak": false,
+		"db://t?row=1": true, "db://t": false,
+	} {
+		if got := o.wants(Event{Method: protocol.NotificationResourcesUpdated, URI: uri}); got != want {
+			t.Errorf("wants(update of %q) = %v, want %v", uri, got, want)
+		}
+	}
+}
