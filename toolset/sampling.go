@@ -1,9 +1,11 @@
 package toolset
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/conduitmcp/conduit/protocol"
@@ -38,6 +40,23 @@ func SamplingResult(model, stopReason string, blocks []protocol.Content) (*proto
 		return nil, err
 	}
 	return &protocol.CreateMessageResult{Role: protocol.RoleAssistant, Content: raw, Model: model, StopReason: stopReason}, nil
+}
+
+// SamplingInput is the input of a tool_use block from the arguments a
+// model gave its call of tool as text: blank is {} (a call without
+// arguments); anything but a JSON object is an error wrapping
+// [ErrInvalidArguments], so that the sampling request fails where the
+// server would otherwise run its tool with arguments the model did not
+// give.
+func SamplingInput(tool, args string) (json.RawMessage, error) {
+	raw := bytes.TrimSpace([]byte(args))
+	if len(raw) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if raw[0] != '{' || !json.Valid(raw) {
+		return nil, fmt.Errorf("the model's call of %q: %w: %.200q", tool, ErrInvalidArguments, args)
+	}
+	return raw, nil
 }
 
 // SamplingNames maps the names of a sampling request's tools to names a

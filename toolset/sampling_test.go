@@ -82,3 +82,19 @@ func TestSamplingNames(t *testing.T) {
 		t.Errorf("Server(other) = %q, want other", got)
 	}
 }
+
+// TestSamplingInput: blank arguments are {}, a JSON object is kept as it
+// is, anything else is ErrInvalidArguments.
+func TestSamplingInput(t *testing.T) {
+	for args, want := range map[string]string{``: `{}`, " \n": `{}`, `{"a":1}`: `{"a":1}`, ` {"a":1} `: `{"a":1}`,
+		`{"a":`: "", `[]`: "", `null`: "", `"{}"`: ""} {
+		got, err := toolset.SamplingInput("t", args)
+		if want == "" {
+			if !errors.Is(err, toolset.ErrInvalidArguments) {
+				t.Errorf("SamplingInput(%q) = %s, %v; want ErrInvalidArguments", args, got, err)
+			}
+		} else if err != nil || string(got) != want {
+			t.Errorf("SamplingInput(%q) = %s, %v; want %s", args, got, err, want)
+		}
+	}
+}

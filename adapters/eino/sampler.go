@@ -178,9 +178,9 @@ func samplingResult(out *schema.Message, names *toolset.SamplingNames, model str
 	}
 	for _, tc := range out.ToolCalls {
 		name := names.Server(tc.Function.Name)
-		input := json.RawMessage(tc.Function.Arguments)
-		if !json.Valid(input) {
-			input = json.RawMessage("{}")
+		input, err := toolset.SamplingInput(name, tc.Function.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("einoconduit: %w", err)
 		}
 		blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: tc.ID, Name: name, Input: input})
 	}

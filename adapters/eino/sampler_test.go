@@ -13,6 +13,7 @@ import (
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/toolset"
 )
 
 // answeringModel is an Eino chat model that answers with reply and
@@ -136,6 +137,32 @@ func TestSamplerToolNamesCollide(t *testing.T) {
 	for i, b := range blocks {
 		if b.Name != tools[i].Name {
 			t.Errorf("the model's call of %q came back as %q, want %q", declared[i], b.Name, tools[i].Name)
+		}
+	}
+}
+
+// TestSamplerToolArgumentsNotObject: a model's tool call whose arguments
+// are not a JSON object fails the sampling request with
+// toolset.ErrInvalidArguments (it went to the server as {}); blank
+// arguments are a call without any: {}.
+func TestSamplerToolArgumentsNotObject(t *testing.T) {
+	for args, ok := range map[string]bool{`{"city":"Par`: false, `[1]`: false, `7`: false, ``: true} {
+		m := &answeringModel{reply: &schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{
+			{ID: "t1", Type: "function", Function: schema.FunctionCall{Name: "weather_get", Arguments: args}},
+		}}}
+		s := &einoconduit.Sampler{Model: m}
+		res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{MaxTokens: 50,
+			Messages: []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)}},
+			Tools:    []protocol.Tool{{Name: "weather.get"}}})
+		if !ok {
+			if !errors.Is(err, toolset.ErrInvalidArguments) {
+				t.Errorf("arguments %q: CreateMessage = %v, want an error matching toolset.ErrInvalidArguments", args, err)
+			}
+			continue
+		}
+		var block protocol.Content
+		if err != nil || json.Unmarshal(res.Content, &block) != nil || string(block.Input) != `{}` {
+			t.Errorf("arguments %q: %v, result %+v; want one tool_use with input {}", args, err, res)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package openaiconduit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -155,9 +154,9 @@ func samplingResult(resp *openai.ChatCompletion, names *toolset.SamplingNames) (
 	for _, tc := range choice.Message.ToolCalls {
 		fn := tc.AsFunction().Function
 		name := names.Server(fn.Name)
-		input := json.RawMessage(fn.Arguments)
-		if !json.Valid(input) {
-			input = json.RawMessage("{}")
+		input, err := toolset.SamplingInput(name, fn.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("openaiconduit: %w", err)
 		}
 		blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: tc.ID, Name: name, Input: input})
 	}

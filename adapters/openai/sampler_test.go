@@ -2,6 +2,7 @@ package openaiconduit_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/toolset"
 	"github.com/conduitmcp/conduit/toolset/toolsettest"
 )
 
@@ -161,5 +163,39 @@ func TestSamplerToolNamesCollide(t *testing.T) {
 	_ = json.Unmarshal(ep.Requests()[0], &req)
 	if calls := req.Messages[1].ToolCalls; len(calls) != 1 || calls[0].Function.Name != declared[1] {
 		t.Errorf("the history's call of get_weather: %s, want %q", ep.Requests()[0], declared[1])
+	}
+}
+
+// TestSamplerToolArgumentsNotObject: a model's tool call whose arguments
+// are not a JSON object fails the sampling request with
+// toolset.ErrInvalidArguments (it went to the server as {}, which would
+// run its tool with arguments the model did not give); blank arguments
+// are a call without any: {}.
+func TestSamplerToolArgumentsNotObject(t *testing.T) {
+	for args, ok := range map[string]bool{`{"city":"Par`: false, `[1]`: false, `"x"`: false, ``: true, ` `: true} {
+		ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+			return 200, map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "gpt-test",
+				"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": nil,
+					"tool_calls": []any{map[string]any{"id": "t1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": args}}}}}}}
+		})
+		s := &openaiconduit.Sampler{Client: newClient(ep.URL), Model: "gpt-test"}
+		res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+			Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)}},
+			MaxTokens: 50,
+			Tools:     []protocol.Tool{{Name: "get_weather"}},
+		})
+		if !ok {
+			if !errors.Is(err, toolset.ErrInvalidArguments) {
+				t.Errorf("arguments %q: CreateMessage = %v, want an error matching toolset.ErrInvalidArguments", args, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("arguments %q: %v", args, err)
+			continue
+		}
+		if blocks, _ := res.Blocks(); len(blocks) != 1 || string(blocks[0].Input) != `{}` {
+			t.Errorf("arguments %q: blocks %+v, want one tool_use with input {}", args, blocks)
+		}
 	}
 }
