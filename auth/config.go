@@ -22,7 +22,10 @@ const (
 	// with a client secret or a private_key_jwt assertion.
 	ClientCredentials
 	// DeviceCode is the device authorization grant (RFC 8628) for
-	// machines without a browser: the user enters a code elsewhere.
+	// machines without a browser: the user enters a code elsewhere. The
+	// client polls at the server's interval, slower after slow_down and,
+	// twice as slow each time, after a poll whose connection failed or
+	// that was answered 429 or 5xx, until the code expires.
 	DeviceCode
 	// JWTBearer is the JWT bearer grant (RFC 7523 §2.1) with an assertion
 	// from [Config.Assertion], for example a workload identity token.

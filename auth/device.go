@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -151,13 +153,30 @@ func (c *Client) deviceFlow(ctx context.Context, meta *ServerMetadata, resource 
 		if !ok {
 			return nil, err
 		}
-		switch te.Code {
-		case "authorization_pending":
-		case "slow_down":
+		switch {
+		case te.Code == "authorization_pending":
+		case te.Code == "slow_down":
 			// RFC 8628 §3.5: add 5 seconds for this and all later polls.
 			interval = min(interval+5, maxDeviceInterval)
+		case te.Code == "" && transientPoll(te):
+			// RFC 8628 §3.5: a connection that fails (and a server down or
+			// overloaded, which is the same to the user who is approving)
+			// makes the client poll less often: twice the interval each
+			// time, until the code expires.
+			interval = min(interval*2, maxDeviceInterval)
 		default: // access_denied, expired_token, anything else
 			return nil, err
 		}
 	}
+}
+
+// transientPoll reports whether a poll of the device flow failed without
+// an answer of the authorization server's: the connection failed, or the
+// endpoint answered 429 or 5xx without an OAuth error.
+func transientPoll(te *TokenError) bool {
+	if te.StatusCode == http.StatusTooManyRequests || te.StatusCode >= 500 && te.StatusCode <= 599 {
+		return true
+	}
+	_, conn := errors.AsType[*url.Error](te.Err)
+	return te.StatusCode == 0 && conn
 }

@@ -318,3 +318,28 @@ func TestDCRPrivateKeyJWT(t *testing.T) {
 		t.Errorf("registration = %v", s.regs)
 	}
 }
+
+// TestDeviceFlowTransientFailures: a token endpoint that is down (503, 429)
+// or drops the connection while the user approves does not end the flow:
+// the client polls less often, twice the interval each time (RFC 8628
+// §3.5), and gets the token; an OAuth error still ends it.
+func TestDeviceFlowTransientFailures(t *testing.T) {
+	s := newTestServer(t, func(s *testServer) { s.deviceFail = []string{"503", "drop", "429"} })
+	c := mustNew(t, Config{ServerURL: s.mcpURL(), Method: DeviceCode, DevicePrompter: PrintDevice(&strings.Builder{})})
+	c.pollUnit = time.Millisecond
+	var waits []int64
+	c.onPoll = func(i int64) { waits = append(waits, i) }
+	if err := call(testCtx(t), c, s.mcpURL()); err != nil {
+		t.Fatalf("call = %v, want the token after the failures", err)
+	}
+	if diff := cmp.Diff([]int64{1, 2, 4, 8}, waits); diff != "" {
+		t.Errorf("poll intervals (-want +got):\n%s", diff)
+	}
+
+	s = newTestServer(t, func(s *testServer) { s.deviceFail = []string{"400"} })
+	c = mustNew(t, Config{ServerURL: s.mcpURL(), Method: DeviceCode, DevicePrompter: PrintDevice(&strings.Builder{})})
+	c.pollUnit = time.Millisecond
+	if err := call(testCtx(t), c, s.mcpURL()); !errorsAs[*TokenError](err) {
+		t.Errorf("call with the poll answered 400 = %v, want a *TokenError", err)
+	}
+}

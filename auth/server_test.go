@@ -56,6 +56,7 @@ type testServer struct {
 	deviceSlow    int            // answer slow_down this many times first
 	devicePending int            // then authorization_pending this many times
 	deviceAuth    map[string]any // device authorization response fields sent instead (expires_in, interval)
+	deviceFail    []string       // fail the first polls, in turn: an HTTP status without an OAuth error ("503"), or "drop" (the connection)
 	denyAuthorize bool           // authorize redirects with error=access_denied
 	prmResource   string         // override PRM resource
 	altIssuer     string         // PRM names this authorization server instead
@@ -107,6 +108,7 @@ type tRefresh struct {
 type tDevice struct {
 	client, scope, resource string
 	polls                   int
+	failed                  int // polls failed per deviceFail
 }
 
 func newTestServer(t *testing.T, configure func(s *testServer)) *testServer {
@@ -555,6 +557,20 @@ func (s *testServer) token(w http.ResponseWriter, r *http.Request) {
 		d := s.devices[form.Get("device_code")]
 		if d == nil || d.client != clientID {
 			oauthErr(w, 400, "invalid_grant")
+			return
+		}
+		if d.failed < len(s.deviceFail) {
+			f := s.deviceFail[d.failed]
+			d.failed++
+			if f == "drop" {
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+				return
+			}
+			code, _ := strconv.Atoi(f)
+			http.Error(w, "unavailable", code)
 			return
 		}
 		d.polls++
