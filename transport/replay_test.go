@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -23,27 +24,8 @@ import (
 func TestHTTPResumedStreamSkipsReplayedEvents(t *testing.T) {
 	const ask = `{"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{}}`
 	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
-	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodPost:
-			req := httpReadRequest(t, r)
-			if req.Method == "initialize" {
-				httpWriteJSON(w, 200, httpResult(req.ID, `{}`))
-				return
-			}
-			if req.IsNotification() {
-				w.WriteHeader(http.StatusAccepted)
-				return
-			}
-			httpWriteSSE(w, "retry: 10\nid: e1\ndata: "+ask+"\n\n")
-		case http.MethodGet:
-			if r.Header.Get("Last-Event-ID") == "" {
-				w.WriteHeader(http.StatusMethodNotAllowed)
-				return
-			}
-			httpWriteSSE(w, "id: e1\ndata: "+ask+"\n\ndata: "+note+"\n\nid: e2\ndata: "+httpResult(jsonrpc.Int64ID(4), `{}`)+"\n\n")
-		}
-	})
+	srv := resumingServer(t, "retry: 10\nid: e1\ndata: "+ask+"\n\n",
+		"id: e1\ndata: "+ask+"\n\ndata: "+note+"\n\nid: e2\ndata: "+httpResult(jsonrpc.Int64ID(4), `{}`)+"\n\n")
 	c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL})
 	httpInitialize(t, c)
 	if err := c.Write(httpCtx(t), httpRequest(t, 4, "tools/call", map[string]any{"name": "slow"})); err != nil {
@@ -112,27 +94,7 @@ func TestHTTPGETStreamSkipsReplayedEvents(t *testing.T) {
 // being resumed for ever.
 func TestHTTPResumedStreamOfReplaysFails(t *testing.T) {
 	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
-	srv := newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodPost:
-			req := httpReadRequest(t, r)
-			if req.Method == "initialize" {
-				httpWriteJSON(w, 200, httpResult(req.ID, `{}`))
-				return
-			}
-			if req.IsNotification() {
-				w.WriteHeader(http.StatusAccepted)
-				return
-			}
-			httpWriteSSE(w, "retry: 1\nid: e1\ndata: "+note+"\n\n")
-		case http.MethodGet:
-			if r.Header.Get("Last-Event-ID") == "" {
-				w.WriteHeader(http.StatusMethodNotAllowed)
-				return
-			}
-			httpWriteSSE(w, "retry: 1\nid: e1\ndata: "+note+"\n\n")
-		}
-	})
+	srv := resumingServer(t, "retry: 1\nid: e1\ndata: "+note+"\n\n", "retry: 1\nid: e1\ndata: "+note+"\n\n")
 	c := httpDial(t, &transport.StreamableHTTP{URL: srv.URL, ReconnectBackoff: time.Millisecond, MaxReconnectBackoff: time.Millisecond})
 	httpInitialize(t, c)
 	if err := c.Write(httpCtx(t), httpRequest(t, 4, "tools/call", map[string]any{"name": "slow"})); err != nil {
@@ -177,4 +139,32 @@ func TestHTTPGETStreamLongIDsNotKept(t *testing.T) {
 	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 20<<20 {
 		t.Errorf("the heap grew by %d MB over %d events with 60 KB ids, want the ids not kept", grown>>20, events)
 	}
+}
+
+// resumingServer is a legacy Streamable HTTP server that answers
+// initialize, accepts notifications, answers every other POST with the
+// event stream post, and every GET that resumes a stream (Last-Event-ID)
+// with the event stream get; a GET without one is refused (405).
+func resumingServer(t *testing.T, post, get string) *httptest.Server {
+	return newHTTPServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+			req := httpReadRequest(t, r)
+			if req.Method == "initialize" {
+				httpWriteJSON(w, 200, httpResult(req.ID, `{}`))
+				return
+			}
+			if req.IsNotification() {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			httpWriteSSE(w, post)
+		case http.MethodGet:
+			if r.Header.Get("Last-Event-ID") == "" {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			httpWriteSSE(w, get)
+		}
+	})
 }
