@@ -149,25 +149,34 @@ func (c *Client) deviceFlow(ctx context.Context, meta *ServerMetadata, resource 
 		if err == nil {
 			return c.newToken(ot, meta.Issuer, resource, scopes), nil
 		}
-		te, ok := errors.AsType[*TokenError](err)
-		if !ok {
+		next, again := nextPoll(interval, err)
+		if !again {
 			return nil, err
 		}
-		switch {
-		case te.Code == "authorization_pending":
-		case te.Code == "slow_down":
-			// RFC 8628 §3.5: add 5 seconds for this and all later polls.
-			interval = min(interval+5, maxDeviceInterval)
-		case te.Code == "" && transientPoll(te):
-			// RFC 8628 §3.5: a connection that fails (and a server down or
-			// overloaded, which is the same to the user who is approving)
-			// makes the client poll less often: twice the interval each
-			// time, until the code expires.
-			interval = min(interval*2, maxDeviceInterval)
-		default: // access_denied, expired_token, anything else
-			return nil, err
-		}
+		interval = next
 	}
+}
+
+// nextPoll returns the interval of the device flow's next poll after one
+// that failed with err, or false when the flow ends with err.
+func nextPoll(interval int64, err error) (int64, bool) {
+	te, ok := errors.AsType[*TokenError](err)
+	switch {
+	case !ok:
+		return 0, false
+	case te.Code == "authorization_pending":
+		return interval, true
+	case te.Code == "slow_down":
+		// RFC 8628 §3.5: add 5 seconds for this and all later polls.
+		return min(interval+5, maxDeviceInterval), true
+	case te.Code == "" && transientPoll(te):
+		// RFC 8628 §3.5: a connection that fails (and a server down or
+		// overloaded, which is the same to the user who is approving)
+		// makes the client poll less often: twice the interval each
+		// time, until the code expires.
+		return min(interval*2, maxDeviceInterval), true
+	}
+	return 0, false // access_denied, expired_token, anything else
 }
 
 // transientPoll reports whether a poll of the device flow failed without

@@ -126,8 +126,9 @@ type registrationResponse struct {
 // which [FileStore] records it) holds. A later one means never.
 const maxSecretExpiresAt = 253402300799
 
-// register performs Dynamic Client Registration (RFC 7591).
-func (c *Client) register(ctx context.Context, meta *ServerMetadata, redirect string) (*ClientRegistration, error) {
+// registrationFor is the Dynamic Client Registration request of this
+// client's method, key and redirect URI.
+func (c *Client) registrationFor(redirect string) registrationRequest {
 	name := c.cfg.ClientName
 	if name == "" {
 		name = "Conduit MCP client"
@@ -159,6 +160,12 @@ func (c *Client) register(ctx context.Context, meta *ServerMetadata, redirect st
 	if c.cfg.Method == DeviceCode || isLoopbackRedirect(redirect) {
 		rr.ApplicationType = "native"
 	}
+	return rr
+}
+
+// register performs Dynamic Client Registration (RFC 7591).
+func (c *Client) register(ctx context.Context, meta *ServerMetadata, redirect string) (*ClientRegistration, error) {
+	rr := c.registrationFor(redirect)
 	body, err := json.Marshal(rr)
 	if err != nil {
 		return nil, err
