@@ -28,6 +28,11 @@
 //	conduit probe -- conduit serve --era legacy
 //	conduit serve --http --fault http-status:status=503
 //
+// What a server sends is printed with the characters a terminal would act
+// on (escape sequences, carriage returns, C1 controls, bidi overrides)
+// shown as escapes such as \x1b and \u202e, in text and in --json output
+// alike (where they are JSON escapes of the same characters).
+//
 // Exit status: 0 success, 1 error, 2 usage error, 3 negotiation (or
 // connection) failure, 4 the tool returned isError, 130 interrupted.
 // "conduit help" and "conduit COMMAND -h" describe every command, its

@@ -96,8 +96,13 @@ func lookup(name string) *command {
 	return nil
 }
 
-// run is main without the process: it returns the exit status.
+// run is main without the process: it returns the exit status. What it
+// prints goes through a [termWriter], so that text a server chose cannot
+// act on the terminal.
 func run(ctx context.Context, args []string, std *stdio) int {
+	safe := *std
+	safe.out, safe.err = newTermWriter(std.out), newTermWriter(std.err)
+	std = &safe
 	cmd := demoCommand
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		if c := lookup(args[0]); c != nil {

@@ -73,10 +73,11 @@ func (t *table) row(cells ...string) {
 func (t *table) flush() error { return t.tw.Flush() }
 
 // cell makes s fit one table cell: its first line, tabs as spaces, "-"
-// for empty.
+// for empty, what a terminal would act on escaped (term.go) before the
+// columns are measured.
 func cell(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	s = strings.ReplaceAll(strings.TrimSpace(s), "\t", " ")
+	s = termSafe(strings.ReplaceAll(strings.TrimSpace(s), "\t", " "))
 	if s == "" {
 		return "-"
 	}

@@ -40,7 +40,8 @@ func (p *progressView) update(pp protocol.ProgressParams) {
 		fmt.Fprintln(p.w, "progress: "+progressText(pp))
 		return
 	}
-	fmt.Fprint(p.w, "\r\x1b[K"+renderBar(pp)+" "+progressText(pp))
+	writeControl(p.w, "\r\x1b[K")
+	fmt.Fprint(p.w, renderBar(pp)+" "+progressText(pp))
 	p.drawn = true
 }
 
@@ -49,7 +50,7 @@ func (p *progressView) clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
+		writeControl(p.w, "\r\x1b[K")
 		p.drawn = false
 	}
 }

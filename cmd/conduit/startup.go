@@ -84,7 +84,8 @@ func (c startCounts) String() string {
 // update shows the servers' states at now.
 func (v *startView) update(sts []host.ServerStatus, now time.Time) {
 	if v.tty {
-		fmt.Fprint(v.w, "\r\x1b[K"+countStates(sts, now).String())
+		writeControl(v.w, "\r\x1b[K")
+		fmt.Fprint(v.w, countStates(sts, now).String())
 		v.drawn = true
 		return
 	}
@@ -107,7 +108,7 @@ func (v *startView) finish(sts []host.ServerStatus, now time.Time) {
 	if !v.tty {
 		v.update(sts, now)
 	} else if v.drawn {
-		fmt.Fprint(v.w, "\r\x1b[K")
+		writeControl(v.w, "\r\x1b[K")
 	}
 	c := countStates(sts, now)
 	s := fmt.Sprintf("conduit: %d/%d servers ready in %s", c.ready, c.total, now.Sub(v.start).Round(100*time.Millisecond))
