@@ -214,7 +214,8 @@ func (e ConfigErrors) err() error {
 // bad server when there are several) (an unknown transport type,
 // neither command nor url, a malformed URL, an unset variable without a
 // default ([ErrUnsetVariable]), an unresolved input
-// ([ErrUnresolvedInput]), a duplicate server name).
+// ([ErrUnresolvedInput]), ${VAR:-default} defaults nested more than 32
+// deep, a duplicate server name).
 func Load(path string, opts *LoadOptions) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

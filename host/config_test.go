@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -337,5 +338,35 @@ func TestLoadReportsEveryBadServer(t *testing.T) {
 	}}, nil)
 	if errs, ok := errors.AsType[host.ConfigErrors](err); !ok || len(errs) != 2 || errs[0].Server != "a" || errs[1].Server != "c" {
 		t.Errorf("Start with two bad servers = %v, want ConfigErrors for a and c", err)
+	}
+}
+
+// TestNestedDefaultsBounded checks that a file nesting ${VAR:-…} defaults
+// hundreds of thousands deep is refused in linear time instead of being
+// expanded in time quadratic in its size.
+func TestNestedDefaultsBounded(t *testing.T) {
+	const depth = 200000
+	v := strings.Repeat("${A:-", depth) + "x" + strings.Repeat("}", depth)
+	data := []byte(`{"mcpServers":{"s":{"command":"` + v + `"}}}`)
+	unset := func(string) (string, bool) { return "", false }
+	done := make(chan error, 1)
+	go func() {
+		_, err := host.Parse("mcp.json", data, &host.LoadOptions{LookupEnv: unset})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var ce *host.ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "nested") {
+			t.Errorf("Parse: %v, want a *host.ConfigError about nesting", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Parse did not return within 10 s")
+	}
+	// Nesting as deep as configurations use (and deeper) still expands.
+	v = strings.Repeat("${A:-", 16) + "x" + strings.Repeat("}", 16)
+	cfg, err := host.Parse("mcp.json", []byte(`{"mcpServers":{"s":{"command":"`+v+`"}}}`), &host.LoadOptions{LookupEnv: unset})
+	if err != nil || cfg.Servers[0].Command != "x" {
+		t.Errorf("Parse of %d nested defaults: %v, %+v", 16, err, cfg)
 	}
 }

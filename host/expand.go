@@ -9,6 +9,11 @@ import (
 	"strings"
 )
 
+// maxExpandDepth is how deeply ${VAR:-default} references may nest in
+// defaults. Each level scans the rest of the value again, so the bound
+// keeps expansion linear in the size of the file.
+const maxExpandDepth = 32
+
 // expander resolves the ${…} references of one file.
 type expander struct {
 	file      string // the file's path, for errors
@@ -49,8 +54,14 @@ func newExpander(path string, opts *LoadOptions, inputs []rawInput) *expander {
 //   - ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome},
 //     ${pathSeparator} (or ${/}).
 //
-// A "$" not followed by "{" is kept as written.
+// A "$" not followed by "{" is kept as written. Defaults nested more than
+// [maxExpandDepth] deep are an error.
 func (ex *expander) expand(s string) (string, error) {
+	return ex.expandDepth(s, 0)
+}
+
+// expandDepth is expand of s inside depth defaults.
+func (ex *expander) expandDepth(s string, depth int) (string, error) {
 	if ex.opts.NoExpand || !strings.Contains(s, "${") {
 		return s, nil
 	}
@@ -66,7 +77,7 @@ func (ex *expander) expand(s string) (string, error) {
 		if end < 0 {
 			return "", fmt.Errorf("unterminated ${ in %q", s)
 		}
-		v, err := ex.resolve(s[i+2 : end])
+		v, err := ex.resolve(s[i+2:end], depth)
 		if err != nil {
 			return "", err
 		}
@@ -101,13 +112,16 @@ func (ex *expander) lookupEnv(name string) (string, bool) {
 	return os.LookupEnv(name)
 }
 
-// resolve resolves the body of one reference.
-func (ex *expander) resolve(body string) (string, error) {
+// resolve resolves the body of one reference, inside depth defaults.
+func (ex *expander) resolve(body string, depth int) (string, error) {
 	if name, def, ok := strings.Cut(body, ":-"); ok && validVarName(name) {
 		if v, set := ex.lookupEnv(name); set && v != "" {
 			return v, nil
 		}
-		return ex.expand(def)
+		if depth >= maxExpandDepth {
+			return "", fmt.Errorf("${%s:-…}: defaults nested more than %d deep", name, maxExpandDepth)
+		}
+		return ex.expandDepth(def, depth+1)
 	}
 	switch body {
 	case "workspaceFolder":
