@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 
@@ -91,7 +92,9 @@ func renderBar(pp protocol.ProgressParams) string {
 			cells[i] = '#'
 		}
 	} else {
-		cells[int(max(pp.Progress, 0))%barWidth] = '#'
+		// The modulus in float64: a progress past what an int holds converts
+		// to a negative int.
+		cells[int(math.Mod(max(pp.Progress, 0), barWidth))] = '#'
 	}
 	return "[" + string(cells) + "]"
 }

@@ -176,6 +176,18 @@ func TestProgressRendering(t *testing.T) {
 	}
 }
 
+// TestProgressBarHugeProgress checks that a progress value past what an
+// int holds, without a total, moves the bar's marker instead of indexing
+// outside the bar (a panic on the client's dispatcher goroutine).
+func TestProgressBarHugeProgress(t *testing.T) {
+	for _, p := range []float64{1e19, 1e300, -1e300} {
+		bar := renderBar(protocol.ProgressParams{Progress: p})
+		if len(bar) != barWidth+2 || strings.Count(bar, "#") != 1 {
+			t.Errorf("renderBar(progress %g) = %q, want one marker in %d cells", p, bar, barWidth)
+		}
+	}
+}
+
 // TestElicitForm drives the prompter with scripted answers.
 func TestElicitForm(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{
