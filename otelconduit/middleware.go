@@ -78,7 +78,7 @@ func Middleware(opts ...Option) client.Middleware {
 func (in *instr) outgoing(ctx context.Context, req *client.Request, next client.Invoker) (json.RawMessage, error) {
 	start := time.Now()
 	target, attrs := describe(req)
-	ctx, span := in.tracer.Start(ctx, spanName(req.Method, target), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := in.tracer.Start(ctx, spanName(req.Method, target), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...), trace.WithAttributes(spanOnly(req)...))
 	defer span.End()
 	in.inject(ctx, req)
 	prev := req.OnAttempt
@@ -105,7 +105,7 @@ func (in *instr) outgoing(ctx context.Context, req *client.Request, next client.
 func (in *instr) incoming(ctx context.Context, req *client.Request, next client.Invoker) (json.RawMessage, error) {
 	ctx = in.prop.Extract(ctx, metaCarrier(req))
 	target, attrs := describe(req)
-	ctx, span := in.tracer.Start(ctx, spanName(req.Method, target), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	ctx, span := in.tracer.Start(ctx, spanName(req.Method, target), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...), trace.WithAttributes(spanOnly(req)...))
 	defer span.End()
 	if req.ID.IsValid() {
 		span.SetAttributes(semconv.JSONRPCRequestIDKey.String(idText(req.ID)))
@@ -153,16 +153,24 @@ func spanName(method, target string) string {
 	return method + " " + target
 }
 
+// spanOnly returns the attributes of req's span that are no dimension of
+// mcp.client.operation.duration: the session id, which the server chooses
+// anew for every session, would make a series of each.
+func spanOnly(req *client.Request) []attribute.KeyValue {
+	if req.SessionID == "" {
+		return nil
+	}
+	return []attribute.KeyValue{semconv.McpSessionID(req.SessionID)}
+}
+
 // describe returns the span's target and the attributes known before the
-// message is sent or served.
+// message is sent or served that are also dimensions of
+// mcp.client.operation.duration (see [spanOnly] for the others).
 func describe(req *client.Request) (string, []attribute.KeyValue) {
 	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
 	if req.ProtocolVersion != "" {
 		attrs = append(attrs, semconv.McpProtocolVersion(req.ProtocolVersion))
-	}
-	if req.SessionID != "" {
-		attrs = append(attrs, semconv.McpSessionID(req.SessionID))
 	}
 	var p struct {
 		Name string `json:"name"`
