@@ -68,6 +68,19 @@ func (s *Store) SaveClient(ctx context.Context, issuer string, reg *auth.ClientR
 	return saveSealed(ctx, s, "save client", s.clientKey(issuer), reg)
 }
 
+// acquireScript takes the lease for ARGV[1] for ARGV[2] ms if it is free:
+// 1 if taken, 0 if not. A lease held without an expiry (not written by
+// this version, or made persistent) gets ARGV[2] ms: no holder keeps it
+// for ever.
+var acquireScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+	return 1
+end
+if redis.call('PTTL', KEYS[1]) == -1 then
+	redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`)
+
 // renewScript extends a lease its owner holds: 1 if renewed, 0 if not
 // held by ARGV[1].
 var renewScript = redis.NewScript(`
@@ -85,17 +98,18 @@ return 0`)
 
 // AcquireLease implements [auth.RefreshLeaser]: SET NX PX with the owner
 // as the value, tried again every [Options.LeasePoll] until it succeeds
-// or ctx ends. The lease lasts [Options.LeaseTTL].
+// or ctx ends. The lease lasts [Options.LeaseTTL]. A lease found without
+// an expiry is given one of [Options.LeaseTTL], so that it ends.
 func (s *Store) AcquireLease(ctx context.Context, key, owner string) (time.Duration, error) {
 	name := s.leaseKey(key)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		ok, err := s.rdb.SetNX(ctx, name, owner, s.o.LeaseTTL).Result()
+		n, err := acquireScript.Run(ctx, s.rdb, []string{name}, owner, s.o.LeaseTTL.Milliseconds()).Int()
 		if err != nil {
 			return 0, opErr("acquire lease", err)
 		}
-		if ok {
+		if n == 1 {
 			return s.o.LeaseTTL, nil
 		}
 		t.Reset(s.o.LeasePoll)
