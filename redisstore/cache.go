@@ -91,7 +91,10 @@ func (s *Store) StoreResult(ctx context.Context, k cache.Key, e cache.Entry) err
 // deleteScript removes the entries the indexes in KEYS list that match a
 // partition (ARGV[1], "" for any) and a resource URI (ARGV[2], "" for
 // any; an entry matches when its params is a prefix of the URI or the URI
-// a prefix of its params), with their index fields. See cache.Selector.
+// a prefix of its params), with their index fields. See cache.Selector. A
+// field that is not "partition\0params" (not written by this version)
+// matches every selector: an invalidation may remove too much, never
+// fail or leave a stale entry.
 var deleteScript = redis.NewScript(`
 local n = 0
 for _, idx in ipairs(KEYS) do
@@ -99,10 +102,13 @@ for _, idx in ipairs(KEYS) do
 	for i = 1, #all, 2 do
 		local field, entry = all[i], all[i + 1]
 		local sep = string.find(field, '\0', 1, true)
-		local part, params = string.sub(field, 1, sep - 1), string.sub(field, sep + 1)
-		local ok = ARGV[1] == '' or part == ARGV[1]
-		if ok and ARGV[2] ~= '' then
-			ok = string.sub(ARGV[2], 1, #params) == params or string.sub(params, 1, #ARGV[2]) == ARGV[2]
+		local ok = sep == nil
+		if not ok then
+			local part, params = string.sub(field, 1, sep - 1), string.sub(field, sep + 1)
+			ok = ARGV[1] == '' or part == ARGV[1]
+			if ok and ARGV[2] ~= '' then
+				ok = string.sub(ARGV[2], 1, #params) == params or string.sub(params, 1, #ARGV[2]) == ARGV[2]
+			end
 		end
 		if ok then
 			redis.call('DEL', entry)
