@@ -36,3 +36,44 @@ func TestSessionIDIsNotAMetricDimension(t *testing.T) {
 		t.Errorf("tools/call duration points %v, want one without mcp.session.id", pts)
 	}
 }
+
+// TestErrorCodesAreBoundedMetricDimensions: a server answering each call
+// with a JSON-RPC error code of its own choosing does not make a series of
+// each: codes outside the range JSON-RPC reserves are error.type _OTHER on
+// mcp.client.operation.duration (and have no rpc.response.status_code
+// there), while the span keeps the code.
+func TestErrorCodesAreBoundedMetricDimensions(t *testing.T) {
+	tel := newTelemetry(t)
+	srv := conduittest.NewServer(t)
+	c, err := client.Connect(t.Context(), srv.Transport(), client.WithMiddleware(otelconduit.Middleware(tel.options()...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	codes := []int{-32050, -32602}
+	for i := range 20 {
+		codes = append(codes, 1000+i, -40000-i)
+	}
+	for _, code := range codes {
+		if _, err := c.CallTool(t.Context(), "rpc_error", map[string]any{"code": code}); err == nil {
+			t.Fatalf("CallTool(rpc_error, %d) succeeded", code)
+		}
+	}
+	if got := attrsOf(tel.span(t, "tools/call rpc_error").Attributes()); got["error.type"] == "" || got["rpc.response.status_code"] != got["error.type"] {
+		t.Errorf("span attributes %v: want the code as error.type and rpc.response.status_code", got)
+	}
+	types := map[string]string{}
+	for _, p := range tel.points(t, "tools/call") {
+		types[p["error.type"]] = p["rpc.response.status_code"]
+	}
+	want := map[string]string{"-32050": "-32050", "-32602": "-32602", "_OTHER": ""}
+	if len(types) != len(want) {
+		t.Fatalf("tools/call duration points by error.type (with rpc.response.status_code) %v, want %v", types, want)
+	}
+	for k, v := range want {
+		if got, ok := types[k]; !ok || got != v {
+			t.Errorf("tools/call duration points by error.type (with rpc.response.status_code) %v, want %v", types, want)
+			break
+		}
+	}
+}

@@ -33,7 +33,9 @@ const ErrorTypeTool = "tool_error"
 // "timeout", ...: the Reason constants of package negotiation). Such a
 // span keeps an unset status and neither it nor its
 // mcp.client.operation.duration point has error.type; the JSON-RPC code,
-// if any, is still rpc.response.status_code.
+// if any, is still rpc.response.status_code (of the point only while it is
+// in the range JSON-RPC reserves, as for any error: see
+// [Middleware]).
 const AttrFallback = "conduit.negotiation.fallback"
 
 // AttrInputKey is the attribute of an MRTR input request's span that holds
@@ -52,7 +54,12 @@ type instr struct {
 
 // Middleware returns a client middleware that traces every MCP message
 // and records mcp.client.operation.duration (see the package
-// documentation). Give it first to [client.WithMiddleware] so that its
+// documentation). A JSON-RPC error's code is the span's error.type and
+// rpc.response.status_code; the duration point has them only for a code
+// in the range JSON-RPC reserves (-32768 to -32000), and error.type
+// _OTHER for any other, so that the codes a server makes up do not make a
+// series each. The session id is an attribute of the span only. Give it
+// first to [client.WithMiddleware] so that its
 // spans cover the other middlewares.
 func Middleware(opts ...Option) client.Middleware {
 	cfg := newConfig(opts)
@@ -236,13 +243,15 @@ func outcome(span trace.Span, method string, raw json.RawMessage, err error) []a
 		var attrs []attribute.KeyValue
 		if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
 			code := strconv.FormatInt(je.Code, 10)
-			attrs = append(attrs, semconv.ErrorTypeKey.String(code), semconv.RPCResponseStatusCode(code))
+			span.SetAttributes(semconv.ErrorTypeKey.String(code), semconv.RPCResponseStatusCode(code))
+			attrs = codeDimensions(je.Code, true)
 		} else if ce, ok := errors.AsType[*client.Error](err); ok {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(ce.Kind.String()))
+			span.SetAttributes(attrs...)
 		} else {
 			attrs = append(attrs, semconv.ErrorType(err))
+			span.SetAttributes(attrs...)
 		}
-		span.SetAttributes(attrs...)
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		return attrs
@@ -287,12 +296,35 @@ func fellBack(req *client.Request, err error) (string, bool) {
 // [AttrFallback]) and returns the attributes the duration metric adds.
 func fallback(span trace.Span, reason string, err error) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{attribute.String(AttrFallback, reason)}
-	if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
-		attrs = append(attrs, semconv.RPCResponseStatusCode(strconv.FormatInt(je.Code, 10)))
-	}
 	span.SetAttributes(attrs...)
+	if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		span.SetAttributes(semconv.RPCResponseStatusCode(strconv.FormatInt(je.Code, 10)))
+		attrs = append(attrs, codeDimensions(je.Code, false)...)
+	}
 	span.AddEvent("legacy fallback", trace.WithAttributes(attribute.String(AttrFallback, reason)))
 	return attrs
+}
+
+// codeDimensions returns the attributes of mcp.client.operation.duration
+// for a JSON-RPC error code the server chose: rpc.response.status_code
+// (and error.type, with failed) while the code is in the range JSON-RPC
+// reserves (-32768 to -32000: its own codes, MCP's and the
+// implementation-defined server errors), and only error.type _OTHER
+// (with failed) for any other code, so that a server answering each call
+// with a new code does not make a series of each. The span has the code
+// as it is.
+func codeDimensions(code int64, failed bool) []attribute.KeyValue {
+	if code < -32768 || code > -32000 {
+		if !failed {
+			return nil
+		}
+		return []attribute.KeyValue{semconv.ErrorTypeOther}
+	}
+	c := strconv.FormatInt(code, 10)
+	if !failed {
+		return []attribute.KeyValue{semconv.RPCResponseStatusCode(c)}
+	}
+	return []attribute.KeyValue{semconv.ErrorTypeKey.String(c), semconv.RPCResponseStatusCode(c)}
 }
 
 // idText is a JSON-RPC id as the jsonrpc.request.id attribute has it: the
