@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -253,7 +254,7 @@ func outcome(span trace.Span, method string, raw json.RawMessage, err error) []a
 			span.SetAttributes(attrs...)
 		}
 		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+		setError(span, err.Error())
 		return attrs
 	}
 	if method == protocol.MethodToolsCall && len(raw) > 0 {
@@ -261,7 +262,7 @@ func outcome(span trace.Span, method string, raw json.RawMessage, err error) []a
 		if json.Unmarshal(raw, &res) == nil && res.IsError != nil && *res.IsError {
 			attrs := []attribute.KeyValue{semconv.ErrorTypeKey.String(ErrorTypeTool)}
 			span.SetAttributes(attrs...)
-			span.SetStatus(codes.Error, res.Text())
+			setError(span, res.Text())
 			return attrs
 		}
 	}
@@ -334,4 +335,23 @@ func idText(id jsonrpc.ID) string {
 		return s
 	}
 	return id.String()
+}
+
+// MaxStatusDescription bounds the status description of a span, in bytes:
+// the error's text, or a failed tool call's, which a server chooses. The
+// SDK's span limits bound attributes but no status description.
+const MaxStatusDescription = 1024
+
+// setError sets span's status to Error with desc, cut to
+// [MaxStatusDescription] bytes at a character boundary.
+func setError(span trace.Span, desc string) {
+	if len(desc) > MaxStatusDescription {
+		const ellipsis = "…"
+		n := MaxStatusDescription - len(ellipsis)
+		for n > 0 && !utf8.RuneStart(desc[n]) {
+			n--
+		}
+		desc = desc[:n] + ellipsis
+	}
+	span.SetStatus(codes.Error, desc)
 }
