@@ -16,8 +16,11 @@ import (
 func (s *Store) slot(server string) string { return "{" + hash(server) + "}" }
 
 func (s *Store) entryKey(k cache.Key) string {
-	return s.o.Prefix + "c:" + s.slot(k.Server) + ":" + hash(k.Method+"\x00"+k.Partition+"\x00"+k.Params)
+	return s.entryPrefix(k.Server) + hash(k.Method+"\x00"+k.Partition+"\x00"+k.Params)
 }
+
+// entryPrefix starts the name of every entry of server.
+func (s *Store) entryPrefix(server string) string { return s.o.Prefix + "c:" + s.slot(server) + ":" }
 
 func (s *Store) indexKey(server, method string) string {
 	return s.o.Prefix + "ci:" + s.slot(server) + ":" + method
@@ -94,7 +97,8 @@ func (s *Store) StoreResult(ctx context.Context, k cache.Key, e cache.Entry) err
 // a prefix of its params), with their index fields. See cache.Selector. A
 // field that is not "partition\0params" (not written by this version)
 // matches every selector: an invalidation may remove too much, never
-// fail or leave a stale entry.
+// fail or leave a stale entry. Only a value that names an entry of the
+// index's server (it starts with ARGV[3]) is deleted: no other key.
 var deleteScript = redis.NewScript(`
 local n = 0
 for _, idx in ipairs(KEYS) do
@@ -111,7 +115,9 @@ for _, idx in ipairs(KEYS) do
 			end
 		end
 		if ok then
-			redis.call('DEL', entry)
+			if string.sub(entry, 1, #ARGV[3]) == ARGV[3] then
+				redis.call('DEL', entry)
+			end
 			redis.call('HDEL', idx, field)
 			n = n + 1
 		end
@@ -138,7 +144,7 @@ func (s *Store) DeleteResults(ctx context.Context, sel cache.Selector) error {
 	for i, m := range methods {
 		keys[i] = s.indexKey(sel.Server, m)
 	}
-	err := deleteScript.Run(ctx, s.rdb, keys, sel.Partition, sel.URI).Err()
+	err := deleteScript.Run(ctx, s.rdb, keys, sel.Partition, sel.URI, s.entryPrefix(sel.Server)).Err()
 	if errors.Is(err, redis.Nil) {
 		err = nil
 	}
