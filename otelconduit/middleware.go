@@ -154,11 +154,12 @@ func metaCarrier(req *client.Request) propagation.MapCarrier {
 	return carrier
 }
 
+// spanName is "{method} {target}", cut to [MaxSpanName] bytes.
 func spanName(method, target string) string {
 	if target == "" {
-		return method
+		return cut(method, MaxSpanName)
 	}
-	return method + " " + target
+	return cut(method+" "+cut(target, MaxSpanName), MaxSpanName)
 }
 
 // spanOnly returns the attributes of req's span that are no dimension of
@@ -343,15 +344,26 @@ func idText(id jsonrpc.ID) string {
 const MaxStatusDescription = 1024
 
 // setError sets span's status to Error with desc, cut to
-// [MaxStatusDescription] bytes at a character boundary.
+// [MaxStatusDescription] bytes.
 func setError(span trace.Span, desc string) {
-	if len(desc) > MaxStatusDescription {
-		const ellipsis = "…"
-		n := MaxStatusDescription - len(ellipsis)
-		for n > 0 && !utf8.RuneStart(desc[n]) {
-			n--
-		}
-		desc = desc[:n] + ellipsis
-	}
-	span.SetStatus(codes.Error, desc)
+	span.SetStatus(codes.Error, cut(desc, MaxStatusDescription))
 }
+
+// cut returns s, or its first limit bytes at most, cut at a character
+// boundary and ending in an ellipsis, when it is longer.
+func cut(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	const ellipsis = "…"
+	n := limit - len(ellipsis)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + ellipsis
+}
+
+// MaxSpanName bounds the name of a span, in bytes: its method and tool or
+// prompt name, which a server chooses for what it sends. The SDK's span
+// limits bound no span name.
+const MaxSpanName = 256
