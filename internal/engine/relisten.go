@@ -125,10 +125,15 @@ func (s *Session) relistenFailed(st *Stream, c *call, err error) {
 	s.streamEnded(st, err)
 }
 
-// acknowledged notes that st's current listen was acknowledged. It runs
-// on the loop.
+// acknowledged notes that st's current listen was acknowledged; a second
+// acknowledgement of the same listen is no new listen (no EventRelistened)
+// and does not move the moment relistenStable counts from. It runs on the
+// loop.
 func (s *Session) acknowledged(st *Stream) {
 	rl := &st.rl
+	if !rl.acked.IsZero() {
+		return
+	}
 	rl.acked, rl.fails = time.Now(), 0
 	if rl.opens > 0 {
 		s.emit(Event{Kind: EventRelistened, Method: protocol.MethodSubscriptionsListen, ID: st.ID()})

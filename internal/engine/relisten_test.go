@@ -236,3 +236,41 @@ func TestListenDurableLegacy(t *testing.T) {
 		}
 	})
 }
+
+// TestRelistenDuplicateAck: a server that acknowledges one listen twice
+// has not been listened to again: no EventRelistened is reported for the
+// duplicate (one was before), and a real re-listen still is.
+func TestRelistenDuplicateAck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		listens := 0
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method != protocol.MethodSubscriptionsListen {
+				modernServer(p, r)
+				return
+			}
+			listens++
+			ack := tagged(r.ID, map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
+			p.notify(protocol.NotificationSubscriptionsAcknowledged, ack)
+			p.notify(protocol.NotificationSubscriptionsAcknowledged, ack)
+			if listens == 1 {
+				p.replyErr(r, jsonrpc.CodeInternalError, "gone", nil)
+			}
+		}))
+		evs := &eventLog{}
+		st := listenDurable(t, tr, Config{OnEvent: evs.add})
+		go func() {
+			for range st.Notifications() {
+			}
+		}()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if n := len(tr.peer(0).requests(protocol.MethodSubscriptionsListen)); n != 2 {
+			t.Fatalf("%d listens, want 2", n)
+		}
+		st.Close()
+		synctest.Wait()
+		if n, _ := evs.count(EventRelistened); n != 1 {
+			t.Errorf("EventRelistened reported %d times for 1 re-listen", n)
+		}
+	})
+}
