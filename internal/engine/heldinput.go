@@ -119,13 +119,25 @@ func (s *Session) awaitManual(ctx context.Context, m *manualCall) (json.RawMessa
 	}
 }
 
-// wait records hr as handed to the caller, under its key: the id's text
-// ("srv-1", not the JSON "\"srv-1\""), or, in the unlikely case that the
-// string id "5" and the integer id 5 are held at once, the JSON form. It
-// runs with m.mu held.
+// wait records hr as handed to the caller, under a key no other held
+// request has: the id's text ("srv-1", not the JSON "\"srv-1\""); in the
+// unlikely case that the string id "5" and the integer id 5 are held at
+// once, the integer keeps "5" and the string takes its JSON form, and a
+// string id that spells another's key gets "#2", "#3"... after its JSON
+// form. It runs with m.mu held.
 func (m *manualCall) wait(hr *heldRequest) {
-	if _, dup := m.waiting[hr.key]; dup {
+	if old, dup := m.waiting[hr.key]; dup {
+		if _, str := hr.id.Str(); !str {
+			m.waiting[hr.key] = hr
+			hr = old
+		}
 		hr.key = hr.id.String()
+	}
+	for n := 2; ; n++ {
+		if _, dup := m.waiting[hr.key]; !dup {
+			break
+		}
+		hr.key = hr.id.String() + "#" + strconv.Itoa(n)
 	}
 	m.waiting[hr.key] = hr
 }
