@@ -41,6 +41,7 @@ type call struct {
 	noCancel   bool // never send notifications/cancelled (initialize)
 	timed      bool // has a timeout to reset on progress: needs a progress token
 	flush      bool // its result waits for the notifications that came before it (Progress, LogLevel)
+	restoring  bool // CallOptions.restoring: its success does not end a run of heals
 	progress   func(protocol.ProgressParams)
 	progressed chan struct{}   // cap 1; signalled by the loop on progress (timeout reset); may be nil
 	stream     *Stream         // a listen request
@@ -112,7 +113,7 @@ func (s *Session) putCall(c *call) {
 // the loop or the reader on its channel, so it is never registered again (nor pooled).
 func (s *Session) again(c *call) *call {
 	n := s.getCall(c.method)
-	n.internal, n.noCancel, n.timed, n.flush = c.internal, c.noCancel, c.timed, c.flush
+	n.internal, n.noCancel, n.timed, n.flush, n.restoring = c.internal, c.noCancel, c.timed, c.flush, c.restoring
 	n.progress, n.progressed, n.token = c.progress, c.progressed, c.token
 	return n
 }
@@ -237,6 +238,7 @@ func (s *Session) call(ctx context.Context, method string, raw json.RawMessage, 
 	c := s.getCall(method)
 	c.progress = o.Progress
 	c.flush = (o.Progress != nil || o.LogLevel != "") && !onDispatcher(ctx)
+	c.restoring = o.restoring
 	if tm.idle > 0 {
 		c.timed = true
 		if c.progressed == nil {

@@ -437,3 +437,48 @@ func TestClosingNeverHeals(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreDoesNotResetHeals: a legacy server that dies right after
+// answering each resources/subscribe is not respawned for ever: the
+// engine's own re-subscription after a re-initialization is no evidence
+// that the server came back to health, so the heals stay consecutive and
+// the session fails after maxConsecutiveHeals of them (before, each
+// restored subscription reset the count and the process was respawned
+// without end).
+func TestRestoreDoesNotResetHeals(t *testing.T) {
+	tr := newScripted(func(p *peer, m jsonrpc.Message) {
+		if r, ok := m.(*jsonrpc.Request); ok && r.Method == protocol.MethodResourcesSubscribe {
+			p.reply(r, map[string]any{})
+			p.kill()
+			return
+		}
+		legacyServer(p, m)
+	})
+	s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		s.Close()
+		tr.wait()
+	}()
+	const uri = "file:///a"
+	s.TrackSubscription(uri, true)
+	if _, err := s.Call(t.Context(), protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: uri}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bound := time.After(testBound)
+	for tr.connects() <= 10*maxConsecutiveHeals {
+		select {
+		case <-s.Done():
+			if n := tr.connects(); n > maxConsecutiveHeals+1 {
+				t.Errorf("%d connections, want at most %d", n, maxConsecutiveHeals+1)
+			}
+			return
+		case <-bound:
+			t.Fatalf("session neither failed nor kept reconnecting (%d connections)", tr.connects())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatalf("%d connections and the session still heals: the restored subscriptions reset the heal count", tr.connects())
+}

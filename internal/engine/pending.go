@@ -156,9 +156,11 @@ func (p *pendingTable) takeOn(id int64, ref *connRef) *call {
 }
 
 // succeeded notes that a user call got a successful response: the heal
-// counter starts again.
+// counter starts again. Negotiation traffic and the engine's own
+// re-subscriptions after a heal do not count: a server that dies right
+// after answering them is dying after every start.
 func (p *pendingTable) succeeded(c *call, m *jsonrpc.Response) {
-	if !c.internal && m.Error == nil {
+	if !c.internal && !c.restoring && m.Error == nil {
 		p.heals = 0
 	}
 }

@@ -64,7 +64,7 @@ func (s *Session) restore() {
 	ctx, cancel := context.WithTimeout(s.lifeCtx, ResubscribeTimeout)
 	defer cancel()
 	for _, u := range uris {
-		if _, err := s.Call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil); err != nil {
+		if _, err := s.Call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, &CallOptions{restoring: true}); err != nil {
 			if errors.Is(err, ErrClosed) || s.lifeCtx.Err() != nil {
 				return
 			}

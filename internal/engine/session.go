@@ -307,6 +307,10 @@ type CallOptions struct {
 	sent      *jsonrpc.ID                       // set to the request's id after each attempt (callThrough)
 	onAttempt func(why string, prev jsonrpc.ID) // Message.OnAttempt (callThrough)
 	resume    *callState                        // the state a resumed call starts from (Session.Resume)
+	// restoring: the engine's own request after a re-initialization
+	// (resubscribe.go); its answer is no sign that the server is healthy
+	// again (pendingTable.succeeded).
+	restoring bool
 }
 
 // TraceStep is one negotiation step.
