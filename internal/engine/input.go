@@ -328,35 +328,45 @@ const maxRecentCompletions = 64
 // ids seen completed lately (a notification may overtake the error).
 type urlWaits struct {
 	mu     sync.Mutex
-	m      map[string]chan struct{}
+	m      map[string]*urlWait
 	recent []string
 }
 
+// urlWait is one elicitation id waited for: its channel, closed when it
+// completes, and how many registrations (wait) have not been forgotten
+// yet: calls whose -32042 answers name the same id share it.
+type urlWait struct {
+	ch chan struct{}
+	n  int
+}
+
 // wait registers id and returns the channel closed when it completes.
+// Each wait is matched by a forget.
 func (w *urlWaits) wait(id string) chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.m == nil {
-		w.m = map[string]chan struct{}{}
+		w.m = map[string]*urlWait{}
 	}
-	ch, ok := w.m[id]
+	uw, ok := w.m[id]
 	if !ok {
-		ch = make(chan struct{})
+		uw = &urlWait{ch: make(chan struct{})}
 		if slices.Contains(w.recent, id) {
-			close(ch)
-			return ch
+			close(uw.ch)
+			return uw.ch
 		}
-		w.m[id] = ch
+		w.m[id] = uw
 	}
-	return ch
+	uw.n++
+	return uw.ch
 }
 
 // done closes the channel of id; unknown ids are ignored.
 func (w *urlWaits) done(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if ch, ok := w.m[id]; ok {
-		close(ch)
+	if uw, ok := w.m[id]; ok {
+		close(uw.ch)
 		delete(w.m, id)
 		return
 	}
@@ -366,12 +376,18 @@ func (w *urlWaits) done(id string) {
 	w.recent = append(w.recent, id)
 }
 
-// forget drops ids nobody waits for any more.
-func (w *urlWaits) forget(ids []string) {
+// forget undoes the waits that returned chans for ids (chans[i] for
+// ids[i]): an id nobody waits for any more is dropped. A wait that ended
+// (the id completed, and may be waited for anew) has nothing to undo.
+func (w *urlWaits) forget(ids []string, chans []chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, id := range ids {
-		delete(w.m, id)
+	for i, id := range ids {
+		if uw, ok := w.m[id]; ok && uw.ch == chans[i] {
+			if uw.n--; uw.n <= 0 {
+				delete(w.m, id)
+			}
+		}
 	}
 }
 
@@ -405,7 +421,7 @@ func (s *Session) urlElicit(ctx context.Context, method string, e *jsonrpc.Error
 	for i, el := range ue.Elicitations {
 		ids[i], chans[i] = el.ElicitationID, s.urls.wait(el.ElicitationID)
 	}
-	defer s.urls.forget(ids)
+	defer s.urls.forget(ids, chans)
 	for i := range ue.Elicitations {
 		res, herr := s.presentURL(ctx, ids[i], &ue.Elicitations[i])
 		if herr != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -515,4 +516,70 @@ func TestURLElicitationMalformed(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestURLElicitationSharedID: two calls whose -32042 answers name the same
+// elicitationId wait for it together: the one whose user declines gives
+// up without taking the other's wait with it, and the other goes on when
+// the server completes the elicitation (before, it waited
+// MaxURLElicitationWait and failed).
+func TestURLElicitationSharedID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		elicited := map[string]bool{}
+		tr := newScripted(func(p *peer, m jsonrpc.Message) {
+			r, ok := m.(*jsonrpc.Request)
+			if !ok || r.Method != protocol.MethodToolsCall {
+				legacyServer(p, m)
+				return
+			}
+			var params struct{ Name string }
+			_ = json.Unmarshal(r.Params, &params)
+			mu.Lock()
+			again := elicited[params.Name]
+			elicited[params.Name] = true
+			mu.Unlock()
+			if again {
+				p.reply(r, map[string]any{"content": []any{}})
+				return
+			}
+			p.replyErr(r, jsonrpc.CodeURLElicitationRequired, "sign in", map[string]any{"elicitations": []any{
+				map[string]any{"mode": "url", "elicitationId": "shared", "url": "https://x/" + params.Name, "message": "m"}}})
+		})
+		release := make(chan struct{})
+		elicitor := func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+			if strings.HasSuffix(p.URL, "/decline") {
+				<-release // until the other call waits
+				return &protocol.ElicitResult{Action: protocol.ElicitDecline}, nil
+			}
+			return &protocol.ElicitResult{Action: protocol.ElicitAccept}, nil
+		}
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{ElicitURL: elicitor})})
+		declined := make(chan error, 1)
+		go func() {
+			_, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "decline"}, nil)
+			declined <- err
+		}()
+		accepted := make(chan error, 1)
+		go func() {
+			_, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "accept"}, nil)
+			accepted <- err
+		}()
+		synctest.Wait() // the accepting call waits for "shared"
+		close(release)
+		if err := <-declined; !errors.Is(err, jsonrpc.ErrURLElicitationRequired) {
+			t.Fatalf("declined call = %v, want the -32042 error", err)
+		}
+		synctest.Wait()
+		tr.peer(0).notify(protocol.NotificationElicitationComplete, map[string]any{"elicitationId": "shared"})
+		synctest.Wait()
+		select {
+		case err := <-accepted:
+			if err != nil {
+				t.Errorf("accepted call = %v, want its result", err)
+			}
+		default:
+			t.Error("the accepted call still waits after its elicitation completed")
+		}
+	})
 }
