@@ -34,10 +34,11 @@ type dispatcherKey struct{}
 // dispatcher gives notification listeners.
 func onDispatcher(ctx context.Context) bool { return ctx.Value(dispatcherKey{}) != nil }
 
-// notification handles a server notification on the loop: cancellations
-// and progress are bookkeeping done here; listen-stream notifications go to
-// their stream; everything else is queued for the dispatcher.
-func (s *Session) notification(n *jsonrpc.Request) {
+// notification handles a server notification read from ref on the loop:
+// cancellations and progress are bookkeeping done here; listen-stream
+// notifications go to their stream; everything else is queued for the
+// dispatcher.
+func (s *Session) notification(ref *connRef, n *jsonrpc.Request) {
 	lp := &s.lp
 	switch route.Of(n.Method) {
 	case route.Cancelled:
@@ -56,7 +57,7 @@ func (s *Session) notification(n *jsonrpc.Request) {
 				return
 			}
 		}
-		if cancel, ok := lp.serving[p.RequestID]; ok {
+		if cancel, ok := lp.serving[served{ref, p.RequestID}]; ok {
 			cancel()
 			// Entry removed when the handler goroutine reports back.
 		}

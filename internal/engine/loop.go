@@ -21,11 +21,11 @@ type loopState struct {
 	waiting []*call  // user calls held while not ready; owned by loop
 	// The maps are made at their first entry (a connect that never
 	// serves a request or listens makes none); nil maps read as empty.
-	serving map[jsonrpc.ID]context.CancelFunc // legacy server requests in flight; owned by loop
-	streams map[int64]*Stream                 // listen streams by listen request id; owned by loop
-	durable map[*Stream]struct{}              // live durable streams, listening or waiting to re-listen; owned by loop
-	backlog []*Stream                         // streams holding notifications back for a slow consumer (relisten.go); owned by loop
-	queue   []dispatchItem                    // notifications waiting for the dispatcher; owned by loop
+	serving map[served]context.CancelFunc // legacy server requests in flight; owned by loop
+	streams map[int64]*Stream             // listen streams by listen request id; owned by loop
+	durable map[*Stream]struct{}          // live durable streams, listening or waiting to re-listen; owned by loop
+	backlog []*Stream                     // streams holding notifications back for a slow consumer (relisten.go); owned by loop
+	queue   []dispatchItem                // notifications waiting for the dispatcher; owned by loop
 	// dispatching: the dispatcher runs; the loop starts it with the
 	// first item to hand it (a session that never gets one has none).
 	dispatching bool
@@ -46,7 +46,7 @@ const (
 	evAbandon                             // call: the caller gave up; cancel: tell the server
 	evRead                                // ref, msg: a message from the reader
 	evReadErr                             // ref, err: a read error
-	evServed                              // id: a legacy server request finished
+	evServed                              // ref, id: a legacy server request finished
 	evHeal                                // ref, err: a caller saw the connection or session lost; reprobe: the era hint failed
 	evInstall                             // conn: Connect connected; make conn the current connection
 	evStep                                // step: a negotiation step's I/O is done; run what follows (driver.go)
@@ -219,9 +219,10 @@ func (s *Session) handle(ev event) {
 	case evReadErr:
 		s.readErr(ev.ref, ev.err)
 	case evServed:
-		if cancel, ok := lp.serving[ev.id]; ok {
+		k := served{ev.ref, ev.id}
+		if cancel, ok := lp.serving[k]; ok {
 			cancel()
-			delete(lp.serving, ev.id)
+			delete(lp.serving, k)
 		}
 	case evHeal:
 		if ev.ref == lp.ref {
@@ -338,7 +339,7 @@ func (s *Session) route(ref *connRef, m jsonrpc.Message, on jsonrpc.ID) {
 		c.deliver(r)
 	case *jsonrpc.Request:
 		if m.IsNotification() {
-			s.notification(m)
+			s.notification(ref, m)
 			return
 		}
 		s.serverRequest(ref, m, on)
@@ -417,7 +418,9 @@ func (s *Session) failMalformed(ref *connRef, err error) {
 	c.deliver(callResult{err: perr})
 }
 
-// connLost fails every request in flight on ref.
+// connLost fails every request in flight on ref and cancels the handlers
+// of the server requests that came on it (on any connection, when ref is
+// the current one): their answers have nowhere to go.
 func (s *Session) connLost(ref *connRef, err error) {
 	lp := &s.lp
 	for _, c := range s.pending.take(ref) {
@@ -429,10 +432,10 @@ func (s *Session) connLost(ref *connRef, err error) {
 		}
 		c.deliver(callResult{err: lost})
 	}
-	if ref == lp.ref {
-		for id, cancel := range lp.serving {
+	for k, cancel := range lp.serving {
+		if k.ref == ref || ref == lp.ref {
 			cancel()
-			delete(lp.serving, id)
+			delete(lp.serving, k)
 		}
 	}
 }

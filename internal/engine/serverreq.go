@@ -22,7 +22,8 @@ func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request, on jsonrpc.I
 		s.drop(req.Method, 1)
 		return
 	}
-	if _, dup := lp.serving[req.ID]; dup {
+	k := served{ref, req.ID}
+	if _, dup := lp.serving[k]; dup {
 		s.log.Warn("dropping a server request with a duplicate id", "method", req.Method, "id", req.ID)
 		s.drop(req.Method, 1)
 		return
@@ -35,11 +36,19 @@ func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request, on jsonrpc.I
 	}
 	ctx, cancel := context.WithCancel(s.lifeCtx)
 	if lp.serving == nil {
-		lp.serving = make(map[jsonrpc.ID]context.CancelFunc)
+		lp.serving = make(map[served]context.CancelFunc)
 	}
-	lp.serving[req.ID] = cancel
+	lp.serving[k] = cancel
 	s.wg.Add(1)
 	go s.serveRequest(ctx, ref, req, s.tieOf(ref, on))
+}
+
+// served names a legacy server request in flight: its id is the server's
+// on the connection it came on (a respawned process numbers its requests
+// from 1 again while the handlers of the old one's may still run).
+type served struct {
+	ref *connRef
+	id  jsonrpc.ID
 }
 
 // serveRequest answers one server request, tied to the call t (nil:
@@ -49,7 +58,7 @@ func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request, on jsonrpc.I
 // the tied call.
 func (s *Session) serveRequest(ctx context.Context, ref *connRef, req *jsonrpc.Request, t *tie) {
 	defer s.wg.Done()
-	defer s.post(event{kind: evServed, id: req.ID})
+	defer s.post(event{kind: evServed, ref: ref, id: req.ID})
 	result, err := s.serveLegacy(ctx, req)
 	if ctx.Err() != nil {
 		return

@@ -402,3 +402,73 @@ func TestTaskReceiverTTLBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestServerRequestIDReusedAfterRespawn: a respawned legacy server numbers
+// its requests from 1 again. Its request 1 is answered even while the
+// handler of the dead process's request 1 is still running: that
+// handler's end does not cancel the new request (before, it did, and the
+// new server waited for ever for an answer).
+func TestServerRequestIDReusedAfterRespawn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		askRoots := func(p *peer) {
+			req, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(1), protocol.MethodRootsList, nil)
+			p.send(req)
+		}
+		var call *jsonrpc.Request
+		tr := newScripted(
+			func(p *peer, m jsonrpc.Message) {
+				if r, ok := m.(*jsonrpc.Request); ok && r.Method == protocol.MethodToolsCall {
+					askRoots(p)
+					return
+				}
+				legacyServer(p, m)
+			},
+			func(p *peer, m jsonrpc.Message) {
+				if r, ok := m.(*jsonrpc.Response); ok && r.ID == jsonrpc.Int64ID(1) {
+					if r.Error != nil {
+						p.replyErr(call, jsonrpc.CodeInternalError, "roots failed", nil)
+						return
+					}
+					p.reply(call, map[string]any{"content": []any{}})
+					return
+				}
+				if r, ok := m.(*jsonrpc.Request); ok && r.Method == protocol.MethodToolsCall {
+					call = r
+					askRoots(p)
+					return
+				}
+				legacyServer(p, m)
+			})
+		started := make(chan int, 2)
+		release := []chan struct{}{make(chan struct{}), make(chan struct{})}
+		n := 0
+		roots := func(ctx context.Context) ([]protocol.Root, error) {
+			i := n
+			n++
+			started <- i
+			<-release[i] // a handler that does not watch ctx
+			return []protocol.Root{{URI: "file:///r"}}, nil
+		}
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{ListRoots: roots})})
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "x"}, &CallOptions{Idempotent: true})
+			done <- err
+		}()
+		<-started
+		tr.peer(0).kill() // the process dies with its request 1 being served
+		<-started         // the respawned process's request 1 is being served
+		close(release[0]) // the dead process's handler ends
+		synctest.Wait()
+		close(release[1])
+		synctest.Wait()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Call = %v", err)
+			}
+		default:
+			t.Fatal("the respawned server's request 1 was never answered")
+		}
+	})
+}
