@@ -14,6 +14,7 @@ import (
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/toolset"
+	"github.com/conduitmcp/conduit/toolset/toolsettest"
 )
 
 // answeringModel is an Eino chat model that answers with reply and
@@ -104,12 +105,11 @@ func TestSamplerTools(t *testing.T) {
 func TestSamplerToolNamesCollide(t *testing.T) {
 	m := &answeringModel{}
 	s := &einoconduit.Sampler{Model: m}
-	tools := []protocol.Tool{{Name: "get.weather"}, {Name: "get_weather"}}
 	p := &protocol.CreateMessageParams{MaxTokens: 50, Messages: []protocol.SamplingMessage{
 		{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)},
 		{Role: protocol.RoleAssistant, Content: json.RawMessage(`[{"type":"tool_use","id":"t0","name":"get_weather","input":{}}]`)},
 		{Role: protocol.RoleUser, Content: json.RawMessage(`[{"type":"tool_result","toolUseId":"t0","content":[]}]`)},
-	}, Tools: tools}
+	}, Tools: toolsettest.CollidingTools()}
 	// The model calls what it was given: a first request learns the names.
 	m.reply = schema.AssistantMessage("", nil)
 	if _, err := s.CreateMessage(testContext(t), p); err != nil {
@@ -127,18 +127,7 @@ func TestSamplerToolNamesCollide(t *testing.T) {
 		{ID: "t2", Type: "function", Function: schema.FunctionCall{Name: declared[1], Arguments: `{}`}},
 	}}
 	res, err := s.CreateMessage(testContext(t), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, _ := res.Blocks()
-	if len(blocks) != 2 {
-		t.Fatalf("%d blocks: %s", len(blocks), res.Content)
-	}
-	for i, b := range blocks {
-		if b.Name != tools[i].Name {
-			t.Errorf("the model's call of %q came back as %q, want %q", declared[i], b.Name, tools[i].Name)
-		}
-	}
+	toolsettest.CheckSamplingNames(t, declared, res, err)
 }
 
 // TestSamplerToolArgumentsNotObject: a model's tool call whose arguments

@@ -116,27 +116,12 @@ func TestSamplerToolNamesCollide(t *testing.T) {
 		return 200, candidate(calls...)
 	})
 	s := &genaiconduit.Sampler{Client: newClient(t, ep.URL), Model: "gemini-test"}
-	tools := []protocol.Tool{{Name: "get.weather"}, {Name: "get_weather"}}
 	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
 		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)}},
 		MaxTokens: 50,
-		Tools:     tools,
+		Tools:     toolsettest.CollidingTools(),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(declared) != 2 || declared[0] == declared[1] {
-		t.Fatalf("declared %q, want two names", declared)
-	}
-	blocks, _ := res.Blocks()
-	if len(blocks) != 2 {
-		t.Fatalf("%d blocks: %s", len(blocks), res.Content)
-	}
-	for i, b := range blocks {
-		if b.Name != tools[i].Name {
-			t.Errorf("the model's call of %q came back as %q, want %q", declared[i], b.Name, tools[i].Name)
-		}
-	}
+	toolsettest.CheckSamplingNames(t, declared, res, err)
 }
 
 // TestSamplerNegativeMaxTokens: a server's maxTokens below zero is not

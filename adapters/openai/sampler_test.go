@@ -125,7 +125,6 @@ func TestSamplerToolNamesCollide(t *testing.T) {
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}}}}
 	})
 	s := &openaiconduit.Sampler{Client: newClient(ep.URL), Model: "gpt-test"}
-	tools := []protocol.Tool{{Name: "get.weather"}, {Name: "get_weather"}}
 	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
 		Messages: []protocol.SamplingMessage{
 			{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)},
@@ -133,23 +132,9 @@ func TestSamplerToolNamesCollide(t *testing.T) {
 			{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"tool_result","toolUseId":"u1","content":[]}`)},
 		},
 		MaxTokens: 50,
-		Tools:     tools,
+		Tools:     toolsettest.CollidingTools(),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(declared) != 2 || declared[0] == declared[1] {
-		t.Fatalf("declared %q, want two names", declared)
-	}
-	blocks, _ := res.Blocks()
-	if len(blocks) != 2 {
-		t.Fatalf("%d blocks: %s", len(blocks), res.Content)
-	}
-	for i, b := range blocks {
-		if b.Name != tools[i].Name {
-			t.Errorf("the model's call of %q came back as %q, want %q", declared[i], b.Name, tools[i].Name)
-		}
-	}
+	toolsettest.CheckSamplingNames(t, declared, res, err)
 	// The history's call of get_weather names the tool declared for it.
 	var req struct {
 		Messages []struct {
