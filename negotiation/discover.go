@@ -46,19 +46,20 @@ type DiscoverResult struct {
 // returns an [*Error] of kind [KindProtocol] with reason
 // [ReasonInvalidDiscoverResult].
 func ParseDiscoverResult(raw json.RawMessage) (*DiscoverResult, error) {
-	d, top, ok := readDiscover(raw)
+	d, top, ok := readDiscover(append(json.RawMessage(nil), raw...))
 	if !ok {
 		return nil, invalidDiscover("result is not a JSON object")
 	}
 	return parseDiscover(d, top)
 }
 
-// readDiscover copies raw into a new result and reads its top-level
-// members, which alias the copy; false when raw is not a JSON object.
+// readDiscover makes a new result of raw, which becomes its Raw, and
+// reads its top-level members, which alias raw; false when raw is not a
+// JSON object. The result keeps raw: the caller gives it up.
 func readDiscover(raw json.RawMessage) (*DiscoverResult, *discoverMembers, bool) {
 	d := &discoverRead{DiscoverResult: DiscoverResult{
 		CacheScope: protocol.CacheScopePrivate,
-		Raw:        append(json.RawMessage(nil), raw...),
+		Raw:        raw[:len(raw):len(raw)],
 	}}
 	if eachMember(d.Raw, d.top.set) != nil {
 		return nil, nil, false

@@ -75,7 +75,9 @@ func (k OutcomeKind) String() string {
 type Outcome struct {
 	// Kind says which of the fields below are meaningful.
 	Kind OutcomeKind
-	// Result is the raw result (OutcomeResult).
+	// Result is the raw result (OutcomeResult). A Modern verdict's
+	// Discover.Raw is Result itself, not a copy: neither may change once
+	// classified.
 	Result json.RawMessage
 	// Error is the JSON-RPC error (OutcomeRPCError).
 	Error *jsonrpc.Error
@@ -86,7 +88,8 @@ type Outcome struct {
 	ContentType string
 	Body        []byte
 	// Response is an already decoded JSON-RPC response (OutcomeHTTP);
-	// when set, Body is not read.
+	// when set, Body is not read. Its Result, like Result above, is a
+	// Modern verdict's Discover.Raw.
 	Response *jsonrpc.Response
 	// Err is the detail of OutcomeTransportError and OutcomeExited.
 	Err error
