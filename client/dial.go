@@ -81,7 +81,7 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 		}
 		t = h
 		if cfg.protocol == Auto || cfg.protocol == Legacy || isLegacyPin(cfg.protocol) {
-			fallback = sseFallback(h)
+			fallback = sseFallback{h}
 		}
 	case "ws", "wss":
 		hc := cfg.httpClient
@@ -105,12 +105,19 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	return c, nil
 }
 
-// sseFallback returns the HTTP+SSE transport to h's endpoint, with h's
-// client, headers, credentials and logger.
-func sseFallback(h *transport.StreamableHTTP) *transport.SSE {
-	return &transport.SSE{URL: h.URL, HTTPClient: h.HTTPClient, Header: h.Header.Clone(),
+// sseFallback is the HTTP+SSE transport to h's endpoint, with h's client,
+// headers, credentials and logger. It is made when connected, which a
+// server that answers Streamable HTTP never needs: a connect with a
+// fallback allocates nothing for it (one pointer fits an interface).
+type sseFallback struct{ h *transport.StreamableHTTP }
+
+// Connect connects a new HTTP+SSE transport to the endpoint of f.h.
+func (f sseFallback) Connect(ctx context.Context) (transport.Conn, error) {
+	h := f.h
+	t := &transport.SSE{URL: h.URL, HTTPClient: h.HTTPClient, Header: h.Header.Clone(),
 		TokenSource: h.TokenSource, HeaderFunc: h.HeaderFunc, Logger: h.Logger,
 		CrossOriginRedirects: h.CrossOriginRedirects}
+	return t.Connect(ctx)
 }
 
 // isLegacyPin reports whether p pins a legacy-era version; which era a
