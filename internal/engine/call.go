@@ -684,7 +684,7 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 	if canStream {
 		sc.CancelStream(jsonrpc.Int64ID(id))
 	}
-	if s.lifeCtx.Err() != nil {
+	if s.dctx.Context.Err() != nil {
 		return
 	}
 	params, _ := json.Marshal(struct {
@@ -694,7 +694,7 @@ func (s *Session) cancelRemote(ref *connRef, id int64, reason string) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		ctx, cancel := context.WithTimeout(s.lifeCtx, CancelNotifyTimeout)
+		ctx, cancel := context.WithTimeout(s.dctx.Context, CancelNotifyTimeout)
 		defer cancel()
 		err := s.noteThrough(ctx, protocol.NotificationCancelled, params, false, func(ctx context.Context, method string, params json.RawMessage) error {
 			return s.write(ctx, ref, &jsonrpc.Request{Method: method, Params: params})
@@ -724,10 +724,8 @@ func (s *Session) Notify(ctx context.Context, method string, params any) error {
 func (s *Session) notify(ctx context.Context, method string, raw json.RawMessage) error {
 	auths := 0
 	for {
-		select {
-		case <-s.doneCh:
-			return s.Err()
-		default:
+		if err := s.Err(); err != nil {
+			return err
 		}
 		ref := s.pub.Load().ref
 		if ref == nil {

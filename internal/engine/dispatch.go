@@ -211,7 +211,7 @@ func (s *Session) deliverItem(it dispatchItem) {
 	}
 	if it.restored {
 		if s.cfg.OnRestored != nil {
-			s.cfg.OnRestored(s.dispatchCtx)
+			s.cfg.OnRestored(&s.dctx)
 		}
 		return
 	}

@@ -65,7 +65,7 @@ type heldCalls struct {
 // manualLegacyCall runs a legacy call in manual mode (see above).
 func (s *Session) manualLegacyCall(ctx context.Context, method string, raw json.RawMessage, o *CallOptions) (json.RawMessage, error) {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(s.lifeCtx, cancel)
+	stop := context.AfterFunc(s.dctx.Context, cancel)
 	m := &manualCall{held: make(chan *heldRequest, maxHeldPerCall), done: make(chan struct{}), cancel: cancel,
 		method: method, params: raw, waiting: map[string]*heldRequest{}}
 	h := &s.held

@@ -183,7 +183,7 @@ func (s *Session) fulfil(ctx context.Context, method string, keys []string, reqs
 	}
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(s.lifeCtx, cancel)
+	stop := context.AfterFunc(s.dctx.Context, cancel)
 	defer stop()
 	g, gctx := errgroup.WithContext(hctx)
 	for i, k := range keys {
@@ -207,7 +207,7 @@ func (s *Session) fulfil(ctx context.Context, method string, keys []string, reqs
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if s.lifeCtx.Err() != nil {
+		if s.dctx.Context.Err() != nil {
 			return nil, ErrClosed
 		}
 		return nil, err

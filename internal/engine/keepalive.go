@@ -74,7 +74,7 @@ func (s *Session) keepAlive() {
 	for {
 		select {
 		case <-t.C:
-		case <-s.lifeCtx.Done():
+		case <-s.dctx.Context.Done():
 			return
 		}
 		if !s.State().ready() {
@@ -85,10 +85,10 @@ func (s *Session) keepAlive() {
 		if s.Era() == negotiation.EraModern {
 			method = protocol.MethodDiscover
 		}
-		ctx, cancel := context.WithTimeout(s.lifeCtx, timeout)
+		ctx, cancel := context.WithTimeout(s.dctx.Context, timeout)
 		_, err := s.Call(ctx, method, nil, &CallOptions{Replay: ReplayNone})
 		cancel()
-		if err == nil || s.lifeCtx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		if err == nil || s.dctx.Context.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			// Answered (a JSON-RPC error is an answer too), or lost
 			// otherwise: a lost connection heals by itself.
 			continue

@@ -26,13 +26,12 @@ type loopState struct {
 	durable map[*Stream]struct{}          // live durable streams, listening or waiting to re-listen; owned by loop
 	backlog []*Stream                     // streams holding notifications back for a slow consumer (relisten.go); owned by loop
 	queue   []dispatchItem                // notifications waiting for the dispatcher; owned by loop
+	ol      overload // overload bookkeeping (overload.go); owned by loop
+	done    bool     // doneCh closed; owned by loop
+	healing bool     // a heal's negotiation is running; owned by loop
 	// dispatching: the dispatcher runs; the loop starts it with the
 	// first item to hand it (a session that never gets one has none).
 	dispatching bool
-	ol          overload // overload bookkeeping (overload.go); owned by loop
-	err         error    // terminal error; owned by loop
-	done        bool     // doneCh closed; owned by loop
-	healing     bool     // a heal's negotiation is running; owned by loop
 	// handled counts the events the loop has handled (a connect's own
 	// negotiation, run on Connect's goroutine, adds none: see start).
 	handled uint64
@@ -474,7 +473,7 @@ func (s *Session) install(conn transport.Conn) *connRef {
 func (s *Session) startReader(ref *connRef) {
 	s.joinMu.Lock()
 	defer s.joinMu.Unlock()
-	if s.joining || s.lifeCtx.Err() != nil {
+	if s.joining || s.dctx.Context.Err() != nil {
 		return
 	}
 	s.wg.Add(1)
@@ -537,14 +536,14 @@ func (s *Session) reader(ref *connRef) {
 			err error
 		)
 		if or != nil {
-			m, on, err = or.ReadOrigin(s.lifeCtx)
+			m, on, err = or.ReadOrigin(s.dctx.Context)
 		} else {
-			m, err = ref.conn.Read(s.lifeCtx)
+			m, err = ref.conn.Read(s.dctx.Context)
 		}
 		if ref.tookGood.Swap(false) {
 			bad = 0 // a good response was taken since the last read
 		}
-		if err != nil && s.lifeCtx.Err() != nil {
+		if err != nil && s.dctx.Context.Err() != nil {
 			// Close has begun: the read failed because of it, which is
 			// no loss to report (the loop ends; Close does the rest).
 			return
@@ -568,7 +567,7 @@ func (s *Session) reader(ref *connRef) {
 			if stream || malformed {
 				bad++
 			}
-			terminal = !(stream || malformed) || bad > maxBadReads || s.lifeCtx.Err() != nil
+			terminal = !(stream || malformed) || bad > maxBadReads || s.dctx.Context.Err() != nil
 			if terminal && (stream || malformed) {
 				ev.err = &ConnectionLostError{Err: err}
 			}
@@ -595,8 +594,8 @@ func (s *Session) reader(ref *connRef) {
 
 // terminalErr is the error calls get once the session failed or closed.
 func (s *Session) terminalErr() error {
-	if s.lp.err != nil {
-		return s.lp.err
+	if err := s.pub.Load().err; err != nil {
+		return err // the failure's: published with StateFailed
 	}
 	return ErrClosed
 }
@@ -622,8 +621,7 @@ func (s *Session) failSession(err error) {
 	if lp.st == StateFailed || lp.st == StateClosed {
 		return
 	}
-	s.setState(StateFailed)
-	lp.err = err
+	s.setStateWith(StateFailed, func(v *view) { v.err = err })
 	s.retireAll(err)
 	s.markDone(err)
 }
@@ -658,8 +656,16 @@ func (s *Session) markDone(err error) {
 		return
 	}
 	lp.done = true
-	s.publish(func(v *view) { v.err = err })
-	close(s.doneCh)
+	if s.pub.Load().err == nil { // else published with the final state
+		s.publish(func(v *view) { v.err = err })
+	}
+	s.doneMu.Lock()
+	if s.doneCh == nil {
+		s.doneCh = closedChan
+	} else {
+		close(s.doneCh)
+	}
+	s.doneMu.Unlock()
 }
 
 // becomeReady moves to the negotiated era's state and releases the calls
@@ -703,7 +709,12 @@ func (s *Session) becomeReady(n *negState, next State) {
 func (s *Session) shutdownLoop() {
 	lp := &s.lp
 	if lp.st != StateClosed {
-		s.setState(StateClosed)
+		// The error of a session already failed stays.
+		s.setStateWith(StateClosed, func(v *view) {
+			if v.err == nil {
+				v.err = ErrClosed
+			}
+		})
 	}
 	s.retireAll(ErrClosed)
 	s.reportDrops()

@@ -127,11 +127,11 @@ func (s *Session) serveThrough(ctx context.Context, key string, method string, p
 // passed on.
 func (s *Session) noteIn(n *jsonrpc.Request, deliver func(context.Context, *jsonrpc.Request)) {
 	if s.cfg.Middleware == nil {
-		deliver(s.dispatchCtx, n)
+		deliver(&s.dctx, n)
 		return
 	}
 	m := &Message{Method: n.Method, Params: n.Params, Incoming: true, Notification: true}
-	_, err := s.through(s.dispatchCtx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
+	_, err := s.through(&s.dctx, m, func(ctx context.Context, m *Message) (json.RawMessage, error) {
 		if !onDispatcher(ctx) {
 			// A middleware that replaced the context: keep the mark, so
 			// that a listener's own call does not wait for the dispatcher.

@@ -140,7 +140,7 @@ func (s *Session) HintFailed() bool { return s.hintFailed }
 // done.
 func (s *Session) startHeal(ref *connRef, cause error, reprobe bool) {
 	lp := &s.lp
-	if lp.healing || !lp.st.ready() || s.lifeCtx.Err() != nil {
+	if lp.healing || !lp.st.ready() || s.dctx.Context.Err() != nil {
 		return // a closing session does not heal
 	}
 	if s.pending.healed() > maxConsecutiveHeals {
@@ -155,7 +155,7 @@ func (s *Session) startHeal(ref *connRef, cause error, reprobe bool) {
 // heal reconnects and re-negotiates in the pinned era (or re-probes). It
 // runs on the loop and returns once the first step is under way.
 func (s *Session) heal(prev *negState, cause error, reprobe bool) {
-	ctx, cancel := context.WithTimeout(s.lifeCtx, HealTimeout)
+	ctx, cancel := context.WithTimeout(s.dctx.Context, HealTimeout)
 	d := &driver{s: s, ctx: ctx, t: prev.transport, trace: slices.Clone(prev.trace)}
 	d.finish = func(err error) {
 		cancel()

@@ -337,12 +337,7 @@ func (s *Session) unanswered(ctx context.Context, cs *callState, c *call, err er
 // healFailed reports whether the session failed (a heal that could not
 // restore it) or closed: a request not sent has nothing to wait for.
 func (s *Session) healFailed() bool {
-	select {
-	case <-s.doneCh:
-		return true
-	default:
-		return false
-	}
+	return s.Err() != nil
 }
 
 // isClosing reports whether Close was called.

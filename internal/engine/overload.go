@@ -77,10 +77,10 @@ func (s *Session) writeRejects(batch []rejected) {
 	defer s.wg.Done()
 	defer s.post(event{kind: evRejected})
 	for _, r := range batch {
-		if s.lifeCtx.Err() != nil {
+		if s.dctx.Context.Err() != nil {
 			return
 		}
-		wctx, cancel := context.WithTimeout(s.lifeCtx, responseWriteTimeout)
+		wctx, cancel := context.WithTimeout(s.dctx.Context, responseWriteTimeout)
 		err := s.write(wctx, r.ref, jsonrpc.NewErrorResponse(r.id, errClientBusy))
 		cancel()
 		if err != nil {

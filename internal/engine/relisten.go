@@ -105,7 +105,7 @@ func (s *Session) relistenNow(st *Stream) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		werr, err := s.send(s.lifeCtx, c, &sendSpec{params: st.rl.params})
+		werr, err := s.send(s.dctx.Context, c, &sendSpec{params: st.rl.params})
 		if err == nil {
 			err = werr
 		}

@@ -61,11 +61,11 @@ func (s *Session) restore() {
 	if len(uris) > 0 {
 		s.log.Debug("session re-initialized; re-subscribing", "resources", uris)
 	}
-	ctx, cancel := context.WithTimeout(s.lifeCtx, ResubscribeTimeout)
+	ctx, cancel := context.WithTimeout(s.dctx.Context, ResubscribeTimeout)
 	defer cancel()
 	for _, u := range uris {
 		if _, err := s.Call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, &CallOptions{restoring: true}); err != nil {
-			if errors.Is(err, ErrClosed) || s.lifeCtx.Err() != nil {
+			if errors.Is(err, ErrClosed) || s.dctx.Context.Err() != nil {
 				return
 			}
 			s.log.Warn("re-subscribing after re-initialization failed", "uri", u, "err", err)

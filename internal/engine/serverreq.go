@@ -34,7 +34,7 @@ func (s *Session) serverRequest(ref *connRef, req *jsonrpc.Request, on jsonrpc.I
 		s.reject(ref, req)
 		return
 	}
-	ctx, cancel := context.WithCancel(s.lifeCtx)
+	ctx, cancel := context.WithCancel(s.dctx.Context)
 	if lp.serving == nil {
 		lp.serving = make(map[served]context.CancelFunc)
 	}
@@ -74,7 +74,7 @@ func (s *Session) serveRequest(ctx context.Context, ref *connRef, req *jsonrpc.R
 		}
 		resp = jsonrpc.NewErrorResponse(req.ID, je)
 	}
-	wctx, cancel := context.WithTimeout(s.lifeCtx, responseWriteTimeout)
+	wctx, cancel := context.WithTimeout(s.dctx.Context, responseWriteTimeout)
 	defer cancel()
 	if err := s.write(wctx, ref, resp); err != nil {
 		s.log.Debug("answering a server request", "method", req.Method, "id", req.ID, "err", err)

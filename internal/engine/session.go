@@ -164,12 +164,6 @@ type Config struct {
 	// package single-flights the token refresh). nil makes a 401/403 an
 	// [*AuthRequiredError].
 	Authorize func(ctx context.Context, challenge *transport.HTTPError) error
-	// OlderVersions widens the versions the session speaks with
-	// [negotiation.OlderVersions] (2025-03-26, 2024-11-05). Without it an
-	// initialize answered with one of them fails with a
-	// [*negotiation.Error] of kind KindNoCommonVersion that names
-	// [OlderVersionsOption].
-	OlderVersions bool
 	// Fallback is an optional HTTP+SSE transport tried when initialize is
 	// answered 400, 404 or 405 without a modern body.
 	Fallback transport.Transport
@@ -207,6 +201,12 @@ type Config struct {
 	// stream or session are re-sent once automatically; the zero value is
 	// [ReplaySafe].
 	Replay ReplayPolicy
+	// OlderVersions widens the versions the session speaks with
+	// [negotiation.OlderVersions] (2025-03-26, 2024-11-05). Without it an
+	// initialize answered with one of them fails with a
+	// [*negotiation.Error] of kind KindNoCommonVersion that names
+	// [OlderVersionsOption].
+	OlderVersions bool
 	// Tap, when set, sees every JSON-RPC message the session sends (sent
 	// true) or receives, on every connection it makes (negotiation and
 	// reconnections included), at its single write and read points. It is
@@ -360,20 +360,19 @@ type Session struct {
 	modernCaps protocol.ClientCapabilities
 	legacyCaps protocol.ClientCapabilities
 
-	// lifeCtx is the connection-lifetime context: detached from Connect's
-	// ctx with context.WithoutCancel and cancelled by Close (habit 20).
-	lifeCtx    context.Context
+	// dctx.Context is the connection-lifetime context: detached from
+	// Connect's ctx with context.WithoutCancel and cancelled by Close
+	// (habit 20); &dctx is it marked for notification user code (see
+	// onDispatcher).
+	dctx       dispatchContext
 	lifeCancel context.CancelFunc
-	// dispatchCtx is lifeCtx marked for notification user code (see
-	// onDispatcher): &dctx.
-	dispatchCtx context.Context
-	dctx        dispatchContext
 
 	// events goes to the loop; buffered so posting is cheap. It is made
 	// with the loop (startLoop), under eventsOnce: a session nothing
 	// happened to has none.
 	events     chan event
 	eventsOnce sync.Once
+	closeOnce  sync.Once
 	// dispatchCh goes from the loop to the dispatcher, unbuffered; the
 	// loop makes it when it first starts the dispatcher.
 	dispatchCh chan dispatchItem
@@ -392,10 +391,16 @@ type Session struct {
 	// wg before that wait or not at all.
 	joinMu    sync.Mutex
 	joining   bool
+	// hintFailed: the era hint failed and Connect negotiated from scratch
+	// (see HintFailed); written once by Connect before it returns.
+	hintFailed bool
 	joined    chan struct{} // closed once the loop returned and wg is done (runLoop)
-	doneCh    chan struct{} // closed by the loop when the session fails or closes
-	closeOnce sync.Once
-	closeErr  error // written in closeOnce
+	// doneCh is Done's channel, made by the first Done (most sessions
+	// are never asked) and closed by markDone (the loop) when the
+	// session fails or closes; guarded by doneMu.
+	doneMu sync.Mutex
+	doneCh chan struct{}
+	closeErr error // written in closeOnce
 	// wg counts readers, the dispatcher, server-request handlers, cancel
 	// senders, negotiation steps' I/O, re-listens and the rejecter. Add is
 	// called only before the loop starts, on the loop, or under joinMu
@@ -414,10 +419,6 @@ type Session struct {
 	// wantStream: the legacy GET stream was asked for (see
 	// WantServerMessages); later handshakes open it at once.
 	wantStream atomic.Bool
-
-	// hintFailed: the era hint failed and Connect negotiated from scratch
-	// (see HintFailed); written once by Connect before it returns.
-	hintFailed bool
 
 	subscribed subscribedSet // legacy resources/subscribe bookkeeping; guarded by its mutex
 
@@ -506,7 +507,6 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 		closing:  make(chan struct{}),
 		loopDone: make(chan struct{}),
 		joined:   make(chan struct{}),
-		doneCh:   make(chan struct{}),
 	}
 	if s.log == nil {
 		s.log = discardLogger
@@ -533,9 +533,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	// The connection-lifetime context keeps ctx's values but not its
 	// cancellation (Connect's ctx bounds only the negotiation); Close
 	// cancels it.
-	s.lifeCtx, s.lifeCancel = context.WithCancel(context.WithoutCancel(ctx))
-	s.dctx.Context = s.lifeCtx
-	s.dispatchCtx = &s.dctx
+	s.dctx.Context, s.lifeCancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.pending.init()
 	// The first view lives in the Session (one allocation less per
 	// connect); like every stored view, it is never modified.
@@ -581,7 +579,22 @@ func (s *Session) Generation() uint64 { return s.pub.Load().gen }
 
 // Done returns a channel closed when the session can no longer serve
 // calls: after Close, or after an unrecoverable failure (see [Session.Err]).
-func (s *Session) Done() <-chan struct{} { return s.doneCh }
+func (s *Session) Done() <-chan struct{} {
+	s.doneMu.Lock()
+	defer s.doneMu.Unlock()
+	if s.doneCh == nil {
+		s.doneCh = make(chan struct{})
+	}
+	return s.doneCh
+}
+
+// closedChan is the channel of every session done before its Done was
+// asked for.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Err returns the error that ended the session, [ErrClosed] after Close,
 // or nil while it is usable.

@@ -129,7 +129,7 @@ func (s *Session) startRecvTask(req *jsonrpc.Request, meta *protocol.TaskMetadat
 	r.seq++
 	now := isoNow()
 	ttlMs, poll := ttl.Milliseconds(), int64(receiverPollMs)
-	ctx, cancel := context.WithCancel(s.lifeCtx)
+	ctx, cancel := context.WithCancel(s.dctx.Context)
 	t := &recvTask{
 		task:    protocol.Task{TaskID: "client-task-" + strconv.Itoa(r.seq), Status: protocol.TaskWorking, CreatedAt: now, LastUpdatedAt: now, TTL: &ttlMs, PollInterval: &poll},
 		expires: time.Now().Add(ttl),
@@ -180,7 +180,7 @@ func (s *Session) runRecvTask(ctx context.Context, t *recvTask, req *jsonrpc.Req
 // notifyTaskStatus tells the server a task's new status
 // (notifications/tasks/status; optional in the spec, cheap here).
 func (s *Session) notifyTaskStatus(t protocol.Task) {
-	ctx, cancel := context.WithTimeout(s.lifeCtx, responseWriteTimeout)
+	ctx, cancel := context.WithTimeout(s.dctx.Context, responseWriteTimeout)
 	defer cancel()
 	if err := s.Notify(ctx, protocol.NotificationTasksStatus, &protocol.TaskStatusParams{Task: t}); err != nil {
 		s.log.Debug("sending notifications/tasks/status", "task", t.TaskID, "err", err)
