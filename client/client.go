@@ -33,7 +33,7 @@ type Client struct {
 	verified  atomic.Bool                                                                     // a request succeeded (proves a hinted era)
 	doubted   atomic.Bool                                                                     // a request failed before any succeeded (casts doubt on a hinted era)
 	kind      string                                                                          // transport kind
-	listeners handler.Set                                                                     // the user's handler, detected once
+	listeners handler.Set                                                                     // the user's handler, detected once; the session's Config.Handler points here
 	mw        func(context.Context, *engine.Message, engine.Invoker) (json.RawMessage, error) // WithMiddleware's chain; nil for none
 
 	tools toolRegistry // per-connection tool metadata
@@ -89,16 +89,15 @@ func Connect(ctx context.Context, t transport.Transport, opts ...Option) (*Clien
 }
 
 func connect(ctx context.Context, t, fallback transport.Transport, cfg *config, key, eraKey string) (*Client, error) {
-	scfg, err := sessionConfig(cfg)
+	c := &Client{
+		cfg:    cfg,
+		key:    key,
+		eraKey: eraKey,
+		closed: make(chan struct{}),
+	}
+	scfg, err := sessionConfig(cfg, &c.listeners)
 	if err != nil {
 		return nil, err
-	}
-	c := &Client{
-		cfg:       cfg,
-		key:       key,
-		eraKey:    eraKey,
-		listeners: scfg.Handler,
-		closed:    make(chan struct{}),
 	}
 	if cfg.cache != nil {
 		c.headerID = headersIdentity(cfg.headers, cfg.defaults.headers)
@@ -227,12 +226,13 @@ func isClosing(ch <-chan struct{}) bool {
 	}
 }
 
-// sessionConfig translates the client options into a engine.Config.
-func sessionConfig(cfg *config) (engine.Config, error) {
+// sessionConfig translates the client options into an engine.Config,
+// whose Handler is set, filled in here with the handler cfg names.
+func sessionConfig(cfg *config, set *handler.Set) (engine.Config, error) {
 	// A handler that serves nothing, or has a method named for an
 	// interface it does not implement, fails: the error says why.
-	set, err := detectHandler(cfg.handler)
-	if err != nil {
+	var err error
+	if *set, err = detectHandler(cfg.handler); err != nil {
 		return engine.Config{}, err
 	}
 	defaults, err := cfg.defaultCall()

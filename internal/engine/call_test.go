@@ -90,7 +90,7 @@ func TestModernRequestMeta(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(modernServer)
 		h := handler.Funcs{Elicit: acceptAll}
-		s := connected(t, tr, Config{Handler: handler.Detect(h)})
+		s := connected(t, tr, Config{Handler: detected(h)})
 		var progress []float64
 		res, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "add", "arguments": map[string]int{"a": 1}},
 			&CallOptions{LogLevel: protocol.LevelInfo, Progress: func(p protocol.ProgressParams) { progress = append(progress, p.Progress) }})
@@ -556,7 +556,7 @@ func TestProgressDeliveredBeforeReturn(t *testing.T) {
 					logs.Add(1)
 				})
 				tr := newScripted(progressServer(n, base, era == negotiation.EraModern))
-				s := connected(t, tr, Config{Mode: mode, Handler: handler.Detect(h)})
+				s := connected(t, tr, Config{Mode: mode, Handler: detected(h)})
 				var count atomic.Int32
 				opts := &CallOptions{Progress: func(protocol.ProgressParams) {
 					time.Sleep(time.Millisecond) // slow user code
@@ -773,7 +773,7 @@ func TestHandlerListeners(t *testing.T) {
 			legacyServer(p, r)
 		}))
 		l := &listeners{}
-		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(l)})
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(l)})
 		if _, err := s.Call(t.Context(), "tools/call", nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -817,7 +817,7 @@ func TestCloseTimesOutOnStuckHandler(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
+		s, err := Connect(t.Context(), tr, Config{Mode: ModeLegacy, Handler: detected(h)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -224,7 +224,7 @@ func (s *Session) deliverNote(ctx context.Context, n *jsonrpc.Request) {
 	if s.cfg.OnNotification != nil {
 		s.cfg.OnNotification(ctx, n)
 	}
-	h := &s.cfg.Handler
+	h := s.cfg.Handler
 	switch route.Of(n.Method) {
 	case route.LogMessage:
 		if h.LogListener != nil {

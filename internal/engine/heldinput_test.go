@@ -45,7 +45,7 @@ func TestManualLegacyHeldKeysUnique(t *testing.T) {
 			req, _ := jsonrpc.NewRequest(jsonrpc.StringID("first"), protocol.MethodElicitationCreate, elicit)
 			p.send(req)
 		})
-		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{Elicit: acceptAll})})
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(handler.Funcs{Elicit: acceptAll})})
 		_, err := s.Call(t.Context(), protocol.MethodToolsCall, json.RawMessage(`{"name":"t"}`), &CallOptions{ManualInput: true})
 		ir, ok := errors.AsType[*InputRequiredError](err)
 		if !ok || len(ir.Requests) != 1 {

@@ -318,6 +318,12 @@ func connect(t *testing.T, tr transport.Transport, cfg Config) (*Session, error)
 	return s, err
 }
 
+// detected is handler.Detect(h), for Config.Handler.
+func detected(h any) *handler.Set {
+	set := handler.Detect(h)
+	return &set
+}
+
 // connected is connect for a connect that must succeed: it fails the test
 // otherwise.
 func connected(t *testing.T, tr transport.Transport, cfg Config) *Session {

@@ -52,7 +52,7 @@ func TestMRTRMultiRound(t *testing.T) {
 			}
 			return json.RawMessage(`{"resultType":"complete","content":[]}`)
 		}))
-		s := connected(t, tr, Config{Handler: handler.Detect(allHandlers)})
+		s := connected(t, tr, Config{Handler: detected(allHandlers)})
 		res, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "book", "arguments": map[string]int{"n": 1}}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -114,7 +114,7 @@ func TestMRTRNoStateWhenAbsent(t *testing.T) {
 		decline := handler.Funcs{Elicit: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 			return &protocol.ElicitResult{Action: protocol.ElicitDecline}, nil
 		}}
-		s := connected(t, tr, Config{Handler: handler.Detect(decline)})
+		s := connected(t, tr, Config{Handler: detected(decline)})
 		if _, err := s.Call(t.Context(), protocol.MethodPromptsGet, map[string]string{"name": "p"}, nil); err != nil {
 			// prompts/get is served by modernServer's echo, so use tools/call below.
 			t.Logf("prompts/get: %v", err)
@@ -159,7 +159,7 @@ func TestMRTRTooManyInputRequests(t *testing.T) {
 		}
 		result := map[string]any{"resultType": "input_required", "inputRequests": reqs}
 		tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any { return result }))
-		s := connected(t, tr, Config{Handler: handler.Detect(allHandlers)})
+		s := connected(t, tr, Config{Handler: detected(allHandlers)})
 		if _, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil); !errors.Is(err, ErrInvalidResponse) {
 			t.Errorf("Call error = %v, want ErrInvalidResponse", err)
 		}
@@ -253,7 +253,7 @@ func TestServerInputModern(t *testing.T) {
 					}
 					return map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"k": req}}
 				}))
-				s := connected(t, tr, Config{Handler: handler.Detect(tt.h)})
+				s := connected(t, tr, Config{Handler: detected(tt.h)})
 				res, err := s.Call(t.Context(), protocol.MethodToolsCall, nil, nil)
 				switch {
 				case tt.modern == errInputFailed:
@@ -303,7 +303,7 @@ func TestServerInputLegacy(t *testing.T) {
 					}
 					legacyServer(p, m)
 				})
-				s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(tt.h)})
+				s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(tt.h)})
 				res, err := s.Call(t.Context(), "tools/call", nil, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -372,7 +372,7 @@ func TestMRTRParallelIsolation(t *testing.T) {
 			}
 			p.reply(r, json.RawMessage(fmt.Sprintf(`{"resultType":"complete","n":%d}`, args.N)))
 		}))
-		s := connected(t, tr, Config{Handler: handler.Detect(allHandlers)})
+		s := connected(t, tr, Config{Handler: detected(allHandlers)})
 		var wg sync.WaitGroup
 		for i := range 20 {
 			wg.Go(func() {
@@ -401,7 +401,7 @@ func TestInputRoundEvents(t *testing.T) {
 			return json.RawMessage(`{"resultType":"complete","content":[]}`)
 		}))
 		var events record[Event]
-		cfg := Config{Handler: handler.Detect(handler.Funcs{ListRoots: rootsOK}), OnEvent: func(e Event) {
+		cfg := Config{Handler: detected(handler.Funcs{ListRoots: rootsOK}), OnEvent: func(e Event) {
 			if e.Kind == EventInputRound {
 				events.add(e)
 			}
@@ -452,7 +452,7 @@ func TestOnInputRound(t *testing.T) {
 				tr := newScripted(mrtrServer(func(i int, p *peer, r *jsonrpc.Request) any {
 					return json.RawMessage(tt.results[min(i, len(tt.results)-1)])
 				}))
-				s := connected(t, tr, Config{Handler: handler.Detect(tt.hs)})
+				s := connected(t, tr, Config{Handler: detected(tt.hs)})
 				var got []int
 				opts := &CallOptions{OnInputRound: func(round int) {
 					got = append(got, round)
@@ -506,7 +506,7 @@ func TestURLElicitationMalformed(t *testing.T) {
 					}
 					legacyServer(p, m)
 				})
-				s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{Elicit: acceptAll})})
+				s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(handler.Funcs{Elicit: acceptAll})})
 				_, err := s.Call(t.Context(), "tools/call", nil, nil)
 				_, typed := errors.AsType[*protocol.URLElicitationRequiredError](err)
 				_, proto := errors.AsType[*ProtocolError](err)
@@ -554,7 +554,7 @@ func TestURLElicitationSharedID(t *testing.T) {
 			}
 			return &protocol.ElicitResult{Action: protocol.ElicitAccept}, nil
 		}
-		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{ElicitURL: elicitor})})
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(handler.Funcs{ElicitURL: elicitor})})
 		declined := make(chan error, 1)
 		go func() {
 			_, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "decline"}, nil)

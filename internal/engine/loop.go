@@ -26,9 +26,9 @@ type loopState struct {
 	durable map[*Stream]struct{}          // live durable streams, listening or waiting to re-listen; owned by loop
 	backlog []*Stream                     // streams holding notifications back for a slow consumer (relisten.go); owned by loop
 	queue   []dispatchItem                // notifications waiting for the dispatcher; owned by loop
-	ol      overload // overload bookkeeping (overload.go); owned by loop
-	done    bool     // doneCh closed; owned by loop
-	healing bool     // a heal's negotiation is running; owned by loop
+	ol      overload                      // overload bookkeeping (overload.go); owned by loop
+	done    bool                          // doneCh closed; owned by loop
+	healing bool                          // a heal's negotiation is running; owned by loop
 	// dispatching: the dispatcher runs; the loop starts it with the
 	// first item to hand it (a session that never gets one has none).
 	dispatching bool

@@ -73,7 +73,7 @@ func TestServerRequestOverflowAnswered(t *testing.T) {
 		}}
 		a := &answers{}
 		tr := newScripted(a.peer)
-		if _, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)}); err != nil {
+		if _, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: detected(h)}); err != nil {
 			t.Fatal(err)
 		}
 		floodRequests(tr.peer(0), 300)
@@ -96,7 +96,7 @@ func TestServerRequestFloodAllAnswered(t *testing.T) {
 		h := handler.Funcs{ListRoots: rootsOK}
 		a := &answers{}
 		tr := newScripted(a.peer)
-		if _, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)}); err != nil {
+		if _, err := connect(t, tr, Config{Mode: ModeLegacy, Handler: detected(h)}); err != nil {
 			t.Fatal(err)
 		}
 		const n = 10000
@@ -122,7 +122,7 @@ func TestServerRequestFlood(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(h)})
 		for i := range MaxConcurrentServerRequests + 10 {
 			tr.peer(0).send(&jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i + 1)), Method: protocol.MethodRootsList})
 		}

@@ -8,7 +8,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/jsonrpc"
 	"github.com/conduitmcp/conduit/protocol"
 	"github.com/conduitmcp/conduit/transport"
@@ -38,7 +37,7 @@ func TestPeerNoise(t *testing.T) {
 			modernServer(p, r)
 		}))
 		var got []string
-		s := connected(t, tr, Config{Handler: handler.Detect(allHandlers), OnNotification: func(_ context.Context, n *jsonrpc.Request) {
+		s := connected(t, tr, Config{Handler: detected(allHandlers), OnNotification: func(_ context.Context, n *jsonrpc.Request) {
 			got = append(got, n.Method)
 		}})
 		for range 2 {

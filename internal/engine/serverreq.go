@@ -94,7 +94,7 @@ func (e *handlerError) Unwrap() error { return e.err }
 // cannot be served (unknown method, bad params, undeclared ability), or a
 // *handlerError wrapping the handler's own error.
 func (s *Session) invoke(ctx context.Context, method string, params json.RawMessage, caps protocol.ClientCapabilities) (json.RawMessage, error) {
-	h := &s.cfg.Handler
+	h := s.cfg.Handler
 	switch route.Incoming(method) {
 	case route.ServePing:
 		return json.RawMessage("{}"), nil

@@ -48,7 +48,7 @@ func TestTaskReceiverPeerErrors(t *testing.T) {
 					}
 					return map[string]any{"out": out}
 				})
-				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{CreateMessage: sampleOK}),
+				cfg := Config{Mode: ModeLegacy, Handler: detected(handler.Funcs{CreateMessage: sampleOK}),
 					CapabilityOptions: negotiation.CapabilityOptions{TaskRequests: declared}}
 				s := connected(t, tr, cfg)
 				res, err := s.Call(t.Context(), "tools/call", nil, nil)
@@ -132,7 +132,7 @@ func TestServerCancelsRequest(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(h)})
 		p := tr.peer(0)
 		req, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(5), "elicitation/create", map[string]any{"message": "m"})
 		p.send(req)
@@ -167,7 +167,7 @@ func TestCloseCancelsHandlers(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		tr := newScripted(legacyServer)
-		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(h)})
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(h)})
 		for i := range 2 {
 			req, _ := jsonrpc.NewRequest(jsonrpc.Int64ID(int64(i+1)), "sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 1})
 			tr.peer(0).send(req)
@@ -264,8 +264,8 @@ func (a *askingServer) received() []*jsonrpc.Response {
 	return append([]*jsonrpc.Response(nil), a.answers...)
 }
 
-func failingSampler(err error) handler.Set {
-	return handler.Detect(handler.Funcs{CreateMessage: func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+func failingSampler(err error) *handler.Set {
+	return detected(handler.Funcs{CreateMessage: func(context.Context, *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
 		return nil, err
 	}})
 }
@@ -383,7 +383,7 @@ func TestTaskReceiverTTLBounds(t *testing.T) {
 				tr := askingOnCall(func(ask func(method string, params any) *jsonrpc.Response) any {
 					return ask("sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 5, "task": map[string]any{"ttl": ttl}}).Result
 				})
-				cfg := Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{CreateMessage: sampleOK}),
+				cfg := Config{Mode: ModeLegacy, Handler: detected(handler.Funcs{CreateMessage: sampleOK}),
 					CapabilityOptions: negotiation.CapabilityOptions{TaskRequests: true}}
 				s := connected(t, tr, cfg)
 				res, err := s.Call(t.Context(), "tools/call", nil, nil)
@@ -449,7 +449,7 @@ func TestServerRequestIDReusedAfterRespawn(t *testing.T) {
 			<-release[i] // a handler that does not watch ctx
 			return []protocol.Root{{URI: "file:///r"}}, nil
 		}
-		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(handler.Funcs{ListRoots: roots})})
+		s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(handler.Funcs{ListRoots: roots})})
 		done := make(chan error, 1)
 		go func() {
 			_, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "x"}, &CallOptions{Idempotent: true})

@@ -124,9 +124,10 @@ type Config struct {
 	// Handler is the client's handler, detected once by the caller
 	// ([handler.Detect]): the interfaces it holds decide the advertised
 	// client capabilities, serve server requests and MRTR input requests,
-	// and receive the notifications for its listeners. The zero Set
-	// advertises {}.
-	Handler handler.Set
+	// and receive the notifications for its listeners. The session
+	// keeps the pointer: the Set must not change afterwards. nil, like
+	// the zero Set, advertises {}.
+	Handler *handler.Set
 	// CapabilityOptions tunes the advertised capabilities; its Era is set
 	// by the session.
 	CapabilityOptions negotiation.CapabilityOptions
@@ -389,17 +390,17 @@ type Session struct {
 	// joining is set by runLoop once it waits for wg; guarded by
 	// joinMu, so that a reader started late (startReader) is added to
 	// wg before that wait or not at all.
-	joinMu    sync.Mutex
-	joining   bool
+	joinMu  sync.Mutex
+	joining bool
 	// hintFailed: the era hint failed and Connect negotiated from scratch
 	// (see HintFailed); written once by Connect before it returns.
 	hintFailed bool
-	joined    chan struct{} // closed once the loop returned and wg is done (runLoop)
+	joined     chan struct{} // closed once the loop returned and wg is done (runLoop)
 	// doneCh is Done's channel, made by the first Done (most sessions
 	// are never asked) and closed by markDone (the loop) when the
 	// session fails or closes; guarded by doneMu.
-	doneMu sync.Mutex
-	doneCh chan struct{}
+	doneMu   sync.Mutex
+	doneCh   chan struct{}
 	closeErr error // written in closeOnce
 	// wg counts readers, the dispatcher, server-request handlers, cancel
 	// senders, negotiation steps' I/O, re-listens and the rejecter. Add is
@@ -511,6 +512,9 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	if s.log == nil {
 		s.log = discardLogger
 	}
+	if s.cfg.Handler == nil {
+		s.cfg.Handler = new(handler.Set)
+	}
 	if s.cfg.ProbeTimeout <= 0 {
 		s.cfg.ProbeTimeout = DefaultProbeTimeout
 	}
@@ -522,10 +526,10 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	}
 	mo := cfg.CapabilityOptions
 	mo.Era = negotiation.EraModern
-	s.modernCaps = negotiation.CapabilitiesOf(cfg.Handler, mo)
+	s.modernCaps = negotiation.CapabilitiesOf(*s.cfg.Handler, mo)
 	lo := cfg.CapabilityOptions
 	lo.Era = negotiation.EraLegacy
-	s.legacyCaps = negotiation.CapabilitiesOf(cfg.Handler, lo)
+	s.legacyCaps = negotiation.CapabilitiesOf(*s.cfg.Handler, lo)
 	if cfg.ExtraCapabilities != nil {
 		cfg.ExtraCapabilities(&s.modernCaps)
 		cfg.ExtraCapabilities(&s.legacyCaps)

@@ -59,7 +59,7 @@ func serverMaySend(c *protocol.ServerCapabilities) bool {
 // count (package client always sets it; what it does with a notification
 // is covered by the on-demand cases of this file).
 func (s *Session) consumesAtConnect(c *protocol.ServerCapabilities) bool {
-	h := &s.cfg.Handler
+	h := s.cfg.Handler
 	if h.ElicitationDone != nil {
 		return true
 	}

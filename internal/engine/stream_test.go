@@ -220,17 +220,17 @@ func TestHTTPLegacyGETAtConnect(t *testing.T) {
 		cfg    Config
 	}{
 		{"logging+listener", map[string]any{"logging": map[string]any{}}, nil,
-			Config{Handler: handler.Set{LogListener: handler.LogListenerFunc(func(context.Context, *protocol.LoggingMessageParams) {})}}},
+			Config{Handler: &handler.Set{LogListener: handler.LogListenerFunc(func(context.Context, *protocol.LoggingMessageParams) {})}}},
 		{"tools.listChanged+listener", map[string]any{"tools": map[string]any{"listChanged": true}}, nil,
-			Config{Handler: handler.Set{ToolsChanged: handler.ToolsChangedListenerFunc(noop)}}},
+			Config{Handler: &handler.Set{ToolsChanged: handler.ToolsChangedListenerFunc(noop)}}},
 		{"prompts.listChanged+listener", map[string]any{"prompts": map[string]any{"listChanged": true}}, nil,
-			Config{Handler: handler.Set{PromptsChanged: handler.PromptsChangedListenerFunc(noop)}}},
+			Config{Handler: &handler.Set{PromptsChanged: handler.PromptsChangedListenerFunc(noop)}}},
 		{"resources.listChanged+listener", map[string]any{"resources": map[string]any{"listChanged": true}}, nil,
-			Config{Handler: handler.Set{ResourcesChanged: handler.ResourcesChangedListenerFunc(noop)}}},
+			Config{Handler: &handler.Set{ResourcesChanged: handler.ResourcesChangedListenerFunc(noop)}}},
 		{"tasks+listener", map[string]any{"tasks": map[string]any{"list": map[string]any{}}}, nil,
-			Config{Handler: handler.Set{TaskStatus: handler.TaskStatusListenerFunc(func(context.Context, *protocol.Task) {})}}},
+			Config{Handler: &handler.Set{TaskStatus: handler.TaskStatusListenerFunc(func(context.Context, *protocol.Task) {})}}},
 		{"elicitation complete listener", map[string]any{}, nil,
-			Config{Handler: handler.Set{ElicitationDone: handler.ElicitationCompleteListenerFunc(func(context.Context, string) {})}}},
+			Config{Handler: &handler.Set{ElicitationDone: handler.ElicitationCompleteListenerFunc(func(context.Context, string) {})}}},
 		{"experimental+middleware", map[string]any{"experimental": map[string]any{"x": map[string]any{}}}, nil,
 			Config{Middleware: func(ctx context.Context, m *Message, next Invoker) (json.RawMessage, error) { return next(ctx, m) }}},
 		{"client roots", map[string]any{}, func(c *protocol.ClientCapabilities) { c.Roots = &protocol.RootsCapability{} }, Config{}},
@@ -282,7 +282,7 @@ func TestHTTPLegacyNoGETWithoutConsumer(t *testing.T) {
 	}{
 		{"no listeners", all, Config{}},
 		{"listeners for undeclared kinds", map[string]any{"tools": map[string]any{}, "resources": map[string]any{"subscribe": true}},
-			Config{Handler: handler.Set{
+			Config{Handler: &handler.Set{
 				ToolsChanged:    handler.ToolsChangedListenerFunc(noop),
 				LogListener:     handler.LogListenerFunc(func(context.Context, *protocol.LoggingMessageParams) {}),
 				ResourceUpdated: handler.ResourceUpdatedListenerFunc(func(context.Context, string) {}),
@@ -526,7 +526,7 @@ func TestHTTPLegacyGETStreamServerRequest(t *testing.T) {
 	el := handler.ElicitorFunc(func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 		return &protocol.ElicitResult{Action: "accept", Content: map[string]any{"name": "conduit"}}, nil
 	})
-	s := connected(t, tr, Config{Mode: ModeLegacy, Handler: handler.Detect(el)})
+	s := connected(t, tr, Config{Mode: ModeLegacy, Handler: detected(el)})
 	res, err := s.Call(t.Context(), protocol.MethodToolsCall, map[string]any{"name": "ask"}, nil)
 	if err != nil {
 		t.Fatal(err)
