@@ -603,7 +603,7 @@ func (d *driver) modernOn(ref *connRef, version string) ([]byte, error) {
 	if d.prefix != nil && d.prefixAt == version {
 		return d.prefix, nil
 	}
-	prefix, err := buildPrefix(version, d.s.modernCaps, d.s.cfg.ClientInfo)
+	prefix, err := buildPrefix(version, d.s.modernCaps, *d.s.cfg.ClientInfo)
 	if err != nil {
 		return nil, err
 	}

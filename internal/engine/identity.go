@@ -41,7 +41,7 @@ func (s *Session) buildRequestFor(ctx context.Context, c *call, sp *sendSpec) (*
 	if !ok || c.neg.era != negotiation.EraModern {
 		return s.buildRequest(c, sp.params, sp.level)
 	}
-	caps, info := s.modernCaps, s.cfg.ClientInfo
+	caps, info := s.modernCaps, *s.cfg.ClientInfo
 	if id.Capabilities != nil {
 		caps = *id.Capabilities
 	}

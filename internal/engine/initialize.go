@@ -25,7 +25,7 @@ func (d *driver) initialize(st step) {
 	if pvs != nil {
 		pvs.SetProtocolVersion("")
 	}
-	params, err := initParams(st.version, &s.legacyCaps, &s.cfg.ClientInfo)
+	params, err := initParams(st.version, &s.legacyCaps, s.cfg.ClientInfo)
 	if err != nil {
 		d.fail(err)
 		return

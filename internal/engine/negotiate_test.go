@@ -352,7 +352,7 @@ func traceOf(s *Session, err error) []TraceStep {
 func TestNegotiationObservable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newScripted(modernServer)
-		s := connected(t, tr, Config{ClientInfo: protocol.Implementation{Name: "test", Version: "9"}})
+		s := connected(t, tr, Config{ClientInfo: &protocol.Implementation{Name: "test", Version: "9"}})
 		if s.Discover() == nil || s.InitializeResult() != nil {
 			t.Errorf("Discover, InitializeResult = %v, %v; want set, nil", s.Discover(), s.InitializeResult())
 		}

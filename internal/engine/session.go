@@ -131,9 +131,10 @@ type Config struct {
 	// CapabilityOptions tunes the advertised capabilities; its Era is set
 	// by the session.
 	CapabilityOptions negotiation.CapabilityOptions
-	// ClientInfo identifies the client; the zero value means
+	// ClientInfo identifies the client; the session keeps the pointer, so
+	// it must not change afterwards. nil, or a Name of "", means
 	// {Name: "conduit", Version: [Version]}.
-	ClientInfo protocol.Implementation
+	ClientInfo *protocol.Implementation
 	// ProbeTimeout bounds the server/discover probe; 0 means
 	// [DefaultProbeTimeout]. On the stdio child process a timeout means
 	// legacy; on every other transport it is retried (seed 003).
@@ -496,6 +497,9 @@ func Connect(ctx context.Context, t transport.Transport, cfg Config) (*Session, 
 	return s, nil
 }
 
+// defaultClientInfo is the ClientInfo of every session without one.
+var defaultClientInfo = protocol.Implementation{Name: "conduit", Version: Version}
+
 // discardLogger is the logger of every session without Config.Logger (a
 // slog.Logger is immutable, so one serves them all).
 var discardLogger = slog.New(slog.DiscardHandler)
@@ -521,8 +525,8 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	if s.cfg.MaxInputRounds <= 0 {
 		s.cfg.MaxInputRounds = DefaultMaxInputRounds
 	}
-	if s.cfg.ClientInfo.Name == "" {
-		s.cfg.ClientInfo = protocol.Implementation{Name: "conduit", Version: Version}
+	if s.cfg.ClientInfo == nil || s.cfg.ClientInfo.Name == "" {
+		s.cfg.ClientInfo = &defaultClientInfo
 	}
 	mo := cfg.CapabilityOptions
 	mo.Era = negotiation.EraModern
