@@ -623,11 +623,6 @@ func (d *driver) finishModern(version string, disc *negotiation.DiscoverResult, 
 		era: negotiation.EraModern, version: version, discover: disc, prefix: prefix,
 		hinted: hinted, kind: ref.kind, transport: d.t,
 	})
-	if disc != nil {
-		n.serverCaps = disc.Capabilities
-		n.serverInfo = disc.ServerInfo
-		n.instructions = disc.Instructions
-	}
 	s.becomeReady(n, StateModern)
 	return nil
 }

@@ -191,7 +191,6 @@ func (d *driver) finishLegacy(ref *connRef, pvs transport.ProtocolVersionSetter,
 		return func() {
 			n := d.ready(negState{
 				era: negotiation.EraLegacy, version: res.ProtocolVersion, init: res,
-				serverCaps: res.Capabilities, serverInfo: &res.ServerInfo, instructions: res.Instructions,
 				kind: ref.kind, transport: d.t,
 			})
 			s.becomeReady(n, StateLegacy)

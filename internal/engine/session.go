@@ -334,18 +334,15 @@ type TraceStep struct {
 // negState is what negotiation produced. A *negState is immutable once
 // published in Session.neg.
 type negState struct {
-	era          negotiation.Era
-	version      string
-	discover     *negotiation.DiscoverResult
-	init         *protocol.InitializeResult
-	serverCaps   protocol.ServerCapabilities
-	serverInfo   *protocol.Implementation
-	instructions string
-	prefix       []byte // modern: the constant _meta members, pre-encoded
-	hinted       bool   // era came from EraHint and is not verified yet
-	kind         string // transport kind
-	trace        []TraceStep
-	transport    transport.Transport // the transport in use (Fallback after a fallback)
+	era       negotiation.Era
+	version   string
+	discover  *negotiation.DiscoverResult
+	init      *protocol.InitializeResult
+	prefix    []byte // modern: the constant _meta members, pre-encoded
+	hinted    bool   // era came from EraHint and is not verified yet
+	kind      string // transport kind
+	trace     []TraceStep
+	transport transport.Transport // the transport in use (Fallback after a fallback)
 	// traceBuf is trace's first array when the negotiation took at most
 	// two steps (driver.step, driver.ready).
 	traceBuf [2]TraceStep
@@ -613,6 +610,44 @@ func (s *Session) Err() error {
 // State returns the current state of the session's state machine.
 func (s *Session) State() State { return s.pub.Load().st }
 
+// The server's capabilities, identity and instructions are those of the
+// discover result (modern) or the initialize result (legacy), read where
+// they are rather than copied.
+
+// caps returns the server's capabilities (the zero value when n has
+// neither result).
+func (n *negState) caps() *protocol.ServerCapabilities {
+	switch {
+	case n.discover != nil:
+		return &n.discover.Capabilities
+	case n.init != nil:
+		return &n.init.Capabilities
+	}
+	return &protocol.ServerCapabilities{}
+}
+
+// serverInfo returns the server's identity, or nil when it did not say.
+func (n *negState) serverInfo() *protocol.Implementation {
+	switch {
+	case n.discover != nil:
+		return n.discover.ServerInfo
+	case n.init != nil:
+		return &n.init.ServerInfo
+	}
+	return nil
+}
+
+// instructions returns the server's instructions, or "".
+func (n *negState) instructions() string {
+	switch {
+	case n.discover != nil:
+		return n.discover.Instructions
+	case n.init != nil:
+		return n.init.Instructions
+	}
+	return ""
+}
+
 func (s *Session) negState() *negState {
 	if n := s.pub.Load().neg; n != nil {
 		return n
@@ -635,13 +670,13 @@ func (s *Session) Discover() *negotiation.DiscoverResult { return s.negState().d
 func (s *Session) InitializeResult() *protocol.InitializeResult { return s.negState().init }
 
 // ServerInfo returns the server's identity, or nil when it did not say.
-func (s *Session) ServerInfo() *protocol.Implementation { return s.negState().serverInfo }
+func (s *Session) ServerInfo() *protocol.Implementation { return s.negState().serverInfo() }
 
 // Instructions returns the server's instructions, or "".
-func (s *Session) Instructions() string { return s.negState().instructions }
+func (s *Session) Instructions() string { return s.negState().instructions() }
 
 // ServerCapabilities returns the server's capabilities.
-func (s *Session) ServerCapabilities() protocol.ServerCapabilities { return s.negState().serverCaps }
+func (s *Session) ServerCapabilities() protocol.ServerCapabilities { return *s.negState().caps() }
 
 // ClientCapabilities returns the capabilities advertised in the negotiated
 // era.

@@ -119,7 +119,7 @@ func (s *Session) streamBefore(ctx context.Context, method string) {
 		s.wantStream.Store(true)
 	case protocol.MethodToolsList, protocol.MethodPromptsList, protocol.MethodResourcesList, protocol.MethodResourcesTemplateList:
 		v := s.pub.Load()
-		if v.neg == nil || v.neg.era != negotiation.EraLegacy || !listChanges(method, &v.neg.serverCaps) {
+		if v.neg == nil || v.neg.era != negotiation.EraLegacy || !listChanges(method, v.neg.caps()) {
 			return
 		}
 	default:
