@@ -56,7 +56,8 @@ func (s *Session) send(ctx context.Context, c *call, sp *sendSpec) (writeErr, er
 	}
 	var req *jsonrpc.Request
 	if sp.verbatim {
-		req = &jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: c.method, Params: sp.params}
+		c.req = jsonrpc.Request{ID: jsonrpc.Int64ID(c.id), Method: c.method, Params: sp.params}
+		req = &c.req
 	} else if req, err = s.buildRequestFor(ctx, c, sp); err != nil {
 		s.post(event{kind: evAbandon, call: c})
 		return nil, err
