@@ -135,7 +135,6 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 		backoffs:   [2]time.Duration{t.ReconnectBackoff, t.MaxReconnectBackoff},
 		incoming:   make(chan inbound),
 		queued:     make(chan struct{}, 1),
-		done:       make(chan struct{}),
 		streams:    map[jsonrpc.ID]*reqStream{},
 	}
 	if c.rht == 0 {
@@ -183,7 +182,8 @@ type httpConn struct {
 	backoffs   [2]time.Duration // ReconnectBackoff, MaxReconnectBackoff (0: the defaults)
 
 	// ctx is the connection lifetime (see Connect); cancel is called by
-	// Close with errClosing.
+	// Close with errClosing, and only there: ctx.Done() is closed when
+	// the connection is.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
@@ -194,11 +194,9 @@ type httpConn struct {
 	// queue holds what Write read from JSON bodies itself, for Read; it
 	// is served before incoming. queued (capacity 1) wakes a waiting Read
 	// when queue becomes non-empty.
-	qmu    sync.Mutex
-	queue  []inbound // guarded by qmu
-	queued chan struct{}
-	// done is closed by Close.
-	done      chan struct{}
+	qmu       sync.Mutex
+	queue     []inbound // guarded by qmu
+	queued    chan struct{}
 	closeOnce sync.Once
 	// wg counts every goroutine the connection started; Add only under mu
 	// while !closed, so that Close's Wait cannot race with an Add.
@@ -318,7 +316,7 @@ func (c *httpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *httpConn) ReadOrigin(ctx context.Context) (jsonrpc.Message, jsonrpc.ID, error) {
 	for {
 		select {
-		case <-c.done:
+		case <-c.ctx.Done():
 			return nil, jsonrpc.ID{}, ErrClosed // what is queued is dropped with the connection
 		default:
 		}
@@ -334,7 +332,7 @@ func (c *httpConn) ReadOrigin(ctx context.Context) (jsonrpc.Message, jsonrpc.ID,
 		case in := <-c.incoming:
 			return in.msg, in.on, in.err
 		case <-c.queued:
-		case <-c.done:
+		case <-c.ctx.Done():
 			return nil, jsonrpc.ID{}, ErrClosed
 		case <-ctx.Done():
 			return nil, jsonrpc.ID{}, ctx.Err()
@@ -430,9 +428,8 @@ func (c *httpConn) Close() error {
 		version, era, sid := c.version, c.era, c.legacy.sessionID
 		c.mu.Unlock()
 		c.settle()
-		c.cancel(errClosing)
-		close(c.done)
-		c.wakeReader() // Read has ErrClosed for it now
+		c.cancel(errClosing) // closes c.ctx.Done(): the connection's "closed" signal
+		c.wakeReader()       // Read has ErrClosed for it now
 		if sid != "" && era != negotiation.EraModern {
 			c.deleteSession(version, sid)
 		}

@@ -68,7 +68,7 @@ func (c *httpConn) WaitStreamReady(ctx context.Context) error {
 	select {
 	case <-ready:
 		return nil
-	case <-c.done:
+	case <-c.ctx.Done():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

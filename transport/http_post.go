@@ -201,7 +201,7 @@ func (c *httpConn) awaitInitialized(ctx context.Context) error {
 	case <-w.answered:
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-c.done:
+	case <-c.ctx.Done():
 		return ErrClosed
 	}
 	if w.err == nil {
