@@ -442,7 +442,7 @@ func (s *Session) nextRound(ctx context.Context, cs *callState, o *CallOptions, 
 		if cs.pace == nil {
 			cs.pace = newPacer()
 		}
-		if err := cs.pace.wait(ctx, s.closing); err != nil {
+		if err := cs.pace.wait(ctx, s.closing()); err != nil {
 			return err
 		}
 	}
@@ -564,7 +564,7 @@ func (s *Session) attempt(ctx context.Context, c *call, params json.RawMessage, 
 		select {
 		case <-r.flushed:
 		case <-ctx.Done():
-		case <-s.closing:
+		case <-s.closing():
 		}
 	}
 	return r.resp, nil

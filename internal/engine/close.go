@@ -26,8 +26,7 @@ var ErrCloseTimeout = errors.New("close timed out waiting for handlers")
 // CloseTimeout.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
-		close(s.closing)
-		s.lifeCancel()
+		s.lifeCancel() // closes s.closing()
 		idle := s.looping.CompareAndSwap(false, true)
 		if idle {
 			s.closeIdle()

@@ -179,7 +179,7 @@ func (s *Session) dispatcher() {
 		select {
 		case it := <-s.dispatchCh:
 			s.deliverItem(it)
-		case <-s.closing:
+		case <-s.closing():
 			return
 		}
 	}

@@ -441,7 +441,7 @@ func (s *Session) urlElicit(ctx context.Context, method string, e *jsonrpc.Error
 		case <-ch:
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-s.closing:
+		case <-s.closing():
 			return ErrClosed
 		case <-t.C:
 			return ue

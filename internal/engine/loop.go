@@ -190,7 +190,7 @@ func (s *Session) loop() {
 			}
 		case feed <- held:
 			s.fed()
-		case <-s.closing:
+		case <-s.closing():
 			s.shutdownLoop()
 			return
 		}
@@ -583,7 +583,7 @@ func (s *Session) reader(ref *connRef) {
 		s.startLoop()
 		select {
 		case s.events <- ev:
-		case <-s.closing:
+		case <-s.closing():
 			return
 		}
 		if terminal {

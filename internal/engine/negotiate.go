@@ -180,7 +180,7 @@ func (s *Session) heal(prev *negState, cause error, reprobe bool) {
 
 // sleep waits d, or until ctx ends or the session closes.
 func (s *Session) sleep(ctx context.Context, d time.Duration) error {
-	return sleepUntil(ctx, d, s.closing)
+	return sleepUntil(ctx, d, s.closing())
 }
 
 // sleepUntil waits d, or until ctx ends (its error) or closing is closed

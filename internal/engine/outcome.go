@@ -343,7 +343,7 @@ func (s *Session) healFailed() bool {
 // isClosing reports whether Close was called.
 func (s *Session) isClosing() bool {
 	select {
-	case <-s.closing:
+	case <-s.closing():
 		return true
 	default:
 		return false

@@ -361,8 +361,8 @@ type Session struct {
 
 	// dctx.Context is the connection-lifetime context: detached from
 	// Connect's ctx with context.WithoutCancel and cancelled by Close
-	// (habit 20); &dctx is it marked for notification user code (see
-	// onDispatcher).
+	// (habit 20), and only there (see closing); &dctx is it marked for
+	// notification user code (see onDispatcher).
 	dctx       dispatchContext
 	lifeCancel context.CancelFunc
 
@@ -375,7 +375,6 @@ type Session struct {
 	// dispatchCh goes from the loop to the dispatcher, unbuffered; the
 	// loop makes it when it first starts the dispatcher.
 	dispatchCh chan dispatchItem
-	closing    chan struct{} // closed by Close
 	urls       urlWaits      // -32042 calls waiting for elicitation/complete (input.go)
 	recv       taskReceiver  // tasks run for a legacy server (taskrecv.go)
 	held       heldCalls     // legacy manual calls holding server requests (heldinput.go)
@@ -425,6 +424,10 @@ type Session struct {
 	lp      loopState    // owned by the loop goroutine
 	pending pendingTable // requests awaiting a response; guarded by its mutex
 }
+
+// closing returns a channel closed by Close: the lifetime context's
+// Done, which only Close cancels.
+func (s *Session) closing() <-chan struct{} { return s.dctx.Context.Done() }
 
 // dispatchContext is a context with dispatcherKey set to true, as
 // context.WithValue would make it, stored in the Session instead of an
@@ -506,7 +509,6 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 		cfg:      cfg,
 		t:        t,
 		log:      cfg.Logger,
-		closing:  make(chan struct{}),
 		loopDone: make(chan struct{}),
 		joined:   make(chan struct{}),
 	}
