@@ -2,7 +2,10 @@ package protocol
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 )
 
 // Content block types.
@@ -131,18 +134,69 @@ func ToolResultContent(toolUseID string, content ...Content) Content {
 // block's type requires (text's "text", image's "data" and "mimeType",
 // tool_use's "input", tool_result's "content", …), which are always
 // written so an empty value still makes a valid block.
+//
+// The cost is linear in the size of the encoding, however deeply
+// tool_result blocks nest.
 func (c Content) MarshalJSON() ([]byte, error) {
+	return c.appendJSON(nil)
+}
+
+// placeholderContent stands in for a block's nested blocks while the
+// block's own members are encoded: it keeps the "content" member in its
+// place, and appendJSON puts the nested blocks there.
+var placeholderContent = []Content{{}}
+
+// appendJSON appends the encoding of c to b. Nested blocks (a
+// tool_result's content) are appended by this same recursion, not by
+// json.Marshal: encoding/json scans and copies again what a MarshalJSON
+// method returns, so a nested block encoded by its parent's json.Marshal
+// would be scanned and copied once per level above it, which for a
+// server's deeply nested block costs its depth times its size.
+func (c Content) appendJSON(b []byte) ([]byte, error) {
 	type plain Content
-	b, err := json.Marshal(plain(c))
+	nested := c.Content
+	if len(nested) > 0 {
+		c.Content = placeholderContent
+	}
+	own, err := json.Marshal(plain(c))
 	if err != nil {
 		return nil, err
 	}
-	var req []byte
+	// own is a JSON object that always has "type", so it is never "{}":
+	// the required members go first, each followed by a comma.
+	b = append(b, '{')
+	b = c.appendRequired(b)
+	if len(nested) == 0 {
+		return append(b, own[1:]...), nil
+	}
+	// The placeholder's member, found by key at the top level (a raw
+	// member such as input may hold the same text further in).
+	at, found, err := jsonscan.Member(own, "content")
+	if err != nil || !found {
+		return nil, fmt.Errorf("protocol: encoding %s block: content member not found", c.Type)
+	}
+	b = append(b, own[1:at.Start]...)
+	b = append(b, '[')
+	for i, n := range nested {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = n.appendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, ']')
+	return append(b, own[at.End:]...), nil
+}
+
+// appendRequired appends the members c's type requires that encoding c
+// omits because they are empty, each followed by a comma.
+func (c *Content) appendRequired(b []byte) []byte {
 	addStr := func(key, val string) {
 		if val == "" {
-			req = append(req, '"')
-			req = append(req, key...)
-			req = append(req, `":"",`...)
+			b = append(b, '"')
+			b = append(b, key...)
+			b = append(b, `":"",`...)
 		}
 	}
 	switch c.Type {
@@ -158,24 +212,15 @@ func (c Content) MarshalJSON() ([]byte, error) {
 		addStr("id", c.ID)
 		addStr("name", c.Name)
 		if len(c.Input) == 0 {
-			req = append(req, `"input":{},`...)
+			b = append(b, `"input":{},`...)
 		}
 	case ContentToolResult:
 		addStr("toolUseId", c.ToolUseID)
 		if len(c.Content) == 0 {
-			req = append(req, `"content":[],`...)
+			b = append(b, `"content":[],`...)
 		}
 	}
-	if len(req) == 0 {
-		return b, nil
-	}
-	// b is a JSON object that always has "type", so it is never "{}":
-	// the required members go first, each followed by a comma.
-	out := make([]byte, 0, len(b)+len(req))
-	out = append(out, '{')
-	out = append(out, req...)
-	out = append(out, b[1:]...)
-	return out, nil
+	return b
 }
 
 // MarshalJSON encodes rc, writing "text": "" for a text resource whose

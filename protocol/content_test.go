@@ -2,6 +2,8 @@ package protocol_test
 
 import (
 	"encoding/json"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,6 +31,11 @@ func TestContentConstructorsEncode(t *testing.T) {
 		{"tool use without input", protocol.ToolUseContent("c1", "f", nil), `{"type":"tool_use","input":{},"id":"c1","name":"f"}`},
 		{"tool result without content", protocol.ToolResultContent("c1"), `{"type":"tool_result","content":[],"toolUseId":"c1"}`},
 		{"tool result", protocol.ToolResultContent("c1", protocol.TextContent("ok")), `{"type":"tool_result","toolUseId":"c1","content":[{"type":"text","text":"ok"}]}`},
+		{"nested tool result beside members that hold a content key", protocol.Content{Type: protocol.ContentToolResult, ToolUseID: "c1",
+			Content: []protocol.Content{protocol.ToolUseContent("c2", "f", json.RawMessage(`{"content":[1]}`)), protocol.ToolResultContent("c3")},
+			Meta:    protocol.Meta{"content": json.RawMessage(`0`)}},
+			`{"type":"tool_result","toolUseId":"c1","content":[{"type":"tool_use","name":"f","id":"c2","input":{"content":[1]}},` +
+				`{"type":"tool_result","content":[],"toolUseId":"c3"}],"_meta":{"content":0}}`},
 		{"unknown type round-trips common fields", protocol.Content{Type: "future", Text: "x"}, `{"type":"future","text":"x"}`},
 	}
 	for _, tc := range tests {
@@ -135,5 +142,43 @@ func TestSamplingBlocks(t *testing.T) {
 				t.Errorf("Blocks() (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// nestedToolResult is a tool_result block nested depth times around a
+// text block of size bytes, as a server may send one inside a result.
+func nestedToolResult(depth, size int) []byte {
+	return []byte(strings.Repeat(`{"type":"tool_result","toolUseId":"x","content":[`, depth) +
+		`{"type":"text","text":"` + strings.Repeat("a", size) + `"}` + strings.Repeat(`]}`, depth))
+}
+
+// TestContentEncodeNestedLinear: encoding a server's deeply nested
+// tool_result block costs in proportion to its size. Each block used to
+// encode its nested blocks with json.Marshal, which re-scans what a
+// MarshalJSON method returns, so every block was scanned and copied again
+// at every level above it: the depth times the size (a 1 MB result 1000
+// blocks deep took seconds and gigabytes to encode).
+func TestContentEncodeNestedLinear(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	raw := nestedToolResult(500, 64<<10)
+	var r protocol.CallToolResult
+	if err := json.Unmarshal([]byte(`{"content":[`+string(raw)+`]}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := json.Marshal(r)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"content":[` + string(raw) + `]}`; string(got) != want {
+		t.Fatalf("Marshal changed the result: %d bytes, want %d", len(got), len(want))
+	}
+	// A few copies of the output, not one per level.
+	if n, limit := after.TotalAlloc-before.TotalAlloc, uint64(16*len(got)+1<<20); n > limit {
+		t.Errorf("Marshal of a %d-byte result 500 blocks deep allocated %d bytes, want at most %d", len(got), n, limit)
 	}
 }
