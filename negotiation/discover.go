@@ -17,7 +17,9 @@ type DiscoverResult struct {
 	// SupportedVersions is supportedVersions, in the server's order.
 	SupportedVersions []string
 	// Capabilities is the server's capabilities. A member whose value has
-	// the wrong shape is dropped (not declared).
+	// the wrong shape is dropped (not declared); the others read as the
+	// object decoded without it (members naming one capability twice
+	// merge in order, the last value of a flag winning).
 	Capabilities protocol.ServerCapabilities
 	// Instructions is the optional instructions string, "" when absent or
 	// not a string.
@@ -332,25 +334,28 @@ func readTTL(raw []byte) int64 {
 // lenientCapabilities decodes a capabilities object into *c, the zero
 // value (the result's own field: a local would escape to the scan's
 // closure); when the whole object does not fit
-// protocol.ServerCapabilities, each member is decoded alone and the ones
-// with a wrong shape are dropped.
+// protocol.ServerCapabilities, it decodes the object as if the members
+// with a wrong shape were absent: each member is tried alone, and those
+// that decode are decoded into c in order, so that members naming one
+// capability twice (a duplicate, or a key differing in case) merge as
+// they do when the whole object decodes, whatever order a map would give.
 func lenientCapabilities(raw []byte, c *protocol.ServerCapabilities) {
 	if plainCapabilities(raw, c) || json.Unmarshal(raw, c) == nil {
 		return
 	}
 	*c = protocol.ServerCapabilities{}
-	members, _ := objectMembers(raw)
-	for k, v := range members {
-		one, err := json.Marshal(map[string]json.RawMessage{k: v})
-		if err != nil {
-			continue
-		}
+	var one []byte // {key:value} of one member; decoding copies out of it
+	_ = eachMember(raw, func(key, val []byte) {
+		one = append(append(append(append(one[:0], '{'), key...), ':'), val...)
+		one = append(one, '}')
 		var part protocol.ServerCapabilities
 		if json.Unmarshal(one, &part) != nil {
-			continue
+			return // the wrong shape: dropped
 		}
-		mergeCapability(c, &part)
-	}
+		// Into c as well, where a member met before merges with it; it
+		// decodes there too, since decoding alone succeeded.
+		_ = json.Unmarshal(one, c)
+	})
 }
 
 // plainCapabilities reads the common shape of a valid capabilities object
@@ -429,34 +434,6 @@ func plainFlags(obj []byte, listChanged, subscribe *bool) bool {
 		return plain
 	})
 	return plain
-}
-
-// mergeCapability copies the members set in part into c.
-func mergeCapability(c, part *protocol.ServerCapabilities) {
-	if part.Experimental != nil {
-		c.Experimental = part.Experimental
-	}
-	if part.Logging != nil {
-		c.Logging = part.Logging
-	}
-	if part.Completions != nil {
-		c.Completions = part.Completions
-	}
-	if part.Prompts != nil {
-		c.Prompts = part.Prompts
-	}
-	if part.Resources != nil {
-		c.Resources = part.Resources
-	}
-	if part.Tools != nil {
-		c.Tools = part.Tools
-	}
-	if part.Tasks != nil {
-		c.Tasks = part.Tasks
-	}
-	if part.Extensions != nil {
-		c.Extensions = part.Extensions
-	}
 }
 
 // readServerInfo reads an Implementation from raw, a valid JSON value (a

@@ -337,6 +337,39 @@ func TestParseDiscoverResultVersionsAsDecoded(t *testing.T) {
 	}
 }
 
+// TestParseDiscoverResultContradictoryCapabilities: capabilities holding a
+// member of the wrong shape read as the whole object decoded without that
+// member, every time, whatever the other members say. Members that name
+// one capability twice (a duplicate, or a key differing in case) used to
+// be merged in map order once some member had the wrong shape: the
+// outcome changed from one parse to the next, and could differ from what
+// the same members said without the bad one.
+func TestParseDiscoverResultContradictoryCapabilities(t *testing.T) {
+	tests := []struct{ caps, without string }{
+		{`{"tools":{"listChanged":true},"Tools":{"listChanged":false},"logging":5}`, `{"tools":{"listChanged":true},"Tools":{"listChanged":false}}`},
+		{`{"Tools":{"listChanged":false},"tools":{"listChanged":true},"prompts":[]}`, `{"Tools":{"listChanged":false},"tools":{"listChanged":true}}`},
+		{`{"tools":{"listChanged":true},"tools":{},"logging":5}`, `{"tools":{"listChanged":true},"tools":{}}`},
+		{`{"resources":{"subscribe":true},"RESOURCES":{"listChanged":true},"tools":"x","Resources":{"listChanged":"yes"}}`, `{"resources":{"subscribe":true},"RESOURCES":{"listChanged":true}}`},
+		{`{"experimental":{"a":1},"Experimental":{"b":2},"tools":1,"experimental":{"a":3}}`, `{"experimental":{"a":1},"Experimental":{"b":2},"experimental":{"a":3}}`},
+	}
+	for _, tc := range tests {
+		var want protocol.ServerCapabilities
+		if err := json.Unmarshal([]byte(tc.without), &want); err != nil {
+			t.Fatal(err)
+		}
+		for range 50 {
+			d, err := negotiation.ParseDiscoverResult(json.RawMessage(`{"supportedVersions":["2026-07-28"],"capabilities":` + tc.caps + `}`))
+			if err != nil {
+				t.Fatalf("ParseDiscoverResult with capabilities %s: %v", tc.caps, err)
+			}
+			if diff := cmp.Diff(want, d.Capabilities); diff != "" {
+				t.Errorf("ParseDiscoverResult with capabilities %s: Capabilities mismatch (-want +got):\n%s", tc.caps, diff)
+				break
+			}
+		}
+	}
+}
+
 // BenchmarkClassifyProbe: a probe answered with a typical DiscoverResult,
 // classified (which checks its shape and parses it).
 func BenchmarkClassifyProbe(b *testing.B) {
