@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
 	"iter"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
@@ -26,41 +25,53 @@ func IsBatch(data []byte) bool {
 // element yields its *DecodeError, and the elements after it still come).
 // An empty batch, a batch that is not valid JSON and the elements beyond
 // [MaxBatch] yield one *DecodeError each. It never retains data.
+//
+// A batch is checked once as a whole and its elements are then read in
+// place, one at a time as they are yielded: the elements beyond MaxBatch,
+// and those after the caller stops, cost nothing but that check.
 func DecodeMessages(data []byte) iter.Seq2[Message, error] {
 	return func(yield func(Message, error) bool) {
 		if !IsBatch(data) {
 			yield(DecodeMessage(data))
 			return
 		}
-		data = bytes.TrimSpace(data)
+		data := bytes.TrimSpace(data)
 		if err := jsonscan.Validate(data); err != nil {
 			yield(nil, &DecodeError{Reason: "not JSON", Err: err})
 			return
 		}
-		var elems []json.RawMessage
-		if err := json.Unmarshal(data, &elems); err != nil {
-			yield(nil, &DecodeError{Reason: "not a batch", Err: err})
-			return
-		}
-		if len(elems) == 0 {
+		// data is one valid array: past each element comes a comma or
+		// the closing bracket.
+		i := jsonscan.SkipSpace(data, 1)
+		if data[i] == ']' {
 			yield(nil, &DecodeError{Reason: "empty batch"})
 			return
 		}
-		for i, e := range elems {
-			if i == MaxBatch {
+		for n := 0; ; n++ {
+			if n == MaxBatch {
 				yield(nil, &DecodeError{Reason: "batch has more than 1024 messages"})
 				return
 			}
-			if IsBatch(e) {
-				// A batch holds messages, never batches.
-				if !yield(nil, &DecodeError{Reason: "batch inside a batch"}) {
-					return
-				}
-				continue
-			}
-			if !yield(DecodeMessage(e)) {
+			e, err := jsonscan.SkipNested(data, i)
+			if err != nil { // unreachable: data was validated
+				yield(nil, &DecodeError{Reason: "not JSON", Err: err})
 				return
 			}
+			var ok bool
+			if IsBatch(e.Raw(data)) {
+				// A batch holds messages, never batches.
+				ok = yield(nil, &DecodeError{Reason: "batch inside a batch"})
+			} else {
+				ok = yield(DecodeMessage(e.Raw(data)))
+			}
+			if !ok {
+				return
+			}
+			i = jsonscan.SkipSpace(data, e.End)
+			if data[i] == ']' {
+				return
+			}
+			i = jsonscan.SkipSpace(data, i+1) // past the comma
 		}
 	}
 }

@@ -2,6 +2,7 @@ package jsonrpc_test
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -73,6 +74,41 @@ func TestDecodeMessagesBrokenBatch(t *testing.T) {
 	msgs, errs = collect(many)
 	if len(msgs) != jsonrpc.MaxBatch || len(errs) != 1 {
 		t.Errorf("oversized batch: %d messages, %d errors; want %d, 1", len(msgs), len(errs), jsonrpc.MaxBatch)
+	}
+}
+
+// TestDecodeMessagesHugeBatch: a batch of far more than MaxBatch elements
+// costs memory in proportion to the elements looked at, not to all of
+// them. The elements used to be decoded into a slice first, one
+// allocation each, so that a 16 MiB body of millions of tiny elements
+// took gigabytes and seconds before the first message came, and all of
+// it again when the caller stopped after one.
+func TestDecodeMessagesHugeBatch(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	data := []byte("[" + strings.Repeat("0,", 1<<20) + `{"jsonrpc":"2.0","method":"ping"}]`)
+	for _, stopAfter := range []int{1, jsonrpc.MaxBatch + 1} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		n := 0
+		for _, err := range jsonrpc.DecodeMessages(data) {
+			if err == nil {
+				t.Fatal("DecodeMessages yielded a message for the element 0")
+			}
+			if n++; n == stopAfter {
+				break
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if n != stopAfter {
+			t.Errorf("DecodeMessages of %d elements yielded %d times, want %d", 1<<20+1, n, stopAfter)
+		}
+		// Each element looked at yields a *DecodeError: about a hundred
+		// bytes apiece, and nothing for the others.
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(1<<20); got > limit {
+			t.Errorf("DecodeMessages of a %d-byte batch, stopped after %d, allocated %d bytes, want at most %d", len(data), stopAfter, got, limit)
+		}
 	}
 }
 
