@@ -1,10 +1,13 @@
 package negotiation
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 
+	"github.com/conduitmcp/conduit/internal/jsonscan"
 	"github.com/conduitmcp/conduit/jsonrpc"
 )
 
@@ -352,21 +355,10 @@ func (c classifier) modernError(e *jsonrpc.Error, status int) Verdict {
 	if e.Code != jsonrpc.CodeUnsupportedProtocolVersion {
 		return errorVerdict(&Error{Kind: KindProtocol, Reason: ReasonModernError, Code: e.Code, Status: status, Err: e})
 	}
-	var data struct {
-		Supported []json.RawMessage `json:"supported"`
-		Requested *string           `json:"requested"`
-	}
-	_ = json.Unmarshal(e.Data, &data) // missing or malformed data: no versions
-	var supported []string
-	for _, s := range data.Supported {
-		var v string
-		if json.Unmarshal(s, &v) == nil {
-			supported = append(supported, v)
-		}
-	}
+	supported, requested := readVersionData(e.Data) // missing or malformed: none
 	upv := &UnsupportedProtocolVersionError{Supported: supported, Requested: c.pc.RequestedVersion}
-	if data.Requested != nil && *data.Requested != "" {
-		upv.Requested = *data.Requested
+	if requested != "" {
+		upv.Requested = requested
 	}
 	if v, ok := c.mutual(supported, EraModern); ok {
 		return Verdict{Kind: VerdictCorrective, Version: v, Err: upv}
@@ -424,4 +416,87 @@ func discoverShaped(raw json.RawMessage) bool {
 		sv = sv || keyIs(key, "supportedVersions")
 	})
 	return err == nil && (rt || sv)
+}
+
+// readVersionData reads the supported and requested members of a -32022
+// error's data as decoding data into a struct{ Supported
+// []json.RawMessage; Requested *string } would (keys matched as
+// encoding/json matches field names; a member of the wrong type leaves
+// the value before it), keeping the entries of supported that decode into
+// a string (null as ""). It walks the list in place: decoding it would
+// cost an allocation per entry, gigabytes for a server's list of
+// millions.
+func readVersionData(data []byte) (supported []string, requested string) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' || jsonscan.Validate(data) != nil {
+		return nil, ""
+	}
+	var list, req jsonscan.Span // the last of each that decodes; null clears
+	r := jsonscan.ObjectReader{Data: data, Depth: 1}
+	for {
+		key, val, ok, err := r.Next()
+		if err != nil || !ok {
+			break // err: unreachable, data was validated
+		}
+		switch k := key.Raw(data); {
+		case jsonscan.KeyIs(k, "supported"):
+			if val.Kind == jsonscan.KindArray || val.Kind == jsonscan.KindNull {
+				list = val
+			}
+		case jsonscan.KeyIs(k, "requested"):
+			if val.Kind == jsonscan.KindString || val.Kind == jsonscan.KindNull {
+				req = val
+			}
+		}
+	}
+	if req.Kind == jsonscan.KindString {
+		var b strings.Builder
+		jsonscan.WriteString(&b, data, req)
+		requested = b.String()
+	}
+	if list.Kind != jsonscan.KindArray {
+		return nil, requested
+	}
+	n := 0
+	eachElement(data, list, func(e jsonscan.Span) {
+		if e.Kind == jsonscan.KindString || e.Kind == jsonscan.KindNull {
+			n++
+		}
+	})
+	if n == 0 {
+		return nil, requested
+	}
+	supported = make([]string, 0, n)
+	eachElement(data, list, func(e jsonscan.Span) {
+		switch e.Kind {
+		case jsonscan.KindNull:
+			supported = append(supported, "")
+		case jsonscan.KindString:
+			var b strings.Builder
+			jsonscan.WriteString(&b, data, e)
+			supported = append(supported, b.String())
+		}
+	})
+	return supported, requested
+}
+
+// eachElement calls fn with each element of the array at list, a span of
+// data, which is valid JSON.
+func eachElement(data []byte, list jsonscan.Span, fn func(jsonscan.Span)) {
+	i := jsonscan.SkipSpace(data, list.Start+1)
+	if data[i] == ']' {
+		return
+	}
+	for {
+		e, err := jsonscan.SkipNested(data, i)
+		if err != nil {
+			return // unreachable: data was validated
+		}
+		fn(e)
+		i = jsonscan.SkipSpace(data, e.End)
+		if data[i] == ']' {
+			return
+		}
+		i = jsonscan.SkipSpace(data, i+1) // past the comma
+	}
 }

@@ -1,8 +1,11 @@
 package negotiation_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
@@ -734,6 +737,78 @@ func TestStringers(t *testing.T) {
 	for _, tc := range tests {
 		if tc.got != tc.want {
 			t.Errorf("String() = %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// TestClassifyProbeHugeSupportedList: a -32022 whose data.supported lists
+// millions of entries costs memory in proportion to the versions kept,
+// not a decoded element apiece. The list used to be decoded whole into
+// raw elements first: a 16 MiB answer of numbers took gigabytes and
+// seconds to classify.
+func TestClassifyProbeHugeSupportedList(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	data := json.RawMessage(`{"supported":[` + strings.Repeat("0,", 1<<20) + `"2025-06-18"]}`)
+	pc := negotiation.ProbeContext{RequestedVersion: v2026, FallbackAvailable: true, Transport: negotiation.TransportStdio}
+	o := negotiation.Outcome{Kind: negotiation.OutcomeRPCError, Error: &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Data: data}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	v := negotiation.ClassifyProbe(pc, o)
+	runtime.ReadMemStats(&after)
+	if v.Kind != negotiation.VerdictLegacy || v.Version != v0618 {
+		t.Errorf("ClassifyProbe = %v %q, want legacy %q", v.Kind, v.Version, v0618)
+	}
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(64<<10); got > limit {
+		t.Errorf("ClassifyProbe of a %d-byte -32022 allocated %d bytes, want at most %d", len(data), got, limit)
+	}
+}
+
+// TestClassifyProbeSupportedAsDecoded: data.supported and data.requested
+// of a -32022 read as decoding data into a struct with a
+// []json.RawMessage and a *string field does (keys matched as
+// encoding/json matches them, a member of the wrong type leaving the
+// value before it, null entries reading as ""), keeping the entries that
+// decode as strings.
+func TestClassifyProbeSupportedAsDecoded(t *testing.T) {
+	for _, data := range []string{
+		`{"supported":["2026-07-28","x"],"requested":"r"}`,
+		`{"supported":[1,"a\u0062",null,{},["b"],true,"caf\u00e9"]}`,
+		"{\"supported\":[\"bad\xff\",\"\\ud800\"]}",
+		`{"Supported":["a"],"SUPPORTED":["b"]}`,
+		`{"supported":["a"],"supported":5,"requested":"r","requested":7}`,
+		`{"supported":["a"],"supported":null,"requested":"r","requested":null}`,
+		`{"supported":"a"}`, `{"supported":{}}`, `{"supported":[]}`, `{}`, `[]`, `"x"`, `null`, `7`,
+		`{"supported":["a"]} x`, `{"supported":["a",]}`, `{"requested":""}`, `{"ſupported":["s"],"requeſted":"q"}`,
+		` { "supported" : [ "a" , "b" ] , "requested" : "c" } `,
+	} {
+		var want struct {
+			Supported []json.RawMessage `json:"supported"`
+			Requested *string           `json:"requested"`
+		}
+		_ = json.Unmarshal([]byte(data), &want)
+		var wantSupported []string
+		for _, s := range want.Supported {
+			var v string
+			if json.Unmarshal(s, &v) == nil {
+				wantSupported = append(wantSupported, v)
+			}
+		}
+		wantRequested := "req"
+		if want.Requested != nil && *want.Requested != "" {
+			wantRequested = *want.Requested
+		}
+		pc := negotiation.ProbeContext{ClientVersions: []string{"9999-01-01"}, RequestedVersion: "req", Transport: negotiation.TransportStdio}
+		v := negotiation.ClassifyProbe(pc, negotiation.Outcome{Kind: negotiation.OutcomeRPCError,
+			Error: &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Data: json.RawMessage(data)}})
+		upv, ok := errors.AsType[*negotiation.UnsupportedProtocolVersionError](v.Err)
+		if !ok {
+			t.Errorf("data %s: verdict %v, err %v; want an *UnsupportedProtocolVersionError", data, v.Kind, v.Err)
+			continue
+		}
+		if diff := cmp.Diff(wantSupported, upv.Supported); diff != "" || upv.Requested != wantRequested {
+			t.Errorf("data %s: Supported, Requested = %q, %q, want %q, %q", data, upv.Supported, upv.Requested, wantSupported, wantRequested)
 		}
 	}
 }
