@@ -90,7 +90,9 @@ func parseDiscover(d *DiscoverResult, top *discoverMembers) (*DiscoverResult, er
 	}
 	if vs, ok := plainStrings(sv); ok {
 		d.SupportedVersions = vs
-	} else if json.Unmarshal(sv, &d.SupportedVersions) != nil {
+	} else if !stringsOrNulls(sv) || json.Unmarshal(sv, &d.SupportedVersions) != nil {
+		// Checked first: decoding a list of a million numbers into a
+		// []string costs an error value apiece before it fails.
 		return nil, invalidDiscover("supportedVersions is not a list of strings")
 	}
 	if d.SupportedVersions == nil {
@@ -297,6 +299,27 @@ func plainStrings(raw []byte) (vs []string, ok bool) {
 	return vs, true
 }
 
+// stringsOrNulls reports whether raw, a valid JSON array, holds only
+// strings and nulls: the arrays that decode into a []string.
+func stringsOrNulls(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	i := jsonscan.SkipSpace(raw, 1)
+	if raw[i] == ']' {
+		return true
+	}
+	for {
+		e, err := jsonscan.SkipNested(raw, i)
+		if err != nil || e.Kind != jsonscan.KindString && e.Kind != jsonscan.KindNull {
+			return false
+		}
+		i = jsonscan.SkipSpace(raw, e.End)
+		if raw[i] == ']' {
+			return true
+		}
+		i = jsonscan.SkipSpace(raw, i+1) // past the comma
+	}
+}
+
 func isJSONObject(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) > 0 && raw[0] == '{'
@@ -333,29 +356,74 @@ func readTTL(raw []byte) int64 {
 
 // lenientCapabilities decodes a capabilities object into *c, the zero
 // value (the result's own field: a local would escape to the scan's
-// closure); when the whole object does not fit
-// protocol.ServerCapabilities, it decodes the object as if the members
-// with a wrong shape were absent: each member is tried alone, and those
-// that decode are decoded into c in order, so that members naming one
-// capability twice (a duplicate, or a key differing in case) merge as
-// they do when the whole object decodes, whatever order a map would give.
+// closure), without the members that do not fit
+// protocol.ServerCapabilities (capabilityFits), so that members naming
+// one capability twice (a duplicate, or a key differing in case) merge in
+// order as they do when the whole object decodes. The members are told
+// apart by scanning, not by decoding each: a server's object of a million
+// members costs two scans and one decoding.
 func lenientCapabilities(raw []byte, c *protocol.ServerCapabilities) {
-	if plainCapabilities(raw, c) || json.Unmarshal(raw, c) == nil {
+	if plainCapabilities(raw, c) {
 		return
 	}
-	*c = protocol.ServerCapabilities{}
-	var one []byte // {key:value} of one member; decoding copies out of it
-	_ = eachMember(raw, func(key, val []byte) {
-		one = append(append(append(append(one[:0], '{'), key...), ':'), val...)
-		one = append(one, '}')
-		var part protocol.ServerCapabilities
-		if json.Unmarshal(one, &part) != nil {
-			return // the wrong shape: dropped
+	all := true
+	_ = eachMember(raw, func(key, val []byte) { all = all && capabilityFits(key, val) })
+	kept := raw
+	if !all {
+		kept = make([]byte, 1, len(raw))
+		kept[0] = '{'
+		_ = eachMember(raw, func(key, val []byte) {
+			if !capabilityFits(key, val) {
+				return
+			}
+			if len(kept) > 1 {
+				kept = append(kept, ',')
+			}
+			kept = append(append(append(kept, key...), ':'), val...)
+		})
+		kept = append(kept, '}')
+	}
+	if json.Unmarshal(kept, c) != nil {
+		*c = protocol.ServerCapabilities{} // unreachable: every member kept fits
+	}
+}
+
+// capabilityFits reports whether the member key: val of a valid
+// capabilities object decodes into protocol.ServerCapabilities, matched
+// to its field as encoding/json matches names: experimental, extensions,
+// logging and completions take an object or null; tools, prompts and
+// resources an object whose listChanged (and, for resources, subscribe)
+// members are true, false or null, or null; tasks any value. A member that
+// names no field decodes to nothing and fits nowhere: it is left out.
+func capabilityFits(key, val []byte) bool {
+	null := isJSONNull(val)
+	switch {
+	case jsonscan.KeyIs(key, "tasks"):
+		return true
+	case jsonscan.KeyIs(key, "experimental"), jsonscan.KeyIs(key, "extensions"),
+		jsonscan.KeyIs(key, "logging"), jsonscan.KeyIs(key, "completions"):
+		return null || isJSONObject(val)
+	case jsonscan.KeyIs(key, "tools"), jsonscan.KeyIs(key, "prompts"):
+		return null || isJSONObject(val) && flagsFit(val, false)
+	case jsonscan.KeyIs(key, "resources"):
+		return null || isJSONObject(val) && flagsFit(val, true)
+	}
+	return false
+}
+
+// flagsFit reports whether the members of obj named listChanged (and
+// subscribe, with subscribe) as encoding/json matches names are true,
+// false or null.
+func flagsFit(obj []byte, subscribe bool) bool {
+	fits := true
+	jsonscan.EachMember(obj, func(key, val []byte) bool {
+		if jsonscan.KeyIs(key, "listChanged") || subscribe && jsonscan.KeyIs(key, "subscribe") {
+			v := string(bytes.TrimSpace(val))
+			fits = v == "true" || v == "false" || v == "null"
 		}
-		// Into c as well, where a member met before merges with it; it
-		// decodes there too, since decoding alone succeeded.
-		_ = json.Unmarshal(one, c)
+		return fits
 	})
+	return fits
 }
 
 // plainCapabilities reads the common shape of a valid capabilities object

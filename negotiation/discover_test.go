@@ -3,10 +3,12 @@ package negotiation_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -366,6 +368,46 @@ func TestParseDiscoverResultContradictoryCapabilities(t *testing.T) {
 				t.Errorf("ParseDiscoverResult with capabilities %s: Capabilities mismatch (-want +got):\n%s", tc.caps, diff)
 				break
 			}
+		}
+	}
+}
+
+// TestParseDiscoverResultManyMembers: a result whose capabilities or
+// supportedVersions hold hundreds of thousands of members of the wrong
+// shape costs memory in proportion to its size. Each capability member
+// used to be decoded on its own once one did not fit, and a list of
+// numbers was decoded into strings before it was refused, an error value
+// apiece: a 16 MiB answer took seconds and gigabytes.
+func TestParseDiscoverResultManyMembers(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	var caps strings.Builder
+	caps.WriteString(`{`)
+	for i := range 1 << 15 {
+		fmt.Fprintf(&caps, `"x%d":{},"tools":{"listChanged":"yes"},`, i)
+	}
+	caps.WriteString(`"tools":{"listChanged":true},"logging":5}`)
+	tests := []struct {
+		name, raw string
+		wantErr   bool
+	}{
+		{"capabilities", `{"supportedVersions":["2026-07-28"],"capabilities":` + caps.String() + `}`, false},
+		{"supportedVersions", `{"supportedVersions":[` + strings.Repeat("0,", 1<<19) + `"2026-07-28"],"capabilities":{}}`, true},
+	}
+	for _, tc := range tests {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d, err := negotiation.ParseDiscoverResult(json.RawMessage(tc.raw))
+		runtime.ReadMemStats(&after)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: ParseDiscoverResult error %v, want error %v", tc.name, err, tc.wantErr)
+		}
+		if err == nil && (d.Capabilities.Tools == nil || !d.Capabilities.Tools.ListChanged || d.Capabilities.Logging != nil) {
+			t.Errorf("%s: Capabilities = %+v, want tools.listChanged alone", tc.name, d.Capabilities)
+		}
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(4*len(tc.raw)+1<<20); got > limit {
+			t.Errorf("%s: ParseDiscoverResult of %d bytes allocated %d bytes, want at most %d", tc.name, len(tc.raw), got, limit)
 		}
 	}
 }
