@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
@@ -121,4 +123,37 @@ func ResultTypeOf(raw json.RawMessage) (string, error) {
 	var b strings.Builder
 	jsonscan.WriteString(&b, trimmed, val)
 	return b.String(), nil
+}
+
+// setHintMs stores in *dst the millisecond hint raw (the ttlMs member of a
+// cacheable result, as decoded into a json.RawMessage; nil when absent,
+// which leaves *dst alone) as the client's cache reads it: a JSON number
+// with a whole value however it is spelled (300000, 300000.0, 3e5),
+// saturated at the bounds of int64; nil for null, for a number with a
+// fraction and for a value that is no number. A freshness hint that
+// breaks the schema never fails the result that carries it.
+func setHintMs(dst **int64, raw json.RawMessage) {
+	if raw == nil {
+		return
+	}
+	*dst = nil
+	s := string(bytes.TrimSpace(raw))
+	if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
+		return // null, or not a number
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		f, err := strconv.ParseFloat(s, 64)
+		switch {
+		case err != nil && !errors.Is(err, strconv.ErrRange), f != math.Trunc(f):
+			return // a fraction (or, decoded, unreachable: not a number)
+		case f >= math.MaxInt64: // 2⁶³ and beyond, ±Inf included
+			n = math.MaxInt64
+		case f <= math.MinInt64:
+			n = math.MinInt64
+		default:
+			n = int64(f)
+		}
+	}
+	*dst = &n
 }

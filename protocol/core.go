@@ -123,9 +123,26 @@ type DiscoverResult struct {
 	SupportedVersions []string           `json:"supportedVersions"`
 	Capabilities      ServerCapabilities `json:"capabilities"`
 	Instructions      string             `json:"instructions,omitempty"`
-	TTLMs             *int64             `json:"ttlMs,omitempty"`
-	CacheScope        string             `json:"cacheScope,omitempty"`
-	Meta              Meta               `json:"_meta,omitempty"`
+	// TTLMs is read as the other cacheable results read it (see
+	// [ListToolsResult.TTLMs]).
+	TTLMs      *int64 `json:"ttlMs,omitempty"`
+	CacheScope string `json:"cacheScope,omitempty"`
+	Meta       Meta   `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON decodes r as encoding/json decodes its fields, except that
+// ttlMs is read as a hint: see [DiscoverResult.TTLMs].
+func (r *DiscoverResult) UnmarshalJSON(data []byte) error {
+	type plain DiscoverResult
+	w := struct {
+		*plain
+		TTLMs json.RawMessage `json:"ttlMs"` // shadows plain's
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	setHintMs(&r.TTLMs, w.TTLMs)
+	return nil
 }
 
 // InitializeParams is the legacy initialize request's params.

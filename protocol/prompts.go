@@ -30,6 +30,10 @@ type ListPromptsResult struct {
 	Prompts    []Prompt `json:"prompts"`
 	NextCursor *string  `json:"nextCursor,omitempty"`
 	// TTLMs is the freshness hint in milliseconds; nil and negative mean 0.
+	// Decoding reads it as a hint, never failing the result: a whole
+	// number spelled as a float (300000.0, 3e5) reads as that number, one
+	// past int64 as its bound, a fraction or a value that is no number
+	// as nil.
 	TTLMs *int64 `json:"ttlMs,omitempty"`
 	// CacheScope is "public" or "private"; anything else means private.
 	CacheScope string `json:"cacheScope,omitempty"`
@@ -43,6 +47,21 @@ func (r ListPromptsResult) MarshalJSON() ([]byte, error) {
 		r.Prompts = []Prompt{}
 	}
 	return json.Marshal(plain(r))
+}
+
+// UnmarshalJSON decodes r as encoding/json decodes its fields, except that
+// ttlMs is read as a hint: see [ListPromptsResult.TTLMs].
+func (r *ListPromptsResult) UnmarshalJSON(data []byte) error {
+	type plain ListPromptsResult
+	w := struct {
+		*plain
+		TTLMs json.RawMessage `json:"ttlMs"` // shadows plain's
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	setHintMs(&r.TTLMs, w.TTLMs)
+	return nil
 }
 
 // GetPromptParams are the params of prompts/get. All versions;

@@ -38,6 +38,10 @@ type ListResourcesResult struct {
 	Resources  []Resource `json:"resources"`
 	NextCursor *string    `json:"nextCursor,omitempty"`
 	// TTLMs is the freshness hint in milliseconds; nil and negative mean 0.
+	// Decoding reads it as a hint, never failing the result: a whole
+	// number spelled as a float (300000.0, 3e5) reads as that number, one
+	// past int64 as its bound, a fraction or a value that is no number
+	// as nil.
 	TTLMs *int64 `json:"ttlMs,omitempty"`
 	// CacheScope is "public" or "private"; anything else means private.
 	CacheScope string `json:"cacheScope,omitempty"`
@@ -53,6 +57,21 @@ func (r ListResourcesResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(r))
 }
 
+// UnmarshalJSON decodes r as encoding/json decodes its fields, except that
+// ttlMs is read as a hint: see [ListResourcesResult.TTLMs].
+func (r *ListResourcesResult) UnmarshalJSON(data []byte) error {
+	type plain ListResourcesResult
+	w := struct {
+		*plain
+		TTLMs json.RawMessage `json:"ttlMs"` // shadows plain's
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	setHintMs(&r.TTLMs, w.TTLMs)
+	return nil
+}
+
 // ListResourceTemplatesResult is the result of resources/templates/list.
 // All versions; ResultType, TTLMs and CacheScope are 2026-07-28.
 // NextCursor is nil on the last page.
@@ -61,6 +80,10 @@ type ListResourceTemplatesResult struct {
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
 	NextCursor        *string            `json:"nextCursor,omitempty"`
 	// TTLMs is the freshness hint in milliseconds; nil and negative mean 0.
+	// Decoding reads it as a hint, never failing the result: a whole
+	// number spelled as a float (300000.0, 3e5) reads as that number, one
+	// past int64 as its bound, a fraction or a value that is no number
+	// as nil.
 	TTLMs *int64 `json:"ttlMs,omitempty"`
 	// CacheScope is "public" or "private"; anything else means private.
 	CacheScope string `json:"cacheScope,omitempty"`
@@ -75,6 +98,21 @@ func (r ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
 		r.ResourceTemplates = []ResourceTemplate{}
 	}
 	return json.Marshal(plain(r))
+}
+
+// UnmarshalJSON decodes r as encoding/json decodes its fields, except that
+// ttlMs is read as a hint: see [ListResourceTemplatesResult.TTLMs].
+func (r *ListResourceTemplatesResult) UnmarshalJSON(data []byte) error {
+	type plain ListResourceTemplatesResult
+	w := struct {
+		*plain
+		TTLMs json.RawMessage `json:"ttlMs"` // shadows plain's
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	setHintMs(&r.TTLMs, w.TTLMs)
+	return nil
 }
 
 // ReadResourceParams are the params of resources/read. All versions;
@@ -93,6 +131,10 @@ type ReadResourceResult struct {
 	ResultType string             `json:"resultType,omitempty"`
 	Contents   []ResourceContents `json:"contents"`
 	// TTLMs is the freshness hint in milliseconds; nil and negative mean 0.
+	// Decoding reads it as a hint, never failing the result: a whole
+	// number spelled as a float (300000.0, 3e5) reads as that number, one
+	// past int64 as its bound, a fraction or a value that is no number
+	// as nil.
 	TTLMs *int64 `json:"ttlMs,omitempty"`
 	// CacheScope is "public" or "private"; anything else means private.
 	CacheScope string `json:"cacheScope,omitempty"`
@@ -118,4 +160,19 @@ func (r ReadResourceResult) MarshalJSON() ([]byte, error) {
 		r.Contents = []ResourceContents{}
 	}
 	return json.Marshal(plain(r))
+}
+
+// UnmarshalJSON decodes r as encoding/json decodes its fields, except that
+// ttlMs is read as a hint: see [ReadResourceResult.TTLMs].
+func (r *ReadResourceResult) UnmarshalJSON(data []byte) error {
+	type plain ReadResourceResult
+	w := struct {
+		*plain
+		TTLMs json.RawMessage `json:"ttlMs"` // shadows plain's
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	setHintMs(&r.TTLMs, w.TTLMs)
+	return nil
 }

@@ -50,7 +50,10 @@ type ListToolsResult struct {
 	Tools      []Tool  `json:"tools"`
 	NextCursor *string `json:"nextCursor,omitempty"`
 	// TTLMs is the freshness hint in milliseconds; nil (absent) and
-	// negative values mean 0 (stale at once).
+	// negative values mean 0 (stale at once). Decoding reads it as a
+	// hint, never failing the result: a whole number spelled as a float
+	// (300000.0, 3e5) reads as that number, one past int64 as its bound,
+	// a fraction or a value that is no number as nil.
 	TTLMs *int64 `json:"ttlMs,omitempty"`
 	// CacheScope is "public" or "private"; anything else means private.
 	CacheScope string `json:"cacheScope,omitempty"`
@@ -121,6 +124,21 @@ func (r ListToolsResult) MarshalJSON() ([]byte, error) {
 		r.Tools = []Tool{}
 	}
 	return json.Marshal(plain(r))
+}
+
+// UnmarshalJSON decodes r as encoding/json decodes its fields, except that
+// ttlMs is read as a hint: see [ListToolsResult.TTLMs].
+func (r *ListToolsResult) UnmarshalJSON(data []byte) error {
+	type plain ListToolsResult
+	w := struct {
+		*plain
+		TTLMs json.RawMessage `json:"ttlMs"` // shadows plain's
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	setHintMs(&r.TTLMs, w.TTLMs)
+	return nil
 }
 
 // MarshalJSON encodes t, writing {"type":"object"} when InputSchema is nil
