@@ -46,6 +46,11 @@ type RelatedTaskMetadata struct {
 }
 
 // Task is a 2025-11-25 core task.
+//
+// Decoding reads TTL and PollInterval as hints, never failing the task: a
+// whole number spelled as a float (60000.0, 6e4) reads as that number,
+// one past int64 as its bound, a fraction or a value that is no number as
+// nil.
 type Task struct {
 	TaskID        string     `json:"taskId"`
 	Status        TaskStatus `json:"status"`
@@ -58,6 +63,23 @@ type Task struct {
 	TTL *int64 `json:"ttl"`
 	// PollInterval is the suggested polling interval in milliseconds.
 	PollInterval *int64 `json:"pollInterval,omitempty"`
+}
+
+// UnmarshalJSON decodes t as encoding/json decodes its fields, except that
+// ttl and pollInterval are read as hints (see [Task]).
+func (t *Task) UnmarshalJSON(data []byte) error {
+	type plain Task
+	w := struct {
+		*plain
+		TTL          json.RawMessage `json:"ttl"`          // shadows plain's
+		PollInterval json.RawMessage `json:"pollInterval"` // shadows plain's
+	}{plain: (*plain)(t)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	setHintMs(&t.TTL, w.TTL)
+	setHintMs(&t.PollInterval, w.PollInterval)
+	return nil
 }
 
 // CreateTaskResult is the 2025-11-25 immediate answer to a task-augmented
@@ -95,6 +117,23 @@ type GetTaskResult struct {
 	Meta Meta `json:"_meta,omitempty"`
 }
 
+// UnmarshalJSON decodes r as [Task.UnmarshalJSON] decodes its task,
+// with _meta: without it, Task's method would decode the whole result
+// and drop _meta.
+func (r *GetTaskResult) UnmarshalJSON(data []byte) error {
+	if err := r.Task.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	w := struct {
+		Meta Meta `json:"_meta"`
+	}{r.Meta}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	r.Meta = w.Meta
+	return nil
+}
+
 // CancelTaskResult is the 2025-11-25 result of tasks/cancel.
 type CancelTaskResult = GetTaskResult
 
@@ -113,6 +152,9 @@ type ListTasksResult struct {
 // ExtTask holds the fields every task of the 2026-07-28 tasks extension
 // (io.modelcontextprotocol/tasks) carries. It is embedded in
 // [TaskCreatedResult] and [DetailedTask].
+//
+// Decoding a TaskCreatedResult or a DetailedTask reads TTLMs and
+// PollIntervalMs as hints, as [Task] reads its ttl and pollInterval.
 type ExtTask struct {
 	TaskID        string     `json:"taskId"`
 	Status        TaskStatus `json:"status"`
@@ -137,6 +179,23 @@ type TaskCreatedResult struct {
 	Meta Meta `json:"_meta,omitempty"`
 }
 
+// UnmarshalJSON decodes r as encoding/json decodes its fields, except that
+// ttlMs and pollIntervalMs are read as hints (see [ExtTask]).
+func (r *TaskCreatedResult) UnmarshalJSON(data []byte) error {
+	type plain TaskCreatedResult
+	w := struct {
+		*plain
+		TTLMs          json.RawMessage `json:"ttlMs"`          // shadows ExtTask's
+		PollIntervalMs json.RawMessage `json:"pollIntervalMs"` // shadows ExtTask's
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	setHintMs(&r.TTLMs, w.TTLMs)
+	setHintMs(&r.PollIntervalMs, w.PollIntervalMs)
+	return nil
+}
+
 // DetailedTask is a task of the tasks extension with its status-specific
 // member: the result of tasks/get and the params of notifications/tasks.
 //
@@ -155,6 +214,23 @@ type DetailedTask struct {
 	Result        json.RawMessage         `json:"result,omitempty"`
 	Error         json.RawMessage         `json:"error,omitempty"`
 	Meta          Meta                    `json:"_meta,omitempty"`
+}
+
+// UnmarshalJSON decodes t as encoding/json decodes its fields, except that
+// ttlMs and pollIntervalMs are read as hints (see [ExtTask]).
+func (t *DetailedTask) UnmarshalJSON(data []byte) error {
+	type plain DetailedTask
+	w := struct {
+		*plain
+		TTLMs          json.RawMessage `json:"ttlMs"`          // shadows ExtTask's
+		PollIntervalMs json.RawMessage `json:"pollIntervalMs"` // shadows ExtTask's
+	}{plain: (*plain)(t)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	setHintMs(&t.TTLMs, w.TTLMs)
+	setHintMs(&t.PollIntervalMs, w.PollIntervalMs)
+	return nil
 }
 
 // GetTaskExtResult is the tasks extension's result of tasks/get.
