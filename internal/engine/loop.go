@@ -451,7 +451,11 @@ func (s *Session) install(conn transport.Conn) *connRef {
 	s.pending.shut(s.lp.ref) // reopened by the next ready state, on ref
 	s.pending.setCurrent(ref)
 	s.lp.ref = ref
-	s.publish(func(v *view) { v.ref = ref })
+	if s.lp.st != StateStart {
+		// The first connection is published with the state that leaves
+		// StateStart, as every state is with lp.ref (setStateWith).
+		s.publish(func(v *view) { v.ref = ref })
+	}
 	if rt, ok := conn.(transport.ResponseTaker); ok {
 		rt.TakeResponses(func(r *jsonrpc.Response) bool { return s.take(ref, r) })
 	}

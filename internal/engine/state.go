@@ -80,8 +80,9 @@ func legal(from, to State) bool {
 // cause, so it panics.
 func (s *Session) setState(next State) { s.setStateWith(next, nil) }
 
-// setStateWith is setState publishing, in the same view as the new state,
-// what also (when not nil) changes in it.
+// setStateWith is setState publishing, in the same view as the new state
+// and the current connection (lp.ref), what also (when not nil) changes
+// in it.
 func (s *Session) setStateWith(next State, also func(v *view)) {
 	cur := s.lp.st
 	if !legal(cur, next) {
@@ -90,7 +91,7 @@ func (s *Session) setStateWith(next State, also func(v *view)) {
 	s.log.Debug("session state", "from", cur, "to", next)
 	s.lp.st = next
 	s.publish(func(v *view) {
-		v.st = next
+		v.st, v.ref = next, s.lp.ref
 		if also != nil {
 			also(v)
 		}
