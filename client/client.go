@@ -242,7 +242,7 @@ func sessionConfig(cfg *config, set *handler.Set) (engine.Config, error) {
 	cfg.defaults = defaults
 	s := engine.Config{
 		Handler:        set,
-		ClientInfo:     &cfg.clientInfo,
+		ClientInfo:     cfg.clientInfo,
 		ProbeTimeout:   cfg.probeTimeout,
 		RequestTimeout: cfg.defaults.timeout,
 		IdleTimeout:    cfg.defaults.idle,

@@ -186,7 +186,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	protocol       Protocol
 	handler        any
-	clientInfo     protocol.Implementation
+	clientInfo     *protocol.Implementation // nil: the engine's default
 	httpClient     *http.Client
 	crossOrigin    bool // WithCrossOriginRedirects
 	headers        http.Header
@@ -271,7 +271,8 @@ func WithHandler(h any) Option {
 // Default: {Name: "conduit", Version: the module version}.
 func WithClientInfo(info protocol.Implementation) Option {
 	info.Icons = append([]protocol.Icon(nil), info.Icons...)
-	return optionFunc(func(c *config) { c.clientInfo = info })
+	p := &info
+	return optionFunc(func(c *config) { c.clientInfo = p })
 }
 
 // WithHTTPClient sets the HTTP client used by [Dial]'s HTTP transports.
