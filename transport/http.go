@@ -178,7 +178,6 @@ type httpConn struct {
 	rht        time.Duration // < 0: none
 	maxMsg     int
 	log        *slog.Logger
-	disableGET bool
 	backoffs   [2]time.Duration // ReconnectBackoff, MaxReconnectBackoff (0: the defaults)
 
 	// ctx is the connection lifetime (see Connect); cancel is called by
@@ -198,6 +197,8 @@ type httpConn struct {
 	queue     []inbound // guarded by qmu
 	queued    chan struct{}
 	closeOnce sync.Once
+	// woken: wake has been called (wakeReader).
+	woken atomic.Bool
 	// wg counts every goroutine the connection started; Add only under mu
 	// while !closed, so that Close's Wait cannot race with an Add.
 	wg sync.WaitGroup
@@ -205,16 +206,15 @@ type httpConn struct {
 	// initWait is the legacy notifications/initialized in flight that
 	// every Write waits for first; nil when none (see initWait).
 	initWait atomic.Pointer[initWait]
-	// woken: wake has been called (wakeReader).
-	woken atomic.Bool
 	// lingers: the server kept a response stream open after its
 	// response (see drainStream); responses are handed on at once since.
 	lingers atomic.Bool
 
-	mu     sync.Mutex
-	closed bool                         // guarded by mu
-	take   func(*jsonrpc.Response) bool // guarded by mu: the session's ResponseTaker hook; nil: none
-	wake   func()                       // guarded by mu: the session's ReadWaker hook; nil: none
+	mu         sync.Mutex
+	closed     bool // guarded by mu
+	disableGET bool
+	take       func(*jsonrpc.Response) bool // guarded by mu: the session's ResponseTaker hook; nil: none
+	wake       func()                       // guarded by mu: the session's ReadWaker hook; nil: none
 	// finishing counts the response streams read to their end after their
 	// response, which Close lets end (settle); finished, made with the
 	// first, is signalled as each ends. Guarded by mu.
