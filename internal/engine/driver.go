@@ -32,9 +32,8 @@ type driver struct {
 	// traceBuf is trace's first array (see step), so that a connected
 	// session keeps its trace without keeping the driver.
 	out       *negState
-	fellBack  error       // the request that made the driver fall back to HTTP+SSE; nil before
-	initAuths int         // Authorize calls after initialize was answered 401/403
-	ps        *probeState // the probe step in progress; &probeSt
+	fellBack  error // the request that made the driver fall back to HTTP+SSE; nil before
+	initAuths int   // Authorize calls after initialize was answered 401/403
 	// probeSt holds the probe step's state (in the driver, not an
 	// allocation of its own: the steps run one at a time, and a new probe
 	// step starts only once the one before it gave its verdict).
@@ -43,6 +42,8 @@ type driver struct {
 	// runs again without it (see begin); a field, not a variable the
 	// finish closure would move to the heap.
 	retried bool
+	// beginning: Connect's goroutine plays the loop's part (see held).
+	beginning bool
 	// prefix is the _meta members modernOn built last, for prefixAt: the
 	// probe's and the pinned era's are the same bytes (the session's
 	// capabilities and client info do not change), built once.
@@ -57,9 +58,8 @@ type driver struct {
 	// grow anew into net/http or os/exec each time. nil for a heal. held
 	// is the next step's I/O while Connect's goroutine plays the loop's
 	// part (while beginning is set; see Session.start).
-	worker    chan stepIO
-	held      stepIO
-	beginning bool
+	worker chan stepIO
+	held   stepIO
 }
 
 // stepIO is the I/O of one negotiation step (see spawn).
@@ -256,9 +256,9 @@ func probeClass(ref *connRef) negotiation.TransportKind {
 // budget live here, not in the pure classifier.
 type probeState struct {
 	versions  []string
-	fallback  bool
 	version   string // the version the next probe carries
-	corrected bool   // the corrective re-probe ran
+	fallback  bool
+	corrected bool // the corrective re-probe ran
 	auths     int
 	started   time.Time // when the step started: the retries' time budget counts from here
 	retry     *retrier  // made by the first retry verdict
@@ -281,7 +281,6 @@ func (d *driver) probe(versions []string, fallback bool) {
 		d.fail(&negotiation.Error{Kind: negotiation.KindNoCommonVersion, Reason: negotiation.ReasonNoCommonVersion})
 		return
 	}
-	d.ps = ps
 	d.probeAgain()
 }
 
@@ -289,15 +288,15 @@ func (d *driver) probe(versions []string, fallback bool) {
 // probed reads its outcome on the loop.
 func (d *driver) probeAgain() {
 	ref := d.s.lp.ref
-	params, err := d.probeParams(ref, d.ps.version)
+	params, err := d.probeParams(ref, d.probeSt.version)
 	if err != nil {
 		d.fail(err)
 		return
 	}
 	pc := negotiation.ProbeContext{
-		ClientVersions:    d.ps.versions,
-		RequestedVersion:  d.ps.version,
-		FallbackAvailable: d.ps.fallback,
+		ClientVersions:    d.probeSt.versions,
+		RequestedVersion:  d.probeSt.version,
+		FallbackAvailable: d.probeSt.fallback,
 		Transport:         probeClass(ref),
 	}
 	d.spawn(func() (func(), func()) {
@@ -316,7 +315,7 @@ func (d *driver) probeAgain() {
 // probed starts what the verdict v of one probe's outcome o names. It
 // runs on the loop.
 func (d *driver) probed(ref *connRef, o negotiation.Outcome, v negotiation.Verdict, he *transport.HTTPError) {
-	ps := d.ps
+	ps := &d.probeSt
 	d.traceProbe(ps.version, o, v)
 	d.onVerdict(ps, ref, v, he)
 }
