@@ -677,23 +677,28 @@ func (s *Session) markDone(err error) {
 //
 // One view publishes the negotiation, the state and the generation
 // together. After a heal (a re-negotiation) it bumps the generation and
-// closes the channel Reconnected returned, replaced in that view, before
-// it releases the waiting calls: a call replayed on the new connection
-// returns after both.
+// closes the channel Reconnected returned, taken from Reconnected with
+// that view's publication (under reconnMu: a Reconnected after it gets
+// the next one), before it releases the waiting calls: a call replayed on
+// the new connection returns after both.
 func (s *Session) becomeReady(n *negState, next State) {
 	lp := &s.lp
 	healed := lp.healing
 	lp.healing = false
-	var old chan struct{}
+	if healed {
+		s.reconnMu.Lock()
+	}
 	s.setStateWith(next, func(v *view) {
 		v.neg = n
 		v.gen++
-		if healed {
-			old, v.reconn = v.reconn, make(chan struct{})
-		}
 	})
-	if old != nil {
-		close(old)
+	if healed {
+		old := s.reconn
+		s.reconn = nil
+		s.reconnMu.Unlock()
+		if old != nil {
+			close(old)
+		}
 	}
 	waiting := lp.waiting
 	lp.waiting = nil

@@ -396,8 +396,13 @@ type Session struct {
 	// doneCh is Done's channel, made by the first Done (most sessions
 	// are never asked) and closed by markDone (the loop) when the
 	// session fails or closes; guarded by doneMu.
-	doneMu   sync.Mutex
-	doneCh   chan struct{}
+	doneMu sync.Mutex
+	doneCh chan struct{}
+	// reconn is Reconnected's channel, made by the first Reconnected
+	// since the last re-negotiation, which closes it and sets it to nil
+	// under reconnMu while it publishes (becomeReady).
+	reconnMu sync.Mutex
+	reconn   chan struct{}
 	closeErr error // written in closeOnce
 	// wg counts readers, the dispatcher, server-request handlers, cancel
 	// senders, negotiation steps' I/O, re-listens and the rejecter. Add is
@@ -449,12 +454,11 @@ func (c *dispatchContext) Value(key any) any {
 // session's one mirror of loop state, the documented exception to habit
 // 15 (shared/STYLE.md).
 type view struct {
-	st     State
-	ref    *connRef      // the current connection
-	neg    *negState     // the latest negotiation; nil before the first
-	err    error         // the terminal error, once Done is closed
-	gen    uint64        // completed negotiations (see Generation)
-	reconn chan struct{} // closed at the next completed re-negotiation (see Reconnected)
+	st  State
+	ref *connRef  // the current connection
+	neg *negState // the latest negotiation; nil before the first
+	err error     // the terminal error, once Done is closed
+	gen uint64    // completed negotiations (see Generation)
 }
 
 // publish stores a copy of the current view changed by f. It runs on the
@@ -544,7 +548,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	s.pending.init()
 	// The first view lives in the Session (one allocation less per
 	// connect); like every stored view, it is never modified.
-	s.view0 = view{reconn: make(chan struct{})}
+	s.view0 = view{}
 	s.pub.Store(&s.view0)
 	s.wg.zero = s.joined // closed by joinIdle's closeAtZero
 	return s
@@ -576,7 +580,14 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 //
 // The channel is not closed by Close or by a failure: watch [Session.Done]
 // as well.
-func (s *Session) Reconnected() <-chan struct{} { return s.pub.Load().reconn }
+func (s *Session) Reconnected() <-chan struct{} {
+	s.reconnMu.Lock()
+	defer s.reconnMu.Unlock()
+	if s.reconn == nil {
+		s.reconn = make(chan struct{})
+	}
+	return s.reconn
+}
 
 // Generation counts the negotiations the session completed: 1 once
 // Connect returned, plus one for each re-negotiation (see
