@@ -654,7 +654,7 @@ func (s *Session) awaitTimed(ctx context.Context, c *call, first, timeout, max t
 			}
 			s.post(event{kind: evAbandon, call: c, cancel: written, reason: context.Cause(ctx).Error()})
 			return callResult{}, ctx.Err()
-		case <-s.loopDone:
+		case <-s.loopEnded():
 			select {
 			case r := <-c.ch:
 				return r, nil

@@ -835,7 +835,7 @@ func TestCloseTimesOutOnStuckHandler(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		select {
-		case <-s.joined:
+		case <-s.wait(sigJoined):
 		default:
 			t.Error("the session's goroutines were not joined after the handler ended")
 		}
@@ -862,7 +862,7 @@ func TestCloseJoinsAtOnce(t *testing.T) {
 			t.Errorf("Close took %v of the fake clock, want 0", d)
 		}
 		select {
-		case <-s.joined:
+		case <-s.wait(sigJoined):
 		default:
 			t.Error("Close returned before the session's goroutines were joined")
 		}

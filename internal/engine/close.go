@@ -30,8 +30,9 @@ func (s *Session) Close() error {
 		idle := s.looping.CompareAndSwap(false, true)
 		if idle {
 			s.closeIdle()
+		} else {
+			<-s.loopEnded() // the loop exits at once: it never blocks on I/O
 		}
-		<-s.loopDone // the loop exits at once: it never blocks on I/O
 		var err error
 		if ref := s.lp.ref; ref != nil { // loop has ended: its state is ours now
 			if cerr := ref.conn.Close(); cerr != nil && !errors.Is(cerr, transport.ErrClosed) {
@@ -56,15 +57,13 @@ func (s *Session) Close() error {
 // started has ended (runLoop closes joined), and reports whether they did.
 // When they already have, it makes no timer.
 func (s *Session) join() bool {
-	select {
-	case <-s.joined:
+	if s.fired(sigJoined) {
 		return true
-	default:
 	}
 	t := time.NewTimer(CloseTimeout)
 	defer t.Stop()
 	select {
-	case <-s.joined:
+	case <-s.wait(sigJoined):
 		return true
 	case <-t.C:
 		return false
@@ -81,7 +80,7 @@ func (s *Session) closeIdle() {
 	s.own.Lock() // the hand-over from start, as in runLoop
 	s.shutdownLoop()
 	s.own.Unlock()
-	close(s.loopDone)
+	s.fire(sigLoopDone)
 	s.joinMu.Lock()
 	s.joining = true
 	s.joinMu.Unlock()
@@ -95,13 +94,13 @@ func (s *Session) closeIdle() {
 func (s *Session) joinIdle() { s.wg.closeAtZero() }
 
 // waitGroup is a sync.WaitGroup that can tell whether it is at zero, and
-// close a channel when it gets there (closeAtZero).
+// fire its session's sigJoined when it gets there (closeAtZero).
 type waitGroup struct {
 	wg    sync.WaitGroup
 	n     atomic.Int64
-	zero  chan struct{} // closeAtZero's; set before any Add (newSession)
-	armed atomic.Bool   // closeAtZero was called
-	fired atomic.Bool   // zero was closed
+	s     *Session    // whose sigJoined closeAtZero fires; set before any Add (newSession)
+	armed atomic.Bool // closeAtZero was called
+	fired atomic.Bool // sigJoined was fired
 }
 
 func (g *waitGroup) Add(delta int) {
@@ -121,7 +120,7 @@ func (g *waitGroup) Wait() { g.wg.Wait() }
 // idle reports whether every goroutine counted has called Done.
 func (g *waitGroup) idle() bool { return g.n.Load() == 0 }
 
-// closeAtZero closes g.zero once every goroutine counted has called Done:
+// closeAtZero fires sigJoined once every goroutine counted has called Done:
 // at once when none is left, else in the last Done. No Add may follow it.
 // (Done decrements before it looks at armed, and closeAtZero sets armed
 // before it looks at the count, so at least one of them sees both.)
@@ -132,9 +131,9 @@ func (g *waitGroup) closeAtZero() {
 	}
 }
 
-// fire closes g.zero, once.
+// fire fires the session's sigJoined, once.
 func (g *waitGroup) fire() {
 	if g.fired.CompareAndSwap(false, true) {
-		close(g.zero)
+		g.s.fire(sigJoined)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // TestConnectAllocs bounds what a connect and close over the pipe
 // allocates (the bench server of bench_test.go included): 218 (modern)
 // and 200 (legacy) before issue 16's connect savings, 200 and 182 after;
-// 151 and 142 before issue 27's session-13 savings, 146 and 137 after.
+// 151 and 142 before issue 27's session-13 savings, 145 and 136 after.
 // The bounds leave room for scheduling noise.
 func TestConnectAllocs(t *testing.T) {
 	if raceEnabled || testing.Short() {
@@ -28,7 +28,7 @@ func TestConnectAllocs(t *testing.T) {
 		name   string
 		legacy bool
 		max    float64
-	}{{"modern", false, 152}, {"legacy", true, 143}} {
+	}{{"modern", false, 151}, {"legacy", true, 142}} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := testing.AllocsPerRun(50, func() {
 				tr := &pipeOnce{legacy: tc.legacy}
@@ -115,36 +115,34 @@ func TestConnectGoroutines(t *testing.T) {
 // nothing is counted, else in the last Done, once, also when that Done
 // races it.
 func TestWaitGroupCloseAtZero(t *testing.T) {
-	closed := func(ch chan struct{}) bool {
-		select {
-		case <-ch:
-			return true
-		default:
-			return false
-		}
+	newGroup := func() *waitGroup {
+		s := &Session{}
+		s.wg.s = s
+		return &s.wg
 	}
-	idle := waitGroup{zero: make(chan struct{})}
+	idle := newGroup()
 	idle.closeAtZero()
-	if !closed(idle.zero) {
+	if !idle.s.fired(sigJoined) {
 		t.Fatal("nothing counted: not closed at once")
 	}
-	g := waitGroup{zero: make(chan struct{})}
+	g := newGroup()
 	g.Add(2)
 	g.closeAtZero()
 	g.Done()
-	if closed(g.zero) {
+	if g.s.fired(sigJoined) {
 		t.Fatal("closed with one goroutine still counted")
 	}
 	g.Done()
-	if !closed(g.zero) {
+	if !g.s.fired(sigJoined) {
 		t.Fatal("not closed by the last Done")
 	}
 	for range 200 {
-		g := &waitGroup{zero: make(chan struct{})}
+		g := newGroup()
+		wait := g.s.wait(sigJoined) // made before: closing it twice panics
 		g.Add(1)
 		go g.Done()
-		g.closeAtZero() // a double close panics
-		<-g.zero
+		g.closeAtZero()
+		<-wait
 		g.Wait()
 	}
 }
@@ -266,7 +264,7 @@ func TestIdleSessionLoop(t *testing.T) {
 				t.Errorf("a call after Close: %v, want ErrClosed", err)
 			}
 			select {
-			case <-s.joined:
+			case <-s.wait(sigJoined):
 			default:
 				t.Error("Close returned before the session's goroutines were joined")
 			}

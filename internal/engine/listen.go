@@ -66,7 +66,7 @@ func (st *Stream) Close() error {
 		st.s.post(event{kind: evCloseStream, stream: st})
 		select {
 		case <-st.done:
-		case <-st.s.loopDone:
+		case <-st.s.loopEnded():
 		}
 	})
 	return nil

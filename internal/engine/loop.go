@@ -81,7 +81,7 @@ func (s *Session) post(ev event) bool {
 	select {
 	case s.events <- ev:
 		return true
-	case <-s.loopDone:
+	case <-s.loopEnded():
 		return false
 	}
 }
@@ -105,7 +105,7 @@ func (s *Session) ask(ev event) error {
 	select {
 	case <-ev.done:
 		return nil
-	case <-s.loopDone:
+	case <-s.loopEnded():
 		select {
 		case <-ev.done:
 			return nil
@@ -146,14 +146,14 @@ func (s *Session) runLoop() {
 	s.joining = true // no reader starts after this (startReader)
 	s.joinMu.Unlock()
 	s.wg.Wait()
-	close(s.joined)
+	s.fire(sigJoined)
 }
 
 // loop is the session's owner goroutine. It blocks in exactly one select:
 // events from callers, the reader and the negotiation steps' I/O; the
 // dispatcher taking the next queued notification; Close.
 func (s *Session) loop() {
-	defer close(s.loopDone)
+	defer s.fire(sigLoopDone)
 	lp := &s.lp
 	for {
 		var out chan dispatchItem
@@ -663,13 +663,7 @@ func (s *Session) markDone(err error) {
 	if s.pub.Load().err == nil { // else published with the final state
 		s.publish(func(v *view) { v.err = err })
 	}
-	s.doneMu.Lock()
-	if s.doneCh == nil {
-		s.doneCh = closedChan
-	} else {
-		close(s.doneCh)
-	}
-	s.doneMu.Unlock()
+	s.fire(sigDone)
 }
 
 // becomeReady moves to the negotiated era's state and releases the calls

@@ -65,13 +65,18 @@ func (s *Session) start(ctx context.Context) error {
 	if io != nil {
 		d.runIO(io)
 	}
+	select {
+	case err := <-done: // the negotiation ended on this goroutine
+		return err
+	default:
+	}
 	for {
 		select {
 		case err := <-done:
 			return err
 		case io := <-d.worker:
 			d.runIO(io)
-		case <-s.loopDone:
+		case <-s.loopEnded():
 			select {
 			case err := <-done:
 				return err

@@ -375,10 +375,9 @@ type Session struct {
 	// dispatchCh goes from the loop to the dispatcher, unbuffered; the
 	// loop makes it when it first starts the dispatcher.
 	dispatchCh chan dispatchItem
-	urls       urlWaits      // -32042 calls waiting for elicitation/complete (input.go)
-	recv       taskReceiver  // tasks run for a legacy server (taskrecv.go)
-	held       heldCalls     // legacy manual calls holding server requests (heldinput.go)
-	loopDone   chan struct{} // closed when the loop returns
+	urls       urlWaits     // -32042 calls waiting for elicitation/complete (input.go)
+	recv       taskReceiver // tasks run for a legacy server (taskrecv.go)
+	held       heldCalls    // legacy manual calls holding server requests (heldinput.go)
 	// looping is set once the loop's goroutine has been started
 	// (startLoop); until then Connect's goroutine owns the loop's state
 	// while it holds own (see start).
@@ -392,12 +391,12 @@ type Session struct {
 	// hintFailed: the era hint failed and Connect negotiated from scratch
 	// (see HintFailed); written once by Connect before it returns.
 	hintFailed bool
-	joined     chan struct{} // closed once the loop returned and wg is done (runLoop)
-	// doneCh is Done's channel, made by the first Done (most sessions
-	// are never asked) and closed by markDone (the loop) when the
-	// session fails or closes; guarded by doneMu.
-	doneMu sync.Mutex
-	doneCh chan struct{}
+	// sigs are the channels of the signals (signal.go), made when first
+	// waited for; sigMu orders their making and closing, and sigMade has
+	// a bit set for each one in place.
+	sigs    [numSignals]chan struct{}
+	sigMu   sync.Mutex
+	sigMade atomic.Uint32
 	// reconn is Reconnected's channel, made by the first Reconnected
 	// since the last re-negotiation, which closes it and sets it to nil
 	// under reconnMu while it publishes (becomeReady).
@@ -510,11 +509,9 @@ var discardLogger = slog.New(slog.DiscardHandler)
 
 func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session {
 	s := &Session{
-		cfg:      cfg,
-		t:        t,
-		log:      cfg.Logger,
-		loopDone: make(chan struct{}),
-		joined:   make(chan struct{}),
+		cfg: cfg,
+		t:   t,
+		log: cfg.Logger,
 	}
 	if s.log == nil {
 		s.log = discardLogger
@@ -550,7 +547,7 @@ func newSession(ctx context.Context, t transport.Transport, cfg Config) *Session
 	// connect); like every stored view, it is never modified.
 	s.view0 = view{}
 	s.pub.Store(&s.view0)
-	s.wg.zero = s.joined // closed by joinIdle's closeAtZero
+	s.wg.s = s // fires sigJoined at joinIdle's closeAtZero
 	return s
 }
 
@@ -597,22 +594,12 @@ func (s *Session) Generation() uint64 { return s.pub.Load().gen }
 
 // Done returns a channel closed when the session can no longer serve
 // calls: after Close, or after an unrecoverable failure (see [Session.Err]).
-func (s *Session) Done() <-chan struct{} {
-	s.doneMu.Lock()
-	defer s.doneMu.Unlock()
-	if s.doneCh == nil {
-		s.doneCh = make(chan struct{})
-	}
-	return s.doneCh
-}
+func (s *Session) Done() <-chan struct{} { return s.wait(sigDone) }
 
-// closedChan is the channel of every session done before its Done was
-// asked for.
-var closedChan = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
+// loopEnded returns a channel closed when the loop has returned (or, for
+// a session whose loop never started, when Close played its part:
+// closeIdle).
+func (s *Session) loopEnded() <-chan struct{} { return s.wait(sigLoopDone) }
 
 // Err returns the error that ended the session, [ErrClosed] after Close,
 // or nil while it is usable.
