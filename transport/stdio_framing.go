@@ -126,10 +126,13 @@ func newLineConn(kind string, r io.Reader, w io.Writer, maxSize int, logger *slo
 // lineReader).
 func newLineConnIdle(kind string, r io.Reader, idle idleSource, w io.Writer, maxSize int, logger *slog.Logger) *lineConn {
 	maxSize = maxOrDefault(maxSize)
+	// The buffer holds a line of maxSize and its "\r\n" when that fits;
+	// min first, so that a maxSize near the largest int cannot wrap.
+	size := min(lineReaderSize-2, maxSize) + 2
 	c := &lineConn{
 		kind:   kind,
 		logger: loggerOrDiscard(logger),
-		br:     newLineReader(r, min(lineReaderSize, maxSize+2), idle),
+		br:     newLineReader(r, size, idle),
 		max:    maxSize,
 		inbox:  newInbox(),
 		w:      w,
@@ -220,8 +223,10 @@ func (c *lineConn) readLine() ([]byte, bool, error) {
 			frag = frag[:len(frag)-1]
 		case errors.Is(err, bufio.ErrBufferFull):
 			// One more byte than the limit may be a '\r' before the
-			// newline; anything beyond that is too large.
-			if c.long.len()+len(frag) > c.max+1 {
+			// newline; anything beyond that is too large. (Written
+			// as a subtraction: c.max+1 wraps for a limit of the
+			// largest int.)
+			if c.long.len()+len(frag)-1 > c.max {
 				c.long.reset()
 				return nil, false, &MessageTooLargeError{Limit: c.max}
 			}
@@ -234,7 +239,7 @@ func (c *lineConn) readLine() ([]byte, bool, error) {
 		// at end of input, the next call sees the error again.
 		line, owned := frag, false
 		if c.long.len() > 0 {
-			if c.long.len()+len(frag) > c.max+1 {
+			if c.long.len()+len(frag)-1 > c.max {
 				c.long.reset()
 				return nil, false, &MessageTooLargeError{Limit: c.max}
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -654,5 +655,42 @@ func BenchmarkStdioLargeMessage(b *testing.B) {
 	}
 	if err := c.Close(); err != nil {
 		b.Fatal(fmt.Errorf("Close: %w", err))
+	}
+}
+
+// TestLineMaxMessageSizeHuge: a MaxMessageSize as large as an int holds
+// (no limit worth the name) frames as any other: short lines and lines
+// longer than the reader's buffer are delivered. It used to overflow the
+// size of the read buffer (a panic on the reader goroutine) and the
+// limit checks (every long line too large).
+func TestLineMaxMessageSizeHuge(t *testing.T) {
+	tests := []struct {
+		name string
+		tr   func(t *testing.T) transport.Transport
+	}{
+		{"stdio", func(t *testing.T) transport.Transport {
+			s := testServer(t, "echo")
+			s.MaxMessageSize = math.MaxInt
+			return s
+		}},
+		{"pipe", func(t *testing.T) transport.Transport {
+			p, server := transport.NewPipe()
+			p.MaxMessageSize = math.MaxInt
+			wait := serveEcho(server)
+			t.Cleanup(wait)
+			return p
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := connect(t, tt.tr(t))
+			for i, params := range []string{`{"a":1}`, `{"p":"` + strings.Repeat("x", 100<<10) + `"}`} {
+				r := call(t, c, int64(i), "echo", []byte(params))
+				if string(r.Result) != params {
+					t.Errorf("echo of %d bytes = %d bytes, want them back", len(params), len(r.Result))
+				}
+			}
+			c.Close()
+		})
 	}
 }
