@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -210,6 +211,10 @@ func (c *wsConn) SetProtocolVersion(version string) { c.version.Store(&version) 
 func (c *wsConn) readLoop() {
 	defer close(c.readDone)
 	var a assembler
+	// coder/websocket enforces c.limit (SetReadLimit); the assembler's
+	// own bound, a piece more, is a backstop. min first, so that a limit
+	// near the largest int cannot wrap.
+	backstop := int(min(c.limit, math.MaxInt-chunkSize)) + chunkSize
 	for {
 		// context.Background, not Read's context: coder/websocket drops
 		// the connection when a read's context ends, and a context
@@ -217,9 +222,7 @@ func (c *wsConn) readLoop() {
 		// closing the connection.
 		_, r, err := c.ws.Reader(context.Background())
 		if err == nil {
-			// coder/websocket enforces c.limit (SetReadLimit); the
-			// assembler's own bound is a backstop.
-			err = a.readFrom(r, int(c.limit)+chunkSize)
+			err = a.readFrom(r, backstop)
 		}
 		if err != nil {
 			a.reset()

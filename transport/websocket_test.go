@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -439,4 +440,22 @@ func BenchmarkWebSocketLargeMessage(b *testing.B) {
 		}
 	}
 	c.Close()
+}
+
+// TestWebSocketMaxMessageSizeHuge: a MaxMessageSize of the largest int64
+// (no limit worth the name) reads messages as any other, small ones and
+// ones assembled from several pieces. The reader's backstop bound used to
+// wrap around and refuse every message as too large.
+func TestWebSocketMaxMessageSizeHuge(t *testing.T) {
+	sizes := []int{100, 100 << 10}
+	srv := wsServer(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) {
+		for i, n := range sizes {
+			if err := ws.Write(ctx, websocket.MessageText, sizedNote(i, n)); err != nil {
+				return
+			}
+		}
+		ws.Read(ctx) // until the client goes
+	})
+	c := connect(t, &transport.WebSocket{URL: srv.URL, MaxMessageSize: math.MaxInt64})
+	checkSizedNotes(t, c, sizes)
 }
