@@ -28,7 +28,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		t.buf = append(t.buf[:0], p[len(p)-t.size:]...)
 		return n, nil
 	}
-	if len(t.buf)+len(p) > 2*t.size {
+	// len(t.buf)+len(p) > 2*t.size, written so that a size near the
+	// largest int cannot wrap.
+	if len(t.buf)-t.size > t.size-len(p) {
 		keep := t.size - len(p)
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-keep:]...)
 	}

@@ -246,6 +246,9 @@ func TestStdioExitMidRequest(t *testing.T) {
 		{"default tail", 0, 100, transport.DefaultStderrTail},
 		{"long stderr is cut to the tail", 0, 50000, transport.DefaultStderrTail},
 		{"small tail", 64, 1000, 64},
+		// Keep everything: the ring's compaction bound used to wrap
+		// and panic the stderr goroutine.
+		{"tail as large as an int", math.MaxInt, 50000, math.MaxInt},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
