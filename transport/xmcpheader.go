@@ -197,9 +197,11 @@ var (
 //
 // A schema that spells x-mcp-header nowhere, not even through a \u
 // escape, has no annotations: it is only checked to be JSON, without
-// allocating, and its structure is not inspected.
+// allocating, and its structure is not inspected. Any other schema is
+// decoded once, so the cost is linear in its size however deep it nests.
 func ValidateToolHeaders(inputSchema json.RawMessage) ([]ParamHeader, error) {
-	if len(bytes.TrimSpace(inputSchema)) == 0 {
+	trimmed := bytes.TrimSpace(inputSchema)
+	if len(trimmed) == 0 {
 		return nil, nil
 	}
 	if !bytes.Contains(inputSchema, []byte("x-mcp-header")) && !bytes.Contains(inputSchema, []byte(`\u`)) {
@@ -208,8 +210,18 @@ func ValidateToolHeaders(inputSchema json.RawMessage) ([]ParamHeader, error) {
 		}
 		return nil, nil
 	}
+	// One decoding of the whole schema, walked below: decoding each
+	// subschema on its own would go over every byte once per level above
+	// it.
+	var root any
+	if err := json.Unmarshal(trimmed, &root); err != nil {
+		if trimmed[0] == '{' {
+			return nil, &ToolHeaderError{Reason: "schema is not a valid JSON object"}
+		}
+		return nil, &ToolHeaderError{Reason: "schema is not valid JSON"}
+	}
 	v := &headerValidator{seen: map[string]bool{}}
-	if err := v.walk(inputSchema, nil, nil, true, 0); err != nil {
+	if err := v.walk(root, nil, nil, true, 0); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(v.found, func(a, b ParamHeader) int { return slices.Compare(a.Path, b.Path) })
@@ -221,22 +233,16 @@ type headerValidator struct {
 	found []ParamHeader
 }
 
-// walk visits the schema at loc. props is the property path when direct
-// (reached through properties alone).
-func (v *headerValidator) walk(raw json.RawMessage, loc, props []string, direct bool, depth int) error {
+// walk visits the schema at loc, as json.Unmarshal decodes it into an
+// any. props is the property path when direct (reached through properties
+// alone).
+func (v *headerValidator) walk(schema any, loc, props []string, direct bool, depth int) error {
 	if depth > maxSchemaDepth {
 		return &ToolHeaderError{Path: loc, Reason: "schema nested too deeply"}
 	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		if !json.Valid(raw) {
-			return &ToolHeaderError{Path: loc, Reason: "schema is not valid JSON"}
-		}
+	obj, ok := schema.(map[string]any)
+	if !ok {
 		return nil // boolean schemas and stray values carry no annotations
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return &ToolHeaderError{Path: loc, Reason: "schema is not a valid JSON object"}
 	}
 	if ann, ok := obj["x-mcp-header"]; ok {
 		if err := v.annotation(ann, obj, loc, props, direct); err != nil {
@@ -245,9 +251,9 @@ func (v *headerValidator) walk(raw json.RawMessage, loc, props []string, direct 
 	}
 	sub := func(key string) []string { return append(slices.Clip(loc), key) }
 	if p, ok := obj["properties"]; ok {
-		m, err := objectOf(p, sub("properties"))
-		if err != nil {
-			return err
+		m, ok := objectOf(p)
+		if !ok {
+			return &ToolHeaderError{Path: sub("properties"), Reason: "not an object of schemas"}
 		}
 		for _, name := range sortedKeys(m) {
 			if err := v.walk(m[name], append(sub("properties"), name), append(slices.Clip(props), name), direct, depth+1); err != nil {
@@ -256,12 +262,8 @@ func (v *headerValidator) walk(raw json.RawMessage, loc, props []string, direct 
 		}
 	}
 	for _, k := range schemaMapKeywords {
-		p, ok := obj[k]
+		m, ok := objectOf(obj[k])
 		if !ok {
-			continue
-		}
-		m, err := objectOf(p, sub(k))
-		if err != nil {
 			continue // e.g. dependencies with array values: no schemas there
 		}
 		for _, name := range sortedKeys(m) {
@@ -271,20 +273,16 @@ func (v *headerValidator) walk(raw json.RawMessage, loc, props []string, direct 
 		}
 	}
 	for _, k := range schemaValueKeywords {
-		if p, ok := obj[k]; ok && len(bytes.TrimSpace(p)) > 0 && bytes.TrimSpace(p)[0] == '{' {
+		if p, ok := obj[k].(map[string]any); ok {
 			if err := v.walk(p, sub(k), nil, false, depth+1); err != nil {
 				return err
 			}
 		}
 	}
 	for _, k := range schemaArrayKeywords {
-		p, ok := obj[k]
-		if !ok || len(bytes.TrimSpace(p)) == 0 || bytes.TrimSpace(p)[0] != '[' {
+		arr, ok := obj[k].([]any)
+		if !ok {
 			continue
-		}
-		var arr []json.RawMessage
-		if err := json.Unmarshal(p, &arr); err != nil {
-			return &ToolHeaderError{Path: sub(k), Reason: "schema is not valid JSON"}
 		}
 		for i, s := range arr {
 			if err := v.walk(s, append(sub(k), strconv.Itoa(i)), nil, false, depth+1); err != nil {
@@ -295,9 +293,10 @@ func (v *headerValidator) walk(raw json.RawMessage, loc, props []string, direct 
 	return nil
 }
 
-func (v *headerValidator) annotation(ann json.RawMessage, obj map[string]json.RawMessage, loc, props []string, direct bool) error {
-	var name string
-	if err := json.Unmarshal(ann, &name); err != nil {
+func (v *headerValidator) annotation(ann any, obj map[string]any, loc, props []string, direct bool) error {
+	// null reads as "", as json.Unmarshal into a string leaves it.
+	name, ok := ann.(string)
+	if !ok && ann != nil {
 		return &ToolHeaderError{Path: loc, Reason: "value is not a string"}
 	}
 	switch {
@@ -321,34 +320,37 @@ func (v *headerValidator) annotation(ann json.RawMessage, obj map[string]json.Ra
 }
 
 // headerType reports whether a schema "type" value allows an annotation.
-func headerType(raw json.RawMessage) bool {
+func headerType(t any) bool {
 	ok := func(t string) bool { return t == "string" || t == "integer" || t == "boolean" }
-	var one string
-	if err := json.Unmarshal(raw, &one); err == nil {
-		return ok(one)
-	}
-	var many []string
-	if err := json.Unmarshal(raw, &many); err != nil {
-		return false
-	}
-	var kinds []string
-	for _, t := range many {
-		if t != "null" {
-			kinds = append(kinds, t)
+	switch t := t.(type) {
+	case string:
+		return ok(t)
+	case []any:
+		var kinds []string
+		for _, e := range t {
+			s, isString := e.(string)
+			if !isString && e != nil { // null reads as ""
+				return false
+			}
+			if s != "null" {
+				kinds = append(kinds, s)
+			}
 		}
+		return len(kinds) == 1 && ok(kinds[0])
 	}
-	return len(kinds) == 1 && ok(kinds[0])
+	return false
 }
 
-func objectOf(raw json.RawMessage, loc []string) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, &ToolHeaderError{Path: loc, Reason: "not an object of schemas"}
+// objectOf returns v as an object of schemas; null is an empty one.
+func objectOf(v any) (map[string]any, bool) {
+	if v == nil {
+		return nil, true
 	}
-	return m, nil
+	m, ok := v.(map[string]any)
+	return m, ok
 }
 
-func sortedKeys(m map[string]json.RawMessage) []string {
+func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

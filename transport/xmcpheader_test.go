@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -196,5 +198,41 @@ func TestParamHeaders(t *testing.T) {
 		if h, err := transport.ParamHeaders(params, json.RawMessage(bad)); err == nil {
 			t.Errorf("ParamHeaders(%s) = %v, want an error", bad, h)
 		}
+	}
+}
+
+// TestValidateToolHeadersDeepSchemaLinear: a server's schema nested as
+// deep as allowed, with a large value at the bottom, costs work in
+// proportion to its size. The walk used to decode every subschema again
+// at each level above it, copying it each time: 127 levels over 1 MiB
+// allocated a quarter of a GiB (and over the 16 MiB a message may hold,
+// half a minute of CPU per tools/list).
+func TestValidateToolHeadersDeepSchemaLinear(t *testing.T) {
+	const depth = 127
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"H"}`)
+	for range depth - 1 {
+		b.WriteString(`,"a":{"type":"object","properties":{"z":{"type":"string"}`)
+	}
+	b.WriteString(`,"d":{"description":"` + strings.Repeat("x", 1<<20) + `"}`)
+	for range depth - 1 {
+		b.WriteString(`}}`)
+	}
+	b.WriteString(`}}`)
+	schema := json.RawMessage(b.String())
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := transport.ValidateToolHeaders(schema)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatalf("ValidateToolHeaders = %v", err)
+	}
+	want := []transport.ParamHeader{{Name: "H", Path: []string{"h"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ValidateToolHeaders (-want +got):\n%s", diff)
+	}
+	if alloc, bound := after.TotalAlloc-before.TotalAlloc, 8*uint64(len(schema)); alloc > bound {
+		t.Errorf("ValidateToolHeaders of a %d-byte schema %d deep allocated %d bytes, want at most %d", len(schema), depth, alloc, bound)
 	}
 }
