@@ -12,11 +12,13 @@ import (
 )
 
 // referenceFraming reads a line-delimited stream the plain way the rules
-// of lineConn.readLine and readMessages read: split at every LF, one CR
-// before it dropped, a last line without LF read too; a line over max
+// of lineConn.readLine and readMessages read: a UTF-8 byte order mark
+// that starts the stream dropped, split at every LF, one CR before it
+// dropped, a last line without LF read too; a line over max
 // bytes ends the stream with a *MessageTooLargeError; the rest is decoded
 // as readMessages decodes it. Each result is what Read returns, as text.
 func referenceFraming(in []byte, max int) (reads []string, tooLarge bool) {
+	in = bytes.TrimPrefix(in, bom)
 	for len(in) > 0 {
 		line := in
 		in = nil
@@ -69,6 +71,7 @@ func FuzzLineFraming(f *testing.F) {
 		"\n\r\n  \nhello\n" + `{"x":1}` + "\n[1]\n" + note,
 		`[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":1,"result":{}},{"id":2,"result":1}]` + "\n",
 		`{"jsonrpc":"2.0","id":7,"result":1,"error":{}}` + "\r\n" + note + "\r",
+		"\xEF\xBB\xBF" + note + "\n\xEF\xBB\xBF" + note + "\n",
 	} {
 		f.Add([]byte(s), uint8(len(note)), uint8(5))
 		f.Add([]byte(s), uint8(len(note)-1), uint8(1))

@@ -140,6 +140,13 @@ func TestPipeFraming(t *testing.T) {
 		{"long line one byte over without newline", 200 << 10, sized(200<<10 + 1), nil, true},
 		{"long line at a piece boundary", 1 << 20, sized(128<<10) + "\n" + sized(128<<10-1) + "\r\n" + note("b") + "\n", []string{"m", "m", "b"}, false},
 		{"endless line", 1 << 10, sized(64 << 10), nil, true},
+		// Some Windows programs start their output with a UTF-8 byte
+		// order mark; the first line, often the answer to initialize,
+		// used to be skipped as not JSON.
+		{"byte order mark before the first line", 0, "\xEF\xBB\xBF" + note("a") + "\n" + note("b") + "\n", []string{"a", "b"}, false},
+		{"byte order mark before a line at the limit", 100, "\xEF\xBB\xBF" + sized(100) + "\n", []string{"m"}, false},
+		{"byte order mark before a long first line", 1 << 20, "\xEF\xBB\xBF" + sized(300<<10) + "\n" + note("b") + "\n", []string{"m", "b"}, false},
+		{"byte order mark on a later line", 0, note("a") + "\n\xEF\xBB\xBF" + note("b") + "\n" + note("c") + "\n", []string{"a", "c"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

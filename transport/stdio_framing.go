@@ -77,9 +77,10 @@ type lineConn struct {
 	logger *slog.Logger
 
 	// Reader side, owned by the reader goroutine.
-	br   *lineReader
-	max  int
-	long assembler // gathers lines longer than br's buffer
+	br    *lineReader
+	max   int
+	long  assembler // gathers lines longer than br's buffer
+	begun bool      // the stream's first bytes were read (its byte order mark dropped)
 
 	inbox
 
@@ -214,10 +215,16 @@ func (c *lineConn) readMessages() error {
 // returned in a new slice of its exact length, which the caller owns
 // (owned true). A line longer than c.max fails with a
 // [*MessageTooLargeError] after at most c.max+1 bytes were gathered. A
-// last line without a newline is returned at end of input.
+// last line without a newline is returned at end of input. A UTF-8 byte
+// order mark that starts the stream is dropped: some Windows programs
+// write one before their first line, which is not JSON with it.
 func (c *lineConn) readLine() ([]byte, bool, error) {
 	for {
 		frag, err := c.br.readSlice()
+		if !c.begun {
+			c.begun = true
+			frag = bytes.TrimPrefix(frag, bom)
+		}
 		switch {
 		case err == nil:
 			frag = frag[:len(frag)-1]

@@ -37,6 +37,8 @@ const serverEnv = "CONDUIT_TRANSPORT_TEST_SERVER"
 //	echo          just the above; exits 0 when stdin closes
 //	banner        first prints non-JSON-RPC lines to stdout
 //	crlf          ends its lines with "\r\n", as a Windows program may
+//	bom           starts its output with a UTF-8 byte order mark, as a
+//	              Windows program may
 //	grandchild    starts a grandchild (mode sleep) in its process group,
 //	              holding stdout and stderr, and announces its pid
 //	ignore-stdin  keeps running after stdin closed (SIGTERM ends it)
@@ -104,6 +106,8 @@ func runTestServer(mode string) int {
 			return 2
 		}
 		notify("grandchild", map[string]any{"pid": gc.Process.Pid})
+	case "bom":
+		os.Stdout.WriteString("\xEF\xBB\xBF")
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		notify("ready", nil)

@@ -492,6 +492,19 @@ func TestStdioCRLF(t *testing.T) {
 // TestStdioServerClosesStdout: a server that closes stdout but keeps
 // running can send nothing more; Read reports the connection closed
 // (after a grace period for the exit that usually follows).
+// TestStdioByteOrderMark: a server whose output starts with a UTF-8 byte
+// order mark is answered as any other; its first answer (in a session,
+// the one to initialize) used to be skipped as a line that is not JSON.
+func TestStdioByteOrderMark(t *testing.T) {
+	c := connect(t, testServer(t, "bom"))
+	for i := range 2 {
+		r := call(t, c, int64(i), "echo", []byte(`{"n":1}`))
+		if string(r.Result) != `{"n":1}` {
+			t.Errorf("echo result = %s, want {\"n\":1}", r.Result)
+		}
+	}
+}
+
 func TestStdioServerClosesStdout(t *testing.T) {
 	skipUnderWine(t, "a child started with CREATE_NO_WINDOW shares its standard handles with the console host Wine starts for it, so its closing stdout is not seen while it runs")
 	c := connect(t, testServer(t, "close-stdout"))
