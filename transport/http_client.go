@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -241,7 +242,7 @@ func readLimited(r io.Reader, limit int, size int64) ([]byte, error) {
 		}
 		return b, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	b, err := io.ReadAll(io.LimitReader(r, min(int64(limit), math.MaxInt64-1)+1)) // min: no wrap
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -89,5 +90,35 @@ func TestHTTPJSONQueuedForRead(t *testing.T) {
 		if r, ok := msg.(*jsonrpc.Response); err != nil || !ok || r.ID != want {
 			t.Fatalf("Read %d = %v, %v; want the response to %v", i, msg, err, want)
 		}
+	}
+}
+
+// TestHTTPJSONMaxMessageSizeHuge: with a MaxMessageSize as large as an
+// int holds, a JSON body of unknown length (chunked) is read as any
+// other. The bound of its read used to wrap around and read nothing, so
+// every such answer was lost as an empty body.
+func TestHTTPJSONMaxMessageSizeHuge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush() // no Content-Length: the body is chunked
+		io.WriteString(w, httpResult(jsonrpc.Int64ID(1), `{"resultType":"complete"}`))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, err := (&transport.StreamableHTTP{URL: srv.URL, MaxMessageSize: math.MaxInt}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+	if err := c.Write(ctx, httpRequest(t, 1, "tools/list", nil)); err != nil {
+		t.Fatalf("Write = %v", err)
+	}
+	msg, err := c.Read(ctx)
+	if r, ok := msg.(*jsonrpc.Response); err != nil || !ok || r.ID != jsonrpc.Int64ID(1) {
+		t.Fatalf("Read = %v, %v; want the response to 1", msg, err)
 	}
 }
