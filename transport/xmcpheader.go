@@ -198,7 +198,8 @@ var (
 // A schema that spells x-mcp-header nowhere, not even through a \u
 // escape, has no annotations: it is only checked to be JSON, without
 // allocating, and its structure is not inspected. Any other schema is
-// decoded once, so the cost is linear in its size however deep it nests.
+// read once (see schemaParser), so the cost is linear in its size however
+// deep it nests.
 func ValidateToolHeaders(inputSchema json.RawMessage) ([]ParamHeader, error) {
 	trimmed := bytes.TrimSpace(inputSchema)
 	if len(trimmed) == 0 {
@@ -210,18 +211,22 @@ func ValidateToolHeaders(inputSchema json.RawMessage) ([]ParamHeader, error) {
 		}
 		return nil, nil
 	}
-	// One decoding of the whole schema, walked below: decoding each
-	// subschema on its own would go over every byte once per level above
-	// it.
-	var root any
-	if err := json.Unmarshal(trimmed, &root); err != nil {
+	if !json.Valid(trimmed) {
 		if trimmed[0] == '{' {
 			return nil, &ToolHeaderError{Reason: "schema is not a valid JSON object"}
 		}
 		return nil, &ToolHeaderError{Reason: "schema is not valid JSON"}
 	}
+	if trimmed[0] != '{' {
+		return nil, nil // boolean schemas and stray values carry no annotations
+	}
+	p := schemaParser{data: trimmed}
+	root, _ := p.object(0, 0)
+	if root == nil {
+		return nil, nil
+	}
 	v := &headerValidator{seen: map[string]bool{}}
-	if err := v.walk(root, nil, nil, true, 0); err != nil {
+	if err := v.walk(root, nil, nil, true); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(v.found, func(a, b ParamHeader) int { return slices.Compare(a.Path, b.Path) })
@@ -233,73 +238,46 @@ type headerValidator struct {
 	found []ParamHeader
 }
 
-// walk visits the schema at loc, as json.Unmarshal decodes it into an
-// any. props is the property path when direct (reached through properties
-// alone).
-func (v *headerValidator) walk(schema any, loc, props []string, direct bool, depth int) error {
-	if depth > maxSchemaDepth {
+// walk visits the schema at loc: its annotation, then its children in
+// slot order. props is the property path when direct (reached through
+// properties alone).
+func (v *headerValidator) walk(n *schemaNode, loc, props []string, direct bool) error {
+	if n.tooDeep {
 		return &ToolHeaderError{Path: loc, Reason: "schema nested too deeply"}
 	}
-	obj, ok := schema.(map[string]any)
-	if !ok {
-		return nil // boolean schemas and stray values carry no annotations
-	}
-	if ann, ok := obj["x-mcp-header"]; ok {
-		if err := v.annotation(ann, obj, loc, props, direct); err != nil {
+	if n.hasAnn {
+		if err := v.annotation(n, loc, props, direct); err != nil {
 			return err
 		}
 	}
 	sub := func(key string) []string { return append(slices.Clip(loc), key) }
-	if p, ok := obj["properties"]; ok {
-		m, ok := objectOf(p)
-		if !ok {
-			return &ToolHeaderError{Path: sub("properties"), Reason: "not an object of schemas"}
-		}
-		for _, name := range sortedKeys(m) {
-			if err := v.walk(m[name], append(sub("properties"), name), append(slices.Clip(props), name), direct, depth+1); err != nil {
-				return err
-			}
-		}
+	if n.propsBad {
+		return &ToolHeaderError{Path: sub("properties"), Reason: "not an object of schemas"}
 	}
-	for _, k := range schemaMapKeywords {
-		m, ok := objectOf(obj[k])
-		if !ok {
-			continue // e.g. dependencies with array values: no schemas there
+	for _, k := range n.kids {
+		var err error
+		switch {
+		case k.slot == 0:
+			err = v.walk(k.node, append(sub("properties"), k.key), append(slices.Clip(props), k.key), direct)
+		case k.slot < slotValue:
+			err = v.walk(k.node, append(sub(schemaMapKeywords[k.slot-slotMap]), k.key), nil, false)
+		case k.slot < slotArray:
+			err = v.walk(k.node, sub(schemaValueKeywords[k.slot-slotValue]), nil, false)
+		default:
+			err = v.walk(k.node, append(sub(schemaArrayKeywords[k.slot-slotArray]), strconv.Itoa(k.index)), nil, false)
 		}
-		for _, name := range sortedKeys(m) {
-			if err := v.walk(m[name], append(sub(k), name), nil, false, depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	for _, k := range schemaValueKeywords {
-		if p, ok := obj[k].(map[string]any); ok {
-			if err := v.walk(p, sub(k), nil, false, depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	for _, k := range schemaArrayKeywords {
-		arr, ok := obj[k].([]any)
-		if !ok {
-			continue
-		}
-		for i, s := range arr {
-			if err := v.walk(s, append(sub(k), strconv.Itoa(i)), nil, false, depth+1); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (v *headerValidator) annotation(ann any, obj map[string]any, loc, props []string, direct bool) error {
-	// null reads as "", as json.Unmarshal into a string leaves it.
-	name, ok := ann.(string)
-	if !ok && ann != nil {
-		return &ToolHeaderError{Path: loc, Reason: "value is not a string"}
-	}
+func (v *headerValidator) annotation(n *schemaNode, loc, props []string, direct bool) error {
+	name := n.ann
 	switch {
+	case !n.annOK:
+		return &ToolHeaderError{Path: loc, Reason: "value is not a string"}
 	case name == "":
 		return &ToolHeaderError{Path: loc, Reason: "empty name"}
 	case !isToken(name):
@@ -311,52 +289,12 @@ func (v *headerValidator) annotation(ann any, obj map[string]any, loc, props []s
 	case v.seen[strings.ToLower(name)]:
 		return &ToolHeaderError{Name: name, Path: loc, Reason: "duplicate name (case-insensitive)"}
 	}
-	if !headerType(obj["type"]) {
+	if !n.typeOK {
 		return &ToolHeaderError{Name: name, Path: loc, Reason: "property type is not string, integer or boolean"}
 	}
 	v.seen[strings.ToLower(name)] = true
 	v.found = append(v.found, ParamHeader{Name: name, Path: slices.Clone(props)})
 	return nil
-}
-
-// headerType reports whether a schema "type" value allows an annotation.
-func headerType(t any) bool {
-	ok := func(t string) bool { return t == "string" || t == "integer" || t == "boolean" }
-	switch t := t.(type) {
-	case string:
-		return ok(t)
-	case []any:
-		var kinds []string
-		for _, e := range t {
-			s, isString := e.(string)
-			if !isString && e != nil { // null reads as ""
-				return false
-			}
-			if s != "null" {
-				kinds = append(kinds, s)
-			}
-		}
-		return len(kinds) == 1 && ok(kinds[0])
-	}
-	return false
-}
-
-// objectOf returns v as an object of schemas; null is an empty one.
-func objectOf(v any) (map[string]any, bool) {
-	if v == nil {
-		return nil, true
-	}
-	m, ok := v.(map[string]any)
-	return m, ok
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // isToken reports whether s is an RFC 9110 token (1*tchar).

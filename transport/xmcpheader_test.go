@@ -201,38 +201,54 @@ func TestParamHeaders(t *testing.T) {
 	}
 }
 
-// TestValidateToolHeadersDeepSchemaLinear: a server's schema nested as
-// deep as allowed, with a large value at the bottom, costs work in
-// proportion to its size. The walk used to decode every subschema again
-// at each level above it, copying it each time: 127 levels over 1 MiB
-// allocated a quarter of a GiB (and over the 16 MiB a message may hold,
-// half a minute of CPU per tools/list).
-func TestValidateToolHeadersDeepSchemaLinear(t *testing.T) {
-	const depth = 127
-	var b strings.Builder
-	b.WriteString(`{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"H"}`)
-	for range depth - 1 {
-		b.WriteString(`,"a":{"type":"object","properties":{"z":{"type":"string"}`)
-	}
-	b.WriteString(`,"d":{"description":"` + strings.Repeat("x", 1<<20) + `"}`)
-	for range depth - 1 {
+// TestValidateToolHeadersCostLinear: what ValidateToolHeaders allocates
+// for a server's schema is bounded by the schema's size, whatever its
+// shape. The walk used to decode every subschema again at each level
+// above it, copying it each time: 127 levels over 1 MiB allocated a
+// quarter of a GiB (and over the 16 MiB a message may hold, half a minute
+// of CPU per tools/list); decoding the whole schema instead built every
+// array element and every empty subschema.
+func TestValidateToolHeadersCostLinear(t *testing.T) {
+	const head = `{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"H"}}`
+	deep := func() string {
+		const depth = 127
+		var b strings.Builder
+		b.WriteString(`{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"H"}`)
+		for range depth - 1 {
+			b.WriteString(`,"a":{"type":"object","properties":{"z":{"type":"string"}`)
+		}
+		b.WriteString(`,"d":{"description":"` + strings.Repeat("x", 1<<20) + `"}`)
+		for range depth - 1 {
+			b.WriteString(`}}`)
+		}
 		b.WriteString(`}}`)
+		return b.String()
 	}
-	b.WriteString(`}}`)
-	schema := json.RawMessage(b.String())
-
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	got, err := transport.ValidateToolHeaders(schema)
-	runtime.ReadMemStats(&after)
-	if err != nil {
-		t.Fatalf("ValidateToolHeaders = %v", err)
+	tests := []struct {
+		name   string
+		schema string
+	}{
+		{"nested as deep as allowed", deep()},
+		{"a large array", head + `,"enum":[` + strings.Repeat("1,", 1<<19) + `1]}`},
+		{"many empty subschemas", head + `,"allOf":[` + strings.Repeat("{},", 1<<18) + `{}]}`},
 	}
-	want := []transport.ParamHeader{{Name: "H", Path: []string{"h"}}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("ValidateToolHeaders (-want +got):\n%s", diff)
-	}
-	if alloc, bound := after.TotalAlloc-before.TotalAlloc, 8*uint64(len(schema)); alloc > bound {
-		t.Errorf("ValidateToolHeaders of a %d-byte schema %d deep allocated %d bytes, want at most %d", len(schema), depth, alloc, bound)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := json.RawMessage(tt.schema)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			got, err := transport.ValidateToolHeaders(schema)
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatalf("ValidateToolHeaders = %v", err)
+			}
+			want := []transport.ParamHeader{{Name: "H", Path: []string{"h"}}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ValidateToolHeaders (-want +got):\n%s", diff)
+			}
+			if alloc, bound := after.TotalAlloc-before.TotalAlloc, 4*uint64(len(schema)); alloc > bound {
+				t.Errorf("ValidateToolHeaders of a %d-byte schema allocated %d bytes, want at most %d", len(schema), alloc, bound)
+			}
+		})
 	}
 }
