@@ -133,8 +133,6 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 		log:        log,
 		disableGET: t.DisableGETStream,
 		backoffs:   [2]time.Duration{t.ReconnectBackoff, t.MaxReconnectBackoff},
-		incoming:   make(chan inbound),
-		queued:     make(chan struct{}, 1),
 		streams:    map[jsonrpc.ID]*reqStream{},
 	}
 	if c.rht == 0 {
@@ -186,7 +184,9 @@ type httpConn struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	// incoming carries messages and stream errors to Read. It is
+	// incoming carries messages and stream errors to Read. It is made,
+	// with queued, by the first that needs them (readChans): a
+	// connection closed before anything was read for it needs neither. It is
 	// unbuffered: every producer is a tracked goroutine that also selects
 	// on its context, so Close never leaves one blocked.
 	incoming chan inbound
@@ -213,17 +213,18 @@ type httpConn struct {
 	mu         sync.Mutex
 	closed     bool // guarded by mu
 	disableGET bool
-	take       func(*jsonrpc.Response) bool // guarded by mu: the session's ResponseTaker hook; nil: none
-	wake       func()                       // guarded by mu: the session's ReadWaker hook; nil: none
 	// finishing counts the response streams read to their end after their
 	// response, which Close lets end (settle); finished, made with the
 	// first, is signalled as each ends. Guarded by mu.
-	finishing int
+	finishing int32
+	chansMade atomic.Bool // incoming and queued are made (readChans)
 	finished  chan struct{}
-	version   string                    // guarded by mu
-	era       negotiation.Era           // guarded by mu: negotiation.EraOf(version)
-	streams   map[jsonrpc.ID]*reqStream // guarded by mu: requests whose response is pending
-	legacy    legacySession             // guarded by mu; zero in the modern era
+	take      func(*jsonrpc.Response) bool // guarded by mu: the session's ResponseTaker hook; nil: none
+	wake      func()                       // guarded by mu: the session's ReadWaker hook; nil: none
+	version   string                       // guarded by mu
+	era       negotiation.Era              // guarded by mu: negotiation.EraOf(version)
+	streams   map[jsonrpc.ID]*reqStream    // guarded by mu: requests whose response is pending
+	legacy    legacySession                // guarded by mu; zero in the modern era
 }
 
 var (
@@ -314,6 +315,7 @@ func (c *httpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // stream (or its legacy resumption) carried the message; the zero ID for
 // the GET stream and with an error.
 func (c *httpConn) ReadOrigin(ctx context.Context) (jsonrpc.Message, jsonrpc.ID, error) {
+	incoming, queued := c.readChans()
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -324,20 +326,40 @@ func (c *httpConn) ReadOrigin(ctx context.Context) (jsonrpc.Message, jsonrpc.ID,
 			return in.msg, in.on, in.err
 		}
 		select {
-		case in := <-c.incoming:
+		case in := <-incoming:
 			return in.msg, in.on, in.err
 		default:
 		}
 		select {
-		case in := <-c.incoming:
+		case in := <-incoming:
 			return in.msg, in.on, in.err
-		case <-c.queued:
+		case <-queued:
 		case <-c.ctx.Done():
 			return nil, jsonrpc.ID{}, ErrClosed
 		case <-ctx.Done():
 			return nil, jsonrpc.ID{}, ctx.Err()
 		}
 	}
+}
+
+// readChans returns incoming and queued, made by the first caller; mu
+// orders the making, and chansMade spares later calls the lock.
+func (c *httpConn) readChans() (chan inbound, chan struct{}) {
+	if !c.chansMade.Load() {
+		c.mu.Lock()
+		if !c.chansMade.Load() {
+			c.incoming, c.queued = make(chan inbound), make(chan struct{}, 1)
+			c.chansMade.Store(true)
+		}
+		c.mu.Unlock()
+	}
+	return c.incoming, c.queued
+}
+
+// readIncoming is readChans' incoming.
+func (c *httpConn) readIncoming() chan inbound {
+	in, _ := c.readChans()
+	return in
 }
 
 // enqueue queues in for Read and wakes a waiting Read.
@@ -350,8 +372,9 @@ func (c *httpConn) enqueue(in inbound) {
 }
 
 func (c *httpConn) signalQueued() {
+	_, queued := c.readChans()
 	select {
-	case c.queued <- struct{}{}:
+	case queued <- struct{}{}:
 	default:
 	}
 }
@@ -405,7 +428,7 @@ func (c *httpConn) spawn(f func()) bool {
 func (c *httpConn) deliver(ctx context.Context, in inbound) bool {
 	c.wakeReader()
 	select {
-	case c.incoming <- in:
+	case c.readIncoming() <- in:
 		return true
 	case <-ctx.Done():
 		return false
