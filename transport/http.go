@@ -133,7 +133,6 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 		log:        log,
 		disableGET: t.DisableGETStream,
 		backoffs:   [2]time.Duration{t.ReconnectBackoff, t.MaxReconnectBackoff},
-		streams:    map[jsonrpc.ID]*reqStream{},
 	}
 	if c.rht == 0 {
 		c.rht = DefaultResponseHeaderTimeout
@@ -223,7 +222,7 @@ type httpConn struct {
 	wake      func()                       // guarded by mu: the session's ReadWaker hook; nil: none
 	version   string                       // guarded by mu
 	era       negotiation.Era              // guarded by mu: negotiation.EraOf(version)
-	streams   map[jsonrpc.ID]*reqStream    // guarded by mu: requests whose response is pending
+	streams   streamSet                    // guarded by mu: requests whose response is pending
 	legacy    legacySession                // guarded by mu; zero in the modern era
 }
 
@@ -293,8 +292,7 @@ func (c *httpConn) SetProtocolVersion(v string) {
 // stream is then no longer resumed. No *StreamError is reported for it.
 func (c *httpConn) CancelStream(id jsonrpc.ID) bool {
 	c.mu.Lock()
-	st := c.streams[id]
-	delete(c.streams, id)
+	st := c.streams.remove(id, nil)
 	c.mu.Unlock()
 	if st == nil {
 		return false
@@ -403,9 +401,7 @@ func (c *httpConn) forget(id jsonrpc.ID, st *reqStream) {
 		return
 	}
 	c.mu.Lock()
-	if c.streams[id] == st {
-		delete(c.streams, id)
-	}
+	c.streams.remove(id, st)
 	c.mu.Unlock()
 }
 

@@ -266,7 +266,7 @@ func (c *httpConn) begin(x *exchange, msg jsonrpc.Message) error {
 	x.ctx, x.cancel = context.WithCancelCause(c.ctx)
 	if x.id.IsValid() {
 		x.st = &reqStream{cancel: x.cancel}
-		c.streams[x.id] = x.st
+		c.streams.put(x.id, x.st)
 	}
 	return nil
 }
