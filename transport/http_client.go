@@ -227,15 +227,28 @@ func decodeMessage(b []byte) jsonrpc.Message {
 	return m
 }
 
+// trustedLength is the largest announced length readLimited allocates at
+// once: what a server announces beyond it is allocated as it arrives.
+const trustedLength = 4 << 20
+
 // readLimited reads all of r, failing with a [*MessageTooLargeError] when
 // it holds more than limit bytes. size is r's length when known (a
 // response's ContentLength; -1 if not): then the body is read into one
-// slice of that length, instead of one that grows by copying.
+// slice of that length, instead of one that grows by copying, when that
+// is at most trustedLength (a server announcing more costs what it sends,
+// not what it announces).
 func readLimited(r io.Reader, limit int, size int64) ([]byte, error) {
 	if size > int64(limit) {
 		return nil, &MessageTooLargeError{Limit: limit}
 	}
 	if size >= 0 {
+		if size > trustedLength {
+			b, err := io.ReadAll(io.LimitReader(r, size))
+			if err == nil && int64(len(b)) < size {
+				err = io.ErrUnexpectedEOF
+			}
+			return b, err
+		}
 		b := make([]byte, size)
 		if _, err := io.ReadFull(r, b); err != nil {
 			return nil, err

@@ -7,6 +7,9 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +123,103 @@ func TestHTTPJSONMaxMessageSizeHuge(t *testing.T) {
 	msg, err := c.Read(ctx)
 	if r, ok := msg.(*jsonrpc.Response); err != nil || !ok || r.ID != jsonrpc.Int64ID(1) {
 		t.Fatalf("Read = %v, %v; want the response to 1", msg, err)
+	}
+}
+
+// TestHTTPJSONContentLengthNotTrusted: a server that announces a body as
+// large as the message size limit and sends a few bytes of it costs the
+// client what it sent, not the announced length, while it waits for the
+// rest (a server could otherwise make every request in flight hold the
+// limit, 16 MiB by default).
+func TestHTTPJSONContentLengthNotTrusted(t *testing.T) {
+	sent := make(chan struct{})
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(transport.DefaultMaxMessageSize))
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"jsonrpc":"2.0",`)
+		w.(http.Flusher).Flush()
+		close(sent)
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, err := (&transport.StreamableHTTP{URL: srv.URL}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	wrote := make(chan error, 1)
+	go func() { wrote <- c.Write(ctx, httpRequest(t, 1, "tools/list", nil)) }()
+	<-sent
+	// Give the client time to read what came; it allocates at once when
+	// it trusts the length.
+	var grew uint64
+	for range 50 {
+		time.Sleep(10 * time.Millisecond)
+		var now runtime.MemStats
+		runtime.ReadMemStats(&now)
+		if grew = now.TotalAlloc - before.TotalAlloc; grew >= transport.DefaultMaxMessageSize/2 {
+			break
+		}
+	}
+	if grew >= transport.DefaultMaxMessageSize/2 {
+		t.Errorf("waiting for a body announced as %d bytes of which 17 came allocated %d bytes", transport.DefaultMaxMessageSize, grew)
+	}
+	cancel()
+	<-wrote
+}
+
+// TestHTTPJSONLongBodyAnnounced: a body longer than what the client
+// allocates at once from its Content-Length is read whole, and one that
+// ends before its announced length fails the request.
+func TestHTTPJSONLongBodyAnnounced(t *testing.T) {
+	result := `{"text":"` + strings.Repeat("x", 6<<20) + `"}`
+	for _, short := range []bool{false, true} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			body := httpResult(jsonrpc.Int64ID(1), result)
+			w.Header().Set("Content-Type", "application/json")
+			n := len(body)
+			if short {
+				n += 1000
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+			io.WriteString(w, body)
+		}))
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		c, err := (&transport.StreamableHTTP{URL: srv.URL}).Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.(transport.ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+		err = c.Write(ctx, httpRequest(t, 1, "tools/list", nil))
+		if short {
+			if err == nil {
+				msg, rerr := c.Read(ctx)
+				if _, ok := msg.(*jsonrpc.Response); ok && rerr == nil {
+					t.Error("a body shorter than announced gave a response")
+				}
+			}
+		} else {
+			if err != nil {
+				t.Fatalf("Write = %v", err)
+			}
+			msg, err := c.Read(ctx)
+			r, ok := msg.(*jsonrpc.Response)
+			if err != nil || !ok || string(r.Result) != result {
+				t.Fatalf("Read = %T, %v; want the %d-byte result", msg, err, len(result))
+			}
+		}
+		c.Close()
+		cancel()
+		srv.Close()
 	}
 }
