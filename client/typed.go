@@ -39,14 +39,30 @@ const (
 	maxSchemaDepth = 64 // JSON objects and arrays within each other
 )
 
+// Bounds of a number the schema validator reads, in an outputSchema or
+// in structuredContent: it parses numbers into math/big values, whose
+// time grows with the exponent (1e999999 takes 25 ms) and with the square
+// of the digits (a million take 1.5 s), and an exponent past a million
+// is not parsed at all (the validator then dereferences a nil value and
+// panics). Real numbers have a few dozen digits and an exponent within
+// float64's ±308.
+const (
+	maxNumberDigits   = 1000
+	maxNumberExponent = 1000
+)
+
 // compileSchema compiles a tool's outputSchema (JSON Schema 2020-12 by
-// default). A schema past maxSchemaBytes or maxSchemaDepth is an error.
+// default). A schema past maxSchemaBytes or maxSchemaDepth, or with a
+// number past maxNumberDigits or maxNumberExponent, is an error.
 func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, error) {
 	if len(raw) > maxSchemaBytes {
 		return nil, fmt.Errorf("outputSchema is larger than %d bytes", maxSchemaBytes)
 	}
 	if jsonDeeper(raw, maxSchemaDepth) {
 		return nil, fmt.Errorf("outputSchema nests objects and arrays more than %d deep", maxSchemaDepth)
+	}
+	if lit, ok := hugeNumber(raw); ok {
+		return nil, fmt.Errorf("outputSchema has a number with more than %d digits or an exponent past ±%d: %s", maxNumberDigits, maxNumberExponent, lit)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -100,6 +116,54 @@ func jsonDeeper(b []byte, limit int) bool {
 	return false
 }
 
+// hugeNumber returns the first number literal of the JSON text b (which
+// need not be valid) that has more than maxNumberDigits digits or an
+// exponent past ±maxNumberExponent, cut after 40 bytes.
+func hugeNumber(b []byte) (lit string, ok bool) {
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '-' || '0' <= c && c <= '9':
+			start, digits := i, 0
+			for ; i < len(b) && ('0' <= b[i] && b[i] <= '9' || b[i] == '-' || b[i] == '.'); i++ {
+				if b[i] != '-' && b[i] != '.' {
+					digits++
+				}
+			}
+			exp := 0
+			if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+				for i++; i < len(b) && (b[i] == '+' || b[i] == '-'); i++ {
+				}
+				for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+					if exp = exp*10 + int(b[i]-'0'); exp > maxNumberExponent {
+						exp = maxNumberExponent + 1 // no overflow, however many digits follow
+					}
+				}
+			}
+			if digits > maxNumberDigits || exp > maxNumberExponent {
+				if i-start > 40 {
+					return string(b[start:start+40]) + "…", true
+				}
+				return string(b[start:i]), true
+			}
+			i-- // b[i] is not part of the number
+		}
+	}
+	return "", false
+}
+
 // outputSchema returns the compiled outputSchema of info, or nil when the
 // tool has none.
 func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
@@ -123,9 +187,11 @@ func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
 // the tool has one, structuredContent is validated against it (JSON
 // Schema 2020-12; external $refs are refused, never fetched) before it is
 // decoded; a mismatch is a [*handler.ValidationError] and T is zero, and
-// so is an outputSchema that does not compile, is larger than 64 KiB or
-// nests objects and arrays more than 64 deep (the tool is then not
-// called). Without an
+// so is an outputSchema that does not compile, is larger than 64 KiB,
+// nests objects and arrays more than 64 deep or has a number with more
+// than 1000 digits or an exponent past ±1000 (the tool is then not
+// called), and so is such a number in structuredContent that is to be
+// validated (the validator's time grows with them). Without an
 // outputSchema the value is decoded unchecked. A result without
 // structuredContent falls back to a single text block holding JSON (what
 // older servers send).
@@ -170,6 +236,10 @@ func callToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 		}
 	}
 	if schema != nil {
+		if lit, ok := hugeNumber(raw); ok {
+			return zero, res, &handler.ValidationError{Subject: subject,
+				Problems: []string{fmt.Sprintf("a number has more than %d digits or an exponent past ±%d: %s", maxNumberDigits, maxNumberExponent, lit)}}
+		}
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
 			return zero, res, &handler.ValidationError{Subject: subject, Problems: []string{"not JSON"}, Err: err}

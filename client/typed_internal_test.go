@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +50,31 @@ func TestJSONDeeper(t *testing.T) {
 	} {
 		if got := jsonDeeper([]byte(tt.text), tt.limit); got != tt.want {
 			t.Errorf("jsonDeeper(%s, %d) = %v, want %v", tt.text, tt.limit, got, tt.want)
+		}
+	}
+}
+
+// TestHugeNumber: numbers past the digits or exponent bound are found,
+// the JSON text's strings are skipped, and numbers of ordinary size
+// (float64's range, a thousand digits) pass.
+func TestHugeNumber(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want string // the literal reported; "" for none
+	}{
+		{`{"a":1,"b":-2.5e-3,"c":[0,1E+308,-1e-324]}`, ""},
+		{`[` + strings.Repeat("9", 1000) + `,1e1000,1e-1000,-0.` + strings.Repeat("0", 998) + `1]`, ""},
+		{`{"a":"1e999999","b\"1e999999":"\\"}`, ""},
+		{`[1,2e00000000000000000000000000005]`, ""},
+		{`{"a":1e1001}`, "1e1001"},
+		{`{"a":[1,-1E-1001]}`, "-1E-1001"},
+		{`[1e+99999999999999999999999999999]`, "1e+99999999999999999999999999999"},
+		{`[` + strings.Repeat("7", 1001) + `]`, strings.Repeat("7", 40) + "…"},
+		{`["\"",1e1000001]`, "1e1000001"},
+	} {
+		got, ok := hugeNumber([]byte(tt.text))
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("hugeNumber(%.60s) = %q, %v; want %q, %v", tt.text, got, ok, tt.want, tt.want != "")
 		}
 	}
 }

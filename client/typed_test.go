@@ -152,3 +152,47 @@ func TestCallToolAsHugeOutputSchema(t *testing.T) {
 		})
 	}
 }
+
+// TestCallToolAsHugeNumbers: a number with an exponent past what
+// math/big parses (1e1000001) in structuredContent made the schema
+// validator dereference a nil *big.Rat and panic; numbers with huge
+// exponents (1e999999, 25 ms each to parse) in structuredContent or in
+// the outputSchema kept CallToolAs busy for minutes. Each is refused
+// with a *handler.ValidationError.
+func TestCallToolAsHugeNumbers(t *testing.T) {
+	many := func(lit string, n int) string { return strings.Repeat(lit+",", n-1) + lit }
+	tests := []struct {
+		name, schema, structured string
+	}{
+		{"past big.Rat", `{"type":"object","properties":{"n":{"minimum":0}}}`, `{"n":1e1000001}`},
+		{"past big.Rat unique", `{"type":"object","properties":{"n":{"uniqueItems":true}}}`, `{"n":[` + many("1e1000001", 30) + `]}`},
+		{"exponents in the result", `{"type":"object","properties":{"n":{"items":{"type":"integer","minimum":0}}}}`,
+			`{"n":[` + many("1e999999", 2000) + `]}`},
+		{"digits in the result", `{"type":"object","properties":{"n":{"minimum":0}}}`, `{"n":` + strings.Repeat("7", 3<<20) + `}`},
+		{"exponents in the schema", `{"type":"object","properties":{"n":{"prefixItems":[` + many(`{"minimum":1e999999}`, 2000) + `]}}}`, `{"n":[]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern))
+			f.srv.SetFaults(
+				testserver.Fault{Kind: testserver.FaultResult, Method: "tools/list",
+					Result: json.RawMessage(`{"tools":[{"name":"add","inputSchema":{"type":"object"},"outputSchema":` + tt.schema + `}]}`)},
+				testserver.Fault{Kind: testserver.FaultResult, Method: "tools/call",
+					Result: json.RawMessage(`{"content":[],"structuredContent":` + tt.structured + `}`)})
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := client.CallToolAs[map[string]json.RawMessage](testCtx(t), f.c, "add", map[string]any{"a": 1, "b": 2})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				var ve *handler.ValidationError
+				if !errors.As(err, &ve) {
+					t.Errorf("CallToolAs = %v, want a *handler.ValidationError", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("CallToolAs has not returned after 10 s")
+			}
+		})
+	}
+}
