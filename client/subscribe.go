@@ -525,13 +525,19 @@ func (c *Client) register(s *Subscription) bool {
 	return true
 }
 
-// subscribeLegacy sends resources/subscribe for each URI and registers s
-// for the session's notifications.
+// subscribeLegacy registers s for the session's notifications and sends
+// resources/subscribe for each URI. s is registered first, so that a
+// subscription closing meanwhile sees that s wants its URIs (see
+// unsubscribeLegacy).
 func (c *Client) subscribeLegacy(ctx context.Context, s *Subscription, caps protocol.ServerCapabilities) error {
 	ack := SubscribeOptions{
 		ToolsListChanged:     s.want.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged,
 		PromptsListChanged:   s.want.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged,
 		ResourcesListChanged: s.want.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged,
+	}
+	s.ack = ack // before register: nothing else reads s yet
+	if !c.register(s) {
+		return ErrClosed
 	}
 	if ack.ToolsListChanged || ack.PromptsListChanged || ack.ResourcesListChanged {
 		// A legacy HTTP server sends list changes on its GET stream,
@@ -542,18 +548,20 @@ func (c *Client) subscribeLegacy(ctx context.Context, s *Subscription, caps prot
 		_, err := c.call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
-				c.unsubscribeLegacy(ack.Resources)
+				c.subsMu.Lock()
+				delete(c.subs, s)
+				c.subsMu.Unlock()
+				c.unsubscribeLegacy(s.Acknowledged().Resources)
+				c.wg.Done()
 				return err
 			}
 			c.cfg.logger.Warn("conduit: resources/subscribe refused", "uri", u, "err", err)
 			continue
 		}
 		c.sess.TrackSubscription(u, true)
-		ack.Resources = append(ack.Resources, u)
-	}
-	s.ack = ack
-	if !c.register(s) {
-		return ErrClosed
+		s.mu.Lock()
+		s.ack.Resources = append(s.ack.Resources, u)
+		s.mu.Unlock()
 	}
 	go func() {
 		defer c.wg.Done()
@@ -569,6 +577,26 @@ func (c *Client) subscribeLegacy(ctx context.Context, s *Subscription, caps prot
 	return nil
 }
 
+// wantedLegacy reports whether a live legacy subscription wants uri
+// (subscribed, or subscribing: see subscribeLegacy).
+func (c *Client) wantedLegacy(uri string) bool {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	for s := range c.subs {
+		if s.legacy && slices.Contains(s.want.Resources, uri) {
+			return true
+		}
+	}
+	return false
+}
+
+// unsubscribeLegacy tells the server that a subscription no longer wants
+// uris, which the caller has unregistered. A legacy server keeps one
+// subscription per URI, not a count: a URI another live subscription
+// still wants is not unsubscribed, and one that a subscription started
+// wanting while resources/unsubscribe was in flight (its
+// resources/subscribe may have reached the server first) is subscribed
+// again.
 func (c *Client) unsubscribeLegacy(uris []string) {
 	if len(uris) == 0 {
 		return
@@ -582,8 +610,17 @@ func (c *Client) unsubscribeLegacy(uris []string) {
 	defer cancel()
 	for _, u := range uris {
 		c.sess.TrackSubscription(u, false)
+		if c.wantedLegacy(u) {
+			continue
+		}
 		if _, err := c.call(ctx, protocol.MethodResourcesUnsubscribe, &protocol.UnsubscribeParams{URI: u}, nil); err != nil {
 			c.cfg.logger.Debug("conduit: resources/unsubscribe failed", "uri", u, "err", err)
+			continue
+		}
+		if c.wantedLegacy(u) {
+			if _, err := c.call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil); err != nil {
+				c.cfg.logger.Warn("conduit: resources/subscribe after an unsubscribe refused", "uri", u, "err", err)
+			}
 		}
 	}
 }

@@ -284,3 +284,40 @@ func TestLegacyResubscribeAfterSessionExpiry(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscribeLegacySharedURI: two legacy subscriptions to the same
+// resource share the server's one subscription (resources/subscribe is
+// not counted by the server); closing one must not send
+// resources/unsubscribe while the other still wants the updates, or the
+// other silently stops receiving them.
+func TestSubscribeLegacySharedURI(t *testing.T) {
+	f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Legacy))
+	ctx := testCtx(t)
+	const uri = "file:///hello.txt"
+	a, err := f.c.Subscribe(ctx, client.SubscribeOptions{Resources: []string{uri}})
+	if err != nil {
+		t.Fatalf("Subscribe a: %v", err)
+	}
+	b, err := f.c.Subscribe(ctx, client.SubscribeOptions{Resources: []string{uri}})
+	if err != nil {
+		t.Fatalf("Subscribe b: %v", err)
+	}
+	defer b.Close()
+	a.Close()
+	wctx, cancel := context.WithTimeout(ctx, waitBound)
+	defer cancel()
+	update := client.Event{Method: protocol.NotificationResourcesUpdated, URI: uri}
+	f.srv.NotifyResourceUpdated(uri)
+	select {
+	case ev, ok := <-b.Events():
+		if !ok || ev != update {
+			t.Fatalf("b's event = %+v, %v; want %+v", ev, ok, update)
+		}
+	case <-wctx.Done():
+		t.Fatalf("b got no update after a closed (resources/unsubscribe sent %d times)", count(f.srv, "resources/unsubscribe"))
+	}
+	b.Close()
+	if n := count(f.srv, "resources/unsubscribe"); n != 1 {
+		t.Errorf("resources/unsubscribe sent %d times after both closed, want 1", n)
+	}
+}
