@@ -40,7 +40,10 @@
 //     whose streams end at once is not hammered).
 //   - Webhook: events/subscribe with a callback URL the application
 //     serves and a signing secret generated here, refreshed before the
-//     granted refreshBefore, and events/unsubscribe on Close. Deliveries
+//     granted refreshBefore (after grants in a row whose refreshBefore
+//     cannot be read or has passed, with a backoff doubling from 250 ms
+//     to [Options.MaxBackoff], not at once), and events/unsubscribe on
+//     Close. Deliveries
 //     reach the subscription's Events when the URL is served by a
 //     [Receiver] given in [WebhookOptions.Receiver], which verifies the
 //     Standard Webhooks signatures, answers the verification handshake

@@ -290,3 +290,37 @@ func TestDedupKeepsNoLongIDs(t *testing.T) {
 		t.Errorf("the heap grew by %d MB over %d events with 60 KB eventIds, want the ids not kept", grown>>20, n)
 	}
 }
+
+// TestWebhookUnusableRefreshBefore: a server whose grants keep naming a
+// refreshBefore that cannot be read, or that has already passed, is
+// refreshed with a growing backoff, not every 100 ms (the refresh
+// floor) for as long as the subscription lives.
+func TestWebhookUnusableRefreshBefore(t *testing.T) {
+	for name, before := range map[string]string{"unreadable": "soon", "past": "2000-01-01T00:00:00Z"} {
+		t.Run(name, func(t *testing.T) {
+			s := newScripted(t, events.Webhook, func(method string, _ json.RawMessage) map[string]any {
+				if method == events.MethodSubscribe {
+					return map[string]any{"id": "sub_1", "refreshBefore": before, "cursor": nil}
+				}
+				return map[string]any{}
+			})
+			opts := fastOpts
+			opts.MaxBackoff = 30 * time.Second
+			sub, err := events.New(s.dial(t), opts).Subscribe(testCtx(t), "ticks", events.SubscribeOptions{
+				Mode: events.Webhook, Webhook: events.WebhookOptions{URL: "https://hooks.example/1"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			time.Sleep(2 * time.Second)
+			// Doubling from 250 ms: refreshed after 0.25, 0.75 and 1.75 s.
+			if n := s.count(events.MethodSubscribe); n > 4 {
+				t.Errorf("events/subscribe sent %d times in 2 s to a server granting refreshBefore %q, want at most 4 (a growing backoff)", n, before)
+			}
+			if err := sub.Err(); err != nil {
+				t.Errorf("Err() = %v; granted refreshes are no failures", err)
+			}
+		})
+	}
+}

@@ -37,7 +37,9 @@ func (s *Subscription) runWebhook(ready chan<- error) error {
 		}
 		defer r.unregister(s)
 	}
-	failures := 0
+	// short counts the grants in a row that left no time to wait (an
+	// unreadable or past refreshBefore): their refreshes back off.
+	failures, short := 0, 0
 	var expires time.Time // zero: no grant yet, or no expiry
 	for first := true; ; {
 		res, err := s.subscribeOnce(secret)
@@ -62,6 +64,12 @@ func (s *Subscription) runWebhook(ready chan<- error) error {
 		} else {
 			failures = 0
 			expires = grantEnd(res)
+			if wait > minRefresh {
+				short = 0
+			} else {
+				wait = max(wait, s.backoff(short))
+				short++
+			}
 			s.mu.Lock()
 			s.id = res.ID
 			s.mu.Unlock()
@@ -131,7 +139,8 @@ func grantEnd(res subscribeResult) time.Time {
 }
 
 // minRefresh keeps a server granting very short (or past) lifetimes from
-// inducing a tight refresh loop.
+// inducing a tight refresh loop; grants in a row that leave no more than
+// it are refreshed with a growing backoff (see runWebhook).
 const minRefresh = 100 * time.Millisecond
 
 // refreshWait is the wait before the refresh after res: two thirds of the
