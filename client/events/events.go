@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"iter"
 	"slices"
 	"sync"
@@ -170,7 +171,7 @@ func (ec *Client) list(ctx context.Context) ([]Descriptor, error) {
 		return nil, err
 	}
 	var all []Descriptor
-	seen := map[string]bool{}
+	seen := map[uint64]bool{} // hashes of the cursors followed: long ones do not pile up
 	var cursor string
 	for range maxListPages {
 		var params any
@@ -191,13 +192,23 @@ func (ec *Client) list(ctx context.Context) ([]Descriptor, error) {
 			ec.mu.Unlock()
 			return all, nil
 		}
-		if seen[page.NextCursor] {
-			return nil, &client.Error{Op: MethodList, Kind: client.KindProtocol, Err: fmt.Errorf("repeated cursor %q", page.NextCursor)}
+		h := maphash.String(idSeed, page.NextCursor)
+		if seen[h] {
+			return nil, &client.Error{Op: MethodList, Kind: client.KindProtocol, Err: fmt.Errorf("repeated cursor %q", shorten(page.NextCursor))}
 		}
-		seen[page.NextCursor] = true
+		seen[h] = true
 		cursor = page.NextCursor
 	}
 	return nil, &client.Error{Op: MethodList, Kind: client.KindProtocol, Err: fmt.Errorf("more than %d pages", maxListPages)}
+}
+
+// shorten cuts a server's string to what an error quotes.
+func shorten(s string) string {
+	const n = 100
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // descriptor returns the type name, listing again when the last listing

@@ -29,6 +29,8 @@ type scripted struct {
 	mu     sync.Mutex
 	counts map[string]int
 	stream func(w http.ResponseWriter, id json.RawMessage, n int) bool
+	// list, when set, answers events/list instead of the one type.
+	list func(params json.RawMessage) map[string]any
 }
 
 func newScripted(t *testing.T, mode events.Mode, answer func(method string, params json.RawMessage) map[string]any) *scripted {
@@ -38,7 +40,7 @@ func newScripted(t *testing.T, mode events.Mode, answer func(method string, para
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 4<<20))
 		var m struct {
 			Method string          `json:"method"`
 			ID     json.RawMessage `json:"id"`
@@ -50,7 +52,7 @@ func newScripted(t *testing.T, mode events.Mode, answer func(method string, para
 		}
 		s.mu.Lock()
 		s.counts[m.Method]++
-		n, stream := s.counts[m.Method], s.stream
+		n, stream, list := s.counts[m.Method], s.stream, s.list
 		s.mu.Unlock()
 		if m.Method == events.MethodStream && stream != nil && stream(w, m.ID, n) {
 			return
@@ -69,6 +71,9 @@ func newScripted(t *testing.T, mode events.Mode, answer func(method string, para
 			}
 		case events.MethodList:
 			res = map[string]any{"events": []any{map[string]any{"name": "ticks", "delivery": []events.Mode{mode}}}}
+			if list != nil {
+				res = list(m.Params)
+			}
 		default:
 			res = answer(m.Method, m.Params)
 		}
@@ -322,5 +327,52 @@ func TestWebhookUnusableRefreshBefore(t *testing.T) {
 				t.Errorf("Err() = %v; granted refreshes are no failures", err)
 			}
 		})
+	}
+}
+
+// TestListKeepsNoLongCursors: what events/list's walk remembers of the
+// cursors it followed, to catch a repeated one, does not grow with the
+// cursors: a server whose twenty-four pages name cursors of 256 KB each
+// does not make the walk hold 6 MB of them.
+func TestListKeepsNoLongCursors(t *testing.T) {
+	const pages = 24
+	long := strings.Repeat("c", 256<<10)
+	s := newScripted(t, events.Poll, func(string, json.RawMessage) map[string]any { return map[string]any{} })
+	var before, during runtime.MemStats
+	s.mu.Lock()
+	s.list = func(params json.RawMessage) map[string]any {
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		_ = json.Unmarshal(params, &p)
+		k, _ := strconv.Atoi(strings.TrimPrefix(p.Cursor, long))
+		switch k {
+		case 0:
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+		case pages:
+			runtime.GC()
+			runtime.ReadMemStats(&during)
+			return map[string]any{"events": []any{map[string]any{"name": "ticks", "delivery": []events.Mode{events.Poll}}}}
+		}
+		return map[string]any{"events": []any{}, "nextCursor": long + strconv.Itoa(k+1)}
+	}
+	s.mu.Unlock()
+	// Generous: each page carries half a megabyte, slow under the race
+	// detector on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	n := 0
+	for _, err := range events.New(s.dial(t), fastOpts).List(ctx) {
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("List yielded %d types, want 1", n)
+	}
+	if grown := int64(during.HeapAlloc) - int64(before.HeapAlloc); grown > 3<<20 {
+		t.Errorf("the heap grew by %d MB over %d pages with 256 KB cursors, want the cursors not kept", grown>>20, pages)
 	}
 }

@@ -365,8 +365,9 @@ func (s *Subscription) cursorParam() *string {
 	return s.cursor
 }
 
-// idSeed seeds the hashes of seen: the process's own, so that no server
-// can make two eventIds collide.
+// idSeed seeds the hashes of seen (and of the cursors a listing
+// followed): the process's own, so that no server can make two eventIds
+// (or cursors) collide.
 var idSeed = maphash.MakeSeed()
 
 // seenID reports whether id is among the recent eventIds.
