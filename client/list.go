@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"hash/maphash"
 	"iter"
 
 	"github.com/conduitmcp/conduit/protocol"
@@ -116,17 +117,26 @@ var (
 		}}
 )
 
+// cursorSeed seeds the hashes of the cursors a walk followed: the
+// process's own, so that no server can make two cursors collide.
+var cursorSeed = maphash.MakeSeed()
+
+// maxCursorShown is how much of a cursor an error quotes.
+const maxCursorShown = 100
+
 // walk iterates over every item of a paginated listing. fetch returns one
 // page's items and its nextCursor. A repeated cursor ends the walk with a
-// *Error of kind KindProtocol, and so does reaching the page cap (1000). Items are yielded as pages arrive.
+// *Error of kind KindProtocol, and so does reaching the page cap (1000).
+// Items are yielded as pages arrive. The cursors followed are remembered
+// as hashes, so that a server's long cursors do not pile up.
 func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx context.Context, cursor *string) ([]T, *string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		var cursor *string
-		seen := map[string]bool{}
+		seen := map[uint64]bool{}
 		for pages := 0; ; pages++ {
 			if pages >= c.cfg.maxPages {
-				yield(zero, newError(method, KindProtocol, "the server sent more than %d pages (cursor %q)", pages, deref(cursor)))
+				yield(zero, newError(method, KindProtocol, "the server sent more than %d pages (cursor %q)", pages, truncate(deref(cursor), maxCursorShown)))
 				return
 			}
 			items, next, err := fetch(ctx, cursor)
@@ -142,11 +152,12 @@ func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx c
 			if next == nil {
 				return
 			}
-			if seen[*next] {
-				yield(zero, newError(method, KindProtocol, "server repeated the pagination cursor %q after %d pages", *next, pages+1))
+			h := maphash.String(cursorSeed, *next)
+			if seen[h] {
+				yield(zero, newError(method, KindProtocol, "server repeated the pagination cursor %q after %d pages", truncate(*next, maxCursorShown), pages+1))
 				return
 			}
-			seen[*next] = true
+			seen[h] = true
 			cursor = next
 		}
 	}
