@@ -39,6 +39,7 @@ type toolInfo struct {
 type compiledSchema struct {
 	once   sync.Once
 	schema *jsonschema.Schema // nil when the tool has none
+	graph  *schemaGraph       // schema's graph, for the cost of a validation
 	err    error
 }
 

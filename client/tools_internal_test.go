@@ -126,7 +126,7 @@ func TestToolRegistryKeepsUnchangedEntries(t *testing.T) {
 	var r toolRegistry
 	r.add(tool(&yes, `{"type":"object"}`, ""), headers("H"))
 	first, _ := r.lookup("t")
-	if _, err := first.outputSchema(); err != nil {
+	if _, _, err := first.outputSchema(); err != nil {
 		t.Fatal(err)
 	}
 	ro := true // a new pointer to the same value

@@ -52,39 +52,45 @@ const (
 )
 
 // compileSchema compiles a tool's outputSchema (JSON Schema 2020-12 by
-// default). A schema past maxSchemaBytes or maxSchemaDepth, or with a
-// number past maxNumberDigits or maxNumberExponent, is an error.
-func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, error) {
+// default), and returns it with its graph. A schema past maxSchemaBytes
+// or maxSchemaDepth, with a number past maxNumberDigits or
+// maxNumberExponent, or with a cycle of in-place applicators (see
+// schemaGraph.inPlaceCycle) is an error.
+func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, *schemaGraph, error) {
 	if len(raw) > maxSchemaBytes {
-		return nil, fmt.Errorf("outputSchema is larger than %d bytes", maxSchemaBytes)
+		return nil, nil, fmt.Errorf("outputSchema is larger than %d bytes", maxSchemaBytes)
 	}
 	if jsonDeeper(raw, maxSchemaDepth) {
-		return nil, fmt.Errorf("outputSchema nests objects and arrays more than %d deep", maxSchemaDepth)
+		return nil, nil, fmt.Errorf("outputSchema nests objects and arrays more than %d deep", maxSchemaDepth)
 	}
 	if lit, ok := hugeNumber(raw); ok {
-		return nil, fmt.Errorf("outputSchema has a number with more than %d digits or an exponent past ±%d: %s", maxNumberDigits, maxNumberExponent, lit)
+		return nil, nil, fmt.Errorf("outputSchema has a number with more than %d digits or an exponent past ±%d: %s", maxNumberDigits, maxNumberExponent, lit)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	comp := jsonschema.NewCompiler()
 	comp.UseLoader(refusingLoader{})
 	comp.DefaultDraft(jsonschema.Draft2020)
 	loc := "urn:conduit:tool:" + url.PathEscape(toolName) + ":output"
 	if err := comp.AddResource(loc, doc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sch, err := comp.Compile(loc)
 	if err != nil {
 		// The library's LoadURLError has no Unwrap: surface our refusal.
 		var lue *jsonschema.LoadURLError
 		if errors.As(err, &lue) && errors.Is(lue.Err, errRemoteRef) {
-			return nil, fmt.Errorf("compiling outputSchema: %w", lue.Err)
+			return nil, nil, fmt.Errorf("compiling outputSchema: %w", lue.Err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return sch, nil
+	g := newSchemaGraph(sch)
+	if g.inPlaceCycle() {
+		return nil, nil, errors.New("outputSchema's $ref, allOf, anyOf, oneOf, not, if, then, else or dependentSchemas lead from a subschema back to itself")
+	}
+	return sch, g, nil
 }
 
 // jsonDeeper reports whether the JSON text b nests objects and arrays
@@ -164,18 +170,18 @@ func hugeNumber(b []byte) (lit string, ok bool) {
 	return "", false
 }
 
-// outputSchema returns the compiled outputSchema of info, or nil when the
-// tool has none.
-func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
+// outputSchema returns the compiled outputSchema of info and its graph,
+// or nil when the tool has none.
+func (info *toolInfo) outputSchema() (*jsonschema.Schema, *schemaGraph, error) {
 	o := &info.out
 	o.once.Do(func() {
 		raw := bytes.TrimSpace(info.schemaRaw)
 		if len(raw) == 0 || string(raw) == "null" {
 			return
 		}
-		o.schema, o.err = compileSchema(info.name, raw)
+		o.schema, o.graph, o.err = compileSchema(info.name, raw)
 	})
-	return o.schema, o.err
+	return o.schema, o.graph, o.err
 }
 
 // CallToolAs calls a tool and decodes its structured result into T.
@@ -189,9 +195,14 @@ func (info *toolInfo) outputSchema() (*jsonschema.Schema, error) {
 // decoded; a mismatch is a [*handler.ValidationError] and T is zero, and
 // so is an outputSchema that does not compile, is larger than 64 KiB,
 // nests objects and arrays more than 64 deep or has a number with more
-// than 1000 digits or an exponent past ±1000 (the tool is then not
-// called), and so is such a number in structuredContent that is to be
-// validated (the validator's time grows with them). Without an
+// than 1000 digits or an exponent past ±1000, or whose $ref, allOf,
+// anyOf, oneOf, not, if, then, else or dependentSchemas lead from a
+// subschema back to itself (the tool is then not called); so is such a
+// number in structuredContent that is to be validated (the validator's
+// time grows with them), and a structuredContent whose validation would
+// evaluate the schema's subschemas more than about a million times plus
+// 128 times per JSON value (subschemas that fork and join again
+// multiply: 2 KB of them can take years). Without an
 // outputSchema the value is decoded unchecked. A result without
 // structuredContent falls back to a single text block holding JSON (what
 // older servers send).
@@ -214,7 +225,7 @@ func callToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 	if info == nil {
 		return zero, nil, newError(protocol.MethodToolsCall, KindInvalid, "unknown tool %q: not in the server's tools list", name)
 	}
-	schema, err := info.outputSchema()
+	schema, graph, err := info.outputSchema()
 	if err != nil {
 		return zero, nil, &handler.ValidationError{Subject: fmt.Sprintf("tool %q outputSchema", name), Problems: []string{"cannot compile the schema"}, Err: err}
 	}
@@ -243,6 +254,11 @@ func callToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
 			return zero, res, &handler.ValidationError{Subject: subject, Problems: []string{"not JSON"}, Err: err}
+		}
+		if graph.overBudget(schema, inst) {
+			return zero, res, &handler.ValidationError{Subject: subject,
+				Problems: []string{fmt.Sprintf("validating it would evaluate the outputSchema's subschemas more than %d times plus %d per JSON value",
+					validationWorkBase, validationWorkPerNode)}}
 		}
 		if err := schema.Validate(inst); err != nil {
 			return zero, res, &handler.ValidationError{Subject: subject, Problems: schemaProblems(err), Err: err}

@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,7 @@ func TestCompileSchemaNeverFetches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := compileSchema("t", json.RawMessage(tt.schema))
+			_, _, err := compileSchema("t", json.RawMessage(tt.schema))
 			if tt.wantErr == nil && err != nil {
 				t.Fatalf("compileSchema(%s) = %v, want success", tt.schema, err)
 			}
@@ -75,6 +76,60 @@ func TestHugeNumber(t *testing.T) {
 		got, ok := hugeNumber([]byte(tt.text))
 		if got != tt.want || ok != (tt.want != "") {
 			t.Errorf("hugeNumber(%.60s) = %q, %v; want %q, %v", tt.text, got, ok, tt.want, tt.want != "")
+		}
+	}
+}
+
+// TestValidationBudget: the evaluations counted double with each fork
+// that joins again, in place or across the values of the instance, and
+// stay few for schemas of ordinary shape; in-place cycles are refused.
+func TestValidationBudget(t *testing.T) {
+	var chain []string
+	for i := range 30 {
+		chain = append(chain, fmt.Sprintf(`"a%d":{"oneOf":[{"$ref":"#/$defs/a%d"},{"not":{"$ref":"#/$defs/a%d"}}]}`, i, i+1, i+1))
+	}
+	chain = append(chain, `"a30":true`)
+	for _, tt := range []struct {
+		name, schema, instance string
+		over                   bool
+	}{
+		{"forks in place", `{"$defs":{` + strings.Join(chain, ",") + `},"$ref":"#/$defs/a0"}`, `1`, true},
+		{"forks across values", `{"anyOf":[{"items":{"$ref":"#"}},{"prefixItems":[{"$ref":"#"}]},{"contains":{"$ref":"#"}}]}`,
+			strings.Repeat("[", 20) + strings.Repeat("]", 20), true},
+		{"forks by property", `{"properties":{"a":{"$ref":"#"}},"patternProperties":{"^a":{"$ref":"#"}},"propertyNames":{"anyOf":[true,true]}}`,
+			strings.Repeat(`{"a":`, 30) + "1" + strings.Repeat("}", 30), true},
+		{"few forks", `{"$defs":{` + strings.Join(chain[20:], ",") + `},"$ref":"#/$defs/a20"}`, `1`, false},
+		{"wide array", `{"items":{"oneOf":[{"type":"string"},{"type":"number"},{"type":"object"}]}}`, "[" + strings.Repeat("1,", 100000) + "1]", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sch, g, err := compileSchema("t", json.RawMessage(tt.schema))
+			if err != nil {
+				t.Fatalf("compileSchema = %v", err)
+			}
+			var inst any
+			if err := json.Unmarshal([]byte(tt.instance), &inst); err != nil {
+				t.Fatal(err)
+			}
+			if got := g.overBudget(sch, inst); got != tt.over {
+				t.Errorf("overBudget = %v, want %v", got, tt.over)
+			}
+		})
+	}
+	for _, schema := range []string{
+		`{"anyOf":[{"$ref":"#"}]}`,
+		`{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"if":{"$ref":"#/$defs/a"}}},"properties":{"x":{"$ref":"#/$defs/a"}}}`,
+		`{"$defs":{"a":{"dependentSchemas":{"k":{"$ref":"#/$defs/a"}}}},"items":{"$ref":"#/$defs/a"}}`,
+	} {
+		if _, _, err := compileSchema("t", json.RawMessage(schema)); err == nil {
+			t.Errorf("compileSchema(%s) = nil error, want the in-place cycle refused", schema)
+		}
+	}
+	for _, schema := range []string{
+		`{"properties":{"kids":{"items":{"$ref":"#"}}}}`,
+		`{"$defs":{"v":{"anyOf":[{"additionalProperties":{"$ref":"#/$defs/v"}},{"items":{"$ref":"#/$defs/v"}}]}},"$ref":"#/$defs/v"}`,
+	} {
+		if _, _, err := compileSchema("t", json.RawMessage(schema)); err != nil {
+			t.Errorf("compileSchema(%s) = %v, want a recursion through values accepted", schema, err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package client_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -188,6 +189,64 @@ func TestCallToolAsHugeNumbers(t *testing.T) {
 			case err := <-done:
 				var ve *handler.ValidationError
 				if !errors.As(err, &ve) {
+					t.Errorf("CallToolAs = %v, want a *handler.ValidationError", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("CallToolAs has not returned after 10 s")
+			}
+		})
+	}
+}
+
+// TestCallToolAsCostlySchema: an outputSchema of two kilobytes whose
+// in-place applicators fork and join again, forty times over, makes the
+// validator evaluate its last subschema 2^40 times (CallToolAs was busy
+// for days); so does one that forks at every level of a forty-deep
+// structuredContent. Each is refused with a *handler.ValidationError,
+// as is one whose $refs form a cycle; recursive schemas of ordinary
+// shape still validate deep results.
+func TestCallToolAsCostlySchema(t *testing.T) {
+	var chain []string
+	for i := range 40 {
+		chain = append(chain, fmt.Sprintf(`"a%d":{"anyOf":[{"$ref":"#/$defs/a%d"},{"$ref":"#/$defs/a%d"}]}`, i, i+1, i+1))
+	}
+	chain = append(chain, `"a40":false`)
+	deep := func(open, leaf, end string, n int) string {
+		return strings.Repeat(open, n) + leaf + strings.Repeat(end, n)
+	}
+	tests := []struct {
+		name, schema, structured string
+		ok                       bool
+	}{
+		{"forks in place", `{"type":"object","properties":{"n":{"$ref":"#/$defs/a0"}},"$defs":{` + strings.Join(chain, ",") + `}}`, `{"n":1}`, false},
+		{"forks across values", `{"type":"object","properties":{"n":{"$ref":"#/$defs/n"}},"$defs":{"n":{"anyOf":[{"type":"array","items":{"$ref":"#/$defs/n"}},{"type":"array","items":{"$ref":"#/$defs/n"}}]}}}`,
+			`{"n":` + deep("[", "1", "]", 40) + `}`, false},
+		{"ref cycle", `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"}},"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"}]},"b":{"allOf":[{"$ref":"#/$defs/a"}]}}}`, `{"n":1}`, false},
+		{"tree", `{"type":"object","properties":{"name":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#"}}}}`,
+			deep(`{"name":"x","kids":[`, `{"name":"leaf"}`, `]}`, 40), true},
+		{"any JSON value", `{"type":"object","properties":{"n":{"$ref":"#/$defs/v"}},"$defs":{"v":{"anyOf":[{"type":"object","additionalProperties":{"$ref":"#/$defs/v"}},{"type":"array","items":{"$ref":"#/$defs/v"}},{"type":["string","number","boolean","null"]}]}}}`,
+			`{"n":` + deep(`{"a":[`, "1", `]}`, 40) + `}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Modern))
+			f.srv.SetFaults(
+				testserver.Fault{Kind: testserver.FaultResult, Method: "tools/list",
+					Result: json.RawMessage(`{"tools":[{"name":"add","inputSchema":{"type":"object"},"outputSchema":` + tt.schema + `}]}`)},
+				testserver.Fault{Kind: testserver.FaultResult, Method: "tools/call",
+					Result: json.RawMessage(`{"content":[],"structuredContent":` + tt.structured + `}`)})
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := client.CallToolAs[map[string]json.RawMessage](testCtx(t), f.c, "add", map[string]any{"a": 1, "b": 2})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				var ve *handler.ValidationError
+				if tt.ok && err != nil {
+					t.Errorf("CallToolAs = %v, want success", err)
+				}
+				if !tt.ok && !errors.As(err, &ve) {
 					t.Errorf("CallToolAs = %v, want a *handler.ValidationError", err)
 				}
 			case <-time.After(10 * time.Second):

@@ -1,0 +1,279 @@
+package client
+
+import (
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// The validator evaluates a subschema at an instance value once for
+// every chain of in-place applicators ($ref, allOf, anyOf, oneOf, not,
+// if, then, else, dependentSchemas, $dynamicRef) that leads to it from
+// the subschemas applied there: chains that fork and join again
+// (anyOf: [{$ref: a1}, {$ref: a1}] repeated forty times, in 2 KB) make
+// a number of evaluations that doubles with each link, and the
+// validator's time with it. A tool's outputSchema is checked for cycles
+// of such applicators (which only ever fail, with a reference cycle
+// error), and before validating structuredContent the evaluations are
+// counted, by walking the instance with the schema, up to a budget
+// linear in the instance's size.
+const (
+	validationWorkBase    = 1 << 20 // evaluations allowed whatever the instance
+	validationWorkPerNode = 128     // and per value of the instance
+)
+
+// schemaGraph is the compiled outputSchema as a graph.
+type schemaGraph struct {
+	all       []*jsonschema.Schema            // every schema reachable from the root
+	dynamic   map[string][]*jsonschema.Schema // the schemas of each $dynamicAnchor
+	recursive []*jsonschema.Schema            // the schemas with $recursiveAnchor: true
+}
+
+// newSchemaGraph indexes the schemas reachable from root.
+func newSchemaGraph(root *jsonschema.Schema) *schemaGraph {
+	g := &schemaGraph{dynamic: map[string][]*jsonschema.Schema{}}
+	seen := map[*jsonschema.Schema]bool{}
+	var visit func(s *jsonschema.Schema)
+	visit = func(s *jsonschema.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		g.all = append(g.all, s)
+		if s.DynamicAnchor != "" {
+			g.dynamic[s.DynamicAnchor] = append(g.dynamic[s.DynamicAnchor], s)
+		}
+		if s.RecursiveAnchor {
+			g.recursive = append(g.recursive, s)
+		}
+		g.inPlace(s, visit)
+		eachSub(s, visit)
+	}
+	visit(root)
+	// A $dynamicRef or $recursiveRef leads to every schema with its
+	// anchor: follow the edges to those found after it was visited.
+	for n := 0; n != len(g.all); {
+		n = len(g.all)
+		for _, s := range g.all[:n] {
+			g.inPlace(s, visit)
+		}
+	}
+	return g
+}
+
+// inPlace calls f for each subschema s applies to the same value.
+func (g *schemaGraph) inPlace(s *jsonschema.Schema, f func(*jsonschema.Schema)) {
+	one := func(c *jsonschema.Schema) {
+		if c != nil {
+			f(c)
+		}
+	}
+	one(s.Ref)
+	if s.RecursiveRef != nil {
+		f(s.RecursiveRef)
+		for _, r := range g.recursive {
+			f(r)
+		}
+	}
+	if d := s.DynamicRef; d != nil {
+		one(d.Ref)
+		for _, r := range g.dynamic[d.Anchor] {
+			f(r)
+		}
+	}
+	one(s.Not)
+	for _, l := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, c := range l {
+			one(c)
+		}
+	}
+	one(s.If)
+	one(s.Then)
+	one(s.Else)
+	for _, c := range s.DependentSchemas {
+		one(c)
+	}
+	for _, d := range s.Dependencies {
+		if c, ok := d.(*jsonschema.Schema); ok {
+			one(c)
+		}
+	}
+}
+
+// eachSub calls f for each subschema s applies to the values inside the
+// one it validates (properties, items, …), whatever they are.
+func eachSub(s *jsonschema.Schema, f func(*jsonschema.Schema)) {
+	for _, c := range s.Properties {
+		f(c)
+	}
+	for _, c := range s.PatternProperties {
+		f(c)
+	}
+	for _, c := range s.PrefixItems {
+		f(c)
+	}
+	for _, c := range []any{s.AdditionalProperties, s.Items, s.AdditionalItems} {
+		switch c := c.(type) {
+		case *jsonschema.Schema:
+			f(c)
+		case []*jsonschema.Schema:
+			for _, x := range c {
+				f(x)
+			}
+		}
+	}
+	for _, c := range []*jsonschema.Schema{s.PropertyNames, s.UnevaluatedProperties, s.Contains, s.Items2020, s.UnevaluatedItems, s.ContentSchema} {
+		if c != nil {
+			f(c)
+		}
+	}
+}
+
+// inPlaceCycle reports whether in-place applicators lead from a schema
+// back to it.
+func (g *schemaGraph) inPlaceCycle() bool {
+	const (
+		open = iota + 1
+		done
+	)
+	state := map[*jsonschema.Schema]int{}
+	cycle := false
+	var visit func(s *jsonschema.Schema)
+	visit = func(s *jsonschema.Schema) {
+		switch state[s] {
+		case open:
+			cycle = true
+			return
+		case done:
+			return
+		}
+		state[s] = open
+		g.inPlace(s, visit)
+		state[s] = done
+	}
+	for _, s := range g.all {
+		if visit(s); cycle {
+			return true
+		}
+	}
+	return false
+}
+
+// overBudget reports whether validating inst against root would
+// evaluate subschemas more than validationWorkBase +
+// validationWorkPerNode times per value of inst. The in-place
+// applicators must form no cycle (see inPlaceCycle). It counts every
+// subschema that may apply (all branches of anyOf, if, then and else
+// alike), so it is an upper bound.
+func (g *schemaGraph) overBudget(root *jsonschema.Schema, inst any) bool {
+	budget := int64(validationWorkBase) + validationWorkPerNode*int64(countValues(inst))
+	work := int64(0)
+	add := func(a, b int64) int64 { return min(a+b, budget+1) } // saturated: no overflow
+	var walk func(v any, applied map[*jsonschema.Schema]int64) bool
+	walk = func(v any, applied map[*jsonschema.Schema]int64) bool {
+		// The in-place closure of applied, parents before children, with
+		// the number of chains that reach each schema.
+		var order []*jsonschema.Schema
+		seen := map[*jsonschema.Schema]bool{}
+		var post func(s *jsonschema.Schema)
+		post = func(s *jsonschema.Schema) {
+			if !seen[s] {
+				seen[s] = true
+				g.inPlace(s, post)
+				order = append(order, s)
+			}
+		}
+		for s := range applied {
+			post(s)
+		}
+		n := make(map[*jsonschema.Schema]int64, len(order))
+		for s, k := range applied {
+			n[s] = k
+		}
+		for i := len(order) - 1; i >= 0; i-- {
+			s, k := order[i], n[order[i]]
+			if work = add(work, k); work > budget {
+				return false
+			}
+			g.inPlace(s, func(c *jsonschema.Schema) { n[c] = add(n[c], k) })
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for key, child := range v {
+				next, names := map[*jsonschema.Schema]int64{}, map[*jsonschema.Schema]int64{}
+				for _, s := range order {
+					k := n[s]
+					put := func(m map[*jsonschema.Schema]int64, c *jsonschema.Schema) {
+						if c != nil {
+							m[c] = add(m[c], k)
+						}
+					}
+					c, named := s.Properties[key]
+					put(next, c)
+					for re, c := range s.PatternProperties {
+						if re.MatchString(key) {
+							put(next, c)
+							named = true
+						}
+					}
+					if c, ok := s.AdditionalProperties.(*jsonschema.Schema); ok && !named {
+						put(next, c)
+					}
+					put(next, s.UnevaluatedProperties)
+					put(names, s.PropertyNames)
+				}
+				if len(names) > 0 && !walk(key, names) || len(next) > 0 && !walk(child, next) {
+					return false
+				}
+			}
+		case []any:
+			for i, child := range v {
+				next := map[*jsonschema.Schema]int64{}
+				for _, s := range order {
+					k := n[s]
+					put := func(c *jsonschema.Schema) {
+						if c != nil {
+							next[c] = add(next[c], k)
+						}
+					}
+					if i < len(s.PrefixItems) {
+						put(s.PrefixItems[i])
+					} else {
+						put(s.Items2020)
+					}
+					switch items := s.Items.(type) {
+					case *jsonschema.Schema:
+						put(items)
+					case []*jsonschema.Schema:
+						if i < len(items) {
+							put(items[i])
+						} else if c, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
+							put(c)
+						}
+					}
+					put(s.Contains)
+					put(s.UnevaluatedItems)
+				}
+				if len(next) > 0 && !walk(child, next) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return !walk(inst, map[*jsonschema.Schema]int64{root: 1})
+}
+
+// countValues counts the values of v, v included.
+func countValues(v any) int {
+	n := 1
+	switch v := v.(type) {
+	case map[string]any:
+		for _, c := range v {
+			n += countValues(c)
+		}
+	case []any:
+		for _, c := range v {
+			n += countValues(c)
+		}
+	}
+	return n
+}
