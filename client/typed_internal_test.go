@@ -80,6 +80,22 @@ func TestHugeNumber(t *testing.T) {
 	}
 }
 
+func patterns(n int) string {
+	var l []string
+	for i := range n {
+		l = append(l, fmt.Sprintf(`"^p%d$":true`, i))
+	}
+	return strings.Join(l, ",")
+}
+
+func keys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `,"k%d":1`, i)
+	}
+	return b.String()
+}
+
 // TestValidationBudget: the evaluations counted double with each fork
 // that joins again, in place or across the values of the instance, and
 // stay few for schemas of ordinary shape; in-place cycles are refused.
@@ -99,6 +115,9 @@ func TestValidationBudget(t *testing.T) {
 		{"forks by property", `{"properties":{"a":{"$ref":"#"}},"patternProperties":{"^a":{"$ref":"#"}},"propertyNames":{"anyOf":[true,true]}}`,
 			strings.Repeat(`{"a":`, 30) + "1" + strings.Repeat("}", 30), true},
 		{"few forks", `{"$defs":{` + strings.Join(chain[20:], ",") + `},"$ref":"#/$defs/a20"}`, `1`, false},
+		{"long enum", `{"items":{"enum":[` + strings.Repeat(`"x",`, 5000) + `"y"]}}`, "[" + strings.Repeat(`"z",`, 500) + `"z"]`, true},
+		{"many patterns", `{"patternProperties":{` + patterns(4000) + `}}`,
+			`{"k":1` + keys(1000) + "}", true},
 		{"wide array", `{"items":{"oneOf":[{"type":"string"},{"type":"number"},{"type":"object"}]}}`, "[" + strings.Repeat("1,", 100000) + "1]", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
