@@ -73,6 +73,7 @@ type toolRegistry struct {
 	mu       sync.Mutex
 	m        map[string]*toolInfo // guarded by mu
 	dropped  map[string]error     // guarded by mu; tools left out of listings, with the reason
+	dropSeq  map[string]uint64    // guarded by mu; the seq of the drop of each tool in dropped
 	complete bool                 // guarded by mu; a full walk ended since the last reset
 	gen      uint64               // guarded by mu; bumped by reset
 	seq      uint64               // guarded by mu; bumped by add
@@ -84,6 +85,7 @@ func (r *toolRegistry) reset() {
 	defer r.mu.Unlock()
 	r.m = nil
 	r.dropped = nil
+	r.dropSeq = nil
 	r.listed = nil
 	r.complete = false
 	r.gen++
@@ -95,8 +97,11 @@ func (r *toolRegistry) drop(name string, why error) {
 	defer r.mu.Unlock()
 	if r.dropped == nil {
 		r.dropped = make(map[string]error)
+		r.dropSeq = make(map[string]uint64)
 	}
+	r.seq++
 	r.dropped[name] = why
+	r.dropSeq[name] = r.seq
 	delete(r.m, name)
 	delete(r.listed, name)
 }
@@ -105,6 +110,9 @@ func (r *toolRegistry) drop(name string, why error) {
 func (r *toolRegistry) droppedTools() map[string]error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.dropped) == 0 {
+		return nil
+	}
 	return maps.Clone(r.dropped)
 }
 
@@ -123,6 +131,7 @@ func (r *toolRegistry) add(t protocol.Tool, headers []transport.ParamHeader) {
 		r.listed = make(map[string]uint64)
 	}
 	delete(r.dropped, t.Name)
+	delete(r.dropSeq, t.Name)
 	r.seq++
 	r.listed[t.Name] = r.seq
 	if old, ok := r.m[t.Name]; ok && old.sameAs(&t, headers) {
@@ -133,7 +142,8 @@ func (r *toolRegistry) add(t protocol.Tool, headers []transport.ParamHeader) {
 
 // markComplete records the end of a full walk that start returned gen
 // and seq for: unless the registry was reset since, the tools no listing
-// since then listed are gone from the server's list, and are forgotten.
+// since then listed are gone from the server's list, and are forgotten,
+// with the drops of those no listing since then dropped.
 func (r *toolRegistry) markComplete(gen, seq uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -144,6 +154,12 @@ func (r *toolRegistry) markComplete(gen, seq uint64) {
 		if s <= seq {
 			delete(r.m, name)
 			delete(r.listed, name)
+		}
+	}
+	for name, s := range r.dropSeq {
+		if s <= seq {
+			delete(r.dropped, name)
+			delete(r.dropSeq, name)
 		}
 	}
 	r.complete = true
@@ -220,8 +236,9 @@ func (c *Client) Tools(ctx context.Context) iter.Seq2[protocol.Tool, error] {
 // the specification requires), keyed by name, with the reason. Each drop
 // is also logged as a warning ([WithLogger]). The record covers the
 // listings since connect or since the last tools list_changed
-// notification; a tool listed valid again leaves it. It is nil when
-// nothing was dropped.
+// notification; a tool listed valid again leaves it, and so does one a
+// complete [Client.Tools] walk no longer lists. It is nil when nothing
+// was dropped.
 func (c *Client) DroppedTools() map[string]error { return c.tools.droppedTools() }
 
 // loadTools walks the whole tools list so the registry knows every tool.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -357,4 +358,26 @@ func TestToolListingDuringCalls(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// TestDroppedToolsForgotten: a server whose listings keep naming new
+// tools with invalid x-mcp-header annotations does not make
+// DroppedTools grow with every listing: a complete walk forgets the
+// drops of the tools it no longer lists, as it forgets such tools.
+func TestDroppedToolsForgotten(t *testing.T) {
+	f := connect(t, tHTTP, testserver.Options{}, client.WithProtocol(client.Modern))
+	for k := range 50 {
+		f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultResult, Method: "tools/list",
+			Result: json.RawMessage(`{"tools":[{"name":"bad` + strconv.Itoa(k) + `","inputSchema":{"type":"object","properties":{"amount":{"type":"number","x-mcp-header":"Amount"}}}}]}`)})
+		drainTools(t, f.c)
+	}
+	if d := f.c.DroppedTools(); len(d) != 1 || d["bad49"] == nil {
+		t.Errorf("DroppedTools after 50 listings of a renamed tool = %d entries, want only bad49", len(d))
+	}
+	f.srv.SetFaults(testserver.Fault{Kind: testserver.FaultResult, Method: "tools/list",
+		Result: json.RawMessage(`{"tools":[{"name":"good","inputSchema":{"type":"object"}}]}`)})
+	drainTools(t, f.c)
+	if d := f.c.DroppedTools(); d != nil {
+		t.Errorf("DroppedTools after a listing that drops nothing = %d entries, want nil", len(d))
+	}
 }
