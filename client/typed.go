@@ -200,8 +200,10 @@ func (info *toolInfo) outputSchema() (*jsonschema.Schema, *schemaGraph, error) {
 // subschema back to itself (the tool is then not called); so is such a
 // number in structuredContent that is to be validated (the validator's
 // time grows with them), and a structuredContent whose validation would
-// evaluate the schema's subschemas more than about a million times plus
-// 128 times per JSON value (subschemas that fork and join again
+// evaluate the schema's subschemas more than about four million times
+// plus 128 times per JSON value, an entry of an enum or const counting
+// as one evaluation and a pattern's match as its string's length times
+// its program's size over 128 (subschemas that fork and join again
 // multiply: 2 KB of them can take years). Without an
 // outputSchema the value is decoded unchecked. A result without
 // structuredContent falls back to a single text block holding JSON (what

@@ -115,9 +115,11 @@ func TestValidationBudget(t *testing.T) {
 		{"forks by property", `{"properties":{"a":{"$ref":"#"}},"patternProperties":{"^a":{"$ref":"#"}},"propertyNames":{"anyOf":[true,true]}}`,
 			strings.Repeat(`{"a":`, 30) + "1" + strings.Repeat("}", 30), true},
 		{"few forks", `{"$defs":{` + strings.Join(chain[20:], ",") + `},"$ref":"#/$defs/a20"}`, `1`, false},
-		{"long enum", `{"items":{"enum":[` + strings.Repeat(`"x",`, 5000) + `"y"]}}`, "[" + strings.Repeat(`"z",`, 500) + `"z"]`, true},
+		{"long enum", `{"items":{"enum":[` + strings.Repeat(`"x",`, 5000) + `"y"]}}`, "[" + strings.Repeat(`"z",`, 2000) + `"z"]`, true},
 		{"many patterns", `{"patternProperties":{` + patterns(4000) + `}}`,
-			`{"k":1` + keys(1000) + "}", true},
+			`{"k":1` + keys(2000) + "}", true},
+		{"costly pattern", `{"items":{"pattern":"(.*a){1000}b"}}`, `["` + strings.Repeat("a", 200<<10) + `"]`, true},
+		{"cheap pattern", `{"items":{"pattern":"^[A-Za-z0-9+/]*={0,2}$"}}`, `["` + strings.Repeat("a", 8<<20) + `"]`, false},
 		{"wide array", `{"items":{"oneOf":[{"type":"string"},{"type":"number"},{"type":"object"}]}}`, "[" + strings.Repeat("1,", 100000) + "1]", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

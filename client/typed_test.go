@@ -204,9 +204,11 @@ func TestCallToolAsHugeNumbers(t *testing.T) {
 // validator evaluate its last subschema 2^40 times (CallToolAs was busy
 // for days); so does one that forks at every level of a forty-deep
 // structuredContent. Each is refused with a *handler.ValidationError,
-// as is one whose $refs form a cycle, and a result of three thousand
-// numbers checked against an enum of eleven thousand (9 ms each);
-// recursive schemas of ordinary shape still validate deep results.
+// as is one whose $refs form a cycle, a result of three thousand
+// numbers checked against an enum of eleven thousand (9 ms each), and a
+// megabyte string matched against "(.*a){1000}b" (30 s); recursive
+// schemas of ordinary shape still validate deep results, and cheap
+// patterns long strings.
 func TestCallToolAsCostlySchema(t *testing.T) {
 	var chain []string
 	for i := range 40 {
@@ -233,6 +235,8 @@ func TestCallToolAsCostlySchema(t *testing.T) {
 		{"ref cycle", `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"}},"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"}]},"b":{"allOf":[{"$ref":"#/$defs/a"}]}}}`, `{"n":1}`, false},
 		{"long enum", enum(11000), `{"n":[` + strings.Repeat("0,", 3000) + `0]}`, false},
 		{"short enum", enum(50), `{"n":[` + strings.Repeat("7,", 3000) + `7]}`, true},
+		{"costly pattern", `{"type":"object","properties":{"n":{"pattern":"(.*a){1000}b"}}}`, `{"n":"` + strings.Repeat("a", 1<<20) + `"}`, false},
+		{"cheap pattern", `{"type":"object","properties":{"n":{"pattern":"^a*$"}}}`, `{"n":"` + strings.Repeat("a", 1<<20) + `"}`, true},
 		{"tree", `{"type":"object","properties":{"name":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#"}}}}`,
 			deep(`{"name":"x","kids":[`, `{"name":"leaf"}`, `]}`, 40), true},
 		{"any JSON value", `{"type":"object","properties":{"n":{"$ref":"#/$defs/v"}},"$defs":{"v":{"anyOf":[{"type":"object","additionalProperties":{"$ref":"#/$defs/v"}},{"type":"array","items":{"$ref":"#/$defs/v"}},{"type":["string","number","boolean","null"]}]}}}`,

@@ -1,6 +1,9 @@
 package client
 
 import (
+	"math"
+	"regexp/syntax"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -17,23 +20,28 @@ import (
 // linear in the instance's size. An evaluation counts as many as the
 // lists of the schema it scans (enum, const, required, dependencies):
 // each is as costly as an evaluation per entry, and an enum of ten
-// thousand numbers took the validator 9 ms per value.
+// thousand numbers took the validator 9 ms per value. A pattern matched
+// against a string counts its length times the size of the pattern's
+// program over patternByteCost: the regexp package's time is their
+// product, and "(.*a){1000}b" took 3 s on 100 KB.
 const (
-	validationWorkBase    = 1 << 20 // evaluations allowed whatever the instance
+	validationWorkBase    = 1 << 22 // evaluations allowed whatever the instance
 	validationWorkPerNode = 128     // and per value of the instance
+	patternByteCost       = 128     // pattern program instructions × bytes per evaluation
 )
 
 // schemaGraph is the compiled outputSchema as a graph.
 type schemaGraph struct {
 	all       []*jsonschema.Schema            // every schema reachable from the root
 	cost      map[*jsonschema.Schema]int64    // what one evaluation of each counts
+	insts     map[jsonschema.Regexp]int64     // the program size of each pattern
 	dynamic   map[string][]*jsonschema.Schema // the schemas of each $dynamicAnchor
 	recursive []*jsonschema.Schema            // the schemas with $recursiveAnchor: true
 }
 
 // newSchemaGraph indexes the schemas reachable from root.
 func newSchemaGraph(root *jsonschema.Schema) *schemaGraph {
-	g := &schemaGraph{cost: map[*jsonschema.Schema]int64{}, dynamic: map[string][]*jsonschema.Schema{}}
+	g := &schemaGraph{cost: map[*jsonschema.Schema]int64{}, insts: map[jsonschema.Regexp]int64{}, dynamic: map[string][]*jsonschema.Schema{}}
 	seen := map[*jsonschema.Schema]bool{}
 	var visit func(s *jsonschema.Schema)
 	visit = func(s *jsonschema.Schema) {
@@ -43,6 +51,12 @@ func newSchemaGraph(root *jsonschema.Schema) *schemaGraph {
 		seen[s] = true
 		g.all = append(g.all, s)
 		g.cost[s] = evaluationCost(s)
+		if s.Pattern != nil {
+			g.insts[s.Pattern] = programSize(s.Pattern)
+		}
+		for re := range s.PatternProperties {
+			g.insts[re] = programSize(re)
+		}
 		if s.DynamicAnchor != "" {
 			g.dynamic[s.DynamicAnchor] = append(g.dynamic[s.DynamicAnchor], s)
 		}
@@ -85,6 +99,21 @@ func evaluationCost(s *jsonschema.Schema) int64 {
 		n += len(l)
 	}
 	return int64(n)
+}
+
+// programSize is the number of instructions of re's program (the
+// validator's regexps are the regexp package's); 1 when it does not
+// parse here.
+func programSize(re jsonschema.Regexp) int64 {
+	parsed, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return 1
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return 1
+	}
+	return int64(len(prog.Inst))
 }
 
 // inPlace calls f for each subschema s applies to the same value.
@@ -230,7 +259,22 @@ func (g *schemaGraph) overBudget(root *jsonschema.Schema, inst any) bool {
 			}
 			g.inPlace(s, func(c *jsonschema.Schema) { n[c] = add(n[c], k) })
 		}
+		match := func(re jsonschema.Regexp, str string) int64 {
+			l, p := int64(len(str)), g.insts[re]
+			if p > 0 && l > math.MaxInt64/p {
+				return budget + 1
+			}
+			return add(1, l*p/patternByteCost)
+		}
 		switch v := v.(type) {
+		case string:
+			for _, s := range order {
+				if s.Pattern != nil {
+					if work = add(work, mul(n[s], match(s.Pattern, v))); work > budget {
+						return false
+					}
+				}
+			}
 		case map[string]any:
 			for key, child := range v {
 				next, names := map[*jsonschema.Schema]int64{}, map[*jsonschema.Schema]int64{}
@@ -244,8 +288,10 @@ func (g *schemaGraph) overBudget(root *jsonschema.Schema, inst any) bool {
 					c, named := s.Properties[key]
 					put(next, c)
 					// Each pattern is matched against each name.
-					if work = add(work, mul(k, int64(len(s.PatternProperties)))); work > budget {
-						return false
+					for re := range s.PatternProperties {
+						if work = add(work, mul(k, match(re, key))); work > budget {
+							return false
+						}
 					}
 					for re, c := range s.PatternProperties {
 						if re.MatchString(key) {
