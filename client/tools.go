@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"maps"
 	"net/http"
@@ -555,11 +556,22 @@ func (c *Client) decodeToolResult(ctx context.Context, raw json.RawMessage, lega
 		return nil, extTask(&tr.ExtTask), nil
 	}
 	if legacyTask {
+		// A 2025-11-25 server answers a task-augmented call with
+		// {"task": Task} (CreateTaskResult). A task member that is not a
+		// task fails the call: read as a tool result it would be an empty
+		// one, a tool that ran and said nothing.
 		var probe struct {
-			Task *protocol.Task `json:"task"`
+			Task json.RawMessage `json:"task"`
 		}
-		if json.Unmarshal(raw, &probe) == nil && probe.Task != nil && probe.Task.TaskID != "" {
-			return nil, legacyTaskOf(probe.Task), nil
+		if json.Unmarshal(raw, &probe) == nil && len(probe.Task) > 0 && string(probe.Task) != "null" {
+			var task protocol.Task
+			if err := json.Unmarshal(probe.Task, &task); err != nil {
+				return nil, nil, resultError(protocol.MethodToolsCall, fmt.Errorf("the result's task: %w", err))
+			}
+			if task.TaskID == "" {
+				return nil, nil, resultError(protocol.MethodToolsCall, errors.New("the result's task has no taskId"))
+			}
+			return nil, legacyTaskOf(&task), nil
 		}
 	}
 	var res protocol.CallToolResult
