@@ -485,7 +485,16 @@ func (c *Client) call(ctx context.Context, method string, params any, opts *engi
 // decode unmarshals a result into v; a failure is an *Error of kind
 // KindProtocol.
 func decode(method string, raw json.RawMessage, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
+	var err error
+	if u, ok := v.(json.Unmarshaler); ok {
+		// What json.Unmarshal would call, without scanning raw once more
+		// before it: the result types' UnmarshalJSON decode with
+		// json.Unmarshal themselves, which checks raw as well.
+		err = u.UnmarshalJSON(raw)
+	} else {
+		err = json.Unmarshal(raw, v)
+	}
+	if err != nil {
 		return resultError(method, err)
 	}
 	return nil
