@@ -221,130 +221,168 @@ func (g *schemaGraph) inPlaceCycle() bool {
 // subschema that may apply (all branches of anyOf, if, then and else
 // alike), so it is an upper bound.
 func (g *schemaGraph) overBudget(root *jsonschema.Schema, inst any) bool {
-	budget := int64(validationWorkBase) + validationWorkPerNode*int64(countValues(inst))
-	work := int64(0)
-	// Saturated at budget+1: no overflow.
-	add := func(a, b int64) int64 { return min(a+b, budget+1) }
-	mul := func(a, b int64) int64 {
-		if b != 0 && a > (budget+1)/b {
-			return budget + 1
-		}
-		return min(a*b, budget+1)
+	w := &budgetWalk{g: g, budget: int64(validationWorkBase) + validationWorkPerNode*int64(countValues(inst))}
+	return !w.walk(inst, map[*jsonschema.Schema]int64{root: 1})
+}
+
+// budgetWalk counts the evaluations of one validation (overBudget).
+type budgetWalk struct {
+	g            *schemaGraph
+	budget, work int64
+}
+
+// add and mul saturate at budget+1: no overflow.
+func (w *budgetWalk) add(a, b int64) int64 { return min(a+b, w.budget+1) }
+
+func (w *budgetWalk) mul(a, b int64) int64 {
+	if b != 0 && a > (w.budget+1)/b {
+		return w.budget + 1
 	}
-	var walk func(v any, applied map[*jsonschema.Schema]int64) bool
-	walk = func(v any, applied map[*jsonschema.Schema]int64) bool {
-		// The in-place closure of applied, parents before children, with
-		// the number of chains that reach each schema.
-		var order []*jsonschema.Schema
-		seen := map[*jsonschema.Schema]bool{}
-		var post func(s *jsonschema.Schema)
-		post = func(s *jsonschema.Schema) {
-			if !seen[s] {
-				seen[s] = true
-				g.inPlace(s, post)
-				order = append(order, s)
-			}
-		}
-		for s := range applied {
-			post(s)
-		}
-		n := make(map[*jsonschema.Schema]int64, len(order))
-		for s, k := range applied {
-			n[s] = k
-		}
-		for i := len(order) - 1; i >= 0; i-- {
-			s, k := order[i], n[order[i]]
-			if work = add(work, mul(k, g.cost[s])); work > budget {
+	return min(a*b, w.budget+1)
+}
+
+// spend counts n evaluations more and reports whether the work stays
+// within the budget.
+func (w *budgetWalk) spend(n int64) bool {
+	w.work = w.add(w.work, n)
+	return w.work <= w.budget
+}
+
+// match is what matching re against str counts.
+func (w *budgetWalk) match(re jsonschema.Regexp, str string) int64 {
+	l, p := int64(len(str)), w.g.insts[re]
+	if p > 0 && l > math.MaxInt64/p {
+		return w.budget + 1
+	}
+	return w.add(1, l*p/patternByteCost)
+}
+
+// walk counts the evaluations of v by the schemas applied to it (each
+// with the number of chains that reach it) and by those they apply to
+// its children; false once over the budget.
+func (w *budgetWalk) walk(v any, applied map[*jsonschema.Schema]int64) bool {
+	order, n, ok := w.closure(applied)
+	if !ok {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		for _, s := range order {
+			if s.Pattern != nil && !w.spend(w.mul(n[s], w.match(s.Pattern, v))) {
 				return false
 			}
-			g.inPlace(s, func(c *jsonschema.Schema) { n[c] = add(n[c], k) })
 		}
-		match := func(re jsonschema.Regexp, str string) int64 {
-			l, p := int64(len(str)), g.insts[re]
-			if p > 0 && l > math.MaxInt64/p {
-				return budget + 1
-			}
-			return add(1, l*p/patternByteCost)
-		}
-		switch v := v.(type) {
-		case string:
-			for _, s := range order {
-				if s.Pattern != nil {
-					if work = add(work, mul(n[s], match(s.Pattern, v))); work > budget {
-						return false
-					}
-				}
-			}
-		case map[string]any:
-			for key, child := range v {
-				next, names := map[*jsonschema.Schema]int64{}, map[*jsonschema.Schema]int64{}
-				for _, s := range order {
-					k := n[s]
-					put := func(m map[*jsonschema.Schema]int64, c *jsonschema.Schema) {
-						if c != nil {
-							m[c] = add(m[c], k)
-						}
-					}
-					c, named := s.Properties[key]
-					put(next, c)
-					// Each pattern is matched against each name.
-					for re := range s.PatternProperties {
-						if work = add(work, mul(k, match(re, key))); work > budget {
-							return false
-						}
-					}
-					for re, c := range s.PatternProperties {
-						if re.MatchString(key) {
-							put(next, c)
-							named = true
-						}
-					}
-					if c, ok := s.AdditionalProperties.(*jsonschema.Schema); ok && !named {
-						put(next, c)
-					}
-					put(next, s.UnevaluatedProperties)
-					put(names, s.PropertyNames)
-				}
-				if len(names) > 0 && !walk(key, names) || len(next) > 0 && !walk(child, next) {
-					return false
-				}
-			}
-		case []any:
-			for i, child := range v {
-				next := map[*jsonschema.Schema]int64{}
-				for _, s := range order {
-					k := n[s]
-					put := func(c *jsonschema.Schema) {
-						if c != nil {
-							next[c] = add(next[c], k)
-						}
-					}
-					if i < len(s.PrefixItems) {
-						put(s.PrefixItems[i])
-					} else {
-						put(s.Items2020)
-					}
-					switch items := s.Items.(type) {
-					case *jsonschema.Schema:
-						put(items)
-					case []*jsonschema.Schema:
-						if i < len(items) {
-							put(items[i])
-						} else if c, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
-							put(c)
-						}
-					}
-					put(s.Contains)
-					put(s.UnevaluatedItems)
-				}
-				if len(next) > 0 && !walk(child, next) {
-					return false
-				}
+	case map[string]any:
+		for key, child := range v {
+			if !w.member(order, n, key, child) {
+				return false
 			}
 		}
-		return true
+	case []any:
+		for i, child := range v {
+			if !w.item(order, n, i, child) {
+				return false
+			}
+		}
 	}
-	return !walk(inst, map[*jsonschema.Schema]int64{root: 1})
+	return true
+}
+
+// closure returns the in-place closure of applied, parents before
+// children, with the number of chains that reach each schema, having
+// counted their evaluations; ok is false once over the budget.
+func (w *budgetWalk) closure(applied map[*jsonschema.Schema]int64) (order []*jsonschema.Schema, n map[*jsonschema.Schema]int64, ok bool) {
+	g := w.g
+	seen := map[*jsonschema.Schema]bool{}
+	var post func(s *jsonschema.Schema)
+	post = func(s *jsonschema.Schema) {
+		if !seen[s] {
+			seen[s] = true
+			g.inPlace(s, post)
+			order = append(order, s)
+		}
+	}
+	for s := range applied {
+		post(s)
+	}
+	n = make(map[*jsonschema.Schema]int64, len(order))
+	for s, k := range applied {
+		n[s] = k
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		s, k := order[i], n[order[i]]
+		if !w.spend(w.mul(k, g.cost[s])) {
+			return nil, nil, false
+		}
+		g.inPlace(s, func(c *jsonschema.Schema) { n[c] = w.add(n[c], k) })
+	}
+	return order, n, true
+}
+
+// member walks the member key: child of an object that the schemas of
+// order (reached n times each) apply to.
+func (w *budgetWalk) member(order []*jsonschema.Schema, n map[*jsonschema.Schema]int64, key string, child any) bool {
+	next, names := map[*jsonschema.Schema]int64{}, map[*jsonschema.Schema]int64{}
+	for _, s := range order {
+		k := n[s]
+		put := func(m map[*jsonschema.Schema]int64, c *jsonschema.Schema) {
+			if c != nil {
+				m[c] = w.add(m[c], k)
+			}
+		}
+		c, named := s.Properties[key]
+		put(next, c)
+		// Each pattern is matched against each name.
+		for re := range s.PatternProperties {
+			if !w.spend(w.mul(k, w.match(re, key))) {
+				return false
+			}
+		}
+		for re, c := range s.PatternProperties {
+			if re.MatchString(key) {
+				put(next, c)
+				named = true
+			}
+		}
+		if c, ok := s.AdditionalProperties.(*jsonschema.Schema); ok && !named {
+			put(next, c)
+		}
+		put(next, s.UnevaluatedProperties)
+		put(names, s.PropertyNames)
+	}
+	return (len(names) == 0 || w.walk(key, names)) && (len(next) == 0 || w.walk(child, next))
+}
+
+// item walks the item i of an array that the schemas of order (reached n
+// times each) apply to.
+func (w *budgetWalk) item(order []*jsonschema.Schema, n map[*jsonschema.Schema]int64, i int, child any) bool {
+	next := map[*jsonschema.Schema]int64{}
+	for _, s := range order {
+		k := n[s]
+		put := func(c *jsonschema.Schema) {
+			if c != nil {
+				next[c] = w.add(next[c], k)
+			}
+		}
+		if i < len(s.PrefixItems) {
+			put(s.PrefixItems[i])
+		} else {
+			put(s.Items2020)
+		}
+		switch items := s.Items.(type) {
+		case *jsonschema.Schema:
+			put(items)
+		case []*jsonschema.Schema:
+			if i < len(items) {
+				put(items[i])
+			} else if c, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
+				put(c)
+			}
+		}
+		put(s.Contains)
+		put(s.UnevaluatedItems)
+	}
+	return len(next) == 0 || w.walk(child, next)
 }
 
 // countValues counts the values of v, v included.
