@@ -100,89 +100,14 @@ func (p *schemaParser) child(i, depth int) (*schemaNode, int) {
 func (p *schemaParser) object(i, depth int) (*schemaNode, int) {
 	var (
 		n     schemaNode
-		slots [][]schemaKid // by slot; made for the first child that yields something
+		slots kidSlots
 	)
-	set := func(slot int, kids []schemaKid) {
-		if slots == nil && kids != nil {
-			slots = make([][]schemaKid, numSlots)
-		}
-		if slots != nil {
-			slots[slot] = kids
-		}
-	}
 	data := p.data
 	i = jsonscan.SkipSpace(data, i+1)
 	for data[i] != '}' {
 		ks, next, _ := jsonscan.ScanKey(data, i)
 		j := jsonscan.SkipSpace(data, next)
-		name := p.key(ks)
-		var end int
-		switch string(name) {
-		case "x-mcp-header":
-			n.hasAnn, n.annOK, n.ann = true, false, ""
-			switch data[j] {
-			case '"':
-				s, _ := jsonscan.ScanValue(data, j, 1)
-				var b strings.Builder
-				jsonscan.WriteString(&b, data, s)
-				n.annOK, n.ann, end = true, b.String(), s.End
-			case 'n':
-				n.annOK, end = true, p.skip(j)
-			default:
-				end = p.skip(j)
-			}
-		case "type":
-			n.typeOK, end = p.headerType(j)
-		case "properties":
-			n.propsBad = false
-			set(0, nil)
-			switch data[j] {
-			case '{':
-				var kids []schemaKid
-				kids, end = p.schemas(j, depth+1, 0)
-				set(0, kids)
-			case 'n':
-				end = p.skip(j)
-			default:
-				n.propsBad, end = true, p.skip(j)
-			}
-		default:
-			// All three before reading on, which reuses name's buffer.
-			ms := slotOf(schemaMapKeywords, slotMap, name)
-			vs, as := slotOf(schemaValueKeywords, slotValue, name), slotOf(schemaArrayKeywords, slotArray, name)
-			end = -1
-			if ms >= 0 {
-				set(ms, nil)
-				if data[j] == '{' {
-					var kids []schemaKid
-					kids, end = p.schemas(j, depth+1, ms)
-					set(ms, kids)
-				}
-			}
-			// "items" is a subschema or an array of them: either
-			// replaces the other.
-			if vs >= 0 {
-				set(vs, nil)
-				if data[j] == '{' {
-					var c *schemaNode
-					if c, end = p.child(j, depth+1); c != nil {
-						set(vs, []schemaKid{{slot: vs, node: c}})
-					}
-				}
-			}
-			if as >= 0 {
-				set(as, nil)
-				if data[j] == '[' {
-					var kids []schemaKid
-					kids, end = p.array(j, depth+1, as)
-					set(as, kids)
-				}
-			}
-			if end < 0 {
-				end = p.skip(j)
-			}
-		}
-		i = jsonscan.SkipSpace(data, end)
+		i = jsonscan.SkipSpace(data, p.member(&n, &slots, p.key(ks), j, depth))
 		if data[i] == ',' {
 			i = jsonscan.SkipSpace(data, i+1)
 		}
@@ -195,6 +120,99 @@ func (p *schemaParser) object(i, depth int) (*schemaNode, int) {
 	}
 	kept := n // only a node that yields something goes to the heap
 	return &kept, i + 1
+}
+
+// kidSlots are a schema's children by slot, made for the first child
+// that yields something.
+type kidSlots [][]schemaKid
+
+func (k *kidSlots) set(slot int, kids []schemaKid) {
+	if *k == nil && kids != nil {
+		*k = make(kidSlots, numSlots)
+	}
+	if *k != nil {
+		(*k)[slot] = kids
+	}
+}
+
+// member reads the value at j of the member name of the schema n, at
+// depth, and returns its end.
+func (p *schemaParser) member(n *schemaNode, slots *kidSlots, name []byte, j, depth int) int {
+	data := p.data
+	switch string(name) {
+	case "x-mcp-header":
+		n.hasAnn, n.annOK, n.ann = true, false, ""
+		switch data[j] {
+		case '"':
+			s, _ := jsonscan.ScanValue(data, j, 1)
+			var b strings.Builder
+			jsonscan.WriteString(&b, data, s)
+			n.annOK, n.ann = true, b.String()
+			return s.End
+		case 'n':
+			n.annOK = true
+		}
+		return p.skip(j)
+	case "type":
+		ok, end := p.headerType(j)
+		n.typeOK = ok
+		return end
+	case "properties":
+		n.propsBad = false
+		slots.set(0, nil)
+		switch data[j] {
+		case '{':
+			kids, end := p.schemas(j, depth+1, 0)
+			slots.set(0, kids)
+			return end
+		case 'n':
+			return p.skip(j)
+		}
+		n.propsBad = true
+		return p.skip(j)
+	}
+	return p.keyword(slots, name, j, depth)
+}
+
+// keyword reads the value at j of the keyword name, at depth, when it is
+// one whose subschemas may yield annotations, and returns its end.
+func (p *schemaParser) keyword(slots *kidSlots, name []byte, j, depth int) int {
+	data := p.data
+	// All three before reading on, which reuses name's buffer.
+	ms := slotOf(schemaMapKeywords, slotMap, name)
+	vs, as := slotOf(schemaValueKeywords, slotValue, name), slotOf(schemaArrayKeywords, slotArray, name)
+	end := -1
+	if ms >= 0 {
+		slots.set(ms, nil)
+		if data[j] == '{' {
+			var kids []schemaKid
+			kids, end = p.schemas(j, depth+1, ms)
+			slots.set(ms, kids)
+		}
+	}
+	// "items" is a subschema or an array of them: either replaces the
+	// other.
+	if vs >= 0 {
+		slots.set(vs, nil)
+		if data[j] == '{' {
+			var c *schemaNode
+			if c, end = p.child(j, depth+1); c != nil {
+				slots.set(vs, []schemaKid{{slot: vs, node: c}})
+			}
+		}
+	}
+	if as >= 0 {
+		slots.set(as, nil)
+		if data[j] == '[' {
+			var kids []schemaKid
+			kids, end = p.array(j, depth+1, as)
+			slots.set(as, kids)
+		}
+	}
+	if end < 0 {
+		end = p.skip(j)
+	}
+	return end
 }
 
 // schemas reads the object of subschemas at i (the value of properties
