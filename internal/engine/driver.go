@@ -493,7 +493,13 @@ func (d *driver) probeOnce(ref *connRef, params json.RawMessage, fallback bool) 
 	ctx := d.ctx
 	pctx, cancel := context.WithTimeout(ctx, s.cfg.ProbeTimeout)
 	defer cancel()
-	resp, err := d.rpcMessage(pctx, &Message{Method: protocol.MethodDiscover, Params: params, Negotiation: true, Fallback: fallback})
+	var resp *jsonrpc.Response
+	var err error
+	if s.cfg.Middleware == nil {
+		resp, err = d.rpcOnce(pctx, protocol.MethodDiscover, params, nil) // no Message to make
+	} else {
+		resp, err = d.rpcMessage(pctx, &Message{Method: protocol.MethodDiscover, Params: params, Negotiation: true, Fallback: fallback})
+	}
 	switch {
 	case err == nil && resp.Error == nil:
 		return negotiation.Outcome{Kind: negotiation.OutcomeResult, Result: resp.Result}, nil, nil
@@ -534,6 +540,9 @@ func (d *driver) probeOnce(ref *connRef, params json.RawMessage, fallback bool) 
 // With a middleware, the request passes through it (Message.Negotiation);
 // the negotiation reads the response and the error as they came.
 func (d *driver) rpc(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Response, error) {
+	if d.s.cfg.Middleware == nil {
+		return d.rpcOnce(ctx, method, params, nil) // no Message to make
+	}
 	return d.rpcMessage(ctx, &Message{Method: method, Params: params, Negotiation: true})
 }
 
