@@ -546,11 +546,9 @@ func (d *driver) rpc(ctx context.Context, method string, params json.RawMessage)
 	return d.rpcMessage(ctx, &Message{Method: method, Params: params, Negotiation: true})
 }
 
-// rpcMessage is rpc of the negotiation message m.
+// rpcMessage is rpc of the negotiation message m through the session's
+// middleware (Config.Middleware, not nil).
 func (d *driver) rpcMessage(ctx context.Context, m *Message) (*jsonrpc.Response, error) {
-	if d.s.cfg.Middleware == nil {
-		return d.rpcOnce(ctx, m.Method, m.Params, nil)
-	}
 	var (
 		resp *jsonrpc.Response
 		rerr error
