@@ -456,7 +456,7 @@ type view struct {
 	st  State
 	ref *connRef  // the current connection
 	neg *negState // the latest negotiation; nil before the first
-	err error     // the terminal error, once Done is closed
+	err error     // the terminal error: set with StateFailed or StateClosed, before Done is closed
 	gen uint64    // completed negotiations (see Generation)
 }
 
