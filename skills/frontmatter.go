@@ -56,9 +56,9 @@ func parseFrontmatter(skill string, b []byte) (map[string]any, error) {
 	if _, isMap := v.(map[string]any); !isMap {
 		return nil, &FrontmatterError{Skill: skill}
 	}
-	budget := maxFrontmatterValues
-	if !within(v, &budget) {
-		return nil, &FrontmatterError{Skill: skill, Err: fmt.Errorf("more than %d values (aliases expand to too much)", maxFrontmatterValues)}
+	budget := expansion{values: maxFrontmatterValues, text: maxFrontmatterText}
+	if !budget.within(v) {
+		return nil, &FrontmatterError{Skill: skill, Err: fmt.Errorf("more than %d values or %d bytes of text (aliases expand to too much)", maxFrontmatterValues, maxFrontmatterText)}
 	}
 	m, err := jsonValue(v)
 	if err != nil {
@@ -79,28 +79,47 @@ const maxFrontmatterBytes = 32 << 10
 // value (YAML aliases are shared when parsed, copied when rendered).
 const maxFrontmatterValues = 100_000
 
-// within reports whether v has no more values than *budget allows,
-// spending the budget as it walks.
-func within(v any, budget *int) bool {
-	*budget--
-	if *budget < 0 {
+// maxFrontmatterText bounds the bytes of the strings (keys included) of a
+// parsed frontmatter, counted with aliases expanded: a few thousand
+// aliases of one long string are few values but much text. Without
+// aliases the text is no longer than the block's 32 KiB.
+const maxFrontmatterText = 1 << 20
+
+// expansion is what is left of the bounds on a parsed frontmatter.
+type expansion struct {
+	values, text int
+}
+
+// within reports whether v fits in what is left of the bounds, spending
+// them as it walks.
+func (b *expansion) within(v any) bool {
+	b.values--
+	if b.values < 0 {
 		return false
 	}
 	switch x := v.(type) {
+	case string:
+		return b.spend(x)
 	case map[string]any:
-		for _, e := range x {
-			if !within(e, budget) {
+		for k, e := range x {
+			if !b.spend(k) || !b.within(e) {
 				return false
 			}
 		}
 	case []any:
 		for _, e := range x {
-			if !within(e, budget) {
+			if !b.within(e) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// spend spends the text bound on s.
+func (b *expansion) spend(s string) bool {
+	b.text -= len(s)
+	return b.text >= 0
 }
 
 // jsonValue renders v as JSON and decodes it back as an object.

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -83,6 +84,23 @@ const aliasBomb = "x1: &a [x,x,x,x,x,x,x,x,x,x]\nx2: &b [*a,*a,*a,*a,*a,*a,*a,*a
 	"x3: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nx4: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n" +
 	"x5: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nx6: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n" +
 	"x7: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n"
+
+// aliasTextBomb is 16 KB of YAML whose aliases expand to a thousand
+// copies of a 16,000-byte string (16 MB of text) in a few thousand values.
+var aliasTextBomb = "s: &s " + strings.Repeat("y", 16000) + "\n" +
+	"t1: &a [*s,*s,*s,*s,*s,*s,*s,*s,*s,*s]\nt2: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n" +
+	"t3: [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+
+// TestFrontmatterAliasText checks that aliases cannot expand a small
+// frontmatter into a large text: few values, but many bytes.
+func TestFrontmatterAliasText(t *testing.T) {
+	md := "---\nname: a\ndescription: d\n" + aliasTextBomb + "---\n"
+	m, err := parseFrontmatter("skill://a/SKILL.md", []byte(md))
+	var fe *FrontmatterError
+	if !errors.As(err, &fe) || fe.Err == nil {
+		t.Fatalf("parse = %d fields, %v; want a FrontmatterError on the block", len(m), err)
+	}
+}
 
 // FuzzFrontmatter checks that no SKILL.md makes the parser panic or
 // accept content that differs from the entry.
