@@ -18,10 +18,11 @@ import (
 // for every request; the default depends on the kind, mostly
 // server/discover), transport (stdio, http, websocket or sse), skip
 // (matching requests let through first), times (how many it applies to;
-// 0 means all), code, message and data (a JSON-RPC error), status, header
-// (Name=Value, repeatable), body and ctype (an HTTP answer), supported
-// (versions separated by '|'), version, result (raw JSON) and size. Values
-// that are JSON may contain commas. For example:
+// 0 means all), code, message and data (a JSON-RPC error), status (100
+// to 999), header (Name=Value, repeatable), body and ctype (an HTTP
+// answer), supported (versions separated by '|'), version, result (raw
+// JSON) and size (at most 1 GiB). Values that are JSON may contain
+// commas. For example:
 //
 //	conduittest.FaultSilent.On("tools/call").Times(1)
 //	conduittest.Fault("http-status:status=401,header=WWW-Authenticate=Bearer")
@@ -114,8 +115,21 @@ func (f Fault) parse() (testserver.Fault, error) {
 	if err != nil {
 		return tf, fmt.Errorf("conduittest: fault %q: %s", string(f), strings.TrimPrefix(err.Error(), "testserver: "))
 	}
+	// Values the server cannot produce: net/http's WriteHeader panics on
+	// a status outside 100-999, and a padding past what memory holds
+	// panics the server's goroutine, ending the test binary.
+	if tf.Status != 0 && (tf.Status < 100 || tf.Status > 999) {
+		return tf, fmt.Errorf("conduittest: fault %q: status %d is not an HTTP status (100-999)", string(f), tf.Status)
+	}
+	if tf.Size > maxFaultSize {
+		return tf, fmt.Errorf("conduittest: fault %q: size %d is more than %d bytes", string(f), tf.Size, maxFaultSize)
+	}
 	return tf, nil
 }
+
+// maxFaultSize bounds a fault's size=…: [FaultOversized] pads a response
+// to it.
+const maxFaultSize = 1 << 30
 
 func parseFaults(faults []Fault) ([]testserver.Fault, error) {
 	out := make([]testserver.Fault, 0, len(faults))

@@ -234,6 +234,38 @@ func TestFaultsTable(t *testing.T) {
 	}
 }
 
+// TestFaultValuesOutOfRange checks that a fault whose size or status
+// the server cannot produce is refused when it is parsed: a size past
+// what a string holds made the server panic (crashing the test binary),
+// a status outside 100-999 made net/http's WriteHeader panic.
+func TestFaultValuesOutOfRange(t *testing.T) {
+	for _, f := range []conduittest.Fault{
+		conduittest.FaultOversized.With("size", "9223372036854775807"),
+		conduittest.FaultOversized.With("size", "1073741825"),
+		conduittest.FaultHTTPStatus.With("status", "42"),
+		conduittest.FaultHTTPStatus.With("status", "1000"),
+		conduittest.FaultRPCError.With("status", "-1"),
+	} {
+		if err := f.Validate(); err == nil {
+			t.Errorf("%q validated", f)
+		}
+		if _, err := conduittest.New(conduittest.WithFaults(f)); err == nil {
+			t.Errorf("New with %q: no error", f)
+		}
+	}
+	for _, f := range []conduittest.Fault{
+		conduittest.FaultOversized.With("size", "1073741824"),
+		conduittest.FaultOversized.With("size", "0"),
+		conduittest.FaultHTTPStatus.With("status", "100"),
+		conduittest.FaultHTTPStatus.With("status", "999"),
+		conduittest.FaultHTTPStatus.With("status", "0"),
+	} {
+		if err := f.Validate(); err != nil {
+			t.Errorf("%q: %v", f, err)
+		}
+	}
+}
+
 // TestFaultsApply checks a few faults through the public client.
 func TestFaultsApply(t *testing.T) {
 	srv := conduittest.NewServer(t, conduittest.WithFaults(conduittest.FaultRPCError.On("tools/call").With("code", "-32042").Times(1)))
