@@ -32,7 +32,9 @@ const CodeNotInTranscript = -32099
 // tokens, client info and capabilities there may differ). Ids are
 // remapped: the response carries the live request's id, progress
 // notifications its progress token, and subscription notifications and
-// cancellations its id. Recorded requests are used in order; once all
+// cancellations its id; server requests get ids of the replay's own, so
+// that two plays of one recorded exchange never share one. Recorded
+// requests are used in order; once all
 // copies of one are used, the last is answered again. A request without a
 // match is answered at once with error [CodeNotInTranscript], and the
 // mismatch, a diff against the nearest recorded request, is reported
@@ -209,6 +211,7 @@ type replayConn struct {
 
 	mu      sync.Mutex
 	waiting map[string]chan struct{} // server request id → closed on the client's answer; guarded by mu
+	lastID  int64                    // the id of the last server request sent; guarded by mu
 }
 
 // handle acts on one message from the client.
@@ -276,9 +279,13 @@ func (c *replayConn) play(ctx context.Context, x *exchange, steps []step, live *
 		}
 		msg := remap(st.msg, x.req, live)
 		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsNotification() {
+			// A fresh id: the recorded one may be in flight already, for
+			// a recorded exchange played to two requests at once.
 			wait = make(chan struct{})
 			c.mu.Lock()
-			c.waiting[idKey(req.ID)] = wait
+			c.lastID++
+			msg = &jsonrpc.Request{ID: jsonrpc.Int64ID(c.lastID), Method: req.Method, Params: req.Params}
+			c.waiting[idKey(jsonrpc.Int64ID(c.lastID))] = wait
 			c.mu.Unlock()
 		}
 		if send(msg) != nil {

@@ -307,3 +307,63 @@ func TestReplayRemapsMeta(t *testing.T) {
 		t.Fatalf("replayed slow: %v, %v, progress %v; want 2 updates", res, err, got)
 	}
 }
+
+// barrierHost answers sampling only once n requests are waiting, so that
+// the calls that caused them overlap.
+type barrierHost struct {
+	host
+	n       int
+	mu      sync.Mutex
+	waiting int
+	all     chan struct{}
+}
+
+func (h *barrierHost) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+	h.mu.Lock()
+	h.waiting++
+	if h.waiting == h.n {
+		close(h.all)
+	}
+	h.mu.Unlock()
+	select {
+	case <-h.all:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return h.host.CreateMessage(ctx, p)
+}
+
+// TestReplayConcurrentServerRequests replays one recorded call that made
+// a sampling request to two calls at once: each gets its own server
+// request and each completes, though the transcript holds one server
+// request id.
+func TestReplayConcurrentServerRequests(t *testing.T) {
+	for _, via := range []string{"memory", "http"} {
+		t.Run(via, func(t *testing.T) {
+			srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Legacy))
+			ctx := testCtx(t)
+			entries := mustRead(t, recordWith(t, srv, "memory", func(c *client.Client) {
+				if _, err := c.CallTool(ctx, "sample", map[string]any{}); err != nil {
+					t.Fatal(err)
+				}
+			}, client.WithHandler(&host{})))
+			rp := conduittest.NewReplay(t, entries)
+			c := dialReplay(t, rp, via, client.WithHandler(&barrierHost{n: 2, all: make(chan struct{})}))
+			callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i := range errs {
+				wg.Go(func() {
+					_, errs[i] = c.CallTool(callCtx, "sample", map[string]any{})
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Errorf("call %d: %v", i, err)
+				}
+			}
+		})
+	}
+}
