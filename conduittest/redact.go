@@ -35,8 +35,12 @@ var credentialNames = map[string]bool{
 var credentialSchemes = []string{"bearer ", "basic ", "dpop "}
 
 // mayHoldCredential is a quick test that lets most messages through
-// byte for byte.
+// byte for byte. A message with a \u escape may spell a name or scheme
+// with it ("access\u005ftoken"), which only decoding reveals.
 func mayHoldCredential(msg []byte) bool {
+	if bytes.Contains(msg, []byte(`\u`)) {
+		return true
+	}
 	low := bytes.ToLower(msg)
 	for name := range credentialNames {
 		if bytes.Contains(low, []byte(`"`+name+`"`)) {

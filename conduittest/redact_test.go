@@ -81,3 +81,33 @@ func TestRecorderRedactsCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderRedactsEscapedCredentials: a server that writes a
+// credential's name or scheme with JSON escapes ("access\u005ftoken",
+// "\u0042earer …") has it redacted all the same.
+func TestRecorderRedactsEscapedCredentials(t *testing.T) {
+	const secret = "s3cr3t-t0ken"
+	for _, result := range []string{
+		`{"content":[],"access\u005ftoken":"` + secret + `"}`,
+		`{"content":[{"type":"text","text":"\u0042earer ` + secret + `"}]}`,
+		`{"content":[],"_meta":{"\u0041uthorization":"` + secret + `"}}`,
+	} {
+		var buf bytes.Buffer
+		rec := conduittest.NewRecorder(&buf)
+		srv := conduittest.NewServer(t, conduittest.WithFaults(conduittest.FaultResult.On("tools/call").With("result", result)))
+		c, err := client.Connect(testCtx(t), srv.Transport(), rec.Option())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if err := rec.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if text := buf.String(); strings.Contains(text, secret) || !strings.Contains(text, conduittest.Redacted) {
+			t.Errorf("result %s: transcript holds the secret:\n%s", result, text)
+		}
+	}
+}
