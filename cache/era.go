@@ -133,7 +133,7 @@ func (c *fileEras) readLocked() map[string]EraRecord {
 	if err != nil {
 		return m
 	}
-	if json.Unmarshal(b, &m) != nil {
+	if json.Unmarshal(b, &m) != nil || m == nil { // "null" leaves m nil
 		return map[string]EraRecord{}
 	}
 	return m

@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,31 @@ func TestFileEraStoreWriteError(t *testing.T) {
 	s := cache.NewFileEraStore(filepath.Join(blocker, "eras.json")) // its directory is a file
 	if err := s.StoreEra(context.Background(), "x", cache.EraRecord{Era: negotiation.EraLegacy}); err == nil {
 		t.Error("StoreEra under a file = nil, want an error")
+	}
+}
+
+// TestFileEraStoreCorruptFile: a file that is not a JSON object of
+// records reads as empty, and a store replaces it with one that holds
+// the new record.
+func TestFileEraStoreCorruptFile(t *testing.T) {
+	ctx := context.Background()
+	dir := wintest.TempDir(t)
+	for i, content := range []string{"null", "[1,2]", `{"x": 5}`, "{", "\x00garbage", ""} {
+		path := filepath.Join(dir, fmt.Sprintf("eras%d.json", i))
+		mustOK(t, os.WriteFile(path, []byte(content), 0o600))
+		s := cache.NewFileEraStore(path)
+		if _, ok, err := s.LoadEra(ctx, "x"); ok || err != nil {
+			t.Errorf("file %q: LoadEra = %v, %v; want nothing", content, ok, err)
+		}
+		mustOK(t, s.DeleteEra(ctx, "x"))
+		rec := cache.EraRecord{Era: negotiation.EraLegacy, Version: protocol.Version20250618}
+		if err := s.StoreEra(ctx, "x", rec); err != nil {
+			t.Errorf("file %q: StoreEra = %v", content, err)
+			continue
+		}
+		if got, ok, err := cache.NewFileEraStore(path).LoadEra(ctx, "x"); !ok || got != rec || err != nil {
+			t.Errorf("file %q: LoadEra after a store = %+v, %v, %v; want %+v", content, got, ok, err, rec)
+		}
 	}
 }
 
