@@ -40,7 +40,8 @@ const CodeNotInTranscript = -32099
 // mismatch, a diff against the nearest recorded request, is reported
 // (with t.Errorf for [NewReplay]). Recorded timing is not reproduced.
 type Replay struct {
-	exchanges []*exchange // written once by newReplay
+	exchanges []*exchange               // written once by StartReplay
+	byKey     map[matchIndex]*matchList // written once by StartReplay; its cursors guarded by mu
 	report    func(string)
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -71,7 +72,8 @@ func NewReplay(tb testing.TB, entries []Entry) *Replay {
 // must call [Replay.Close].
 func StartReplay(entries []Entry, report func(msg string)) *Replay {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Replay{exchanges: buildExchanges(entries), report: report, ctx: ctx, cancel: cancel}
+	xs := buildExchanges(entries)
+	r := &Replay{exchanges: xs, byKey: indexExchanges(xs), report: report, ctx: ctx, cancel: cancel}
 	r.http = &replayConn{r: r, waiting: map[string]chan struct{}{}, send: r.sendStandalone}
 	return r
 }

@@ -223,29 +223,72 @@ func (r *Replay) match(live *jsonrpc.Request) (*exchange, string) {
 	key := matchKey(live)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var unanswered, last *exchange
-	for _, x := range r.exchanges {
-		if x.key != key || x.req.IsNotification() != live.IsNotification() {
-			continue
-		}
-		switch {
-		case !x.used && (x.answered || x.req.IsNotification()):
-			x.used = true
+	if l := r.byKey[matchIndex{key, live.IsNotification()}]; l != nil {
+		if x := l.take(); x != nil {
 			return x, ""
-		case !x.used && unanswered == nil:
-			unanswered = x
-		case x.used:
-			last = x
 		}
-	}
-	if unanswered != nil {
-		unanswered.used = true
-		return unanswered, ""
-	}
-	if last != nil {
-		return last, ""
 	}
 	return nil, r.diffReport(live)
+}
+
+// matchIndex is what a live message must share with a recorded one to
+// match it.
+type matchIndex struct {
+	key          string
+	notification bool
+}
+
+// matchList is the recorded messages of one [matchIndex], in transcript
+// order, with cursors that only move forward, so that replaying a
+// transcript costs time linear in it.
+type matchList struct {
+	xs []*exchange
+	// answered and other are the indexes of the first exchange that may
+	// be unused among those with a recorded response (or notifications)
+	// and among the others; last is the index of the last one used, or
+	// -1. Guarded by Replay.mu.
+	answered, other, last int
+}
+
+// indexExchanges groups xs by what a live message must share to match.
+func indexExchanges(xs []*exchange) map[matchIndex]*matchList {
+	m := map[matchIndex]*matchList{}
+	for _, x := range xs {
+		k := matchIndex{x.key, x.req.IsNotification()}
+		l := m[k]
+		if l == nil {
+			l = &matchList{last: -1}
+			m[k] = l
+		}
+		l.xs = append(l.xs, x)
+	}
+	return m
+}
+
+// take marks used and returns the exchange match picks from l, or nil
+// when l has none.
+func (l *matchList) take() *exchange {
+	complete := func(x *exchange) bool { return x.answered || x.req.IsNotification() }
+	for ; l.answered < len(l.xs); l.answered++ {
+		if x := l.xs[l.answered]; !x.used && complete(x) {
+			return l.use(l.answered)
+		}
+	}
+	for ; l.other < len(l.xs); l.other++ {
+		if x := l.xs[l.other]; !x.used && !complete(x) {
+			return l.use(l.other)
+		}
+	}
+	if l.last >= 0 {
+		return l.xs[l.last]
+	}
+	return nil
+}
+
+func (l *matchList) use(i int) *exchange {
+	l.xs[i].used = true
+	l.last = max(l.last, i)
+	return l.xs[i]
 }
 
 // diffReport describes live against the nearest recorded request: the

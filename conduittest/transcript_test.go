@@ -1,10 +1,12 @@
 package conduittest_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -365,5 +367,58 @@ func TestReplayConcurrentServerRequests(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReplayLongTranscript replays a transcript of 200,000 copies of one
+// call to as many calls: each finds its copy without scanning the ones
+// used before it (which made the replay quadratic: minutes instead of
+// seconds).
+func TestReplayLongTranscript(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("a large transcript")
+	}
+	const n = 200_000
+	const call = `"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, a typical argument"}}}`
+	entries := make([]conduittest.Entry, 0, 2*n)
+	for i := range n {
+		entries = append(entries,
+			conduittest.Entry{Dir: "send", Msg: json.RawMessage(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,`+call, i+1))},
+			conduittest.Entry{Dir: "recv", Msg: json.RawMessage(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, i+1))})
+	}
+	rp := conduittest.NewReplay(t, entries)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		err := rp.ServeStdio(ctx, inR, outW)
+		outW.Close() // the scan below ends
+		served <- err
+	}()
+	defer func() {
+		inW.Close()
+		outR.Close() // a response still being written fails
+		<-served
+	}()
+	go func() {
+		for i := range n {
+			if _, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,`+call+"\n", i+1); err != nil {
+				return
+			}
+		}
+	}()
+	sc := bufio.NewScanner(outR)
+	for got := 0; got < n; got++ {
+		if !sc.Scan() {
+			t.Fatalf("%d responses of %d, then the replay ended (context: %v)", got, n, ctx.Err())
+		}
+		if bytes.Contains(sc.Bytes(), []byte(`"error"`)) {
+			t.Fatalf("response %d: %s", got+1, sc.Bytes())
+		}
+	}
+	if u := rp.Unused(); len(u) > 0 {
+		t.Errorf("%d recorded calls unused", len(u))
 	}
 }
