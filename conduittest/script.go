@@ -48,6 +48,19 @@ type step struct {
 // maxReplayDelay bounds the recorded gap a replay reproduces.
 const maxReplayDelay = time.Second
 
+// replayDelay is the wait for a recorded gap of ms milliseconds, bounded
+// before it becomes a Duration: a gap past what one holds (a transcript's
+// ms is anything a file says) would otherwise convert to a wrapped value.
+func replayDelay(ms float64) time.Duration {
+	if ms <= 0 {
+		return 0
+	}
+	if ms >= float64(maxReplayDelay/time.Millisecond) {
+		return maxReplayDelay
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
 // buildExchanges attributes each recorded server message to the client
 // message it belongs to: a response to its request; a notification to the
 // request its progress token, subscription id or requestId names; any
@@ -97,7 +110,7 @@ func buildExchanges(entries []Entry) []*exchange {
 		st := step{msg: req}
 		if x.answered {
 			st.after = true
-			st.delay = min(time.Duration((e.Ms-x.lastMs)*float64(time.Millisecond)), maxReplayDelay)
+			st.delay = replayDelay(e.Ms - x.lastMs)
 			x.lastMs = e.Ms
 		}
 		x.steps = append(x.steps, st)

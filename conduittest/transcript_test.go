@@ -422,3 +422,41 @@ func TestReplayLongTranscript(t *testing.T) {
 		t.Errorf("%d recorded calls unused", len(u))
 	}
 }
+
+// TestReplayFarGap: a message recorded ages after the response it
+// follows (a gap past what a Duration holds) is replayed after the
+// longest gap a replay reproduces, one second, not at once.
+func TestReplayFarGap(t *testing.T) {
+	entries := []conduittest.Entry{
+		{Dir: "send", Ms: 0, Msg: json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)},
+		{Dir: "recv", Ms: 1, Msg: json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)},
+		{Dir: "recv", Ms: 1e16, Msg: json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)},
+	}
+	rp := conduittest.NewReplay(t, entries)
+	ctx := testCtx(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		err := rp.ServeStdio(ctx, inR, outW)
+		outW.Close()
+		served <- err
+	}()
+	defer func() {
+		inW.Close()
+		outR.Close()
+		<-served
+	}()
+	go fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`)
+	sc := bufio.NewScanner(outR)
+	if !sc.Scan() || !bytes.Contains(sc.Bytes(), []byte(`"id":7`)) {
+		t.Fatalf("first message %q, want the response", sc.Bytes())
+	}
+	answered := time.Now()
+	if !sc.Scan() || !bytes.Contains(sc.Bytes(), []byte("list_changed")) {
+		t.Fatalf("second message %q, want the notification", sc.Bytes())
+	}
+	if gap := time.Since(answered); gap < 900*time.Millisecond {
+		t.Errorf("notification %v after the response, want the one-second bound", gap)
+	}
+}
