@@ -305,8 +305,12 @@ func TestOutcomeMatrix(t *testing.T) {
 // it (the context bounds everything).
 const cellTimeout = 20 * time.Second
 
-// fastRetry keeps the transient-failure retries of a cell short.
-var fastRetry = client.RetryPolicy{MaxAttempts: 3, InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond, MaxElapsed: 2 * time.Second, ProbeTimeout: 2 * time.Second}
+// fastRetry keeps the transient-failure retries of a cell short. Its probe
+// timeout is not short: no cell's server leaves a probe unanswered, and a
+// respawned stdio server (this test binary, built with -race, on a loaded
+// machine) took more than 2 s to answer one, which read as legacy
+// evidence and failed the reconnect.
+var fastRetry = client.RetryPolicy{MaxAttempts: 3, InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond, MaxElapsed: 2 * time.Second, ProbeTimeout: 10 * time.Second}
 
 func mOptions(era conduittest.Era, p client.ReplayPolicy, events *eventLog) []client.Option {
 	proto := client.Modern
