@@ -503,25 +503,41 @@ func TestModernHintLegacyHTTPEvidence(t *testing.T) {
 	}
 }
 
+// TestProbeTimeoutHonoursConfig: a probe the stdio server leaves
+// unanswered is given up after Config.ProbeTimeout, and after
+// DefaultProbeTimeout (5 s) when that is zero or negative.
 func TestProbeTimeoutHonoursConfig(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
-			if r.Method != protocol.MethodDiscover {
-				legacyServer(p, r)
-			}
-		}))
-		tr.kind = transport.KindStdio
-		start := time.Now()
-		s := connected(t, tr, Config{ProbeTimeout: time.Second})
-		if got := time.Since(start); got != time.Second {
-			t.Errorf("negotiation took %v of fake time, want the probe timeout 1s", got)
-		}
-		synctest.Wait()
-		if !slices.Equal(tr.peer(0).methods(), []string{"server/discover", "initialize", "notifications/initialized"}) {
-			t.Errorf("methods = %v", tr.peer(0).methods())
-		}
-		_ = s
-	})
+	tests := []struct {
+		name    string
+		timeout time.Duration
+		want    time.Duration
+	}{
+		{"configured", time.Second, time.Second},
+		{"zero", 0, 5 * time.Second},
+		{"negative", -time.Second, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+					if r.Method != protocol.MethodDiscover {
+						legacyServer(p, r)
+					}
+				}))
+				tr.kind = transport.KindStdio
+				start := time.Now()
+				s := connected(t, tr, Config{ProbeTimeout: tt.timeout})
+				if got := time.Since(start); got != tt.want {
+					t.Errorf("negotiation took %v of fake time, want the probe timeout %v", got, tt.want)
+				}
+				synctest.Wait()
+				if !slices.Equal(tr.peer(0).methods(), []string{"server/discover", "initialize", "notifications/initialized"}) {
+					t.Errorf("methods = %v", tr.peer(0).methods())
+				}
+				_ = s
+			})
+		})
+	}
 }
 
 func TestConnectContextCancelled(t *testing.T) {
