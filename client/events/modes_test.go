@@ -57,8 +57,8 @@ func TestPollDrainsOnHasMore(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 // TestPollPacing: without hasMore the next poll waits nextPollMs, and
-// never less than the floor (lower bounds only: a slow machine cannot
-// make them fail).
+// never less than the floor, 1 s when Options.PollFloor is zero or
+// negative (lower bounds only: a slow machine cannot make them fail).
 func TestPollPacing(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -68,6 +68,8 @@ func TestPollPacing(t *testing.T) {
 	}{
 		{"nextPollMs", 300, 10 * time.Millisecond, 300 * time.Millisecond},
 		{"floor", 1, 250 * time.Millisecond, 250 * time.Millisecond},
+		{"default-floor", 1, 0, time.Second},
+		{"negative-floor", 1, -time.Millisecond, time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
