@@ -67,7 +67,7 @@ func (r *Result) Text() string {
 			b.WriteByte('\n')
 		}
 		if p.Type == PartImage {
-			fmt.Fprintf(&b, "[image %s, %d bytes]", p.MIMEType, base64.StdEncoding.DecodedLen(len(p.Data)))
+			fmt.Fprintf(&b, "[image %s, %d bytes]", p.MIMEType, decodedSize(p.Data))
 			continue
 		}
 		b.WriteString(p.Text)
@@ -224,10 +224,27 @@ func (b *resultBuilder) short(s string) string {
 	return truncateUTF8(s, maxNoteField) + "…"
 }
 
+// decodedSize is the number of bytes the standard base64 in data decodes
+// to, without decoding it: the line breaks the decoder skips and the
+// padding are not counted. For data that is not valid base64 it is an
+// estimate.
+func decodedSize(data string) int {
+	n := len(data) - strings.Count(data, "\n") - strings.Count(data, "\r")
+	pad := 0
+	for i := len(data) - 1; i >= 0 && pad < 2; i-- {
+		if c := data[i]; c == '=' {
+			pad++
+		} else if c != '\n' && c != '\r' {
+			break
+		}
+	}
+	return max(base64.StdEncoding.DecodedLen(n)-pad, 0)
+}
+
 var imageTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 func (b *resultBuilder) addImage(data, mime, what string) {
-	n := base64.StdEncoding.DecodedLen(len(data))
+	n := decodedSize(data)
 	if !slices.Contains(imageTypes, mime) {
 		b.addNote(fmt.Sprintf("[%s: %s, %d bytes, a type the model does not take]", what, b.short(mime), n))
 		return
@@ -255,7 +272,7 @@ func (b *resultBuilder) block(c protocol.Content) {
 	case protocol.ContentImage:
 		b.addImage(c.Data, c.MIMEType, "image")
 	case protocol.ContentAudio:
-		b.addNote(fmt.Sprintf("[audio: %s, %d bytes, not passed to the model]", b.short(c.MIMEType), base64.StdEncoding.DecodedLen(len(c.Data))))
+		b.addNote(fmt.Sprintf("[audio: %s, %d bytes, not passed to the model]", b.short(c.MIMEType), decodedSize(c.Data)))
 	case protocol.ContentResourceLink:
 		b.addNote(b.resourceLink(c))
 	case protocol.ContentResource:
@@ -286,7 +303,7 @@ func (b *resultBuilder) embedded(rc *protocol.ResourceContents) {
 	case strings.HasPrefix(rc.MIMEType, "image/"):
 		b.addImage(rc.Blob, rc.MIMEType, "resource "+b.short(rc.URI))
 	default:
-		b.addNote(fmt.Sprintf("[resource %s: %s, %d bytes of binary data, not passed to the model]", b.short(rc.URI), b.short(rc.MIMEType), base64.StdEncoding.DecodedLen(len(rc.Blob))))
+		b.addNote(fmt.Sprintf("[resource %s: %s, %d bytes of binary data, not passed to the model]", b.short(rc.URI), b.short(rc.MIMEType), decodedSize(rc.Blob)))
 	}
 }
 

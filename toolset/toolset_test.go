@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -224,5 +225,48 @@ func TestResultBounds(t *testing.T) {
 	}
 	if r := set.Result("t", &protocol.CallToolResult{}); len(r.Parts) != 0 || r.Truncated {
 		t.Errorf("empty result: %+v", r)
+	}
+}
+
+// TestDefaultImageBound: the zero Options keep images of up to 5 MiB,
+// counted decoded (without the padding and line breaks of the base64),
+// in a result and replace a larger one by a note; a negative
+// MaxImageBytes keeps it.
+func TestDefaultImageBound(t *testing.T) {
+	image := func(n int, wrap bool) *protocol.CallToolResult {
+		data := base64.StdEncoding.EncodeToString(make([]byte, n))
+		if wrap { // as MIME writes it: lines of 76 characters
+			var b strings.Builder
+			for len(data) > 76 {
+				b.WriteString(data[:76] + "\r\n")
+				data = data[76:]
+			}
+			data = b.String() + data
+		}
+		return &protocol.CallToolResult{Content: []protocol.Content{protocol.ImageContent(data, "image/png")}}
+	}
+	unlimited, _ := toolset.Load(context.Background(), &staticSource{}, &toolset.Options{MaxImageBytes: -1})
+	tests := []struct {
+		name string
+		set  *toolset.Set
+		size int
+		wrap bool
+		want bool
+	}{
+		{"default-at-bound", &toolset.Set{}, 5 << 20, false, true},
+		{"default-at-bound-wrapped", &toolset.Set{}, 5 << 20, true, true},
+		{"default-past-bound", &toolset.Set{}, 5<<20 + 1, false, false},
+		{"unlimited", unlimited, 5<<20 + 1, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.set.Result("t", image(tt.size, tt.wrap))
+			if got := r.HasImages(); got != tt.want {
+				t.Fatalf("Result(image of %d bytes).HasImages() = %v, want %v", tt.size, got, tt.want)
+			}
+			if want := fmt.Sprintf("[image image/png, %d bytes]", tt.size); tt.want && r.Text() != want {
+				t.Errorf("Text() = %q, want %q", r.Text(), want)
+			}
+		})
 	}
 }
