@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"testing/synctest"
 )
@@ -47,7 +48,9 @@ func TestGate(t *testing.T) {
 	if g := newGate(-1); g != nil || g.acquire(context.Background()) != nil {
 		t.Errorf("newGate(-1) = %v, want no cap", g)
 	}
-	if g := newGate(0); g.max < 4 {
-		t.Errorf("default cap %d, want at least 4", g.max)
+	// The default, as Options.MaxStarting and README.md give it: twice
+	// the CPUs, at least 4.
+	if g, want := newGate(0), max(4, 2*runtime.NumCPU()); g.max != want {
+		t.Errorf("default cap %d, want %d", g.max, want)
 	}
 }
