@@ -85,6 +85,46 @@ func TestRelistenPaced(t *testing.T) {
 	})
 }
 
+// TestRelistenDefaultPacing: without Liveness pacing, a server that
+// acknowledges and then ends every listen is re-listened after waits
+// that start at 100 ms and double up to 30 s (each drawn from the upper
+// half of the backoff, for jitter), and stay there.
+func TestRelistenDefaultPacing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var at []time.Time
+		tr := newScripted(reqHandler(func(p *peer, r *jsonrpc.Request) {
+			if r.Method == protocol.MethodSubscriptionsListen {
+				mu.Lock()
+				at = append(at, time.Now())
+				mu.Unlock()
+			}
+			ackThenFail(p, r)
+		}))
+		st := listenDurable(t, tr, Config{})
+		go func() {
+			for range st.Notifications() {
+			}
+		}()
+		time.Sleep(10 * time.Minute)
+		st.Close()
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(at) < 12 {
+			t.Fatalf("%d listens in 10 minutes, want the backoff to reach its cap", len(at))
+		}
+		backoff := relistenInitial
+		for i := 1; i < len(at); i++ {
+			gap := at[i].Sub(at[i-1])
+			if gap < backoff/2 || gap > backoff {
+				t.Errorf("wait before listen %d = %v, want within [%v, %v]", i+1, gap, backoff/2, backoff)
+			}
+			backoff = min(2*backoff, 30*time.Second)
+		}
+	})
+}
+
 // TestRelistenStableResets: after a stream that lived past
 // relistenStable, the backoff starts again from relistenInitial.
 func TestRelistenStableResets(t *testing.T) {
