@@ -678,3 +678,49 @@ func TestNegotiationRequestAfterClose(t *testing.T) {
 		t.Errorf("server/discover after Close reached the server (%d → %d requests)", before, after)
 	}
 }
+
+// TestRetrierDefaults: the zero RetryPolicy allows 5 attempts, waits
+// 200 ms (±50%) first, never more than 5 s (±50%), and gives up once the
+// next wait would end past 30 s from the start; a negative MaxAttempts
+// allows no retry.
+func TestRetrierDefaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRetrier(RetryPolicy{})
+		var waits []time.Duration
+		for {
+			d, ok := r.next(0)
+			if !ok {
+				break
+			}
+			waits = append(waits, d)
+		}
+		if len(waits) != 4 {
+			t.Fatalf("zero policy: %d retries (%v), want 4 (5 attempts)", len(waits), waits)
+		}
+		if d := waits[0]; d < 100*time.Millisecond || d > 300*time.Millisecond {
+			t.Errorf("first wait = %v, want 200ms ±50%%", d)
+		}
+
+		start := time.Now()
+		r = newRetrier(RetryPolicy{MaxAttempts: 1000})
+		retries := 0
+		for {
+			d, ok := r.next(0)
+			if !ok {
+				break
+			}
+			if d > 7500*time.Millisecond {
+				t.Errorf("wait %d = %v, want at most 5s +50%%", retries+1, d)
+			}
+			retries++
+			time.Sleep(d)
+		}
+		if el := time.Since(start); el > 30*time.Second || el < 30*time.Second-7500*time.Millisecond {
+			t.Errorf("gave up after %v of waits (%d retries), want just under 30s", el, retries)
+		}
+
+		if _, ok := newRetrier(RetryPolicy{MaxAttempts: -1}).next(0); ok {
+			t.Error("MaxAttempts -1: a retry allowed, want none")
+		}
+	})
+}
