@@ -1,6 +1,9 @@
 package events_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -320,3 +323,65 @@ func TestReceiverRefuses(t *testing.T) {
 func jsonBody(s string) *strings.Reader { return strings.NewReader(s) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestReceiverBehindAndDuplicates: a delivery the subscription's consumer
+// has no room for is answered 503 (the server retries it) and not lost;
+// a delivery of an event already handed over is answered 204 and not
+// handed over again.
+func TestReceiverBehindAndDuplicates(t *testing.T) {
+	var recvr events.Receiver
+	hooks := httptest.NewServer(&recvr)
+	defer hooks.Close()
+	f := connect(t, tPipe, eventsServer(testserver.EventsOptions{}), client.WithProtocol(client.Modern))
+	key := make([]byte, 32)
+	secret := "whsec_" + base64.StdEncoding.EncodeToString(key)
+	opts := fastOpts
+	opts.Buffer = 1
+	sub, err := events.New(f.c, opts).Subscribe(testCtx(t), "ticks", events.SubscribeOptions{
+		Mode:    events.Webhook,
+		Webhook: events.WebhookOptions{URL: hooks.URL, Receiver: &recvr, Secret: secret, TTL: time.Minute},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	deliver := func(eventID string) int {
+		t.Helper()
+		body := `{"eventId":"` + eventID + `","name":"ticks","timestamp":"2026-01-01T00:00:00Z","data":{"n":1}}`
+		id, ts := "msg_"+eventID+"_"+itoa(time.Now().UnixNano()), itoa(time.Now().Unix())
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(id + "." + ts + "." + body))
+		req, _ := http.NewRequest(http.MethodPost, hooks.URL, jsonBody(body))
+		req.Header.Set("webhook-id", id)
+		req.Header.Set("webhook-timestamp", ts)
+		req.Header.Set("webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+		req.Header.Set("X-MCP-Subscription-Id", sub.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, step := range []struct {
+		event string
+		want  int
+	}{
+		{"e1", http.StatusNoContent},
+		{"e1", http.StatusNoContent},          // a duplicate: accepted, not handed over
+		{"e2", http.StatusServiceUnavailable}, // the consumer holds e1: behind
+	} {
+		if got := deliver(step.event); got != step.want {
+			t.Errorf("delivery of %s: status %d, want %d", step.event, got, step.want)
+		}
+	}
+	if ev := recv(t, sub); ev.ID != "e1" {
+		t.Errorf("first event %q, want e1", ev.ID)
+	}
+	if got := deliver("e2"); got != http.StatusNoContent {
+		t.Errorf("e2 delivered again once the consumer caught up: status %d, want 204", got)
+	}
+	if ev := recv(t, sub); ev.ID != "e2" {
+		t.Errorf("second event %q, want e2 (e1 handed over twice?)", ev.ID)
+	}
+}
