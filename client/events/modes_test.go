@@ -277,7 +277,7 @@ func TestWebhook(t *testing.T) {
 }
 
 // TestReceiverRefuses: the Receiver answers what it cannot accept with
-// the status the extension asks for.
+// the status the extension asks for and its doc comment lists.
 func TestReceiverRefuses(t *testing.T) {
 	var r events.Receiver
 	ts := httptest.NewServer(&r)
@@ -303,11 +303,18 @@ func TestReceiverRefuses(t *testing.T) {
 		{"no headers", nil, http.StatusBadRequest},
 		{"stale", map[string]string{"webhook-id": "e1", "webhook-timestamp": now(-time.Hour), "webhook-signature": "v1,AAAA"}, http.StatusBadRequest},
 		{"unknown subscription", map[string]string{"webhook-id": "e1", "webhook-timestamp": now(0), "webhook-signature": "v1,AAAA", "X-MCP-Subscription-Id": "sub_x"}, http.StatusServiceUnavailable},
+		// The default Tolerance is 5 minutes either way.
+		{"4 minutes old", map[string]string{"webhook-id": "e1", "webhook-timestamp": now(-4 * time.Minute), "webhook-signature": "v1,AAAA", "X-MCP-Subscription-Id": "sub_x"}, http.StatusServiceUnavailable},
+		{"6 minutes old", map[string]string{"webhook-id": "e1", "webhook-timestamp": now(-6 * time.Minute), "webhook-signature": "v1,AAAA", "X-MCP-Subscription-Id": "sub_x"}, http.StatusBadRequest},
+		{"6 minutes ahead", map[string]string{"webhook-id": "e1", "webhook-timestamp": now(6 * time.Minute), "webhook-signature": "v1,AAAA", "X-MCP-Subscription-Id": "sub_x"}, http.StatusBadRequest},
 	}
 	for _, tc := range cases {
 		if got := post(tc.h, `{"eventId":"e1"}`); got != tc.want {
 			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
 		}
+	}
+	if got := post(nil, strings.Repeat(" ", 1<<20+1)); got != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over 1 MiB: status %d, want 413", got)
 	}
 	resp, err := http.Get(ts.URL)
 	if err != nil {
@@ -375,6 +382,13 @@ func TestReceiverBehindAndDuplicates(t *testing.T) {
 			t.Errorf("delivery of %s: status %d, want %d", step.event, got, step.want)
 		}
 	}
+	good := key
+	key = make([]byte, 32)
+	key[0] = 1
+	if got := deliver("e3"); got != http.StatusUnauthorized {
+		t.Errorf("a delivery signed with another secret: status %d, want 401", got)
+	}
+	key = good
 	if ev := recv(t, sub); ev.ID != "e1" {
 		t.Errorf("first event %q, want e1", ev.ID)
 	}
