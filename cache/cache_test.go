@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -75,6 +76,27 @@ func TestMemoryEvictsOldestAfterDelete(t *testing.T) {
 	for k, want := range map[cache.Key]bool{a: true, b: false, c: true} {
 		if _, ok, _ := s.LoadResult(ctx, k); ok != want {
 			t.Errorf("LoadResult(%s) found = %v, want %v", k.Method, ok, want)
+		}
+	}
+}
+
+// TestMemoryDefaultBound: NewMemory with zero or a negative bound holds
+// 4096 entries, then evicts the oldest.
+func TestMemoryDefaultBound(t *testing.T) {
+	ctx := context.Background()
+	fresh := cache.Entry{Result: []byte("{}"), Expires: time.Now().Add(time.Hour)}
+	key := func(i int) cache.Key {
+		return cache.Key{Server: "s", Partition: "public", Method: "tools/list", Params: strconv.Itoa(i)}
+	}
+	for _, max := range []int{0, -1} {
+		s := cache.NewMemory(max)
+		for i := range 4097 {
+			mustOK(t, s.StoreResult(ctx, key(i), fresh))
+		}
+		for i, want := range map[int]bool{0: false, 1: true, 4096: true} {
+			if _, ok, _ := s.LoadResult(ctx, key(i)); ok != want {
+				t.Errorf("NewMemory(%d) after 4097 stores: LoadResult(entry %d) found = %v, want %v", max, i, ok, want)
+			}
 		}
 	}
 }
