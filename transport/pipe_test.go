@@ -108,7 +108,7 @@ func TestPipeConnect(t *testing.T) {
 
 // TestPipeFraming feeds raw server output through the line reader with a
 // small limit, so that short inputs cover the limit edges and lines longer
-// than the reader's buffer.
+// than the reader's buffer, and with the default limit (16 MiB).
 func TestPipeFraming(t *testing.T) {
 	note := func(method string) string { return `{"jsonrpc":"2.0","method":"` + method + `"}` }
 	// sized returns a notification line of exactly n bytes.
@@ -147,6 +147,10 @@ func TestPipeFraming(t *testing.T) {
 		{"byte order mark before a line at the limit", 100, "\xEF\xBB\xBF" + sized(100) + "\n", []string{"m"}, false},
 		{"byte order mark before a long first line", 1 << 20, "\xEF\xBB\xBF" + sized(300<<10) + "\n" + note("b") + "\n", []string{"m", "b"}, false},
 		{"byte order mark on a later line", 0, note("a") + "\n\xEF\xBB\xBF" + note("b") + "\n" + note("c") + "\n", []string{"a", "c"}, false},
+		// 0 or negative: the documented 16 MiB.
+		{"default limit at 16 MiB", 0, sized(16<<20) + "\n" + note("b") + "\n", []string{"m", "b"}, false},
+		{"default limit one byte over", 0, sized(16<<20+1) + "\n", nil, true},
+		{"negative limit one byte over 16 MiB", -1, sized(16<<20+1) + "\n", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,9 +177,13 @@ func TestPipeFraming(t *testing.T) {
 				t.Errorf("methods read (-want +got):\n%s", diff)
 			}
 			tooBig, isTooBig := errors.AsType[*transport.MessageTooLargeError](err)
+			limit := tt.limit
+			if limit <= 0 {
+				limit = 16 << 20
+			}
 			switch {
-			case tt.wantTooBig && (!isTooBig || tooBig.Limit != tt.limit):
-				t.Errorf("Read() error = %v, want *MessageTooLargeError{Limit: %d}", err, tt.limit)
+			case tt.wantTooBig && (!isTooBig || tooBig.Limit != limit):
+				t.Errorf("Read() error = %v, want *MessageTooLargeError{Limit: %d}", err, limit)
 			case !tt.wantTooBig && !errors.Is(err, transport.ErrClosed):
 				t.Errorf("Read() error = %v, want ErrClosed", err)
 			}
