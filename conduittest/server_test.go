@@ -2,9 +2,11 @@ package conduittest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -351,4 +353,35 @@ func TestEveryFaultFires(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFaultDefaults: the faults whose parameters have documented
+// defaults apply them when the parameter is left out: legacy-version
+// answers initialize with 2024-11-05, oversized pads a response to at
+// least 1 MiB.
+func TestFaultDefaults(t *testing.T) {
+	t.Run("legacy-version", func(t *testing.T) {
+		srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Legacy), conduittest.WithFaults(conduittest.FaultLegacyVersion))
+		c := connect(t, srv, "memory", client.WithProtocol(client.Legacy), client.WithOlderVersions(true))
+		if v := c.Negotiated().Version; v != "2024-11-05" {
+			t.Errorf("protocol version %s, want the default 2024-11-05", v)
+		}
+	})
+	t.Run("oversized", func(t *testing.T) {
+		srv := conduittest.NewServer(t, conduittest.WithFaults(conduittest.FaultOversized.On("tools/call")))
+		var size atomic.Int64
+		c := connect(t, srv, "memory", client.WithMessageLog(func(sent bool, msg jsonrpc.Message) {
+			if r, ok := msg.(*jsonrpc.Response); ok && !sent {
+				if b, err := json.Marshal(r); err == nil {
+					size.Store(max(size.Load(), int64(len(b))))
+				}
+			}
+		}))
+		if _, err := c.CallTool(testCtx(t), "echo", map[string]any{"text": "x"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := size.Load(); n < 1<<20 {
+			t.Errorf("largest response %d bytes, want at least the default 1 MiB", n)
+		}
+	})
 }
