@@ -106,6 +106,25 @@ func TestStdioShutdownLadder(t *testing.T) {
 	}
 }
 
+// TestStdioShutdownLadderDefaults: with TerminateDelay and KillDelay
+// left zero, Close of a server that ignores stdin's close and SIGTERM
+// waits DefaultTerminateDelay, then DefaultKillDelay, before SIGKILL ends
+// it (lower bounds only: a slow machine cannot make it fail).
+func TestStdioShutdownLadderDefaults(t *testing.T) {
+	s := testServer(t, "ignore-term")
+	c := connect(t, s)
+	readNotification(t, c, "ready")
+	start := time.Now()
+	err := c.Close()
+	took := time.Since(start)
+	if ee, ok := errors.AsType[*transport.ExitError](err); !ok || ee.Signal != syscall.SIGKILL {
+		t.Fatalf("Close() = %v, want the *ExitError of SIGKILL", err)
+	}
+	if want := transport.DefaultTerminateDelay + transport.DefaultKillDelay; took < want {
+		t.Errorf("Close() took %v, want at least DefaultTerminateDelay + DefaultKillDelay = %v", took, want)
+	}
+}
+
 // TestStdioExitWithGrandchildHoldingStdout: the server crashes while a
 // grandchild keeps its stdout open, so stdout never ends. Read must still
 // report the exit.
