@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"log/slog"
+	"unicode/utf8"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 )
@@ -26,9 +27,9 @@ const maxWireLogMessage = 16 << 10
 // WithWireLog logs every JSON-RPC message the client sends or receives to
 // l at level, as "wire: send" or "wire: recv" with the direction in the
 // "dir" attribute and the encoded message in the "message" attribute (cut
-// at 16 KiB); neither collides with slog's own keys. It is
-// [WithMessageLog] with a logger; the last of the two options wins. Nil
-// logs nothing.
+// at 16 KiB, between characters); neither collides with slog's own keys.
+// It is [WithMessageLog] with a logger; the last of the two options wins.
+// Nil logs nothing.
 func WithWireLog(l *slog.Logger, level slog.Level) Option {
 	if l == nil {
 		return WithMessageLog(nil)
@@ -49,7 +50,13 @@ func WithWireLog(l *slog.Logger, level slog.Level) Option {
 		}
 		s := string(b)
 		if len(s) > maxWireLogMessage {
-			s = s[:maxWireLogMessage] + "…"
+			// Cut before the character that straddles the limit, not
+			// through it: at most UTFMax-1 bytes back.
+			n := maxWireLogMessage
+			for i := 1; i < utf8.UTFMax && !utf8.RuneStart(s[n]); i++ {
+				n--
+			}
+			s = s[:n] + "…"
 		}
 		l.Log(ctx, level, "wire: "+dir, "dir", dir, "message", s)
 	})

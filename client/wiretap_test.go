@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -136,5 +137,39 @@ func TestMessageLogMarshalsWireForm(t *testing.T) {
 	}
 	if !sawList || !sawResult {
 		t.Errorf("logged messages %q lack tools/list or its result", got.all())
+	}
+}
+
+// TestWireLogCut: a message longer than 16 KiB is logged cut to its
+// first 16 KiB and "…", on a character boundary (never half of a
+// character, which a log would show as U+FFFD or as invalid UTF-8).
+func TestWireLogCut(t *testing.T) {
+	for _, pad := range []string{"", "x"} { // the cut falls inside an "é" for one of the two
+		var buf lines
+		l := slog.New(slog.NewJSONHandler(&buf, nil))
+		f := connect(t, tPipe, testserver.Options{}, client.WithWireLog(l, slog.LevelInfo))
+		text := pad + strings.Repeat("é", 20<<10)
+		if _, err := f.c.CallTool(testCtx(t), "echo", map[string]any{"text": text}); err != nil {
+			t.Fatal(err)
+		}
+		f.c.Close()
+		cut := 0
+		for _, line := range buf.all() {
+			var rec struct{ Dir, Message string }
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			if !strings.Contains(rec.Message, "éééé") {
+				continue
+			}
+			cut++
+			body, ok := strings.CutSuffix(rec.Message, "…")
+			if !ok || len(body) > 16<<10 || len(body) < 16<<10-3 || strings.ContainsRune(body, utf8.RuneError) {
+				t.Errorf("pad %q: %s message logged as %d bytes ending %q, want its first 16 KiB, cut between characters, and \"…\"", pad, rec.Dir, len(rec.Message), rec.Message[max(0, len(rec.Message)-12):])
+			}
+		}
+		if cut < 2 {
+			t.Errorf("pad %q: %d long messages logged, want the call and its result", pad, cut)
+		}
 	}
 }
