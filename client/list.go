@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"github.com/conduitmcp/conduit/internal/textcut"
 	"hash/maphash"
 	"iter"
 
@@ -136,7 +137,7 @@ func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx c
 		seen := map[uint64]bool{}
 		for pages := 0; ; pages++ {
 			if pages >= c.cfg.maxPages {
-				yield(zero, newError(method, KindProtocol, "the server sent more than %d pages (cursor %q)", pages, truncate(deref(cursor), maxCursorShown)))
+				yield(zero, newError(method, KindProtocol, "the server sent more than %d pages (cursor %q)", pages, textcut.Cut(deref(cursor), maxCursorShown)))
 				return
 			}
 			items, next, err := fetch(ctx, cursor)
@@ -154,7 +155,7 @@ func walk[T any](ctx context.Context, c *Client, method string, fetch func(ctx c
 			}
 			h := maphash.String(cursorSeed, *next)
 			if seen[h] {
-				yield(zero, newError(method, KindProtocol, "server repeated the pagination cursor %q after %d pages", truncate(*next, maxCursorShown), pages+1))
+				yield(zero, newError(method, KindProtocol, "server repeated the pagination cursor %q after %d pages", textcut.Cut(*next, maxCursorShown), pages+1))
 				return
 			}
 			seen[h] = true

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conduitmcp/conduit/internal/textcut"
 	"net/url"
 	"strings"
 
@@ -237,7 +238,7 @@ func callToolAs[T any](ctx context.Context, c *Client, name string, args any, op
 	}
 	if res.Failed() {
 		return zero, res, &Error{Op: protocol.MethodToolsCall, Kind: KindServer,
-			Err: fmt.Errorf("tool %q reported an error: %s", name, truncate(res.Text(), 200))}
+			Err: fmt.Errorf("tool %q reported an error: %s", name, textcut.Cut(res.Text(), 200))}
 	}
 	subject := fmt.Sprintf("tool %q structuredContent", name)
 	raw := bytes.TrimSpace(res.StructuredContent)
@@ -297,11 +298,4 @@ func schemaProblems(err error) []string {
 		out = append(out[:20], fmt.Sprintf("and %d more", len(out)-20))
 	}
 	return out
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

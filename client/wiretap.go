@@ -2,8 +2,8 @@ package client
 
 import (
 	"context"
+	"github.com/conduitmcp/conduit/internal/textcut"
 	"log/slog"
-	"unicode/utf8"
 
 	"github.com/conduitmcp/conduit/jsonrpc"
 )
@@ -48,16 +48,6 @@ func WithWireLog(l *slog.Logger, level slog.Level) Option {
 			l.Log(ctx, level, "wire: "+dir, "dir", dir, "err", err)
 			return
 		}
-		s := string(b)
-		if len(s) > maxWireLogMessage {
-			// Cut before the character that straddles the limit, not
-			// through it: at most UTFMax-1 bytes back.
-			n := maxWireLogMessage
-			for i := 1; i < utf8.UTFMax && !utf8.RuneStart(s[n]); i++ {
-				n--
-			}
-			s = s[:n] + "…"
-		}
-		l.Log(ctx, level, "wire: "+dir, "dir", dir, "message", s)
+		l.Log(ctx, level, "wire: "+dir, "dir", dir, "message", textcut.CutBytes(b, maxWireLogMessage))
 	})
 }

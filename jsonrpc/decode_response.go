@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"github.com/conduitmcp/conduit/internal/textcut"
 	"strings"
 
 	"github.com/conduitmcp/conduit/internal/jsonscan"
@@ -131,5 +132,5 @@ func parseIDSpan(data []byte, s jsonscan.Span) (ID, jsonscan.Span, error) {
 			return Int64ID(n), jsonscan.Span{}, nil
 		}
 	}
-	return ID{}, jsonscan.Span{}, &DecodeError{Reason: "jsonrpc: id " + truncate(s.Raw(data)) + " is not an integer or string"}
+	return ID{}, jsonscan.Span{}, &DecodeError{Reason: "jsonrpc: id " + textcut.CutBytes(s.Raw(data), 64) + " is not an integer or string"}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/conduitmcp/conduit/internal/textcut"
 	"strconv"
 )
 
@@ -118,15 +119,7 @@ func parseID(data []byte) (ID, error) {
 		}
 		// A number like 1.0 or 1e3 is a legal JSON number but not an
 		// integer id we can echo back exactly.
-		return ID{}, fmt.Errorf("jsonrpc: id %s is not an integer or string", truncate(data))
+		return ID{}, fmt.Errorf("jsonrpc: id %s is not an integer or string", textcut.CutBytes(data, 64))
 	}
-	return ID{}, fmt.Errorf("jsonrpc: id %s is not an integer or string", truncate(data))
-}
-
-func truncate(b []byte) string {
-	const max = 64
-	if len(b) > max {
-		return string(b[:max]) + "…"
-	}
-	return string(b)
+	return ID{}, fmt.Errorf("jsonrpc: id %s is not an integer or string", textcut.CutBytes(data, 64))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/conduitmcp/conduit/internal/textcut"
 	"strconv"
 )
 
@@ -143,7 +144,7 @@ func parseIDReference(data []byte) (ID, error) {
 		if err == nil {
 			return Int64ID(n), nil
 		}
-		return ID{}, fmt.Errorf("jsonrpc: id %s is not an integer or string", truncate(data))
+		return ID{}, fmt.Errorf("jsonrpc: id %s is not an integer or string", textcut.CutBytes(data, 64))
 	}
-	return ID{}, fmt.Errorf("jsonrpc: id %s is not an integer or string", truncate(data))
+	return ID{}, fmt.Errorf("jsonrpc: id %s is not an integer or string", textcut.CutBytes(data, 64))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/conduitmcp/conduit/internal/textcut"
 	"strconv"
 )
 
@@ -94,18 +95,10 @@ func (v *scalarID) UnmarshalJSON(data []byte) error {
 	}
 	n, err := strconv.ParseInt(string(data), 10, 64)
 	if err != nil {
-		return fmt.Errorf("protocol: id %s is not a string or an integer", truncateForError(data))
+		return fmt.Errorf("protocol: id %s is not a string or an integer", textcut.CutBytes(data, 64))
 	}
 	*v = scalarID{kind: scalarInt, num: n}
 	return nil
-}
-
-func truncateForError(b []byte) string {
-	const max = 64
-	if len(b) > max {
-		return string(b[:max]) + "…"
-	}
-	return string(b)
 }
 
 // RequestID is a JSON-RPC request id as it appears inside MCP payloads: in

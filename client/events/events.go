@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conduitmcp/conduit/internal/textcut"
 	"hash/maphash"
 	"iter"
 	"slices"
@@ -194,21 +195,12 @@ func (ec *Client) list(ctx context.Context) ([]Descriptor, error) {
 		}
 		h := maphash.String(idSeed, page.NextCursor)
 		if seen[h] {
-			return nil, &client.Error{Op: MethodList, Kind: client.KindProtocol, Err: fmt.Errorf("repeated cursor %q", shorten(page.NextCursor))}
+			return nil, &client.Error{Op: MethodList, Kind: client.KindProtocol, Err: fmt.Errorf("repeated cursor %q", textcut.Cut(page.NextCursor, 100))}
 		}
 		seen[h] = true
 		cursor = page.NextCursor
 	}
 	return nil, &client.Error{Op: MethodList, Kind: client.KindProtocol, Err: fmt.Errorf("more than %d pages", maxListPages)}
-}
-
-// shorten cuts a server's string to what an error quotes.
-func shorten(s string) string {
-	const n = 100
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // descriptor returns the type name, listing again when the last listing

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/conduitmcp/conduit/internal/textcut"
 	"io"
 
 	"github.com/conduitmcp/conduit/client"
@@ -167,11 +168,7 @@ func writeCallResult(w io.Writer, res *protocol.CallToolResult) {
 func firstText(blocks []protocol.Content) string {
 	for _, b := range blocks {
 		if b.Type == protocol.ContentText {
-			s := oneLine(b.Text)
-			if len(s) > 200 {
-				s = s[:200] + "…"
-			}
-			return s
+			return textcut.Cut(oneLine(b.Text), 200)
 		}
 	}
 	return ""
