@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"testing"
 	"testing/synctest"
@@ -31,7 +32,7 @@ func TestGate(t *testing.T) {
 			synctest.Wait() // each asks after the one before
 		}
 		cancel()
-		if err := <-gone; err != context.Canceled {
+		if err := <-gone; !errors.Is(err, context.Canceled) {
 			t.Errorf("acquire with a canceled context = %v, want context.Canceled", err)
 		}
 		for range 3 {
