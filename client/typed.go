@@ -98,50 +98,45 @@ func compileSchema(toolName string, raw json.RawMessage) (*jsonschema.Schema, *s
 // more than limit deep (b need not be valid: the parser judges that).
 func jsonDeeper(b []byte, limit int) bool {
 	depth := 0
-	inString, escaped := false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i) - 1
+		case '{', '[':
 			if depth++; depth > limit {
 				return true
 			}
-		case c == '}' || c == ']':
+		case '}', ']':
 			depth--
 		}
 	}
 	return false
 }
 
+// stringEnd returns the index after the string that opens at b[i] (a
+// '"'), or len(b) when it does not end: the scanners of JSON text that
+// need not be valid (jsonDeeper, hugeNumber) skip strings with it.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
 // hugeNumber returns the first number literal of the JSON text b (which
 // need not be valid) that has more than maxNumberDigits digits or an
 // exponent past ±maxNumberExponent, cut after 40 bytes.
 func hugeNumber(b []byte) (lit string, ok bool) {
-	inString, escaped := false, false
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
 		case c == '"':
-			inString = true
+			i = stringEnd(b, i) - 1
 		case c == '-' || '0' <= c && c <= '9':
 			start, digits := i, 0
 			for ; i < len(b) && ('0' <= b[i] && b[i] <= '9' || b[i] == '-' || b[i] == '.'); i++ {
