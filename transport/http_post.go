@@ -359,7 +359,10 @@ func (c *httpConn) answer(ctx context.Context, x *exchange, resp *http.Response,
 		return c.abandon(x, ctx.Err())
 	}
 	rctx, cancel, id, st, era, take := x.ctx, x.cancel, x.id, x.st, x.era, x.take
-	if !c.spawn(func() { c.readResponse(rctx, cancel, resp, id, st, era, take) }) {
+	if !c.spawn(func() {
+		presizeStack()
+		c.readResponse(rctx, cancel, resp, id, st, era, take)
+	}) {
 		resp.Body.Close()
 		return c.abandon(x, ErrClosed)
 	}
