@@ -119,6 +119,11 @@ var mPoints = []mPoint{
 //     broke part-way is possibly delivered, as "no-answer"; an HTTP POST
 //     that failed before its body was read is not written
 //     (TestPOSTNotWritten, client's TestReplayPOSTNotWritten).
+//   - "resume-refused": a legacy stream broken after the tool ran, whose
+//     resumption GETs all find the server gone (a refused dial): the
+//     Server cannot go down between its tool's start and the first GET
+//     without racing the client's resumption. It is possibly delivered,
+//     as "resume-404" (internal/engine's TestHTTPResumeRefusedDialMayHaveRun).
 //   - "resume-404", "resumed", "refused-404": resumption GETs and session
 //     ids exist only on legacy Streamable HTTP.
 //   - "refused-503", "refused-405", "refused-401", "refused-503-wait-ended",

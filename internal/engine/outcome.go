@@ -67,18 +67,22 @@ func classify(err error) (loss, bool) {
 	if answeredTooLarge(err) || errors.Is(err, ErrClosed) {
 		return loss{}, false
 	}
-	if dialFailed(err) {
-		return loss{ev: refused, why: "the connection to the server could not be made", final: true}, true
-	}
 	if se, ok := errors.AsType[*transport.StreamError](err); ok {
 		// The server accepted the POST (2xx) and the stream that was to
 		// carry the answer broke: a resumption GET that fails, even with
-		// 404 for an unknown session, does not unsay that.
+		// 404 for an unknown session or a refused dial, does not unsay
+		// that.
 		why := "the response stream broke after the server accepted the request"
-		if errors.Is(se, transport.ErrSessionExpired) {
+		switch {
+		case errors.Is(se, transport.ErrSessionExpired):
 			why += ", and resuming it found the session gone"
+		case dialFailed(se):
+			why += ", and resuming it could not reach the server"
 		}
 		return loss{ev: maybeDelivered, why: why}, true
+	}
+	if dialFailed(err) {
+		return loss{ev: refused, why: "the connection to the server could not be made", final: true}, true
 	}
 	if cl, ok := errors.AsType[*ConnectionLostError](err); ok {
 		switch {
