@@ -119,6 +119,12 @@ var mPoints = []mPoint{
 //     broke part-way is possibly delivered, as "no-answer"; an HTTP POST
 //     that failed before its body was read is not written
 //     (TestPOSTNotWritten, client's TestReplayPOSTNotWritten).
+//   - "HTTP/2 stream reset after the whole request": the test servers speak
+//     HTTP/1.1, and no net/http server resets a stream with PROTOCOL_ERROR
+//     after it read the request. Such a POST is not sent again by net/http
+//     and fails as possibly delivered, the "no-answer" cell's evidence
+//     (transport's TestH2ResetPOSTNotResent; a redirect is still followed,
+//     TestH2RedirectPOSTFollowed).
 //   - "resume-refused": a legacy stream broken after the tool ran, whose
 //     resumption GETs all find the server gone (a refused dial): the
 //     Server cannot go down between its tool's start and the first GET

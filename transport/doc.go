@@ -44,7 +44,12 @@
 // request only; one to another origin fails with a [*RedirectError]
 // naming both origins, unless CrossOriginRedirects is set, which follows
 // it without body, credentials and custom headers; one from https to http
-// is never followed.
+// is never followed. net/http sends a POST again by itself only when
+// nothing of it was written, and, over HTTP/2, when its stream failed
+// before the request was written whole: a POST an HTTP/2 server received
+// whole and did not answer (a stream reset with PROTOCOL_ERROR, which
+// net/http would re-send up to seven times) fails instead, as possibly
+// delivered, and the engine's replay policy decides.
 //
 // # Cancellation
 //

@@ -45,7 +45,7 @@ func TestPostRequestURL(t *testing.T) {
 			if err != nil {
 				t.Fatalf("endpointOf(%q): %v", raw, err)
 			}
-			got, _, err := newPostRequest(context.Background(), endpoint, []byte("{}"))
+			got, _, err := newPostRequest(context.Background(), sameOriginClient, endpoint, []byte("{}"))
 			if err != nil {
 				t.Fatal(err)
 			}

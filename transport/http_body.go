@@ -3,9 +3,12 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -26,24 +29,93 @@ type postBody struct {
 	// retry of net/http's own): a copy's reads are not followed, so the
 	// POST then counts as written.
 	reopened atomic.Bool
+
+	// What the trace (set only when the POST may go over HTTP/2: see
+	// http2Modes) saw of the POST's latest transmission, for reopen.
+	// plainH2: a connection without TLS speaks HTTP/2 (prior
+	// knowledge). onH2: the latest connection speaks HTTP/2. sentWhole:
+	// the request was written whole on it. answered: a response other
+	// than an informational (1xx) one came on it.
+	plainH2   bool
+	onH2      atomic.Bool
+	sentWhole atomic.Bool
+	answered  atomic.Bool
+	trace     httptrace.ClientTrace
 }
 
-// newPostRequest returns a POST of data to endpoint under ctx and its
-// body (see postBody). endpoint is the URL http.NewRequest would parse
-// from the connection's URL (Connect parsed it once: see endpointOf);
-// each request gets a copy, as it would get a URL of its own.
-func newPostRequest(ctx context.Context, endpoint *url.URL, data []byte) (*http.Request, *postBody, error) {
+// newPostRequest returns a POST of data to endpoint under ctx, to be sent
+// by client, and its body (see postBody). endpoint is the URL
+// http.NewRequest would parse from the connection's URL (Connect parsed
+// it once: see endpointOf); each request gets a copy, as it would get a
+// URL of its own.
+func newPostRequest(ctx context.Context, client *http.Client, endpoint *url.URL, data []byte) (*http.Request, *postBody, error) {
+	b := &postBody{data: data}
+	if may, plain := http2Modes(client, endpoint); may {
+		b.plainH2 = plain
+		b.onH2.Store(plain)
+		b.trace = httptrace.ClientTrace{GotConn: b.gotConn, WroteRequest: b.wroteRequest,
+			GotFirstResponseByte: b.gotFirstResponseByte, Got1xxResponse: b.got1xxResponse}
+		ctx = httptrace.WithClientTrace(ctx, &b.trace)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", nil) // an empty URL: nothing to parse
 	if err != nil {
 		return nil, nil, err
 	}
 	*req.URL = *endpoint
 	req.Host = endpoint.Host
-	b := &postBody{data: data}
 	b.r.Reset(data)
 	req.Body, req.GetBody, req.ContentLength = io.NopCloser(&b.r), b.reopen, int64(len(data))
 	return req, b, nil
 }
+
+// http2Modes reports whether client may send a request to u over HTTP/2,
+// and whether a connection without TLS is then one: an *http.Transport
+// whose Protocols are unencrypted HTTP/2 without HTTP/1 (prior
+// knowledge). A connection with TLS tells by its negotiated protocol
+// (gotConn). Through a RoundTripper of another type, a connection without
+// TLS counts as HTTP/1.1.
+func http2Modes(client *http.Client, u *url.URL) (may, plain bool) {
+	rt := client.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if t, ok := rt.(*http.Transport); ok && t.Protocols != nil {
+		plain = t.Protocols.UnencryptedHTTP2() && !t.Protocols.HTTP1()
+	}
+	return plain || u.Scheme == "https", plain
+}
+
+// gotConn, wroteRequest, gotFirstResponseByte and got1xxResponse are the
+// trace of a POST that may go over HTTP/2 (see reopen). The first byte of
+// a response is the first of its informational responses when it has
+// some: those are no answer.
+func (b *postBody) gotConn(ci httptrace.GotConnInfo) {
+	h2 := b.plainH2
+	if tc, ok := ci.Conn.(interface{ ConnectionState() tls.ConnectionState }); ok {
+		h2 = tc.ConnectionState().NegotiatedProtocol == "h2"
+	}
+	b.onH2.Store(h2)
+	// A new transmission (net/http asks for a connection for each).
+	b.sentWhole.Store(false)
+	b.answered.Store(false)
+}
+
+func (b *postBody) wroteRequest(wi httptrace.WroteRequestInfo) {
+	if wi.Err == nil && b.onH2.Load() {
+		b.sentWhole.Store(true)
+	}
+}
+
+func (b *postBody) gotFirstResponseByte() { b.answered.Store(true) }
+
+func (b *postBody) got1xxResponse(int, textproto.MIMEHeader) error {
+	b.answered.Store(false)
+	return nil
+}
+
+// errResent is the error GetBody gives net/http when it would send a POST
+// again that an HTTP/2 server received whole without answering it.
+var errResent = errors.New("transport: not sending the request again: its HTTP/2 stream failed after the request was written whole, before a response, so the server may have run it")
 
 // endpointOf returns the URL http.NewRequest makes of raw, the string of
 // parsed (parsed from orig): parsed itself when raw is orig (the usual
@@ -63,7 +135,22 @@ func endpointOf(parsed *url.URL, orig, raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// reopen is the POST's GetBody: net/http asks for the body again to
+// follow a redirect, and to send the request again after its connection
+// failed. Over HTTP/1.1 it sends a POST again only when nothing of it was
+// written; over HTTP/2 also after the server reset the request's stream
+// with PROTOCOL_ERROR (or REFUSED_STREAM, or a GOAWAY that says the
+// stream was not processed), up to seven times, even when the server had
+// received the request whole and may have run it. A POST written whole on
+// an HTTP/2 connection, and not answered since, is therefore not sent
+// again: reopen fails, and so does the POST, as possibly delivered (the
+// engine decides whether to replay it). That includes the resets by which
+// a server says it did not process the request: their codes are not
+// known here.
 func (b *postBody) reopen() (io.ReadCloser, error) {
+	if b.sentWhole.Load() && !b.answered.Load() {
+		return nil, errResent
+	}
 	b.reopened.Store(true)
 	return io.NopCloser(bytes.NewReader(b.data)), nil
 }

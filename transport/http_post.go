@@ -281,7 +281,7 @@ func (c *httpConn) abandon(x *exchange, err error) error {
 // newPOST builds the POST of x: the connection's headers, the era's
 // protocol headers, the context's request headers, then HeaderFunc.
 func (c *httpConn) newPOST(ctx context.Context, x *exchange, body []byte) (*http.Request, error) {
-	req, pb, err := newPostRequest(x.ctx, c.endpoint, body)
+	req, pb, err := newPostRequest(x.ctx, c.client, c.endpoint, body)
 	if err != nil {
 		return nil, err
 	}

@@ -306,7 +306,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err // ended before the watch was set: sent, it could outrun the watch
 	}
 	ep := c.postURL
-	req, pb, err := newPostRequest(reqCtx, c.post, body)
+	req, pb, err := newPostRequest(reqCtx, c.client, c.post, body)
 	if err != nil {
 		return err
 	}
