@@ -135,8 +135,9 @@ func (closedInFlight) Error() string {
 func (closedInFlight) Is(target error) bool { return target == ErrClosed }
 
 // inFlight is the error of a POST that failed once its body was being
-// sent (see postFailed): a connection closed meanwhile (ErrClosed) may
-// have written the request, so the server may have it. That is a [*NetworkError] (a
+// sent (see postFailed), or whose answer arrived as Close began (see
+// answer): a connection closed meanwhile (ErrClosed) may have written the
+// request, so the server may have it. That is a [*NetworkError] (a
 // request that may have been delivered) which still matches ErrClosed,
 // not ErrClosed alone (a request that was not written).
 func inFlight(op, url string, err error) error {
@@ -363,8 +364,10 @@ func (c *httpConn) answer(ctx context.Context, x *exchange, resp *http.Response,
 		presizeStack()
 		c.readResponse(rctx, cancel, resp, id, st, era, take)
 	}) {
+		// Close began as the answer arrived: the server has the
+		// request (see inFlight).
 		resp.Body.Close()
-		return c.abandon(x, ErrClosed)
+		return c.abandon(x, inFlight(http.MethodPost, c.url, ErrClosed))
 	}
 	return nil
 }
