@@ -346,10 +346,23 @@ func (s *Session) failed(ctx context.Context, cs *callState, o *CallOptions, c *
 		}
 		return s.outcome(ctx, cs, o, l, err)
 	}
-	if he, ok := errors.AsType[*transport.HTTPError](err); ok && cs.maybeRan > 0 && he.Method == http.MethodPost && he.StatusCode >= 400 && he.StatusCode <= 499 {
-		// A replay refused with an HTTP client error (an answer, not a
-		// loss) says nothing of the attempt before it, which may have run.
-		return nextDone, s.notSentAgain(cs, "sent again, the server answered HTTP "+strconv.Itoa(he.StatusCode)+" to it", err)
+	if cs.maybeRan > 0 && ctx.Err() == nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrRequestTimeout) {
+		// A replay that failed without a loss and without a JSON-RPC
+		// answer (refused with an HTTP status that is no loss, a redirect
+		// not followed, the token source's failure; answered over the
+		// size limit or malformed) says nothing of the attempt before it,
+		// which may have run. The caller's context, a timeout and Close
+		// are unanswered's.
+		why := "sent again, the replay failed: " + err.Error()
+		switch he, isHTTP := errors.AsType[*transport.HTTPError](err); {
+		case isHTTP:
+			why = "sent again, the server answered HTTP " + strconv.Itoa(he.StatusCode) + " to it"
+		case answeredTooLarge(err) || errors.Is(err, ErrInvalidResponse):
+			// The server answered the replay: it may have run too.
+			cs.maybeRan++
+			why = "sent again, the server answered it, but the answer could not be read: " + err.Error()
+		}
+		return nextDone, s.notSentAgain(cs, why, err)
 	}
 	return nextDone, err
 }

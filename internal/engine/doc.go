@@ -76,9 +76,12 @@
 //
 // A re-sent request is classified again: a replay that is possibly
 // delivered and lost is [ErrOutcomeUnknown] whatever the policy, with
-// Attempts 2; one that could not be sent (the heal failed), or that the
-// server refused (an HTTP 4xx to its own POST), after an attempt that may
-// have run is ErrOutcomeUnknown too, never "not sent" or the refusal alone.
+// Attempts 2; one that could not be sent (the heal failed), that the
+// server refused (an HTTP status to its own POST that is no loss, a
+// redirect not followed), or that failed otherwise without a JSON-RPC
+// answer, after an attempt that may have run is ErrOutcomeUnknown too,
+// never "not sent" or the failure alone (with Attempts 2 when the server
+// answered the replay over the size limit or malformed).
 // A request not written or refused is re-sent at most three times.
 // Neither the caller's context ending, a request timeout, Close, nor an
 // answer over the size limit (the server ran it) is a loss: nothing is
