@@ -99,18 +99,22 @@ func (f *argFixer) strip(v any, schema any, depth int) bool {
 			return false
 		}
 		req := stringSet(stringList(so.m["required"]))
-		for _, k := range slices.Clone(x.keys) {
+		// The members kept are gathered in place, in one pass: the model
+		// may have set thousands of properties to null.
+		kept := x.keys[:0]
+		for _, k := range x.keys {
 			ps, ok := props.m[k]
-			if !ok {
-				continue
-			}
-			if x.m[k] == nil && !req[k] && !f.admitsNull(ps, 0) {
-				x.del(k)
+			if ok && x.m[k] == nil && !req[k] && !f.admitsNull(ps, 0) {
+				delete(x.m, k)
 				changed = true
 				continue
 			}
-			changed = f.strip(x.m[k], ps, depth+1) || changed
+			kept = append(kept, k)
+			if ok {
+				changed = f.strip(x.m[k], ps, depth+1) || changed
+			}
 		}
+		x.keys = kept
 	case []any:
 		for _, e := range x {
 			changed = f.strip(e, so.m["items"], depth+1) || changed

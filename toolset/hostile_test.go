@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -361,5 +362,42 @@ func TestGeminiEnumOnOtherTypes(t *testing.T) {
 	decl, err := toolset.Convert(toolset.Tool{Name: "t", Tool: protocol.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":["string","null"],"enum":["x"]}}}`)}}, toolset.Gemini)
 	if err != nil || !strings.Contains(string(decl.Parameters), `"enum":["x"]`) {
 		t.Errorf("Convert(a string enum) = %s, %v; want the enum kept", decl.Parameters, err)
+	}
+}
+
+// TestCallManyNullsLinear: arguments that set 50,000 optional
+// properties to null (what a strict dialect has a model write for every
+// optional property it leaves out) are cleaned in linear time. Each null
+// removed copied the names of the properties after it: 19 GB allocated
+// and seconds of CPU for 672 KB of arguments.
+func TestCallManyNullsLinear(t *testing.T) {
+	const n = 50000
+	var props, args strings.Builder
+	for i := range n {
+		if i > 0 {
+			props.WriteByte(',')
+			args.WriteByte(',')
+		}
+		fmt.Fprintf(&props, `"p%d":{"type":"string"}`, i)
+		fmt.Fprintf(&args, `"p%d":null`, i)
+	}
+	src := &staticSource{tools: []toolset.Tool{{Name: "t", Tool: protocol.Tool{Name: "t",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` + props.String() + `}}`)}}}}
+	set, err := toolset.Load(context.Background(), src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = set.Call(context.Background(), "t", "{"+args.String()+"}")
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := after.TotalAlloc - before.TotalAlloc; m > 1<<30 {
+		t.Errorf("%d MB allocated to clean %d KB of arguments, want less than 1 GB", m>>20, args.Len()>>10)
+	}
+	if len(src.calls) != 1 || src.calls[0] != "t {}" {
+		t.Errorf("the tool ran with %.100q, want {}", src.calls)
 	}
 }
