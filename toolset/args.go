@@ -47,7 +47,8 @@ func (f *argFixer) fix(args string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, errors.Join(ErrInvalidArguments, err)
 	}
-	if !f.strip(v, f.root, 0) {
+	c := &cleaning{argFixer: f, nulls: map[nullKey]bool{}}
+	if !c.strip(v, f.root, 0) {
 		return json.RawMessage(t), nil
 	}
 	return marshalJSON(v), nil
@@ -84,10 +85,25 @@ func (f *argFixer) deref(s any) *obj {
 	return nil
 }
 
+// cleaning is one call's removal of nulls.
+type cleaning struct {
+	*argFixer
+	// nulls holds admitsNull's answers: the alternatives of a schema may
+	// point at the same definitions again and again, each of those at
+	// the next ones, so that the paths through them are exponentially
+	// many while the nodes are few.
+	nulls map[nullKey]bool
+}
+
+type nullKey struct {
+	schema *obj
+	depth  int
+}
+
 // strip removes, in the instance v, the null members that schema makes
 // optional and does not admit null; it reports whether it removed any.
-func (f *argFixer) strip(v any, schema any, depth int) bool {
-	so := f.deref(schema)
+func (c *cleaning) strip(v any, schema any, depth int) bool {
+	so := c.deref(schema)
 	if so == nil || depth > maxDepth {
 		return false
 	}
@@ -104,28 +120,43 @@ func (f *argFixer) strip(v any, schema any, depth int) bool {
 		kept := x.keys[:0]
 		for _, k := range x.keys {
 			ps, ok := props.m[k]
-			if ok && x.m[k] == nil && !req[k] && !f.admitsNull(ps, 0) {
+			if ok && x.m[k] == nil && !req[k] && !c.admitsNull(ps, 0) {
 				delete(x.m, k)
 				changed = true
 				continue
 			}
 			kept = append(kept, k)
 			if ok {
-				changed = f.strip(x.m[k], ps, depth+1) || changed
+				changed = c.strip(x.m[k], ps, depth+1) || changed
 			}
 		}
 		x.keys = kept
 	case []any:
 		for _, e := range x {
-			changed = f.strip(e, so.m["items"], depth+1) || changed
+			changed = c.strip(e, so.m["items"], depth+1) || changed
 		}
 	}
 	return changed
 }
 
-// admitsNull reports whether schema may admit null.
-func (f *argFixer) admitsNull(schema any, depth int) bool {
-	o := f.deref(schema)
+// admitsNull reports whether schema may admit null. Its answer for a
+// node at a depth is computed once.
+func (c *cleaning) admitsNull(schema any, depth int) bool {
+	o, ok := schema.(*obj)
+	if !ok {
+		return c.admitsNullOnce(schema, depth)
+	}
+	key := nullKey{o, depth}
+	if ans, seen := c.nulls[key]; seen {
+		return ans
+	}
+	ans := c.admitsNullOnce(schema, depth)
+	c.nulls[key] = ans
+	return ans
+}
+
+func (c *cleaning) admitsNullOnce(schema any, depth int) bool {
+	o := c.deref(schema)
 	if o == nil || depth > 16 {
 		return true
 	}
@@ -138,7 +169,7 @@ func (f *argFixer) admitsNull(schema any, depth int) bool {
 	for _, kw := range []string{"anyOf", "oneOf"} {
 		alts, _ := o.m[kw].([]any)
 		for _, a := range alts {
-			if f.admitsNull(a, depth+1) {
+			if c.admitsNull(a, depth+1) {
 				return true
 			}
 		}

@@ -401,3 +401,32 @@ func TestCallManyNullsLinear(t *testing.T) {
 		t.Errorf("the tool ran with %.100q, want {}", src.calls)
 	}
 }
+
+// TestCallSharedAlternatives: whether an optional property the model
+// set to null admits null is decided in time linear in its schema, even
+// when the alternatives of each definition point, ten times over, at the
+// next of 16 definitions (a 3 KB schema); each path through them was
+// followed, 10^16 of them, and the call never ran.
+func TestCallSharedAlternatives(t *testing.T) {
+	const levels, fan = 16, 10
+	var defs []string
+	for i := range levels {
+		alts := strings.TrimSuffix(strings.Repeat(fmt.Sprintf(`{"$ref":"#/$defs/d%d"},`, i+1), fan), ",")
+		defs = append(defs, fmt.Sprintf(`"d%d":{"anyOf":[%s]}`, i, alts))
+	}
+	defs = append(defs, fmt.Sprintf(`"d%d":{"type":"string"}`, levels))
+	src := &staticSource{tools: []toolset.Tool{{Name: "t", Tool: protocol.Tool{Name: "t", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"p":{"$ref":"#/$defs/d0"}},"$defs":{` + strings.Join(defs, ",") + `}}`)}}}}
+	set, err := toolset.Load(context.Background(), src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, 30*time.Second, "Call", func() {
+		if _, err := set.Call(context.Background(), "t", `{"p":null}`); err != nil {
+			t.Errorf("Call = %v", err)
+		}
+	})
+	if len(src.calls) != 1 || src.calls[0] != "t {}" {
+		t.Errorf("the tool ran with %q, want {} (the null of an optional string removed)", src.calls)
+	}
+}
