@@ -47,7 +47,7 @@ func (f *argFixer) fix(args string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, errors.Join(ErrInvalidArguments, err)
 	}
-	c := &cleaning{argFixer: f, nulls: map[nullKey]bool{}}
+	c := &cleaning{argFixer: f, resolved: map[*obj]*obj{}, required: map[*obj]map[string]bool{}, nulls: map[nullKey]bool{}}
 	if !c.strip(v, f.root, 0) {
 		return json.RawMessage(t), nil
 	}
@@ -85,9 +85,13 @@ func (f *argFixer) deref(s any) *obj {
 	return nil
 }
 
-// cleaning is one call's removal of nulls.
+// cleaning is one call's removal of nulls. It reads each schema node
+// once, however often the arguments meet it: the elements of a long
+// array share the node of their items.
 type cleaning struct {
 	*argFixer
+	resolved map[*obj]*obj            // a node → the node its $refs lead to (nil: none)
+	required map[*obj]map[string]bool // an object's schema → its required names
 	// nulls holds admitsNull's answers: the alternatives of a schema may
 	// point at the same definitions again and again, each of those at
 	// the next ones, so that the paths through them are exponentially
@@ -98,6 +102,20 @@ type cleaning struct {
 type nullKey struct {
 	schema *obj
 	depth  int
+}
+
+// deref is [argFixer.deref], once per node.
+func (c *cleaning) deref(s any) *obj {
+	o, ok := s.(*obj)
+	if !ok {
+		return nil
+	}
+	r, seen := c.resolved[o]
+	if !seen {
+		r = c.argFixer.deref(o)
+		c.resolved[o] = r
+	}
+	return r
 }
 
 // strip removes, in the instance v, the null members that schema makes
@@ -114,7 +132,11 @@ func (c *cleaning) strip(v any, schema any, depth int) bool {
 		if props == nil {
 			return false
 		}
-		req := stringSet(stringList(so.m["required"]))
+		req, seen := c.required[so]
+		if !seen {
+			req = stringSet(stringList(so.m["required"]))
+			c.required[so] = req
+		}
 		// The members kept are gathered in place, in one pass: the model
 		// may have set thousands of properties to null.
 		kept := x.keys[:0]

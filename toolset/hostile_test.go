@@ -402,6 +402,30 @@ func TestCallManyNullsLinear(t *testing.T) {
 	}
 }
 
+// TestCallArgumentsPerSchemaNode: the schema node that describes each
+// element of a long array in the model's arguments is resolved once per
+// call, not once per element: a $ref with a 2 MB name, or a required
+// list of 100,000 names, was read again for each of 200,000 elements
+// (hundreds of seconds of CPU for a 1 MB argument).
+func TestCallArgumentsPerSchemaNode(t *testing.T) {
+	long := strings.Repeat("d", 2<<20)
+	for _, tc := range []struct{ name, schema, elem string }{
+		{"ref", `{"type":"object","properties":{"a":{"type":"array","items":{"$ref":"#/$defs/` + long + `"}}},"$defs":{"` + long + `":{"type":"string"}}}`, "null"},
+		{"required", `{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string"}},"required":` +
+			jsonList(100000, func(i int) string { return fmt.Sprintf("r%d", i) }) + `}}}}`, "{}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := newSet(t, []protocol.Tool{{Name: "t", InputSchema: json.RawMessage(tc.schema)}})
+			args := `{"a":[` + strings.Repeat(tc.elem+",", 200000) + `{"x":null}]}`
+			within(t, 30*time.Second, "Call", func() {
+				if _, err := set.Call(context.Background(), "t", args); err != nil {
+					t.Errorf("Call = %v", err)
+				}
+			})
+		})
+	}
+}
+
 // TestCallSharedAlternatives: whether an optional property the model
 // set to null admits null is decided in time linear in its schema, even
 // when the alternatives of each definition point, ten times over, at the
