@@ -38,17 +38,23 @@ const (
 	openAIStrictProps = 5000
 )
 
-// convertSchema converts the inputSchema raw to dialect d.
-func convertSchema(raw json.RawMessage, d Dialect) (json.RawMessage, []Loss, error) {
+// convertSchema converts the inputSchema raw to dialect d. Its bound is
+// schemaGrowth times the schema's size or minSchemaBudget, whichever is
+// more; what it makes past the first it draws from *pool, which the
+// conversions of a Set's tools share, and the second shrinks to what is
+// left in *pool.
+func convertSchema(raw json.RawMessage, d Dialect, pool *int) (json.RawMessage, []Loss, error) {
 	root, err := parseRoot(raw)
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &conv{d: d, root: root, budget: max(minSchemaBudget, schemaGrowth*len(raw))}
+	own := schemaGrowth * len(raw)
+	c := &conv{d: d, root: root, budget: max(own, min(minSchemaBudget, *pool))}
 	out := c.rootSchema()
 	if c.err != nil {
 		return nil, nil, c.err
 	}
+	*pool -= max(c.size-own, 0)
 	if out == nil {
 		return nil, c.losses, nil
 	}
@@ -102,8 +108,12 @@ func (c *conv) loss(path, keyword, note string) {
 // does not bound it: inlining a reference for Gemini copies its target
 // again, with the target's long descriptions and enums, and the losses
 // of a node nested deep under long names each carry its long path.
+// Past schemaGrowth times their schemas, the conversions of a Set to a
+// dialect share setSchemaBudget: a server's thousands of small tools,
+// each grown to minSchemaBudget, would make gigabytes.
 const (
 	minSchemaBudget = 4 << 20
+	setSchemaBudget = 64 << 20
 	schemaGrowth    = 4 // times the input schema's size
 )
 

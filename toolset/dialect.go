@@ -138,8 +138,9 @@ func (s *Set) Declarations(d Dialect) ([]Declaration, error) {
 	}
 	var out []Declaration
 	var errs []error
+	pool := setSchemaBudget // shared: a server may list thousands of tools
 	for _, t := range s.tools {
-		decl, err := Convert(t, d)
+		decl, err := convert(t, d, &pool)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -156,8 +157,15 @@ func (s *Set) Declarations(d Dialect) ([]Declaration, error) {
 // Convert returns t's declaration in dialect d. The error is a
 // [*SchemaError].
 func Convert(t Tool, d Dialect) (Declaration, error) {
+	pool := minSchemaBudget
+	return convert(t, d, &pool)
+}
+
+// convert is [Convert], drawing on *pool past four times the schema's
+// size (see convertSchema).
+func convert(t Tool, d Dialect, pool *int) (Declaration, error) {
 	decl := Declaration{Name: t.Name, Description: description(t.Tool)}
-	params, losses, err := convertSchema(t.Tool.InputSchema, d)
+	params, losses, err := convertSchema(t.Tool.InputSchema, d, pool)
 	if err == nil || !d.strict() || !isStrictFailure(err) {
 		if err != nil {
 			return Declaration{}, schemaError(t.Name, d, err)
@@ -166,7 +174,7 @@ func Convert(t Tool, d Dialect) (Declaration, error) {
 		return decl, nil
 	}
 	why := err.(*strictFailure)
-	params, losses, err = convertSchema(t.Tool.InputSchema, d.loose())
+	params, losses, err = convertSchema(t.Tool.InputSchema, d.loose(), pool)
 	if err != nil {
 		return Declaration{}, schemaError(t.Name, d, err)
 	}

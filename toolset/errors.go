@@ -22,7 +22,9 @@ var (
 	// makes ([MaxSchemaNodes]), counting inlined references, or its
 	// conversion (the declaration, its losses and the paths walked)
 	// would be larger than four times the schema or 4 MiB, whichever is
-	// more.
+	// more; the conversions of the tools of a [Set] to a dialect
+	// ([Set.Declarations]) together grow past four times their schemas
+	// by 64 MiB at most.
 	ErrSchemaTooLarge = errors.New("schema too large")
 )
 

@@ -454,3 +454,38 @@ func TestCallSharedAlternatives(t *testing.T) {
 		t.Errorf("the tool ran with %q, want {} (the null of an optional string removed)", src.calls)
 	}
 }
+
+// TestDeclarationsBoundedPerSet: the declarations of a Set grow past
+// four times its schemas by 64 MiB at most, not by 4 MiB per tool: 60
+// tools of 5 KB, each inlined for Gemini into 1.5 MB, made 89 MB (a
+// server's 16 MiB tools/list, 5 GB).
+func TestDeclarationsBoundedPerSet(t *testing.T) {
+	const levels, tools = 11, 60
+	desc := strings.Repeat("x", 300)
+	var defs []string
+	for i := range levels {
+		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"object","description":%q,"properties":{"a":{"$ref":"#/$defs/d%d"},"b":{"$ref":"#/$defs/d%d"}}}`, i, desc, i+1, i+1))
+	}
+	defs = append(defs, fmt.Sprintf(`"d%d":{"type":"string","description":%q}`, levels, desc))
+	schema := `{"type":"object","properties":{"p":{"$ref":"#/$defs/d0"}},"$defs":{` + strings.Join(defs, ",") + `}}`
+	var list []protocol.Tool
+	for i := range tools {
+		list = append(list, protocol.Tool{Name: fmt.Sprintf("t%d", i), InputSchema: json.RawMessage(schema)})
+	}
+	set := newSet(t, list)
+	decls, err := set.Declarations(toolset.Gemini)
+	if !errors.Is(err, toolset.ErrSchemaTooLarge) {
+		t.Errorf("Declarations = %v, want some tools left out with ErrSchemaTooLarge", err)
+	}
+	total := 0
+	for _, d := range decls {
+		total += len(d.Parameters)
+	}
+	if limit := 4*tools*len(schema) + 64<<20; total > limit || len(decls) == 0 {
+		t.Errorf("%d declarations of %d bytes in all, want some and at most %d", len(decls), total, limit)
+	}
+	// One tool alone converts as before.
+	if _, err := toolset.Convert(toolset.Tool{Name: "t", Tool: list[0]}, toolset.Gemini); err != nil {
+		t.Errorf("Convert = %v", err)
+	}
+}
