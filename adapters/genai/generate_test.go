@@ -9,6 +9,8 @@ import (
 	"google.golang.org/genai"
 
 	genaiconduit "github.com/conduitmcp/conduit/adapters/genai"
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/toolset"
 	"github.com/conduitmcp/conduit/toolset/toolsettest"
 )
@@ -132,5 +134,44 @@ func checkResponses(t *testing.T, body []byte) {
 		if fr == nil || fr.ID != c.id || fr.Name != c.name || !strings.Contains(string(fr.Response[c.key]), c.want) {
 			t.Errorf("%s: %+v, want %s %s", c.id, fr, c.key, c.want)
 		}
+	}
+}
+
+// TestContentTurnNullPart: a null among the parts of the model's answer
+// is skipped: the function call beside it runs once and is answered,
+// and the next turn asks the model again. ContentTurn panicked (in the
+// SDK's FunctionCalls, which dereferences every part).
+func TestContentTurnNullPart(t *testing.T) {
+	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
+	ctx := testContext(t)
+	c, err := client.Dial(ctx, srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		if n > 0 {
+			return 200, candidate(map[string]any{"text": "Done."})
+		}
+		return 200, candidate(nil, map[string]any{"functionCall": map[string]any{"id": "c1", "name": "echo", "args": map[string]any{"text": "hi"}}}, nil)
+	})
+	contents := []*genai.Content{genai.NewContentFromText("Say hi.", genai.RoleUser)}
+	for turns, done := 0, false; !done; turns++ {
+		if turns > 3 {
+			t.Fatal("the loop did not end")
+		}
+		if _, done, err = genaiconduit.ContentTurn(ctx, newClient(t, ep.URL), "gemini-test", set, &contents, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := toolsettest.CallsReceived(srv), []string{`echo {"text":"hi"}`}; !slices.Equal(got, want) {
+		t.Errorf("the server ran %q, want %q", got, want)
+	}
+	if reqs := ep.Requests(); len(reqs) != 2 || !strings.Contains(string(reqs[1]), `"functionResponse"`) {
+		t.Errorf("%d requests, want 2, the second with the functionResponse", len(reqs))
 	}
 }

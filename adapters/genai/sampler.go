@@ -142,6 +142,7 @@ func samplingResult(resp *genai.GenerateContentResponse, model string, names *to
 	var blocks []protocol.Content
 	for _, p := range resp.Candidates[0].Content.Parts {
 		switch {
+		case p == nil: // a null part of the answer
 		case p.Text != "" && !p.Thought:
 			blocks = append(blocks, protocol.TextContent(p.Text))
 		case p.FunctionCall != nil:

@@ -212,3 +212,24 @@ func TestSamplerToolResultNamed(t *testing.T) {
 		t.Errorf("request %s, want the third content a functionResponse named get_weather", ep.Requests()[0])
 	}
 }
+
+// TestSamplerNullPart: a null among the parts of the model's answer is
+// skipped; the sampler dereferenced it and panicked, which ended the
+// whole program (the handler runs on a goroutine of the client).
+func TestSamplerNullPart(t *testing.T) {
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		return 200, candidate(nil, map[string]any{"text": "Paris"}, nil)
+	})
+	s := &genaiconduit.Sampler{Client: newClient(t, ep.URL), Model: "gemini-test"}
+	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"Capital of France?"}`)}},
+		MaxTokens: 50,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, _ := res.Blocks()
+	if len(blocks) != 1 || blocks[0].Text != "Paris" {
+		t.Fatalf("blocks %s, want the text Paris", res.Content)
+	}
+}

@@ -97,7 +97,7 @@ func FunctionResponse(call *genai.FunctionCall, r *toolset.Result) *genai.Part {
 // error is ctx's, when it ended the calls.
 func FunctionResponses(ctx context.Context, set *toolset.Set, resp *genai.GenerateContentResponse) (*genai.Content, bool, error) {
 	var parts []*genai.Part
-	for _, call := range resp.FunctionCalls() {
+	for _, call := range functionCalls(resp) {
 		args, _ := json.Marshal(call.Args)
 		if call.Args == nil {
 			args = []byte("{}")
@@ -109,6 +109,22 @@ func FunctionResponses(ctx context.Context, set *toolset.Set, resp *genai.Genera
 		parts = append(parts, FunctionResponse(call, res))
 	}
 	return genai.NewContentFromParts(parts, genai.RoleUser), len(parts) > 0, nil
+}
+
+// functionCalls returns the function calls of resp's first candidate, in
+// order. Unlike resp.FunctionCalls, it skips a null part of the model's
+// answer, which that method dereferences.
+func functionCalls(resp *genai.GenerateContentResponse) []*genai.FunctionCall {
+	if len(resp.Candidates) == 0 || resp.Candidates[0].Content == nil {
+		return nil
+	}
+	var calls []*genai.FunctionCall
+	for _, p := range resp.Candidates[0].Content.Parts {
+		if p != nil && p.FunctionCall != nil {
+			calls = append(calls, p.FunctionCall)
+		}
+	}
+	return calls
 }
 
 // ContentTurn runs one turn of the tool loop: it asks model with
