@@ -30,3 +30,23 @@ func TestFunctionResponseShapes(t *testing.T) {
 		t.Fatalf("%+v", p.FunctionResponse)
 	}
 }
+
+// TestFunctionResponseManyParts: a result of many text parts (a server
+// may answer 65,536 one-byte text blocks within the text bound) is joined
+// in linear time. Each part copied the text joined so far: 65,536
+// allocations, 8 GB and seconds of CPU for one response.
+func TestFunctionResponseManyParts(t *testing.T) {
+	content := make([]protocol.Content, 1<<16)
+	for i := range content {
+		content[i] = protocol.TextContent("x")
+	}
+	r := (&toolset.Set{}).Result("t", &protocol.CallToolResult{Content: content})
+	var p *genai.Part
+	allocs := testing.AllocsPerRun(1, func() { p = genaiconduit.FunctionResponse(&genai.FunctionCall{ID: "f1", Name: "t"}, r) })
+	if allocs > 1000 {
+		t.Errorf("%v allocations to join %d parts, want at most 1000", allocs, len(r.Parts))
+	}
+	if out, _ := p.FunctionResponse.Response["output"].(string); len(out) != 2*len(content)-1 || out[:4] != "x\nx\n" {
+		t.Errorf("output of %d bytes, want %d one-byte lines", len(out), len(content))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -62,7 +63,8 @@ func declaration(decl toolset.Declaration, d toolset.Dialect) (*genai.FunctionDe
 // answers call.
 func FunctionResponse(call *genai.FunctionCall, r *toolset.Result) *genai.Part {
 	var media []*genai.FunctionResponsePart
-	var text string
+	// A builder: a result may have tens of thousands of short parts.
+	var text strings.Builder
 	for _, p := range r.Parts {
 		if p.Type == toolset.PartImage {
 			data, err := base64.StdEncoding.DecodeString(p.Data)
@@ -71,12 +73,12 @@ func FunctionResponse(call *genai.FunctionCall, r *toolset.Result) *genai.Part {
 				continue
 			}
 		}
-		if text != "" {
-			text += "\n"
+		if text.Len() > 0 {
+			text.WriteByte('\n')
 		}
-		text += p.Text
+		text.WriteString(p.Text)
 	}
-	var out any = text
+	var out any = text.String()
 	if len(r.Structured) > 0 && !r.IsError {
 		var v any
 		if json.Unmarshal(r.Structured, &v) == nil {
