@@ -1,7 +1,9 @@
 package genaiconduit_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -173,5 +175,74 @@ func TestContentTurnNullPart(t *testing.T) {
 	}
 	if reqs := ep.Requests(); len(reqs) != 2 || !strings.Contains(string(reqs[1]), `"functionResponse"`) {
 		t.Errorf("%d requests, want 2, the second with the functionResponse", len(reqs))
+	}
+}
+
+// TestContentTurnCancelledAnswersEveryCall: when ctx ends while a tool
+// runs, every function call of the model's content still gets its
+// functionResponse in the content after it (the call that was cut and
+// those not run say so), so that the conversation goes on in the next
+// turn: that content was left out, and the API refuses a conversation
+// whose function responses do not match its function calls.
+func TestContentTurnCancelledAnswersEveryCall(t *testing.T) {
+	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
+	ctx := testContext(t)
+	c, err := client.Dial(ctx, srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		if n > 0 {
+			return 200, candidate(map[string]any{"text": "Stopped."})
+		}
+		return 200, candidate(
+			map[string]any{"functionCall": map[string]any{"id": "c1", "name": "slow", "args": map[string]any{"steps": 1, "delayMs": 60000}}},
+			map[string]any{"functionCall": map[string]any{"id": "c2", "name": "echo", "args": map[string]any{"text": "hi"}}},
+			map[string]any{"functionCall": map[string]any{"id": "c3", "name": "echo", "args": map[string]any{"text": "late"}}},
+		)
+	})
+	contents := []*genai.Content{genai.NewContentFromText("Go.", genai.RoleUser)}
+	turnCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		// The slow call, the first, is running: the user stops the turn.
+		_, _ = srv.WaitReceived(ctx, "tools/call")
+		cancel()
+	}()
+	if _, _, err := genaiconduit.ContentTurn(turnCtx, newClient(t, ep.URL), "gemini-test", set, &contents, nil, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ContentTurn = %v, want context.Canceled", err)
+	}
+	contents = append(contents, genai.NewContentFromText("Go on.", genai.RoleUser))
+	if _, _, err := genaiconduit.ContentTurn(ctx, newClient(t, ep.URL), "gemini-test", set, &contents, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				FunctionResponse *struct {
+					ID string `json:"id"`
+				} `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+	}
+	if reqs := ep.Requests(); len(reqs) != 2 || json.Unmarshal(reqs[1], &req) != nil || len(req.Contents) < 3 {
+		t.Fatalf("%d requests", len(ep.Requests()))
+	}
+	var answered []string
+	for _, p := range req.Contents[2].Parts {
+		if p.FunctionResponse != nil {
+			answered = append(answered, p.FunctionResponse.ID)
+		}
+	}
+	if want := []string{"c1", "c2", "c3"}; req.Contents[1].Role != "model" || !slices.Equal(answered, want) {
+		t.Errorf("the content after the function calls answers %q, want %q", answered, want)
+	}
+	if got := toolsettest.CallsReceived(srv); len(got) != 1 {
+		t.Errorf("the server received %q, want the first call only", got)
 	}
 }

@@ -95,22 +95,30 @@ func FunctionResponse(call *genai.FunctionCall, r *toolset.Result) *genai.Part {
 }
 
 // FunctionResponses runs the function calls of resp through set and
-// returns the content that answers them, and whether there were any. The
-// error is ctx's, when it ended the calls.
+// returns the content that answers them all, as the API requires of a
+// conversation, and whether there were any. The error is ctx's, when it
+// ended the calls; the call it cut and the calls after it, not run, are
+// then answered with that error.
 func FunctionResponses(ctx context.Context, set *toolset.Set, resp *genai.GenerateContentResponse) (*genai.Content, bool, error) {
 	var parts []*genai.Part
+	var stopped error
 	for _, call := range functionCalls(resp) {
+		if stopped != nil {
+			parts = append(parts, FunctionResponse(call, &toolset.Result{Name: call.Name, IsError: true,
+				Parts: []toolset.Part{{Type: toolset.PartText, Text: "The call was not run: " + ctx.Err().Error()}}}))
+			continue
+		}
 		args, _ := json.Marshal(call.Args)
 		if call.Args == nil {
 			args = []byte("{}")
 		}
 		res, err := set.Call(ctx, call.Name, string(args))
 		if toolset.Stopped(ctx, err) {
-			return nil, false, err
+			stopped = err
 		}
 		parts = append(parts, FunctionResponse(call, res))
 	}
-	return genai.NewContentFromParts(parts, genai.RoleUser), len(parts) > 0, nil
+	return genai.NewContentFromParts(parts, genai.RoleUser), len(parts) > 0, stopped
 }
 
 // functionCalls returns the function calls of resp's first candidate, in
@@ -151,9 +159,9 @@ func ContentTurn(ctx context.Context, client *genai.Client, model string, set *t
 	}
 	*contents = append(*contents, resp.Candidates[0].Content)
 	answer, used, err := FunctionResponses(ctx, set, resp)
-	if err != nil || !used {
-		return resp, err == nil, err
+	if !used {
+		return resp, true, nil
 	}
 	*contents = append(*contents, answer)
-	return resp, false, nil
+	return resp, false, err
 }
