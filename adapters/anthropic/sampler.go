@@ -34,8 +34,9 @@ type Sampler struct {
 var _ handler.Sampler = (*Sampler)(nil)
 
 // CreateMessage asks the model. It may block; it may be called
-// concurrently. Errors are the SDK's, or a content the request holds
-// that the model cannot take.
+// concurrently. Errors are the SDK's, a content the request holds that
+// the model cannot take, or a tool_use of the model whose input is not a
+// JSON object (wrapping toolset.ErrInvalidArguments).
 func (s *Sampler) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
 	model := toolset.SamplingModel(s.Model, s.ChooseModel, p.ModelPreferences)
 	params := anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: p.MaxTokens, StopSequences: p.StopSequences}
@@ -115,7 +116,12 @@ func samplingResult(msg *anthropic.Message, names *toolset.SamplingNames) (*prot
 		case "text":
 			blocks = append(blocks, protocol.TextContent(c.Text))
 		case "tool_use":
-			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: c.ID, Name: names.Server(c.Name), Input: c.Input})
+			name := names.Server(c.Name)
+			input, err := toolset.SamplingInput(name, string(c.Input))
+			if err != nil {
+				return nil, fmt.Errorf("anthropicconduit: %w", err)
+			}
+			blocks = append(blocks, protocol.Content{Type: protocol.ContentToolUse, ID: c.ID, Name: name, Input: input})
 		}
 	}
 	reason, ok := stopReasons[msg.StopReason]

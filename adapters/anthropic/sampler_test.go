@@ -2,12 +2,14 @@ package anthropicconduit_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	anthropicconduit "github.com/conduitmcp/conduit/adapters/anthropic"
 	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/protocol"
+	"github.com/conduitmcp/conduit/toolset"
 	"github.com/conduitmcp/conduit/toolset/toolsettest"
 )
 
@@ -111,4 +113,53 @@ func TestSamplerToolNamesCollide(t *testing.T) {
 		Tools:     toolsettest.CollidingTools(),
 	})
 	toolsettest.CheckSamplingNames(t, declared, res, err)
+}
+
+// TestSamplerToolUseInputNotObject: a tool_use whose input is not a JSON
+// object (a proxy's string of the object, an array, a number) fails the
+// sampling request with toolset.ErrInvalidArguments, as the other
+// samplers do; it went back to the server as the tool_use's input, for
+// its tool to run with arguments the model did not give.
+func TestSamplerToolUseInputNotObject(t *testing.T) {
+	for _, input := range []string{`"{\"city\":\"Paris\"}"`, `["Paris"]`, `42`} {
+		t.Run(input, func(t *testing.T) {
+			ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+				return 200, message([]any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": json.RawMessage(input)}}, "tool_use")
+			})
+			s := &anthropicconduit.Sampler{Client: newClient(ep.URL), Model: "claude-test"}
+			res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+				Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"weather?"}`)}},
+				MaxTokens: 50,
+				Tools:     []protocol.Tool{{Name: "get_weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)}},
+			})
+			if !errors.Is(err, toolset.ErrInvalidArguments) {
+				var content json.RawMessage
+				if res != nil {
+					content = res.Content
+				}
+				t.Fatalf("err = %v, content %s; want toolset.ErrInvalidArguments", err, content)
+			}
+		})
+	}
+}
+
+// TestSamplerToolUseWithoutInput: a tool_use without input is a call
+// without arguments: its input is {}.
+func TestSamplerToolUseWithoutInput(t *testing.T) {
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		return 200, message([]any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": "now"}}, "tool_use")
+	})
+	s := &anthropicconduit.Sampler{Client: newClient(ep.URL), Model: "claude-test"}
+	res, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages:  []protocol.SamplingMessage{{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"time?"}`)}},
+		MaxTokens: 50,
+		Tools:     []protocol.Tool{{Name: "now"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, _ := res.Blocks()
+	if len(blocks) != 1 || blocks[0].Type != protocol.ContentToolUse || string(blocks[0].Input) != "{}" {
+		t.Fatalf("blocks %s, want one tool_use with input {}", res.Content)
+	}
 }
