@@ -1,7 +1,9 @@
 package anthropicconduit_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +11,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	anthropicconduit "github.com/conduitmcp/conduit/adapters/anthropic"
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/toolset"
 	"github.com/conduitmcp/conduit/toolset/toolsettest"
 )
@@ -143,5 +147,74 @@ func checkResults(t *testing.T, body []byte) {
 		if b.Type != "tool_result" || b.ToolUseID != c.id || b.IsError != c.isError || len(b.Content) == 0 || !strings.Contains(b.Content[0].Text, c.want) {
 			t.Errorf("%s: %+v, want %q", c.id, b, c.want)
 		}
+	}
+}
+
+// TestMessageTurnCancelledAnswersEveryUse: when ctx ends while a tool
+// runs, every tool_use of the model's message still gets its tool_result
+// in the user message after it (the use that was cut and those not run
+// say so), so that the conversation goes on in the next turn: that
+// message was left out, and the API refuses every later request of a
+// conversation with a tool_use not answered.
+func TestMessageTurnCancelledAnswersEveryUse(t *testing.T) {
+	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
+	ctx := testContext(t)
+	c, err := client.Dial(ctx, srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		if n > 0 {
+			return 200, message([]any{map[string]any{"type": "text", "text": "Stopped."}}, "end_turn")
+		}
+		return 200, message([]any{
+			map[string]any{"type": "tool_use", "id": "toolu_1", "name": "slow", "input": map[string]any{"steps": 1, "delayMs": 60000}},
+			map[string]any{"type": "tool_use", "id": "toolu_2", "name": "echo", "input": map[string]any{"text": "hi"}},
+			map[string]any{"type": "tool_use", "id": "toolu_3", "name": "echo", "input": map[string]any{"text": "late"}},
+		}, "tool_use")
+	})
+	params := anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Go."))}}
+	turnCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		// The slow call, the first, is running: the user stops the turn.
+		_, _ = srv.WaitReceived(ctx, "tools/call")
+		cancel()
+	}()
+	if _, _, err := anthropicconduit.MessageTurn(turnCtx, newClient(ep.URL), set, &params, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("MessageTurn = %v, want context.Canceled", err)
+	}
+	params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock("Go on.")))
+	if _, _, err := anthropicconduit.MessageTurn(ctx, newClient(ep.URL), set, &params, nil); err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string `json:"type"`
+				ToolUseID string `json:"tool_use_id"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if reqs := ep.Requests(); len(reqs) != 2 || json.Unmarshal(reqs[1], &req) != nil || len(req.Messages) < 3 {
+		t.Fatalf("%d requests", len(ep.Requests()))
+	}
+	var answered []string
+	for _, b := range req.Messages[2].Content {
+		if b.Type == "tool_result" {
+			answered = append(answered, b.ToolUseID)
+		}
+	}
+	if want := []string{"toolu_1", "toolu_2", "toolu_3"}; req.Messages[1].Role != "assistant" || req.Messages[2].Role != "user" || !slices.Equal(answered, want) {
+		t.Errorf("the message after the tool uses answers %q, want %q", answered, want)
+	}
+	if got := toolsettest.CallsReceived(srv); len(got) != 1 {
+		t.Errorf("the server received %q, want the first call only", got)
 	}
 }

@@ -88,21 +88,29 @@ func ToolResult(toolUseID string, r *toolset.Result) anthropic.ContentBlockParam
 }
 
 // ToolResults runs the tool_use blocks of msg through set and returns the
-// user message that answers them all, and whether there were any. The
-// error is ctx's, when it ended the calls.
+// user message that answers them all, as the API requires of a
+// conversation, and whether there were any. The error is ctx's, when it
+// ended the calls; the use it cut and the uses after it, not run, are
+// then answered with that error.
 func ToolResults(ctx context.Context, set *toolset.Set, msg *anthropic.Message) (anthropic.MessageParam, bool, error) {
 	var blocks []anthropic.ContentBlockParamUnion
+	var stopped error
 	for _, c := range msg.Content {
 		if c.Type != "tool_use" {
 			continue
 		}
+		if stopped != nil {
+			blocks = append(blocks, ToolResult(c.ID, &toolset.Result{Name: c.Name, IsError: true,
+				Parts: []toolset.Part{{Type: toolset.PartText, Text: "The call was not run: " + ctx.Err().Error()}}}))
+			continue
+		}
 		res, err := set.Call(ctx, c.Name, string(c.Input))
 		if toolset.Stopped(ctx, err) {
-			return anthropic.MessageParam{}, false, err
+			stopped = err
 		}
 		blocks = append(blocks, ToolResult(c.ID, res))
 	}
-	return anthropic.NewUserMessage(blocks...), len(blocks) > 0, nil
+	return anthropic.NewUserMessage(blocks...), len(blocks) > 0, stopped
 }
 
 // MessageTurn runs one turn of the tool loop: it asks the model with
@@ -120,9 +128,9 @@ func MessageTurn(ctx context.Context, client *anthropic.Client, set *toolset.Set
 	}
 	params.Messages = append(params.Messages, msg.ToParam())
 	results, used, err := ToolResults(ctx, set, msg)
-	if err != nil || !used {
-		return msg, err == nil, err
+	if !used {
+		return msg, true, nil
 	}
 	params.Messages = append(params.Messages, results)
-	return msg, false, nil
+	return msg, false, err
 }
