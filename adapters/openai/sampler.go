@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -107,13 +108,13 @@ func chatMessages(m protocol.SamplingMessage, names *toolset.SamplingNames) ([]o
 	}
 	var out []openai.ChatCompletionMessageParamUnion
 	var parts []openai.ChatCompletionContentPartUnionParam
-	var text string
+	var text strings.Builder // a message may hold many thousands of blocks
 	var calls []openai.ChatCompletionMessageToolCallUnionParam
 	for _, b := range blocks {
 		switch b.Type {
 		case protocol.ContentText:
 			parts = append(parts, openai.TextContentPart(b.Text))
-			text += b.Text
+			text.WriteString(b.Text)
 		case protocol.ContentImage:
 			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:" + b.MIMEType + ";base64," + b.Data}))
 		case protocol.ContentToolUse:
@@ -128,8 +129,8 @@ func chatMessages(m protocol.SamplingMessage, names *toolset.SamplingNames) ([]o
 	}
 	if m.Role == protocol.RoleAssistant {
 		a := openai.ChatCompletionAssistantMessageParam{ToolCalls: calls}
-		if text != "" || len(calls) == 0 {
-			a.Content.OfString = param.NewOpt(text)
+		if text.Len() > 0 || len(calls) == 0 {
+			a.Content.OfString = param.NewOpt(text.String())
 		}
 		return append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a}), nil
 	}

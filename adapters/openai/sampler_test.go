@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 
 	openaiconduit "github.com/conduitmcp/conduit/adapters/openai"
@@ -182,5 +183,52 @@ func TestSamplerToolArgumentsNotObject(t *testing.T) {
 		if blocks, _ := res.Blocks(); len(blocks) != 1 || string(blocks[0].Input) != `{}` {
 			t.Errorf("arguments %q: blocks %+v, want one tool_use with input {}", args, blocks)
 		}
+	}
+}
+
+// TestSamplerManyTextBlocks: an assistant message of many text blocks (a
+// server may send hundreds of thousands within a message's size limit)
+// is joined in linear time. Each block copied the text joined so far:
+// 32,768 blocks of 8 bytes allocated 4 GB, and a 16 MiB request of
+// one-byte blocks minutes of CPU.
+func TestSamplerManyTextBlocks(t *testing.T) {
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		return 200, map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "gpt-sampled",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "ok"}}}}
+	})
+	blocks := make([]protocol.Content, 1<<15)
+	for i := range blocks {
+		blocks[i] = protocol.TextContent("abcdefg ")
+	}
+	many, _ := json.Marshal(blocks)
+	s := &openaiconduit.Sampler{Client: newClient(ep.URL), Model: "gpt-test"}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages: []protocol.SamplingMessage{
+			{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"Count."}`)},
+			{Role: protocol.RoleAssistant, Content: many},
+		},
+		MaxTokens: 50,
+	})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<30 {
+		t.Errorf("%d MB allocated for a request of %d KB, want less than 1 GB", n>>20, len(many)>>10)
+	}
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(ep.Requests()[0], &req); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	if len(req.Messages) != 2 || req.Messages[1].Role != "assistant" || json.Unmarshal(req.Messages[1].Content, &text) != nil || len(text) != 8*len(blocks) {
+		t.Errorf("the assistant's message is not the %d bytes of its blocks", 8*len(blocks))
 	}
 }
