@@ -23,22 +23,28 @@ func resultText(r *toolset.Result, callErr error) string {
 
 // ChatToolMessages runs the function calls of msg (a chat completion's
 // message) through set and returns the tool messages that answer them,
-// in order. The error is ctx's, when it ended the calls.
+// in order: one for every call, as the API requires of a conversation.
+// The error is ctx's, when it ended the calls; the call it cut and the
+// calls after it, not run, are then answered with that error.
 func ChatToolMessages(ctx context.Context, set *toolset.Set, msg openai.ChatCompletionMessage) ([]openai.ChatCompletionMessageParamUnion, error) {
 	var out []openai.ChatCompletionMessageParamUnion
+	var stopped error
 	for _, tc := range msg.ToolCalls {
-		if tc.Type != "function" {
+		switch {
+		case stopped != nil:
+			out = append(out, openai.ToolMessage("The call was not run: "+ctx.Err().Error(), tc.ID))
+		case tc.Type != "function":
 			out = append(out, openai.ToolMessage("Only function tools exist here.", tc.ID))
-			continue
+		default:
+			fn := tc.AsFunction().Function
+			res, err := set.Call(ctx, fn.Name, fn.Arguments)
+			if toolset.Stopped(ctx, err) {
+				stopped = err
+			}
+			out = append(out, openai.ToolMessage(resultText(res, err), tc.ID))
 		}
-		fn := tc.AsFunction().Function
-		res, err := set.Call(ctx, fn.Name, fn.Arguments)
-		if toolset.Stopped(ctx, err) {
-			return out, err
-		}
-		out = append(out, openai.ToolMessage(resultText(res, err), tc.ID))
 	}
-	return out, nil
+	return out, stopped
 }
 
 // ChatTurn runs one turn of the tool loop on chat completions: it asks

@@ -3,6 +3,7 @@ package openaiconduit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	openaiconduit "github.com/conduitmcp/conduit/adapters/openai"
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/toolset"
 	"github.com/conduitmcp/conduit/toolset/toolsettest"
 )
@@ -168,5 +171,75 @@ func checkChatResults(t *testing.T, body []byte) {
 	}
 	if seen != len(modelCalls) {
 		t.Errorf("%d tool messages, want %d", seen, len(modelCalls))
+	}
+}
+
+// TestChatTurnCancelledAnswersEveryCall: when ctx ends while a tool runs,
+// every call of the model's message still gets its tool message (the
+// call that was cut and those not run say so), so that the conversation
+// goes on in the next turn: the calls after the cut one had none, and
+// the API refuses every later request of a conversation with an
+// unanswered tool call.
+func TestChatTurnCancelledAnswersEveryCall(t *testing.T) {
+	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
+	ctx := testContext(t)
+	c, err := client.Dial(ctx, srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
+		msg := map[string]any{"role": "assistant", "content": "Stopped."}
+		if n == 0 {
+			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+				map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "slow", "arguments": `{"steps":1,"delayMs":60000}`}},
+				map[string]any{"id": "call_2", "type": "function", "function": map[string]any{"name": "echo", "arguments": `{"text":"hi"}`}},
+				map[string]any{"id": "call_3", "type": "function", "function": map[string]any{"name": "echo", "arguments": `{"text":"late"}`}},
+			}}
+		}
+		return 200, map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": msg}}}
+	})
+	params := openai.ChatCompletionNewParams{Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Go.")}}
+	turnCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		// The slow call, the first, is running: the user stops the turn.
+		_, _ = srv.WaitReceived(ctx, "tools/call")
+		cancel()
+	}()
+	if _, _, err := openaiconduit.ChatTurn(turnCtx, newClient(ep.URL), set, &params, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ChatTurn = %v, want context.Canceled", err)
+	}
+	params.Messages = append(params.Messages, openai.UserMessage("Go on."))
+	if _, _, err := openaiconduit.ChatTurn(ctx, newClient(ep.URL), set, &params, nil); err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Messages []struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if reqs := ep.Requests(); len(reqs) != 2 || json.Unmarshal(reqs[1], &req) != nil {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var answered []string
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			answered = append(answered, m.ToolCallID)
+		}
+	}
+	if want := []string{"call_1", "call_2", "call_3"}; !slices.Equal(answered, want) {
+		t.Errorf("the next request answers the calls %q, want %q", answered, want)
+	}
+	if got := toolsettest.CallsReceived(srv); len(got) != 1 {
+		t.Errorf("the server received %q, want the first call only", got)
 	}
 }
