@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
@@ -126,13 +127,13 @@ func messages(m protocol.SamplingMessage, names *toolset.SamplingNames) ([]*sche
 	}
 	var out []*schema.Message
 	var parts []schema.MessageInputPart
-	var text string
+	var text strings.Builder // a message may hold many thousands of blocks
 	var calls []schema.ToolCall
 	for _, b := range blocks {
 		switch b.Type {
 		case protocol.ContentText:
 			parts = append(parts, schema.MessageInputPart{Type: schema.ChatMessagePartTypeText, Text: b.Text})
-			text += b.Text
+			text.WriteString(b.Text)
 		case protocol.ContentImage:
 			data := b.Data
 			parts = append(parts, schema.MessageInputPart{Type: schema.ChatMessagePartTypeImageURL, Image: &schema.MessageInputImage{
@@ -150,11 +151,11 @@ func messages(m protocol.SamplingMessage, names *toolset.SamplingNames) ([]*sche
 		default:
 			desc := fmt.Sprintf("[%s content left out]", b.Type)
 			parts = append(parts, schema.MessageInputPart{Type: schema.ChatMessagePartTypeText, Text: desc})
-			text += desc
+			text.WriteString(desc)
 		}
 	}
 	if m.Role == protocol.RoleAssistant {
-		return append(out, schema.AssistantMessage(text, calls)), nil
+		return append(out, schema.AssistantMessage(text.String(), calls)), nil
 	}
 	switch {
 	case len(parts) == 1 && parts[0].Type == schema.ChatMessagePartTypeText:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/cloudwego/eino/components/model"
@@ -153,5 +154,39 @@ func TestSamplerToolArgumentsNotObject(t *testing.T) {
 		if err != nil || json.Unmarshal(res.Content, &block) != nil || string(block.Input) != `{}` {
 			t.Errorf("arguments %q: %v, result %+v; want one tool_use with input {}", args, err, res)
 		}
+	}
+}
+
+// TestSamplerManyTextBlocks: an assistant message of many text blocks (a
+// server may send hundreds of thousands within a message's size limit)
+// is joined in linear time. Each block copied the text joined so far:
+// 32,768 blocks of 8 bytes allocated 4 GB, and a 16 MiB request of
+// one-byte blocks minutes of CPU.
+func TestSamplerManyTextBlocks(t *testing.T) {
+	blocks := make([]protocol.Content, 1<<15)
+	for i := range blocks {
+		blocks[i] = protocol.TextContent("abcdefg ")
+	}
+	many, _ := json.Marshal(blocks)
+	m := &answeringModel{reply: schema.AssistantMessage("ok", nil)}
+	s := &einoconduit.Sampler{Model: m}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := s.CreateMessage(testContext(t), &protocol.CreateMessageParams{
+		Messages: []protocol.SamplingMessage{
+			{Role: protocol.RoleUser, Content: json.RawMessage(`{"type":"text","text":"Count."}`)},
+			{Role: protocol.RoleAssistant, Content: many},
+		},
+		MaxTokens: 50,
+	})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<30 {
+		t.Errorf("%d MB allocated for a request of %d KB, want less than 1 GB", n>>20, len(many)>>10)
+	}
+	if len(m.input) != 2 || m.input[1].Role != schema.Assistant || len(m.input[1].Content) != 8*len(blocks) {
+		t.Errorf("the assistant's message is not the %d bytes of its blocks", 8*len(blocks))
 	}
 }
