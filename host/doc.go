@@ -58,8 +58,9 @@
 // batch after another instead of all failing their deadline together. A
 // server waits for a start slot in [StateQueued]; its ConnectTimeout
 // counts from when it has one. A reconnection, and the client's own
-// restart of a crashed process, take a slot too, and reconnections back
-// off with jitter, so failing servers never start as a herd. [Host.Changed]
+// restart of a crashed process, take a slot too (a restart during the
+// server's first listing, the slot its attempt holds, never waiting for
+// it), and reconnections back off with jitter, so failing servers never start as a herd. [Host.Changed]
 // fires as each server comes up, so a caller can show progress (as
 // conduit tools --config does) or use the servers that are ready without
 // waiting for the slowest. interop/bench/RESULTS.md ("Host at scale")

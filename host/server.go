@@ -165,7 +165,7 @@ func (s *server) run() {
 			s.listErrs = [3]error{}
 			s.refreshCatalogue(c, kindAll)
 			s.set(StateReady, c, errors.Join(s.listErrs[:]...))
-			s.starts.release() // taken by connect
+			s.releaseAttempt()
 			settle()
 			err = s.watch(c)
 			// Retire the client before the (bounded, possibly slow) Close,
@@ -227,7 +227,8 @@ func (s *server) sleep(b *backoff.ExponentialBackOff) bool {
 // connect makes one connection attempt: it waits for a start slot (a
 // stdio server), then connects, bounded by ConnectTimeout counted from
 // then. On success the slot is still held: the caller releases it once
-// the first listing is done (s.starts.release).
+// the first listing is done (releaseAttempt), unless a heal took it over
+// meanwhile.
 func (s *server) connect() (*client.Client, error) {
 	s.mu.Lock()
 	prev := s.err // kept while reconnecting: why the last attempt failed
@@ -242,12 +243,21 @@ func (s *server) connect() (*client.Client, error) {
 		if err := s.starts.wait(s.h.life, place); err != nil {
 			return nil, err // the host closed
 		}
+		s.tr.attempt.Store(true)
 	}
 	c, err := s.dial(prev)
 	if err != nil {
-		s.starts.release()
+		s.releaseAttempt()
 	}
 	return c, err
+}
+
+// releaseAttempt frees the start slot connect took, unless a heal took it
+// over (then confirmHeal or endHeal frees it).
+func (s *server) releaseAttempt() {
+	if s.starts != nil && s.tr.attempt.Swap(false) {
+		s.starts.release()
+	}
 }
 
 // dial connects, bounded by ConnectTimeout from now.
@@ -417,14 +427,21 @@ func collect[T any](seq func(func(T, error) bool)) ([]T, error) {
 // (every Connect after client.Connect returned is a heal: a respawned
 // process or a new HTTP connection), so that the catalogue is refreshed and the heal
 // counted, keeps the last connection error, and takes a start slot for a
-// heal of a stdio server (held until confirmHeal or endHeal).
+// heal of a stdio server (held until confirmHeal or endHeal): the slot of
+// the attempt when the heal comes before that attempt's first listing
+// ended, else one from the gate.
 type watchedTransport struct {
 	transport.Transport
 	s        *server
 	starting atomic.Bool // client.Connect runs: its connects are under the attempt's slot
 	healing  atomic.Bool // a heal connected; confirmHeal has not seen it yet
 	slot     atomic.Bool // a heal holds a start slot
-	last     atomic.Pointer[error]
+	// attempt is set while the supervisor's attempt holds a start slot,
+	// from connect until its first listing ended; a heal meanwhile takes
+	// the slot over (the supervisor would free it only after the listing,
+	// which waits for the heal).
+	attempt atomic.Bool
+	last    atomic.Pointer[error]
 }
 
 func (w *watchedTransport) Connect(ctx context.Context) (transport.Conn, error) {
@@ -433,9 +450,11 @@ func (w *watchedTransport) Connect(ctx context.Context) (transport.Conn, error) 
 		// A heal before this one that never answered gives its slot back
 		// first: this one queues anew, and never waits for itself.
 		w.endHeal()
-		if err := w.s.starts.acquire(ctx); err != nil {
-			w.last.Store(&err)
-			return nil, err
+		if !w.attempt.Swap(false) {
+			if err := w.s.starts.acquire(ctx); err != nil {
+				w.last.Store(&err)
+				return nil, err
+			}
 		}
 		w.slot.Store(true)
 	}

@@ -404,3 +404,33 @@ func reconnectThroughCap(t *testing.T) bool {
 	}
 	return true
 }
+
+// TestHealDuringFirstListing: with one start slot, a stdio server that
+// crashes on its first tools/list, while its supervisor still holds the
+// slot for that first listing, is started again by its client (a heal)
+// at once: the heal never waits for the slot its own server holds, so
+// the first listing ends with the new process's tools instead of running
+// out its ListTimeout.
+func TestHealDuringFirstListing(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "starts.log")
+	p := writeConfig(t, "mcp.json", map[string]any{"mcpServers": map[string]any{
+		"crashy": slowServer(logPath, 0, "-era", "legacy",
+			"-crash-on", "tools/list", "-crash-marker", filepath.Join(dir, "crashed")),
+	}})
+	opts := slowOpts(20*time.Second, 1)
+	opts.ListTimeout = 5 * time.Second
+	h := startHost(t, p, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := h.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := h.Server("crashy")
+	if st.State != host.StateReady || st.Err != nil || st.Tools == 0 {
+		t.Errorf("crashy after its first attempt: %v, %d tools, error %v; want ready with its tools listed", st.State, st.Tools, st.Err)
+	}
+	if spans := startSpans(t, logPath); len(spans) != 2 {
+		t.Errorf("%d processes started, want 2 (the server and its restart)", len(spans))
+	}
+}
