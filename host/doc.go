@@ -45,7 +45,8 @@
 // it is reconnected with exponential backoff ([Options.Reconnect]); its
 // entries return when it does. The catalogue is refreshed when a server
 // reports a list change (tools, prompts or resources list_changed) and
-// when its session reconnects; a reconnection the client made on its own
+// when its session reconnects, at most ten times a second per server
+// (changes reported meanwhile are listed together); a reconnection the client made on its own
 // (a crashed stdio process started again) is counted in
 // [ServerStatus].Heals.
 //

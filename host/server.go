@@ -24,6 +24,13 @@ const stableUptime = 5 * time.Second
 // endProbeTimeout bounds the call that reads why a connection ended.
 const endProbeTimeout = time.Second
 
+// refreshInterval is the least time between the starts of two catalogue
+// refreshes of one server. A server may announce changes without pause,
+// or in every answer to the listing itself: each refresh is a listing
+// and a rebuild of the whole catalogue. Changes announced meanwhile are
+// listed together when it has passed.
+const refreshInterval = 100 * time.Millisecond
+
 // server is one configured server and its supervisor goroutine.
 type server struct {
 	h    *Host
@@ -301,14 +308,29 @@ func wsURL(u string) string {
 	return u
 }
 
-// watch refreshes the catalogue on request until the connection ends
-// (returning why) or the host closes (returning nil).
+// watch refreshes the catalogue on request, at most once per
+// refreshInterval, until the connection ends (returning why) or the host
+// closes (returning nil).
 func (s *server) watch(c *client.Client) error {
+	var last time.Time // when the last refresh started
 	for {
 		select {
 		case <-c.Done():
 			return s.endError(c)
 		case <-s.refresh:
+			if wait := refreshInterval - time.Since(last); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-c.Done():
+					t.Stop()
+					return s.endError(c)
+				case <-s.h.life.Done():
+					t.Stop()
+					return nil
+				}
+			}
+			last = time.Now()
 			healed := s.confirmHeal(c)
 			s.refreshCatalogue(c, kinds(s.pending.Swap(0)))
 			if healed {
