@@ -300,15 +300,17 @@ func Parse(path string, data []byte, opts *LoadOptions) (*Config, error) {
 	ex := newExpander(path, opts, raw.Inputs)
 	cfg := &Config{Path: path, Format: format}
 	var errs ConfigErrors
+	seen := make(map[string]bool, len(names))
 	for i, name := range names {
 		if name == "" {
 			errs = append(errs, fail("", key, errors.New("a server has an empty name")))
 			continue
 		}
-		if slices.Contains(names[:i], name) {
+		if seen[name] {
 			errs = append(errs, fail(name, "", errors.New("duplicate server name")))
 			continue
 		}
+		seen[name] = true
 		sc, field, err := ex.server(name, entries[i])
 		if err != nil {
 			errs = append(errs, fail(name, field, err))

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -368,5 +369,33 @@ func TestNestedDefaultsBounded(t *testing.T) {
 	cfg, err := host.Parse("mcp.json", []byte(`{"mcpServers":{"s":{"command":"`+v+`"}}}`), &host.LoadOptions{LookupEnv: unset})
 	if err != nil || cfg.Servers[0].Command != "x" {
 		t.Errorf("Parse of %d nested defaults: %v, %+v", 16, err, cfg)
+	}
+}
+
+// TestManyServersParsed checks that a file of 100,000 servers is parsed
+// in time linear in its size: each name was compared with every name
+// before it to find duplicates (about a minute for these), and a
+// duplicate among them is still reported.
+func TestManyServersParsed(t *testing.T) {
+	const n = 100000
+	var b strings.Builder
+	b.WriteString(`{"mcpServers":{`)
+	for i := range n {
+		fmt.Fprintf(&b, `"server-%08d":{"command":"x"},`, i)
+	}
+	b.WriteString(`"server-00000007":{"command":"y"}}}`)
+	done := make(chan error, 1)
+	go func() {
+		_, err := host.Parse("mcp.json", []byte(b.String()), nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var ce *host.ConfigError
+		if !errors.As(err, &ce) || ce.Server != "server-00000007" || !strings.Contains(err.Error(), "duplicate") {
+			t.Errorf("Parse: %v, want a *host.ConfigError for the duplicate server-00000007", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Parse of 100,000 servers did not return within 10 s")
 	}
 }
