@@ -98,8 +98,9 @@ func lookup(name string) *command {
 
 // run is main without the process: it returns the exit status. What it
 // prints goes through a [termWriter], so that text a server chose cannot
-// act on the terminal.
+// act on the terminal; but for conduit serve's stdout, its JSON-RPC stream.
 func run(ctx context.Context, args []string, std *stdio) int {
+	rawOut := std.out
 	safe := *std
 	safe.out, safe.err = newTermWriter(std.out), newTermWriter(std.err)
 	std = &safe
@@ -116,6 +117,11 @@ func run(ctx context.Context, args []string, std *stdio) int {
 		return exitOK
 	}
 	if cmd.main != nil {
+		// conduit serve: stdout is the server's JSON-RPC stream (or its
+		// URL), read by a host, not a terminal. It goes out as written: the
+		// escapes would break the JSON (a DEL, which JSON carries as it is,
+		// would become "\x7f", no JSON escape).
+		std.out = rawOut
 		return cmd.main(ctx, args, std)
 	}
 	inv := &invocation{std: std, cmd: cmd}

@@ -205,3 +205,30 @@ func TestRecordReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestServeStdioRawOutput checks that conduit serve's stdout, a JSON-RPC
+// stream and no terminal, carries the server's answers unaltered: an
+// echoed DEL stays valid JSON.
+func TestServeStdioRawOutput(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a\u007fb"}}}
+`
+	r := runConduit(t, in, "serve", "--era", "legacy")
+	var found bool
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var msg struct {
+			ID     int
+			Result struct{ Content []struct{ Text string } }
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			t.Fatalf("conduit serve wrote a line that is not JSON: %v:\n%q", err, line)
+		}
+		if msg.ID == 2 {
+			found = len(msg.Result.Content) > 0 && strings.Contains(msg.Result.Content[0].Text, "a\x7fb")
+		}
+	}
+	if !found {
+		t.Errorf("conduit serve: no echo of the text with its DEL in:\n%q\nstderr: %s", r.stdout, r.stderr)
+	}
+}
