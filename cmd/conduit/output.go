@@ -13,7 +13,8 @@ import (
 )
 
 // writeJSON prints v as indented JSON and a newline. HTML characters are
-// not escaped, so URLs stay readable.
+// not escaped, so URLs stay readable; what a terminal would act on is
+// (appendJSONSafe).
 func writeJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -22,7 +23,7 @@ func writeJSON(w io.Writer, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := w.Write(appendJSONSafe(nil, buf.Bytes()))
 	return err
 }
 
@@ -34,7 +35,7 @@ func writeJSONLine(w io.Writer, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := w.Write(appendJSONSafe(nil, buf.Bytes()))
 	return err
 }
 

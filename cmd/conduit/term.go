@@ -14,9 +14,10 @@ import (
 // screen clear), a carriage return that draws over the line, C1 controls
 // and bidi overrides that reorder what is shown. Conduit's standard
 // streams are wrapped in a [termWriter] that shows each such character as
-// an escape (\x1b, \r, \u202e), on a terminal or not. The escapes are
-// printable ASCII and, inside a JSON string, decode to the character they
-// stand for, so --json output stays valid and means the same.
+// an escape (\x1b, \r, \u202e), on a terminal or not. --json output
+// escapes them itself first ([appendJSONSafe]): a JSON string may hold a
+// DEL, a C1 control or a bidi override as it is, and the termWriter's
+// "\x7f" is no JSON escape.
 
 // termUnsafe reports whether a terminal would act on r rather than show
 // it: a control character other than newline and tab, DEL, a C1 control,
@@ -60,6 +61,30 @@ func appendTermSafe(dst, p []byte) (out, rest []byte) {
 		p = p[n:]
 	}
 	return dst, nil
+}
+
+// appendJSONSafe appends the JSON text p to dst with each character
+// [termUnsafe] finds from DEL up (DEL, C1 controls, bidi
+// characters), which JSON holds only inside strings, written as a JSON
+// escape (\u007f), and each byte that is not UTF-8 (a raw JSON value
+// keeps them) as \ufffd, as encoding/json writes them in strings. The
+// result is valid JSON that decodes to the same values, and holds nothing
+// a terminal would act on: the C0 controls JSON allows are whitespace
+// between tokens.
+func appendJSONSafe(dst, p []byte) []byte {
+	for len(p) > 0 {
+		r, n := utf8.DecodeRune(p)
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			dst = append(dst, `\ufffd`...)
+		case r >= 0x7f && termUnsafe(r):
+			dst = fmt.Appendf(dst, `\u%04x`, r)
+		default:
+			dst = append(dst, p[:n]...)
+		}
+		p = p[n:]
+	}
+	return dst
 }
 
 // termSafe returns s with the characters a terminal would act on written

@@ -169,3 +169,62 @@ func TestTermSafe(t *testing.T) {
 		}
 	}
 }
+
+// rawResultServer is a legacy-era Streamable HTTP server with one tool,
+// "t", whose tools/call result is the JSON text result, sent as it is
+// (raw bytes a server's own encoder would not produce).
+func rawResultServer(t *testing.T, result string) string {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPost || json.Unmarshal(body, &req) != nil {
+			http.Error(w, "no", http.StatusMethodNotAllowed)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		res := `{"code":-32601,"message":"no"}`
+		member := "error"
+		switch req.Method {
+		case "initialize":
+			res, member = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`, "result"
+		case "tools/list":
+			res, member = `{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`, "result"
+		case "tools/call":
+			res, member = result, "result"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"`+member+`":`+res+"}\n")
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+// TestTerminalSafeJSONRawBytes checks that --json output stays valid JSON
+// when the server's strings hold what JSON carries unescaped but a
+// terminal would act on (DEL), or bytes that are not UTF-8 (kept as they
+// are in structuredContent, a raw JSON value): the escaping must not turn
+// them into "\x7f" or "\xff", which are no JSON escapes.
+func TestTerminalSafeJSONRawBytes(t *testing.T) {
+	url := rawResultServer(t, "{\"content\":[{\"type\":\"text\",\"text\":\"a\x7fb\"}],\"structuredContent\":{\"s\":\"c\xffd\x7fe\"}}")
+	r := runConduit(t, "", "call", "--json", "--protocol", "2025-06-18", url, "t")
+	if c := terminalUnsafe(r.stdout); c != -1 {
+		t.Errorf("conduit call --json: stdout holds %U:\n%q", c, r.stdout)
+	}
+	var out struct {
+		Content           []struct{ Text string }
+		StructuredContent struct{ S string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("conduit call --json printed invalid JSON: %v:\n%q\nstderr: %s", err, r.stdout, r.stderr)
+	}
+	if len(out.Content) != 1 || out.Content[0].Text != "a\x7fb" || out.StructuredContent.S != "c\ufffdd\x7fe" {
+		t.Errorf("conduit call --json decoded to %+q, want the server's text (the byte that is not UTF-8 as U+FFFD)", out)
+	}
+}
