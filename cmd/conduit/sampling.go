@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/conduitmcp/conduit/handler"
 	"github.com/conduitmcp/conduit/protocol"
@@ -17,6 +18,11 @@ import (
 
 // maxSamplingOutput bounds what a sampling command may print.
 const maxSamplingOutput = 16 << 20
+
+// samplingWaitDelay bounds the wait for a sampling command's output once
+// it was killed (its request cancelled) or exited: the processes of a
+// pipeline outlive the shell and may hold its stdout and stderr open.
+const samplingWaitDelay = time.Second
 
 // samplingCommand answers sampling/createMessage by running a program:
 // the request's CreateMessageParams JSON goes to its stdin, and it prints
@@ -32,7 +38,8 @@ type samplingCommand struct {
 var _ handler.Sampler = (*samplingCommand)(nil)
 
 // CreateMessage runs the command once per request; ctx cancellation kills
-// it.
+// it (the shell; what it started is left, its output cut off after
+// samplingWaitDelay).
 func (s *samplingCommand) CreateMessage(ctx context.Context, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
 	in, err := json.Marshal(p)
 	if err != nil {
@@ -48,6 +55,7 @@ func (s *samplingCommand) CreateMessage(ctx context.Context, p *protocol.CreateM
 	out := &limitedBuffer{max: maxSamplingOutput}
 	cmd.Stdout = out
 	cmd.Stderr = s.stderr
+	cmd.WaitDelay = samplingWaitDelay
 	fmt.Fprintf(s.notify, "sampling: the server asked for a completion; running %s\n", s.cmd)
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
