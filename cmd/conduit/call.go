@@ -109,7 +109,7 @@ func runCall(ctx context.Context, inv *invocation) error {
 	tool, argv := inv.args[0], inv.args[1:]
 	ctx, cancel := inv.withTimeout(ctx)
 	defer cancel()
-	pv := newProgressView(inv.std.err, inv.std.errTTY)
+	pv := newProgressView(inv.std.err, inv.std.errTTY, inv.std.errCols)
 	c, err := inv.dial(ctx, inv.handler(pv))
 	defer c.close()
 	if err != nil {

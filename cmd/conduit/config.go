@@ -201,7 +201,9 @@ func (inv *invocation) startHost(ctx context.Context, h any) (*host.Host, error)
 	wait := hs.Wait
 	if inv.serverName == "" {
 		// Every server: show them coming up (startup.go).
-		wait = func(ctx context.Context) error { return watchStart(ctx, hs, inv.std.err, inv.std.errTTY) }
+		wait = func(ctx context.Context) error {
+			return watchStart(ctx, hs, inv.std.err, inv.std.errTTY, inv.std.errCols)
+		}
 	}
 	if err := wait(ctx); err != nil {
 		hs.Close()

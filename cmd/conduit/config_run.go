@@ -214,7 +214,7 @@ func runConfigCall(ctx context.Context, inv *invocation) error {
 		return usagef("--repeat and --concurrency need --server NAME")
 	}
 	name, argv := inv.args[0], inv.args[1:]
-	pv := newProgressView(inv.std.err, inv.std.errTTY)
+	pv := newProgressView(inv.std.err, inv.std.errTTY, inv.std.errCols)
 	hs, err := inv.startHost(ctx, inv.handler(pv))
 	if err != nil {
 		return err

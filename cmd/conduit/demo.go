@@ -35,7 +35,7 @@ func runDemo(ctx context.Context, inv *invocation) error {
 	}
 	ctx, cancel := inv.withTimeout(ctx)
 	defer cancel()
-	pv := newProgressView(inv.std.err, inv.std.errTTY)
+	pv := newProgressView(inv.std.err, inv.std.errTTY, inv.std.errCols)
 	c, err := inv.dial(ctx, inv.handler(pv))
 	defer c.close()
 	w := inv.std.out

@@ -28,11 +28,12 @@ func main() {
 	// the client closed and a stdio server stopped, then conduit exits 130.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], &stdio{
-		in:     os.Stdin,
-		out:    os.Stdout,
-		err:    os.Stderr,
-		inTTY:  isTerminal(os.Stdin),
-		errTTY: isTerminal(os.Stderr),
+		in:      os.Stdin,
+		out:     os.Stdout,
+		err:     os.Stderr,
+		inTTY:   isTerminal(os.Stdin),
+		errTTY:  isTerminal(os.Stderr),
+		errCols: func() int { return termColumns(os.Stderr) },
 	})
 	stop()
 	os.Exit(code)
@@ -52,6 +53,9 @@ type stdio struct {
 	err    io.Writer
 	inTTY  bool // stdin is a terminal: prompts are interactive
 	errTTY bool // stderr is a terminal: progress is drawn as a live bar
+	// errCols returns the width of the stderr terminal, 0 when unknown;
+	// nil: unknown.
+	errCols func() int
 }
 
 // command is one subcommand.

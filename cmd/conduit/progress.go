@@ -14,19 +14,22 @@ import (
 const barWidth = 30
 
 // progressView shows a call's progress notifications on stderr: a live
-// bar redrawn in place on a terminal, one plain line per notification
-// otherwise. Prompts (elicitation) clear the bar first so they are not
-// drawn over. It is safe for concurrent use.
+// bar redrawn in place on a terminal (cut to its width: fitLine), one
+// plain line per notification otherwise. Prompts (elicitation) clear the
+// bar first so they are not drawn over. It is safe for concurrent use.
 type progressView struct {
 	mu    sync.Mutex
 	w     io.Writer
 	tty   bool
-	drawn bool // guarded by mu; a bar is on the current line
-	done  bool // guarded by mu; finish ran: later updates are dropped
+	cols  func() int // the terminal's width, 0 when unknown; nil: unknown
+	drawn bool       // guarded by mu; a bar is on the current line
+	done  bool       // guarded by mu; finish ran: later updates are dropped
 }
 
-func newProgressView(w io.Writer, tty bool) *progressView {
-	return &progressView{w: w, tty: tty}
+// newProgressView returns a view drawing on w; tty says w is a terminal,
+// cols (nil for unknown) how wide it is.
+func newProgressView(w io.Writer, tty bool, cols func() int) *progressView {
+	return &progressView{w: w, tty: tty, cols: cols}
 }
 
 // update shows one notification. It is called on the client's dispatcher
@@ -42,7 +45,7 @@ func (p *progressView) update(pp protocol.ProgressParams) {
 		return
 	}
 	writeControl(p.w, "\r\x1b[K")
-	fmt.Fprint(p.w, renderBar(pp)+" "+progressText(pp))
+	fmt.Fprint(p.w, fitLine(termSafe(renderBar(pp)+" "+progressText(pp)), p.cols))
 	p.drawn = true
 }
 

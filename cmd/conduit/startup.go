@@ -16,20 +16,21 @@ const startRedraw = 500 * time.Millisecond
 
 // startView shows the servers of a config file coming up, on stderr: on a
 // terminal one live line redrawn in place ("servers: 3/10 ready, 1
-// failed, 2 starting, 4 queued; slowest: x (12s)"), otherwise one plain
-// line per server as it comes up or fails. Both end with a summary line.
-// It is used from one goroutine.
+// failed, 2 starting, 4 queued; slowest: x (12s)", cut to the terminal's
+// width), otherwise one plain line per server as it comes up or fails.
+// Both end with a summary line. It is used from one goroutine.
 type startView struct {
 	w     io.Writer
 	tty   bool
+	cols  func() int // the terminal's width, 0 when unknown; nil: unknown
 	start time.Time
 	done  map[string]bool // servers whose first attempt was reported
 	ready int             // how many of them were ready
 	drawn bool            // a live line is on the terminal
 }
 
-func newStartView(w io.Writer, tty bool, start time.Time) *startView {
-	return &startView{w: w, tty: tty, start: start, done: map[string]bool{}}
+func newStartView(w io.Writer, tty bool, start time.Time, cols func() int) *startView {
+	return &startView{w: w, tty: tty, cols: cols, start: start, done: map[string]bool{}}
 }
 
 // startCounts tallies servers by what they are doing.
@@ -85,7 +86,7 @@ func (c startCounts) String() string {
 func (v *startView) update(sts []host.ServerStatus, now time.Time) {
 	if v.tty {
 		writeControl(v.w, "\r\x1b[K")
-		fmt.Fprint(v.w, countStates(sts, now).String())
+		fmt.Fprint(v.w, fitLine(termSafe(countStates(sts, now).String()), v.cols))
 		v.drawn = true
 		return
 	}
@@ -119,9 +120,10 @@ func (v *startView) finish(sts []host.ServerStatus, now time.Time) {
 }
 
 // watchStart shows hs's servers coming up on w until each has finished
-// its first attempt, or ctx ends (then it returns ctx.Err()).
-func watchStart(ctx context.Context, hs *host.Host, w io.Writer, tty bool) error {
-	v := newStartView(w, tty, time.Now())
+// its first attempt, or ctx ends (then it returns ctx.Err()). tty says w
+// is a terminal, cols (nil for unknown) how wide it is.
+func watchStart(ctx context.Context, hs *host.Host, w io.Writer, tty bool, cols func() int) error {
+	v := newStartView(w, tty, time.Now(), cols)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1) // buffered: the goroutine never blocks on it

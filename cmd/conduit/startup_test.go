@@ -53,7 +53,7 @@ func TestWatchStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var plain bytes.Buffer
-	if err := watchStart(ctx, startTestHost(t), &plain, false); err != nil {
+	if err := watchStart(ctx, startTestHost(t), &plain, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := plain.String()
@@ -72,7 +72,7 @@ func TestWatchStart(t *testing.T) {
 	}
 
 	var term bytes.Buffer
-	if err := watchStart(ctx, startTestHost(t), &term, true); err != nil {
+	if err := watchStart(ctx, startTestHost(t), &term, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	out = term.String()

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"unicode/utf8"
+
+	"golang.org/x/text/width"
 )
 
 // Everything conduit prints may hold text a server chose: tool names and
@@ -154,4 +156,48 @@ func writeControl(w io.Writer, s string) {
 		return
 	}
 	io.WriteString(w, s)
+}
+
+// defaultColumns is the width a live line fits when the terminal's is not
+// known.
+const defaultColumns = 80
+
+// fitLine returns s, a line with what a terminal would act on escaped
+// ([termSafe]), cut with "…" to fit a terminal as many columns wide as
+// cols returns (defaultColumns when cols is nil or returns 0 or less),
+// its last column left free. A
+// live line is redrawn with "\r" and an erase of the line: both reach
+// only the last row of a line that wrapped, so each redraw of a line
+// wider than the terminal would leave the rows above it on the screen.
+func fitLine(s string, cols func() int) string {
+	n := 0
+	if cols != nil {
+		n = cols()
+	}
+	if n <= 0 {
+		n = defaultColumns
+	}
+	room := n - 1
+	w, cut := 0, -1 // cut: where "…" fits, once the line is full
+	for i, r := range s {
+		w += runeColumns(r)
+		if w > room-1 && cut < 0 {
+			cut = i
+		}
+		if w > room {
+			return s[:cut] + "…"
+		}
+	}
+	return s
+}
+
+// runeColumns is how many columns a terminal gives r: two for the wide
+// and fullwidth characters of East Asian scripts, else one (a combining
+// mark counted too: a line cut a little short is no harm).
+func runeColumns(r rune) int {
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
 }

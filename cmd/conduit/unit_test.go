@@ -165,7 +165,7 @@ func TestProgressRendering(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	pv := newProgressView(&b, true)
+	pv := newProgressView(&b, true, nil)
 	pv.update(protocol.ProgressParams{Progress: 1, Total: &total})
 	pv.clear()
 	pv.clear()
