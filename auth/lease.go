@@ -21,7 +21,10 @@ import (
 // when its holder stops renewing it (its process died, or it lost the
 // store), so that another holder can take it; the Client renews it every
 // third of its duration while the refresh runs and abandons the refresh
-// (its context is canceled) once the lease is lost.
+// (its context is canceled) once the lease is lost, and before it may
+// have expired: a tenth of its duration before its duration has passed
+// since the last renewal that succeeded began (or since AcquireLease
+// returned).
 //
 // Every method may block on I/O, is bounded by ctx, and may be called
 // concurrently, also for the same key.
@@ -109,9 +112,10 @@ func (c *Client) lease(ctx context.Context) (context.Context, func(), error) {
 		stop := make(chan struct{})
 		done := make(chan struct{})
 		if ttl > 0 {
+			acquired := time.Now()
 			go func() {
 				defer close(done)
-				c.renewLease(lctx, l, owner, ttl, stop, cancel)
+				c.renewLease(lctx, l, owner, ttl, acquired, stop, cancel)
 			}()
 		} else {
 			close(done) // the lease lasts until released: nothing to renew
@@ -139,34 +143,60 @@ func (c *Client) lease(ctx context.Context) (context.Context, func(), error) {
 }
 
 // renewLease renews the lease every third of ttl until stop is closed.
-// When the lease is lost, or could not be renewed for a whole ttl, it
+// When the lease is lost, or may expire before another renewal, it
 // cancels the refresh with [ErrLeaseLost]: another holder may take it.
-func (c *Client) renewLease(ctx context.Context, l RefreshLeaser, owner string, ttl time.Duration, stop <-chan struct{}, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(ttl / 3)
+//
+// The lease runs out ttl after the store renewed it, which happened
+// somewhere within the call that renewed it: the refresh is abandoned
+// ttl after the start of the last renewal that succeeded (the lease's
+// acquisition counts from acquired, when AcquireLease returned), less
+// [leaseMargin] for the clocks' drift and for the cancellation to reach
+// the token request. A timer ends it, not the next tick, and a renewal
+// under way is cut short at that moment.
+func (c *Client) renewLease(ctx context.Context, l RefreshLeaser, owner string, ttl time.Duration, acquired time.Time, stop <-chan struct{}, cancel context.CancelCauseFunc) {
+	every := max(ttl/3, time.Millisecond)
+	t := time.NewTicker(every)
 	defer t.Stop()
-	renewed := time.Now()
+	deadline := acquired.Add(ttl - leaseMargin(ttl))
+	expire := time.NewTimer(time.Until(deadline))
+	defer expire.Stop()
+	lost := func(err error) {
+		c.log.Warn("auth: refresh lease lost; abandoning the refresh", "err", err)
+		cancel(fmt.Errorf("%w: %v", ErrLeaseLost, err))
+	}
 	for {
 		select {
 		case <-stop:
 			return
 		case <-ctx.Done():
 			return
+		case <-expire.C:
+			lost(fmt.Errorf("not renewed in time: the lease of %v may expire", ttl))
+			return
 		case <-t.C:
 		}
-		rctx, rcancel := context.WithTimeout(ctx, ttl/3)
+		started := time.Now()
+		end := started.Add(every)
+		if deadline.Before(end) {
+			end = deadline
+		}
+		rctx, rcancel := context.WithDeadline(ctx, end)
 		err := l.RenewLease(rctx, c.key, owner)
 		rcancel()
 		switch {
 		case err == nil:
-			renewed = time.Now()
-			continue
-		case errors.Is(err, ErrLeaseLost) || time.Since(renewed) >= ttl:
-			c.log.Warn("auth: refresh lease lost; abandoning the refresh", "err", err)
-			cancel(fmt.Errorf("%w: %v", ErrLeaseLost, err))
+			deadline = started.Add(ttl - leaseMargin(ttl))
+			expire.Reset(time.Until(deadline))
+		case errors.Is(err, ErrLeaseLost):
+			lost(err)
 			return
 		}
 	}
 }
+
+// leaseMargin is how long before a lease of duration ttl may expire its
+// holder gives up: a tenth of it.
+func leaseMargin(ttl time.Duration) time.Duration { return ttl / 10 }
 
 // leaseTable holds the leases of one process, per key: a one-slot
 // semaphore per key and the owner holding it. The zero value is ready.

@@ -1,11 +1,16 @@
 package redisstore_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/conduitmcp/conduit/auth"
 	"github.com/conduitmcp/conduit/internal/testserver"
@@ -257,5 +262,138 @@ func TestLeaseRenewedDuringLongRefresh(t *testing.T) {
 	}
 	if refreshes, rejected, revoked, _ := as.counts(); refreshes != 1 || rejected != 0 || revoked {
 		t.Errorf("refreshes = %d, invalid_grant = %d (revoked %v); want 1, 0", refreshes, rejected, revoked)
+	}
+}
+
+// laggyPath is a network path from one replica to Redis that a test can
+// slow down and cut: every read waits lag before it returns (the replies
+// come late, the commands ran on time), and once cut, its connections are
+// closed and no new one is made.
+type laggyPath struct {
+	lag time.Duration
+
+	mu    sync.Mutex
+	cut   bool       // guarded by mu
+	conns []net.Conn // guarded by mu
+}
+
+func (p *laggyPath) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cut {
+		return nil, errors.New("laggyPath: cut")
+	}
+	conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	p.conns = append(p.conns, conn)
+	return laggyConn{conn, p.lag}, nil
+}
+
+func (p *laggyPath) cutNow() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+type laggyConn struct {
+	net.Conn
+	lag time.Duration
+}
+
+func (c laggyConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		time.Sleep(c.lag)
+	}
+	return n, err
+}
+
+// TestPartitionedHolderStopsBeforeLeaseExpires: the replica holding the
+// refresh lease (a) is waiting on a slow authorization server when it
+// loses Redis, just after a renewal that went through but whose answer
+// came late (a lagging link). The lease in Redis expires ttl after that
+// renewal ran; a waiting replica (b) then takes it and presents the same
+// refresh token. The holder must have abandoned its request by then: the
+// server (which answers a's request once another arrives, as a slow
+// server does) would otherwise see the refresh token twice and revoke the
+// grant. The holder gave up only at a renewal tick once ttl had passed
+// since a renewal's answer arrived: up to a third of the lease after it
+// expired, more with a late answer.
+func TestPartitionedHolderStopsBeforeLeaseExpires(t *testing.T) {
+	r := startRedis(t)
+	as := newStrictAS(t, 60)
+	mcp := newProtectedMCP(t, as, testserver.Options{})
+	seed := as.seed()
+	seed.Expiry = time.Now().Add(-time.Second) // due now
+	const lease = 600 * time.Millisecond
+	path := &laggyPath{lag: 60 * time.Millisecond}
+	arrivedA, arrivedB := make(chan struct{}), make(chan struct{})
+	var onceB sync.Once
+	as.stall = func(req *http.Request) bool {
+		if req.Header.Get("X-Replica") != "a" {
+			onceB.Do(func() { close(arrivedB) })
+			return true
+		}
+		close(arrivedA)
+		select {
+		case <-req.Context().Done():
+			return false // a gave up: the server never processes it
+		case <-arrivedB:
+			return true // still open when b's arrives: both are processed
+		}
+	}
+	newClient := func(id string, rdb redis.UniversalClient) *auth.Client {
+		c, err := auth.New(auth.Config{ServerURL: mcp.URL, ClientID: "fleet", Store: newStore(t, rdb, redisstore.Options{LeaseTTL: lease}),
+			HTTPClient: &http.Client{Transport: replicaHeader{id}, Timeout: 30 * time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	rdbA := redis.NewClient(&redis.Options{Addr: r.addr(), Dialer: path.dial, MaxRetries: -1})
+	t.Cleanup(func() { rdbA.Close() })
+	watch := r.client(t)
+	a, b := newClient("a", rdbA), newClient("b", r.client(t))
+	ctx := testCtx(t)
+	mustOK(t, newStore(t, watch, redisstore.Options{}).SaveToken(ctx, canonical(mcp.URL), seed))
+	errA := make(chan error, 1)
+	go func() { _, err := a.Token(ctx); errA <- err }()
+	select {
+	case <-arrivedA:
+	case <-ctx.Done():
+		t.Fatal("a's refresh never reached the authorization server")
+	}
+	// Wait for a renewal of a's lease (its remaining time goes up), let
+	// its late answer arrive, then cut a off from Redis.
+	leaseKey := "conduit:lease:" + sha(canonical(mcp.URL))
+	last := must(watch.PTTL(ctx, leaseKey).Result())
+	for {
+		pttl := must(watch.PTTL(ctx, leaseKey).Result())
+		if pttl <= 0 {
+			t.Fatalf("a's lease ended (PTTL %v) before it was renewed", pttl)
+		}
+		if pttl > last+50*time.Millisecond {
+			break
+		}
+		last = pttl
+		time.Sleep(2 * time.Millisecond)
+	}
+	time.Sleep(path.lag + 30*time.Millisecond)
+	path.cutNow()
+	tokB, errB := b.Token(ctx)
+	if err := <-errA; !errors.Is(err, auth.ErrLeaseLost) {
+		t.Errorf("a's Token = %v, want an error matching ErrLeaseLost", err)
+	}
+	refreshes, rejected, revoked, log := as.counts()
+	if errB != nil || tokB == "" || tokB == seed.AccessToken {
+		t.Errorf("b's Token = %q, %v; want a new token", tokB, errB)
+	}
+	if refreshes != 1 || rejected != 0 || revoked {
+		t.Errorf("refreshes %v, invalid_grant = %d (revoked %v); want one refresh, by b: a's request was still open when b's came", log, rejected, revoked)
 	}
 }
