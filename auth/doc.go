@@ -45,7 +45,8 @@
 // Every blocking method takes a context that bounds it, including the
 // user-facing step ([Interaction]) and device-flow polling. A refresh shared
 // by several callers runs with the context of the first one; the others
-// stop waiting when their own context ends.
+// stop waiting when their own context ends, and start a refresh of their
+// own when the first one's ends it.
 //
 // # Errors
 //

@@ -35,20 +35,43 @@ func (c *Client) Refresh(ctx context.Context) (*Token, error) {
 // calls share one attempt (singleflight); the attempt holds the store's
 // lock, re-reads the store and uses a token another process saved
 // instead of refreshing again, so a rotating refresh token is used once.
+// The attempt runs with the context of the call that started it: when
+// that context ends and fails the attempt, the calls still waiting start
+// another one rather than fail with an error that is not theirs.
 func (c *Client) refresh(ctx context.Context, stale string) (*Token, error) {
-	res := c.sf.DoChan("refresh", func() (any, error) {
-		return c.doRefresh(ctx, stale)
-	})
-	select {
-	case r := <-res:
-		if r.Err != nil {
-			return nil, r.Err
+	for {
+		res := c.sf.DoChan("refresh", func() (any, error) {
+			t, err := c.doRefresh(ctx, stale)
+			if err != nil && ctx.Err() != nil {
+				return nil, &callerLeft{err}
+			}
+			return t, err
+		})
+		select {
+		case r := <-res:
+			if left, ok := errors.AsType[*callerLeft](r.Err); ok {
+				if ctx.Err() != nil {
+					return nil, left.err
+				}
+				continue // another caller's context ended the attempt
+			}
+			if r.Err != nil {
+				return nil, r.Err
+			}
+			return r.Val.(*Token), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		return r.Val.(*Token), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
 }
+
+// callerLeft is the error of a shared refresh that ended with the
+// context of the call that started it.
+type callerLeft struct{ err error }
+
+func (e *callerLeft) Error() string { return e.err.Error() }
+
+func (e *callerLeft) Unwrap() error { return e.err }
 
 // doRefresh holds the key's lease (see [RefreshLeaser]) while it reads
 // the store again and, unless another Client or replica already replaced

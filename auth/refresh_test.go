@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -444,5 +446,65 @@ func TestTokenLifetimeFromPeer(t *testing.T) {
 				t.Errorf("after 3 more requests: %s grants = %d, refreshes = %d; want 1 and 0", grant, got, refreshes)
 			}
 		})
+	}
+}
+
+// TestSharedRefreshSurvivesFirstCaller: two callers need a refresh,
+// which waits for the lease another holder has (a replica on a slow
+// authorization server). The caller that started the shared refresh
+// gives up (its context ends) while the other, whose context is live,
+// waits. The second caller must not fail with the first one's context
+// error: it goes on with a refresh of its own.
+func TestSharedRefreshSurvivesFirstCaller(t *testing.T) {
+	var as *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"issuer": as.URL, "token_endpoint": as.URL + "/token",
+			"authorization_endpoint": as.URL + "/authorize", "code_challenge_methods_supported": []string{"S256"}})
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		if r.FormValue("refresh_token") != "rt-1" {
+			oauthErr(w, 400, "invalid_grant")
+			return
+		}
+		writeJSON(w, 200, map[string]any{"access_token": "at-2", "refresh_token": "rt-2", "token_type": "Bearer", "expires_in": 3600})
+	})
+	as = httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+
+	store := &MemoryStore{}
+	c := mustNew(t, Config{ServerURL: "http://127.0.0.1:1/mcp", ClientID: "app", Store: store})
+	ctx := testCtx(t)
+	if err := store.SaveToken(ctx, c.key, &Token{AccessToken: "at-1", RefreshToken: "rt-1", TokenType: "Bearer",
+		IssuedAt: time.Now().Add(-2 * time.Hour), Expiry: time.Now().Add(-time.Hour), Issuer: as.URL, Resource: c.key}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.AcquireLease(ctx, c.key, "another holder"); err != nil {
+		t.Fatal(err)
+	}
+	firstCtx, leave := context.WithCancel(ctx)
+	firstDone := make(chan error, 1)
+	go func() { _, err := c.Token(firstCtx); firstDone <- err }()
+	type result struct {
+		tok string
+		err error
+	}
+	second := make(chan result, 1)
+	time.Sleep(50 * time.Millisecond) // the first caller's refresh waits for the lease
+	go func() { tok, err := c.Token(ctx); second <- result{tok, err} }()
+	time.Sleep(50 * time.Millisecond) // the second caller joins it
+	leave()
+	if err := <-firstDone; !errors.Is(err, context.Canceled) {
+		t.Errorf("first caller's Token = %v, want context.Canceled", err)
+	}
+	store.ReleaseLease(ctx, c.key, "another holder")
+	var r result
+	select {
+	case r = <-second:
+	case <-time.After(10 * time.Second):
+		t.Fatal("second caller's Token still waiting 10 s after the first caller left")
+	}
+	if r.err != nil || r.tok != "at-2" {
+		t.Errorf("second caller's Token = %q, %v; want the token of a refresh of its own, at-2", r.tok, r.err)
 	}
 }
