@@ -46,7 +46,10 @@
 // user-facing step ([Interaction]) and device-flow polling. A refresh shared
 // by several callers runs with the context of the first one; the others
 // stop waiting when their own context ends, and start a refresh of their
-// own when the first one's ends it.
+// own when the first one's ends it. Once its token request is sent, a
+// refresh runs to its end (two minutes at most) even when no caller waits
+// for it any more: the authorization server may have rotated the refresh
+// token, and its answer is saved for the next refresh.
 //
 // # Errors
 //

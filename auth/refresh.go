@@ -77,7 +77,17 @@ func (e *callerLeft) Unwrap() error { return e.err }
 // the store again and, unless another Client or replica already replaced
 // the stale token, refreshes and saves. Losing the lease cancels the
 // token request.
-func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
+//
+// The refresh ends with callerCtx until its token request is sent. From
+// then on it runs to its end, for [refreshAfterSent] at most, even when
+// every caller stopped waiting: the server may rotate the refresh token
+// as soon as it has the request, and an answer not read and saved would
+// leave the store with a spent refresh token.
+func (c *Client) doRefresh(callerCtx context.Context, stale string) (*Token, error) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(callerCtx))
+	defer cancel(nil)
+	follow := context.AfterFunc(callerCtx, func() { cancel(context.Cause(callerCtx)) })
+	defer follow()
 	ctx, release, err := c.lease(ctx)
 	if err != nil {
 		return nil, err
@@ -112,6 +122,11 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 	if reg == nil {
 		return nil, ErrNoRefreshToken
 	}
+	if !follow() {
+		return nil, context.Cause(callerCtx) // the caller left before the request
+	}
+	ctx, cancelSent := context.WithTimeout(ctx, refreshAfterSent)
+	defer cancelSent()
 	conf := c.oauthConfig(meta, reg, "", nil)
 	tctx := c.tokenContext(ctx, c.tokenCallFor(meta, reg, st.Resource))
 	ot, err := conf.TokenSource(tctx, &oauth2.Token{RefreshToken: st.RefreshToken}).Token()
@@ -141,6 +156,11 @@ func (c *Client) doRefresh(ctx context.Context, stale string) (*Token, error) {
 	c.log.Debug("auth: refreshed token", "issuer", st.Issuer)
 	return nt, nil
 }
+
+// refreshAfterSent bounds a refresh from its token request on, when its
+// callers no longer bound it: the request (with a DPoP nonce retry) and
+// the save of its answer.
+const refreshAfterSent = 2 * time.Minute
 
 // Retries of the save of a refreshed token.
 const (

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -506,5 +507,83 @@ func TestSharedRefreshSurvivesFirstCaller(t *testing.T) {
 	}
 	if r.err != nil || r.tok != "at-2" {
 		t.Errorf("second caller's Token = %q, %v; want the token of a refresh of its own, at-2", r.tok, r.err)
+	}
+}
+
+// TestRefreshOutlivesCallerOnceSent: the caller that started a refresh
+// gives up (its context ends) while the authorization server, slow, has
+// the refresh token in hand; the server rotates it all the same. The
+// token request must go on to its answer and the new token be saved: a
+// request abandoned there spends the stored refresh token, and the next
+// refresh presents a used one, which a rotating server answers with
+// invalid_grant (a new authorization, by the user).
+func TestRefreshOutlivesCallerOnceSent(t *testing.T) {
+	arrived, answer := make(chan struct{}, 4), make(chan struct{})
+	var as *httptest.Server
+	var mu sync.Mutex
+	used := map[string]bool{} // refresh tokens presented; guarded by mu
+	next := 1                 // guarded by mu
+	rejected := 0             // guarded by mu
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"issuer": as.URL, "token_endpoint": as.URL + "/token",
+			"authorization_endpoint": as.URL + "/authorize", "code_challenge_methods_supported": []string{"S256"}})
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		rt := r.FormValue("refresh_token")
+		mu.Lock()
+		if used[rt] || rt != fmt.Sprintf("rt-%d", next) {
+			rejected++
+			mu.Unlock()
+			oauthErr(w, 400, "invalid_grant")
+			return
+		}
+		used[rt] = true
+		next++
+		n := next
+		mu.Unlock()
+		arrived <- struct{}{}
+		if n == 2 {
+			<-answer // slow: the first refresh is answered only once its caller has left
+		}
+		writeJSON(w, 200, map[string]any{"access_token": fmt.Sprintf("at-%d", n), "refresh_token": fmt.Sprintf("rt-%d", n),
+			"token_type": "Bearer", "expires_in": 3600})
+	})
+	as = httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+
+	store := &MemoryStore{}
+	c := mustNew(t, Config{ServerURL: "http://127.0.0.1:1/mcp", ClientID: "app", Store: store})
+	ctx := testCtx(t)
+	if err := store.SaveToken(ctx, c.key, &Token{AccessToken: "at-1", RefreshToken: "rt-1", TokenType: "Bearer",
+		IssuedAt: time.Now().Add(-2 * time.Hour), Expiry: time.Now().Add(-time.Hour), Issuer: as.URL, Resource: c.key}); err != nil {
+		t.Fatal(err)
+	}
+	callerCtx, leave := context.WithCancel(ctx)
+	left := make(chan error, 1)
+	go func() { _, err := c.Token(callerCtx); left <- err }()
+	<-arrived // the server holds rt-1 and has rotated it
+	leave()
+	if err := <-left; !errors.Is(err, context.Canceled) {
+		t.Errorf("Token of the caller that left = %v, want context.Canceled", err)
+	}
+	close(answer)
+	if tok, err := c.Token(ctx); err != nil || tok != "at-2" {
+		t.Errorf("next Token = %q, %v; want at-2, the answer to the refresh its caller left", tok, err)
+	}
+	var saved *Token
+	for range 500 {
+		if saved, _ = store.LoadToken(ctx, c.key); saved != nil && saved.RefreshToken == "rt-2" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if saved == nil || saved.RefreshToken != "rt-2" {
+		t.Errorf("stored token = %v, want the rotated one (refresh token rt-2)", saved)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if rejected != 0 {
+		t.Errorf("invalid_grant answers = %d, want 0: a spent refresh token was presented", rejected)
 	}
 }
