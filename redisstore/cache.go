@@ -39,7 +39,7 @@ type storedEntry struct {
 func (s *Store) LoadResult(ctx context.Context, k cache.Key) (cache.Entry, bool, error) {
 	const op = "load result"
 	name := s.entryKey(k)
-	b, err := s.get(ctx, op, name)
+	b, err := s.get(ctx, op, name, s.maxEntry())
 	if err != nil || b == nil {
 		return cache.Entry{}, false, err
 	}
@@ -156,7 +156,7 @@ func (s *Store) eraKey(key string) string { return s.o.Prefix + "era:" + hash(ke
 // LoadEra implements [cache.EraStore].
 func (s *Store) LoadEra(ctx context.Context, key string) (cache.EraRecord, bool, error) {
 	const op = "load era"
-	b, err := s.get(ctx, op, s.eraKey(key))
+	b, err := s.get(ctx, op, s.eraKey(key), -1)
 	if err != nil || b == nil {
 		return cache.EraRecord{}, false, err
 	}

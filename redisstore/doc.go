@@ -53,5 +53,7 @@
 // Every failure of Redis is a [*Error] naming the operation; the client
 // and auth packages degrade on them (no caching; the token held in
 // memory) rather than failing a call. A stored value that does not open
-// or decode is an error matching [ErrCorrupt].
+// or decode is an error matching [ErrCorrupt], and so is a token,
+// registration or cached result larger than this version writes, which
+// is not read whole.
 package redisstore

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -128,7 +129,8 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // ErrCorrupt reports a stored value that does not open (another
 // EncryptionKey, a value moved between keys, a plain value where sealed
-// ones are expected) or does not decode.
+// ones are expected), does not decode, or is larger than any this
+// version writes (it is not read).
 var ErrCorrupt = errors.New("redisstore: stored value does not open or decode")
 
 func opErr(op string, err error) error {
@@ -178,14 +180,47 @@ func (s *Store) open(name string, v []byte) ([]byte, error) {
 	return plain, nil
 }
 
-// get returns the value of name, nil when there is none.
-func (s *Store) get(ctx context.Context, op, name string) ([]byte, error) {
-	v, err := s.rdb.Get(ctx, name).Bytes()
-	if errors.Is(err, redis.Nil) {
+// get returns the value of name, nil when there is none (or it is
+// empty). A value longer than max bytes is not read: it is an error
+// matching [ErrCorrupt] (this version writes none so large), so that a
+// value another writer made huge costs a bounded read on every load. A
+// negative max reads any value.
+func (s *Store) get(ctx context.Context, op, name string, max int) ([]byte, error) {
+	var v []byte
+	var err error
+	if max < 0 {
+		v, err = s.rdb.Get(ctx, name).Bytes()
+	} else {
+		// GETRANGE's end is inclusive: max+1 bytes tell a value over max.
+		v, err = s.rdb.GetRange(ctx, name, 0, int64(max)).Bytes()
+	}
+	if errors.Is(err, redis.Nil) || err == nil && len(v) == 0 {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, opErr(op, err)
 	}
+	if max >= 0 && len(v) > max {
+		return nil, opErr(op, ErrCorrupt)
+	}
 	return v, nil
+}
+
+// maxRecord bounds a stored token or client registration, far above any
+// this Store writes: each holds what a few responses of at most 1 MiB
+// gave it (x/oauth2 reads no more of a token response, auth no more of a
+// metadata or registration response), which its JSON encoding makes at
+// most six times longer (a byte escaped as \u00XX).
+const maxRecord = 32 << 20
+
+// maxEntry bounds a stored cached result: larger than any this Store
+// writes, a result of at most [Options.MaxEntrySize] bytes that its JSON
+// encoding makes at most six times longer, with its expiry, scope and
+// seal; negative (no MaxEntrySize, or one too large to multiply) when
+// there is no bound.
+func (s *Store) maxEntry() int {
+	if s.o.MaxEntrySize < 0 || s.o.MaxEntrySize > (math.MaxInt-1<<10)/6 {
+		return -1
+	}
+	return 6*s.o.MaxEntrySize + 1<<10
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -280,4 +281,43 @@ func mustOK(t testing.TB, err error) {
 func sha(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// TestHugeValueNotRead: a token, a registration or a cached result that
+// another writer made huge (here 40 MiB of valid JSON, far more than
+// this version writes) is refused as ErrCorrupt after a bounded read,
+// rather than read whole, and decoded, on every load.
+func TestHugeValueNotRead(t *testing.T) {
+	r := startRedis(t)
+	rdb := r.client(t)
+	ctx := testCtx(t)
+	s := newStore(t, rdb, redisstore.Options{Plaintext: true})
+	huge := func(field string) []byte {
+		return []byte(`{"` + field + `":"` + strings.Repeat("a", 40<<20) + `"}`)
+	}
+	mustOK(t, rdb.Set(ctx, "conduit:tok:"+sha("k"), huge("access_token"), 0).Err())
+	if tok, err := s.LoadToken(ctx, "k"); !errors.Is(err, redisstore.ErrCorrupt) {
+		t.Errorf("LoadToken of a 40 MiB token = %d bytes, %v; want ErrCorrupt", len(must(tok, err).AccessToken), err)
+	}
+	mustOK(t, rdb.Set(ctx, "conduit:reg:"+sha("https://as.example"), huge("client_id"), 0).Err())
+	if reg, err := s.LoadClient(ctx, "https://as.example"); !errors.Is(err, redisstore.ErrCorrupt) {
+		t.Errorf("LoadClient of a 40 MiB registration = %v, %v; want ErrCorrupt", reg != nil, err)
+	}
+	k := cache.Key{Server: "srv", Method: "tools/list"}
+	mustOK(t, s.StoreResult(ctx, k, cache.Entry{Result: []byte(`{}`), Expires: time.Now().Add(time.Hour), Scope: "public"}))
+	entries := must(rdb.Keys(ctx, "conduit:c:*").Result())
+	if len(entries) != 1 {
+		t.Fatalf("entries = %q, want 1", entries)
+	}
+	mustOK(t, rdb.Set(ctx, entries[0], huge("r"), 0).Err())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	e, ok, err := s.LoadResult(ctx, k)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, redisstore.ErrCorrupt) {
+		t.Errorf("LoadResult of a 40 MiB entry = %d bytes, %v, %v; want ErrCorrupt", len(e.Result), ok, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 20<<20 {
+		t.Errorf("LoadResult of a 40 MiB entry allocated %d MiB, want a bounded read (the default bound is 6 MiB)", alloc>>20)
+	}
 }

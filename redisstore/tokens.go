@@ -18,7 +18,7 @@ func (s *Store) leaseKey(key string) string     { return s.o.Prefix + "lease:" +
 // loadSealed reads, opens and decodes the value of name into a new V;
 // nil when there is none.
 func loadSealed[V any](ctx context.Context, s *Store, op, name string) (*V, error) {
-	b, err := s.get(ctx, op, name)
+	b, err := s.get(ctx, op, name, maxRecord)
 	if err != nil || b == nil {
 		return nil, err
 	}
