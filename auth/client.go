@@ -425,17 +425,31 @@ func unionScopes(a, b []string) []string {
 
 // authorizeShared runs authorizeFull once for all concurrent callers with
 // the same scope request. The flow runs with the first caller's context;
-// every caller stops waiting when its own context ends.
+// every caller stops waiting when its own context ends, and when the
+// first caller's context ends the flow, the callers still waiting run it
+// again rather than fail with an error that is not theirs.
 func (c *Client) authorizeShared(ctx context.Context, ch Challenge, scopes []string) error {
 	key := "authorize " + strings.Join(scopes, " ")
-	res := c.sf.DoChan(key, func() (any, error) {
-		return nil, c.authorizeFull(ctx, ch, scopes)
-	})
-	select {
-	case r := <-res:
-		return r.Err
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		res := c.sf.DoChan(key, func() (any, error) {
+			err := c.authorizeFull(ctx, ch, scopes)
+			if err != nil && ctx.Err() != nil {
+				return nil, &callerLeft{err}
+			}
+			return nil, err
+		})
+		select {
+		case r := <-res:
+			if left, ok := errors.AsType[*callerLeft](r.Err); ok {
+				if ctx.Err() != nil {
+					return left.err
+				}
+				continue // another caller's context ended the flow
+			}
+			return r.Err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

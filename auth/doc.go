@@ -49,7 +49,9 @@
 // own when the first one's ends it. Once its token request is sent, a
 // refresh runs to its end (two minutes at most) even when no caller waits
 // for it any more: the authorization server may have rotated the refresh
-// token, and its answer is saved for the next refresh.
+// token, and its answer is saved for the next refresh. Likewise, callers
+// sharing an authorization run it again when the first one's context ends
+// it.
 //
 // # Errors
 //

@@ -7,12 +7,16 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/conduitmcp/conduit/transport"
 )
 
 func newKey(t *testing.T) *ecdsa.PrivateKey {
@@ -341,5 +345,67 @@ func TestDeviceFlowTransientFailures(t *testing.T) {
 	c.pollUnit = time.Millisecond
 	if err := call(testCtx(t), c, s.mcpURL()); !errorsAs[*TokenError](err) {
 		t.Errorf("call with the poll answered 400 = %v, want a *TokenError", err)
+	}
+}
+
+// TestSharedAuthorizationSurvivesFirstCaller: two requests of a service
+// get a 401 at once and share one client-credentials flow; the token
+// endpoint is slow, and the caller that started the flow gives up (its
+// context ends) while the other, whose context is live, waits. The
+// second must not fail with the first one's context error: it runs the
+// flow again for itself.
+func TestSharedAuthorizationSurvivesFirstCaller(t *testing.T) {
+	arrived := make(chan struct{}, 4)
+	var srv *httptest.Server
+	var mu sync.Mutex
+	grants := 0 // guarded by mu
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"issuer": srv.URL, "token_endpoint": srv.URL + "/token",
+			"authorization_endpoint": srv.URL + "/authorize", "code_challenge_methods_supported": []string{"S256"}})
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm() // read to its end: a closed connection then ends r.Context()
+		mu.Lock()
+		grants++
+		first := grants == 1
+		mu.Unlock()
+		arrived <- struct{}{}
+		if first {
+			<-r.Context().Done() // slow: unanswered when its caller leaves
+			return
+		}
+		writeJSON(w, 200, map[string]any{"access_token": "svc-token", "token_type": "Bearer", "expires_in": 3600})
+	})
+	srv = httptest.NewServer(mux) // no Protected Resource Metadata: the 2025-03-26 fallback
+	t.Cleanup(srv.Close)
+	c := mustNew(t, Config{ServerURL: srv.URL + "/mcp", Method: ClientCredentials, ClientID: "svc", ClientSecret: "pw"})
+	ctx := testCtx(t)
+	challenge := &transport.HTTPError{StatusCode: 401, WWWAuthenticate: `Bearer`}
+	firstCtx, leave := context.WithCancel(ctx)
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- c.Authorize(firstCtx, challenge) }()
+	select {
+	case <-arrived: // the first caller's flow waits on the token endpoint
+	case err := <-firstDone:
+		t.Fatalf("first caller's Authorize = %v before reaching the token endpoint", err)
+	}
+	second := make(chan error, 1)
+	go func() { second <- c.Authorize(ctx, challenge) }()
+	time.Sleep(50 * time.Millisecond) // the second caller joins the flow
+	leave()
+	if err := <-firstDone; !errors.Is(err, context.Canceled) {
+		t.Errorf("first caller's Authorize = %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-second:
+		if err != nil {
+			t.Errorf("second caller's Authorize = %v, want nil (a flow of its own)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("second caller's Authorize still waiting 10 s after the first caller left")
+	}
+	if tok, err := c.Token(ctx); err != nil || tok != "svc-token" {
+		t.Errorf("Token = %q, %v; want svc-token", tok, err)
 	}
 }

@@ -65,8 +65,8 @@ func (c *Client) refresh(ctx context.Context, stale string) (*Token, error) {
 	}
 }
 
-// callerLeft is the error of a shared refresh that ended with the
-// context of the call that started it.
+// callerLeft is the error of a shared refresh or authorization that
+// ended with the context of the call that started it.
 type callerLeft struct{ err error }
 
 func (e *callerLeft) Error() string { return e.err.Error() }
