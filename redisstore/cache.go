@@ -35,7 +35,10 @@ type storedEntry struct {
 	Scope   string          `json:"s"`
 }
 
-// LoadResult implements [cache.Store]: one GET.
+// LoadResult implements [cache.Store]: one GET. With an EncryptionKey,
+// an entry of a private partition must be sealed, as StoreResult writes
+// it: one in the clear (a forgery, or from a plaintext replica) is an
+// error matching [ErrCorrupt], never served as that partition's result.
 func (s *Store) LoadResult(ctx context.Context, k cache.Key) (cache.Entry, bool, error) {
 	const op = "load result"
 	name := s.entryKey(k)
@@ -43,10 +46,13 @@ func (s *Store) LoadResult(ctx context.Context, k cache.Key) (cache.Entry, bool,
 	if err != nil || b == nil {
 		return cache.Entry{}, false, err
 	}
-	if len(b) > 0 && b[0] == sealedMark {
+	switch {
+	case b[0] == sealedMark:
 		if b, err = s.open(name, b); err != nil {
 			return cache.Entry{}, false, opErr(op, err)
 		}
+	case s.aead != nil && k.Partition != protocol.CacheScopePublic:
+		return cache.Entry{}, false, opErr(op, ErrCorrupt)
 	}
 	var e storedEntry
 	if json.Unmarshal(b, &e) != nil {

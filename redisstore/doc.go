@@ -33,9 +33,9 @@
 // Tokens and client registrations are sealed with AES-GCM under
 // [Options.EncryptionKey], the key's name as additional data (a sealed
 // value moved to another key does not open); private cached results are
-// sealed too. Without a key, [New] refuses unless [Options.Plaintext]
-// says to store them in the clear. No token appears in an error or a log
-// line of this package.
+// sealed too (one found in the clear is refused). Without a key, [New]
+// refuses unless [Options.Plaintext] says to store them in the clear. No
+// token appears in an error or a log line of this package.
 //
 // # Cluster and Sentinel
 //

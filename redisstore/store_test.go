@@ -321,3 +321,32 @@ func TestHugeValueNotRead(t *testing.T) {
 		t.Errorf("LoadResult of a 40 MiB entry allocated %d MiB, want a bounded read (the default bound is 6 MiB)", alloc>>20)
 	}
 }
+
+// TestPrivateEntryInTheClearRefused: with an EncryptionKey every private
+// result is sealed, so a private partition's entry found in the clear
+// was not written by a replica holding the key (a plaintext replica, or
+// a forger with access to Redis): it is refused as ErrCorrupt, not served
+// as that user's result.
+func TestPrivateEntryInTheClearRefused(t *testing.T) {
+	r := startRedis(t)
+	rdb := r.client(t)
+	ctx := testCtx(t)
+	s := newStore(t, rdb, redisstore.Options{})
+	k := cache.Key{Server: "srv", Partition: "private:alice", Method: "resources/read", Params: "file:///salary"}
+	mustOK(t, s.StoreResult(ctx, k, cache.Entry{Result: []byte(`{"contents":[]}`), Expires: time.Now().Add(time.Hour), Scope: "private"}))
+	entries := must(rdb.Keys(ctx, "conduit:c:*").Result())
+	if len(entries) != 1 {
+		t.Fatalf("entries = %q, want 1", entries)
+	}
+	forged := `{"r":{"contents":[{"uri":"file:///salary","text":"forged"}]},"e":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `","s":"private"}`
+	mustOK(t, rdb.Set(ctx, entries[0], forged, 0).Err())
+	if e, ok, err := s.LoadResult(ctx, k); !errors.Is(err, redisstore.ErrCorrupt) {
+		t.Errorf("LoadResult of a private entry in the clear = %s, %v, %v; want ErrCorrupt", e.Result, ok, err)
+	}
+	// A public entry is in the clear by design.
+	pub := cache.Key{Server: "srv", Partition: "public", Method: "tools/list"}
+	mustOK(t, s.StoreResult(ctx, pub, cache.Entry{Result: []byte(`{"tools":[]}`), Expires: time.Now().Add(time.Hour), Scope: "public"}))
+	if e, ok, err := s.LoadResult(ctx, pub); err != nil || !ok || string(e.Result) != `{"tools":[]}` {
+		t.Errorf("LoadResult of a public entry = %s, %v, %v", e.Result, ok, err)
+	}
+}
