@@ -88,13 +88,14 @@ func (h *Host) publish(s *server, tools []protocol.Tool, prompts []protocol.Prom
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s.tools, s.prompts, s.resources = tools, prompts, resources
-	s.goneTools, s.gonePrompts = nil, nil
+	s.goneTools, s.gonePrompts, s.claims = nil, nil, nil
 	h.rebuildLocked()
 	h.notifyLocked()
 }
 
 // drop removes s's entries (its connection ended), remembering their
-// catalogue names until it lists again.
+// catalogue names, and what they claim (see rebuildLocked), until it
+// lists again.
 func (h *Host) drop(s *server) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -109,40 +110,73 @@ func (h *Host) drop(s *server) {
 			prompts = append(prompts, p.Name)
 		}
 	}
+	if s.tools != nil || s.prompts != nil || s.resources != nil {
+		s.claims = claimsOf(s)
+	}
 	s.tools, s.prompts, s.resources = nil, nil, nil
 	s.goneTools, s.gonePrompts = tools, prompts
 	h.rebuildLocked()
 	h.notifyLocked()
 }
 
+// claims are the names a server's entries were listed under (a
+// resource's name, or its URI when it has none), which a server that is
+// down keeps claiming (rebuildLocked).
+type claims struct {
+	tools, prompts, resources []string
+}
+
+func claimsOf(s *server) *claims {
+	c := &claims{}
+	for _, t := range s.tools {
+		c.tools = append(c.tools, t.Name)
+	}
+	for _, p := range s.prompts {
+		c.prompts = append(c.prompts, p.Name)
+	}
+	for _, r := range s.resources {
+		c.resources = append(c.resources, resourceBase(r))
+	}
+	return c
+}
+
+func resourceBase(r protocol.Resource) string {
+	if r.Name == "" {
+		return r.URI
+	}
+	return r.Name
+}
+
 // rebuildLocked assigns every entry its catalogue name. Servers are taken
 // in name order and each server's entries in name order, so the names
-// depend only on what is listed; an entry whose name is taken gets a
-// suffix derived from its server and its own name.
+// depend only on what is listed and what servers that are down listed. A
+// name that two entries claim (their servers' or their own names differ
+// only where Sanitize makes them alike), counting the entries of servers
+// that are down, is given to neither: each gets a suffix derived from its
+// server and its own name. So a name never passes from one entry to
+// another as servers come up and go down: a caller that kept one reaches
+// its entry, or is told it is not there.
 func (h *Host) rebuildLocked() {
 	var cat catalogue
 	cat.toolIdx, cat.promptIdx = map[string]int{}, map[string]int{}
 	usedRes := map[string]int{}
 	// The counts uniqueName tries next, per kind as the names it takes.
 	toolTried, promptTried, resTried := map[string]int{}, map[string]int{}, map[string]int{}
+	toolClaims, promptClaims, resClaims := h.claimCounts()
 	for _, s := range h.servers {
 		server := s.cfg.Name
 		for _, t := range sortedBy(s.tools, func(t protocol.Tool) string { return t.Name }) {
-			n := h.uniqueName(cat.toolIdx, toolTried, server, t.Name)
+			n := h.uniqueName(cat.toolIdx, toolTried, toolClaims, server, t.Name)
 			cat.toolIdx[n] = len(cat.tools)
 			cat.tools = append(cat.tools, Tool{Name: n, Server: server, Tool: t})
 		}
 		for _, p := range sortedBy(s.prompts, func(p protocol.Prompt) string { return p.Name }) {
-			n := h.uniqueName(cat.promptIdx, promptTried, server, p.Name)
+			n := h.uniqueName(cat.promptIdx, promptTried, promptClaims, server, p.Name)
 			cat.promptIdx[n] = len(cat.prompts)
 			cat.prompts = append(cat.prompts, Prompt{Name: n, Server: server, Prompt: p})
 		}
 		for _, r := range sortedBy(s.resources, func(r protocol.Resource) string { return r.Name + "\x00" + r.URI }) {
-			base := r.Name
-			if base == "" {
-				base = r.URI
-			}
-			n := h.uniqueName(usedRes, resTried, server, base)
+			n := h.uniqueName(usedRes, resTried, resClaims, server, resourceBase(r))
 			usedRes[n] = len(cat.resources)
 			cat.resources = append(cat.resources, Resource{Name: n, Server: server, Resource: r})
 		}
@@ -214,19 +248,56 @@ func sortedBy[T any](items []T, key func(T) string) []T {
 	return out
 }
 
-// uniqueName returns the sanitized name of server's item, not yet in used.
-// A taken name gets a suffix of a hash of server and item, then a count.
-// tried (one per used) remembers, per name and hash, the count to try
-// next, so that a server listing one name many times is named in linear
-// time with the names a search from 0 would give (every count below it is
-// taken: used only grows during a rebuild).
-func (h *Host) uniqueName(used, tried map[string]int, server, item string) string {
+// claimCounts counts, per kind, the entries that claim each sanitized
+// name: the listed ones and those of servers that are down.
+func (h *Host) claimCounts() (tools, prompts, resources map[string]int) {
+	tools, prompts, resources = map[string]int{}, map[string]int{}, map[string]int{}
+	for _, s := range h.servers {
+		server := s.cfg.Name
+		for _, t := range s.tools {
+			tools[h.plainName(server, t.Name)]++
+		}
+		for _, p := range s.prompts {
+			prompts[h.plainName(server, p.Name)]++
+		}
+		for _, r := range s.resources {
+			resources[h.plainName(server, resourceBase(r))]++
+		}
+		if c := s.claims; c != nil && s.tools == nil && s.prompts == nil && s.resources == nil {
+			for _, n := range c.tools {
+				tools[h.plainName(server, n)]++
+			}
+			for _, n := range c.prompts {
+				prompts[h.plainName(server, n)]++
+			}
+			for _, n := range c.resources {
+				resources[h.plainName(server, n)]++
+			}
+		}
+	}
+	return tools, prompts, resources
+}
+
+// plainName is the sanitized name of server's item, before uniqueName
+// makes it unique.
+func (h *Host) plainName(server, item string) string {
 	raw := server + "__" + item
 	if h.opts.Name != nil {
 		raw = h.opts.Name(server, item)
 	}
-	n := Sanitize(raw)
-	if _, taken := used[n]; !taken {
+	return Sanitize(raw)
+}
+
+// uniqueName returns the sanitized name of server's item, not yet in used:
+// the plain name when it is free and no other entry claims it (claims),
+// else the plain name with a suffix of a hash of server and item, then a
+// count. tried (one per used) remembers, per name and hash, the count to
+// try next, so that a server listing one name many times is named in
+// linear time with the names a search from 0 would give (every count
+// below it is taken: used only grows during a rebuild).
+func (h *Host) uniqueName(used, tried, claims map[string]int, server, item string) string {
+	n := h.plainName(server, item)
+	if _, taken := used[n]; !taken && claims[n] <= 1 {
 		return n
 	}
 	sum := fnv.New32a()
@@ -281,7 +352,8 @@ func truncate(s string, n int) string {
 
 // Tools returns the catalogue's tools: servers in name order, each
 // server's tools in name order. Names are unique; they stay the same
-// while the set of listed entries stays the same.
+// while the set of listed entries stays the same, and a name never passes
+// from one server's tool to another's (see the package doc, Names).
 func (h *Host) Tools() []Tool {
 	h.mu.Lock()
 	defer h.mu.Unlock()

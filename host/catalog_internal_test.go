@@ -11,10 +11,11 @@ import (
 )
 
 // searchName is uniqueName as it was, trying every count from 0: the
-// names the catalogue must keep giving.
-func searchName(used map[string]int, server, item string) string {
+// names the catalogue must keep giving. claims counts the entries that
+// claim each plain name.
+func searchName(used, claims map[string]int, server, item string) string {
 	n := Sanitize(server + "__" + item)
-	if _, taken := used[n]; !taken {
+	if _, taken := used[n]; !taken && claims[n] <= 1 {
 		return n
 	}
 	sum := fnv.New32a()
@@ -79,10 +80,13 @@ func TestCatalogueDuplicateNames(t *testing.T) {
 		h := &Host{servers: []*server{s}}
 		h.rebuildLocked()
 		sorted := sortedBy(s.tools, func(t protocol.Tool) string { return t.Name })
-		used := map[string]int{}
+		used, claims := map[string]int{}, map[string]int{}
+		for _, tl := range sorted {
+			claims[Sanitize("s__"+tl.Name)]++
+		}
 		var want []string
 		for i, tl := range sorted {
-			n := searchName(used, "s", tl.Name)
+			n := searchName(used, claims, "s", tl.Name)
 			used[n] = i + 1
 			want = append(want, n)
 		}
@@ -97,4 +101,47 @@ func TestCatalogueDuplicateNames(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCatalogueNamesNeverMove: a catalogue name that named one server's
+// entry never names another's, whatever servers come, go down or come
+// back: a model that kept a name from an earlier turn reaches the tool it
+// was given or is told the name is not there, never another server's tool
+// that took the name over. Here my.server and my_server both list x, and
+// Sanitize makes both my_server__x.
+func TestCatalogueNamesNeverMove(t *testing.T) {
+	e := &server{cfg: ServerConfig{Name: "my.server"}}
+	f := &server{cfg: ServerConfig{Name: "my_server"}}
+	x := []protocol.Tool{{Name: "x"}}
+	owner := map[string]string{} // catalogue name → the server whose x it named
+	h := &Host{servers: []*server{e, f}, changed: make(chan struct{})}
+	check := func(step string) {
+		t.Helper()
+		for _, tl := range h.cat.tools {
+			if was, ok := owner[tl.Name]; ok && was != tl.Server {
+				t.Errorf("%s: %s names %s's %s, and named %s's before", step, tl.Name, tl.Server, tl.Tool.Name, was)
+			}
+			owner[tl.Name] = tl.Server
+		}
+	}
+	h.publish(f, x, nil, nil) // my_server alone (my.server not connected yet)
+	check("my_server alone")
+	h.publish(e, x, nil, nil)
+	check("both")
+	h.drop(f)
+	check("my_server down")
+	h.publish(f, x, nil, nil)
+	check("my_server back")
+	h.drop(e)
+	check("my.server down")
+	h.drop(f)
+	h.publish(e, x, nil, nil)
+	check("my.server alone")
+	if len(owner) < 2 {
+		t.Errorf("names seen: %v, want one for each server's x at least", owner)
+	}
+	// A down server's tools still tell why they cannot be called.
+	if gone := h.cat.goneTools; len(gone) == 0 {
+		t.Errorf("my_server is down, and no name of its tools is remembered")
+	}
 }

@@ -70,8 +70,14 @@
 // # Names
 //
 // A catalogue name is server + "__" + name by default ([Options.Name]),
-// sanitized to what LLM function-calling APIs accept (see [Sanitize]) and
-// made unique with a suffix derived from the server and the entry.
+// sanitized to what LLM function-calling APIs accept (see [Sanitize]). A
+// name that two entries would share (server or entry names that differ
+// only where Sanitize makes them alike, such as my.server and my_server),
+// counting the entries of servers that are down, is given to neither:
+// each gets a suffix derived from its server and its own name. So a name
+// that named one server's tool never names another's as servers come up
+// and go down: a model that kept it from an earlier turn reaches the tool
+// it was given, or is told the server is down or the name is unknown.
 //
 // # Concurrency
 //

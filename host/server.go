@@ -68,6 +68,9 @@ type server struct {
 	// The catalogue names of its tools and prompts when its connection
 	// last ended; nil once it lists again. Guarded by h.mu.
 	goneTools, gonePrompts []string
+	// What its entries claimed when its connection last ended (see
+	// Host.rebuildLocked); kept until it lists again. Guarded by h.mu.
+	claims *claims
 }
 
 func newServer(h *Host, sc ServerConfig, so ServerOptions) *server {
