@@ -16,8 +16,9 @@ var demoCommand = &command{
 	detail: `The tour: connects (by default to the embedded dual-era test server, served on
 http://127.0.0.1:PORT/mcp for the duration of the run), shows the negotiation
 and what the server offers, lists its tools and calls one — add(2, 3) on the
-embedded server, otherwise the first tool that needs no arguments. Runs when
-conduit is given no command.`,
+embedded server, otherwise the first tool that says it only reads
+(readOnlyHint) and needs no arguments, or none. Runs when conduit is given no
+command.`,
 	examples: `go run ./cmd/conduit
 conduit --protocol legacy                  # the same server, legacy era
 conduit https://example.com/mcp
@@ -85,7 +86,7 @@ func runDemo(ctx context.Context, inv *invocation) error {
 		return writeJSON(w, demoJSON(c, targetName, tools, tool, args, res))
 	}
 	if tool == "" {
-		fmt.Fprintln(w, "\nNo tool can be called without arguments; try: conduit call TARGET TOOL key=value …")
+		fmt.Fprintln(w, "\nNo tool says it only reads (readOnlyHint) and needs no arguments, so the tour calls none; try: conduit call TARGET TOOL key=value …")
 	} else {
 		writeCallResult(w, res)
 	}
@@ -123,7 +124,10 @@ func demoJSON(c *conn, targetName string, tools []protocol.Tool, tool string, ar
 }
 
 // pickDemoTool chooses the tool the tour calls: add(2, 3) on the embedded
-// server, else the first tool without required arguments.
+// server; on another, the first tool that says it only reads
+// (readOnlyHint, and not destructiveHint) and has no required arguments,
+// or none: the tour does not call a tool that may change what the user
+// did not ask to change.
 func pickDemoTool(tools []protocol.Tool, embedded bool) (string, json.RawMessage) {
 	if embedded {
 		for _, t := range tools {
@@ -133,6 +137,10 @@ func pickDemoTool(tools []protocol.Tool, embedded bool) (string, json.RawMessage
 		}
 	}
 	for _, t := range tools {
+		a := t.Annotations
+		if a == nil || a.ReadOnlyHint == nil || !*a.ReadOnlyHint || a.DestructiveHint != nil && *a.DestructiveHint {
+			continue
+		}
 		if len(parseObjectSchema(t.InputSchema).required) == 0 {
 			return t.Name, json.RawMessage(`{}`)
 		}

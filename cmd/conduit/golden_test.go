@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -121,8 +122,9 @@ func TestTourJSON(t *testing.T) {
 	}
 }
 
-// TestTourTarget runs the tour against a stdio server: it calls the first
-// tool that needs no arguments.
+// TestTourTarget runs the tour against a stdio server: it lists the tools
+// and calls none, since none of the server's tools that need no arguments
+// says it only reads (its slow, big and roots would run).
 func TestTourTarget(t *testing.T) {
 	r := runConduit(t, "", "--json", "--", testserverBin, "-era", "legacy")
 	if r.code != 0 {
@@ -130,14 +132,38 @@ func TestTourTarget(t *testing.T) {
 	}
 	var got struct {
 		Probe struct{ Era string } `json:"probe"`
-		Call  struct {
-			Tool   string                  `json:"tool"`
-			Result protocol.CallToolResult `json:"result"`
-		} `json:"call"`
+		Tools []protocol.Tool      `json:"tools"`
+		Call  json.RawMessage      `json:"call"`
 	}
 	decodeJSON(t, r, &got)
-	if got.Probe.Era != "legacy" || got.Call.Tool != "slow" || len(got.Call.Result.Content) == 0 {
-		t.Errorf("tour JSON = %+v", got)
+	if got.Probe.Era != "legacy" || len(got.Tools) == 0 || string(got.Call) != "null" {
+		t.Errorf("tour JSON: era %q, %d tools, call %s; want legacy, the tools, and no call", got.Probe.Era, len(got.Tools), got.Call)
+	}
+	r = runConduit(t, "", "--", testserverBin, "-era", "legacy")
+	if r.code != 0 || !strings.Contains(r.stdout, "the tour calls none") {
+		t.Errorf("exit status %d; stdout:\n%s", r.code, r.stdout)
+	}
+}
+
+// TestPickDemoTool: on a server other than the embedded one, the tour
+// calls only a tool that says it only reads and needs no arguments.
+func TestPickDemoTool(t *testing.T) {
+	yes, no := protocol.Bool(true), protocol.Bool(false)
+	obj := json.RawMessage(`{"type":"object"}`)
+	needs := json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)
+	tools := []protocol.Tool{
+		{Name: "wipe", InputSchema: obj},
+		{Name: "wipe_marked", InputSchema: obj, Annotations: &protocol.ToolAnnotations{DestructiveHint: yes}},
+		{Name: "writes", InputSchema: obj, Annotations: &protocol.ToolAnnotations{ReadOnlyHint: no}},
+		{Name: "contradicts", InputSchema: obj, Annotations: &protocol.ToolAnnotations{ReadOnlyHint: yes, DestructiveHint: yes}},
+		{Name: "reads_with_args", InputSchema: needs, Annotations: &protocol.ToolAnnotations{ReadOnlyHint: yes}},
+		{Name: "reads", InputSchema: obj, Annotations: &protocol.ToolAnnotations{ReadOnlyHint: yes}},
+	}
+	if name, _ := pickDemoTool(tools, false); name != "reads" {
+		t.Errorf("pickDemoTool = %q, want reads", name)
+	}
+	if name, _ := pickDemoTool(tools[:5], false); name != "" {
+		t.Errorf("pickDemoTool without a read-only tool = %q, want none", name)
 	}
 }
 
