@@ -47,6 +47,13 @@ type Client struct {
 	mu      sync.Mutex // guards the fields below
 	tok     *Token     // latest known token; nil if none
 	tokUsed bool       // tok was handed out since it was obtained
+	// A renewal of pause.tok (still valid) failed pause.n times in a row;
+	// the next is not tried before pause.until (see renewalPaused).
+	pause struct {
+		tok   *Token
+		n     int
+		until time.Time
+	}
 	metas   map[string]*ServerMetadata
 	scopes  []string // scopes of the last successful request
 	stepUps map[string]int
@@ -151,7 +158,9 @@ func (c *Client) markUsed(t *Token) {
 
 // Token returns the access token to send to the MCP server, refreshing it
 // first when it expires within [Config.RefreshSkew] (without a refresh
-// token, or while the refresh fails, it is used until it expires). It
+// token, or while the refresh fails, it is used until it expires; a
+// failed renewal is tried again after a pause of 1 s, doubled at each
+// failure up to 30 s, not at every call). It
 // returns "" and no error when there is no token yet, or no longer one
 // (the server's 401 then leads to [Client.Authorize]). It implements
 // transport.TokenSource; it may block for a refresh, bounded by ctx, and
@@ -232,7 +241,7 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 		t = c.tok
 		c.mu.Unlock()
 	}
-	if t.fresh(c.now(), c.skew()) {
+	if t.fresh(c.now(), c.skew()) || c.renewalPaused(t) {
 		c.markUsed(t)
 		return t, nil
 	}
@@ -249,6 +258,7 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 			// No refresh token: the token is used until it expires;
 			// only then is the user needed.
 			if c.stillValid(ctx, t) {
+				c.renewalFailed(t)
 				return t, nil
 			}
 			return nil, nil
@@ -269,9 +279,33 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 		// authorization server does not answer it; the token held here
 		// is still valid.
 		c.log.Debug("auth: renewing the token before it expires failed; using it until then", "err", err)
+		c.renewalFailed(t)
 		return t, nil
 	}
 	return nil, err
+}
+
+// renewalPaused reports whether t, due for renewal, is still valid and a
+// renewal of it failed a moment ago: it is then used as it is, so that a
+// failing token endpoint gets one request per pause, not one per call.
+func (c *Client) renewalPaused(t *Token) bool {
+	c.mu.Lock()
+	paused := c.pause.tok == t && c.now().Before(c.pause.until)
+	c.mu.Unlock()
+	return paused && t.fresh(c.now(), 0)
+}
+
+// renewalFailed notes that a renewal of t, still valid, failed: the next
+// is tried after a pause of 1 s, doubled at each failure in a row up to
+// 30 s.
+func (c *Client) renewalFailed(t *Token) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pause.tok != t {
+		c.pause.tok, c.pause.n = t, 0
+	}
+	c.pause.n++
+	c.pause.until = c.now().Add(min(time.Second<<min(c.pause.n-1, 5), 30*time.Second))
 }
 
 // stillValid reports whether t, whose renewal failed, is still the

@@ -293,16 +293,28 @@ func TestRefreshDownKeepsValidToken(t *testing.T) {
 	s.mu.Lock()
 	s.tokenDown = true
 	s.mu.Unlock()
-	c.now = func() time.Time { return time.Now().Add(time.Hour - 30*time.Second) }
-	for range 2 {
+	at := func(d time.Duration) { c.now = func() time.Time { return time.Now().Add(d) } }
+	at(time.Hour - 30*time.Second)
+	for range 50 {
 		if tok, err := c.Token(ctx); tok != held || err != nil {
 			t.Fatalf("Token 30 s before expiry, token endpoint down = %q, %v; want the held token", tok, err)
 		}
 	}
-	if got := s.count("refresh_token"); got != 2 {
-		t.Errorf("refresh attempts = %d, want 2", got)
+	// A failed renewal is tried again after a pause, not at every call:
+	// a busy client would send the failing endpoint a request per call.
+	if got := s.count("refresh_token"); got != 1 {
+		t.Errorf("refresh attempts in 50 calls = %d, want 1", got)
 	}
-	c.now = func() time.Time { return time.Now().Add(time.Hour + time.Second) }
+	at(time.Hour - 28*time.Second)
+	for range 50 {
+		if tok, err := c.Token(ctx); tok != held || err != nil {
+			t.Fatalf("Token 28 s before expiry, token endpoint down = %q, %v; want the held token", tok, err)
+		}
+	}
+	if got := s.count("refresh_token"); got != 2 {
+		t.Errorf("refresh attempts in 100 calls, 2 s apart = %d, want 2", got)
+	}
+	at(time.Hour + time.Second)
 	if tok, err := c.Token(ctx); !errorsAs[*TokenError](err) {
 		t.Errorf("Token after expiry, token endpoint down = %q, %v; want a *TokenError", tok, err)
 	}
