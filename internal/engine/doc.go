@@ -226,7 +226,9 @@
 // lost silently. At most
 // [MaxConcurrentServerRequests] legacy server requests are served at once
 // (the excess is answered with a JSON-RPC error, "client busy", by one
-// short-lived writer goroutine), and an MRTR round may carry at most
+// short-lived writer goroutine; refusals waiting for a server that does
+// not read them, beyond 65,536 or 4 MiB of ids, are dropped and counted),
+// and an MRTR round may carry at most
 // [MaxInputRequests] input requests.
 //
 // # Cancellation

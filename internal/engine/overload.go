@@ -21,6 +21,12 @@ const (
 	// server requests refused on overload. A server that outruns even
 	// these writes gets its excess requests counted as dropped.
 	maxQueuedRejects = 1 << 16
+	// maxQueuedRejectBytes bounds the bytes of the string ids those
+	// answers hold, the batch being written included: a server chooses
+	// ids as long as a message, which maxQueuedRejects alone would let
+	// hold 1 TiB. Ids of up to 32 bytes never reach it before
+	// maxQueuedRejects does.
+	maxQueuedRejectBytes = 4 << 20
 	// dropReportBatch is how many unreported drops make the loop report
 	// them at once; otherwise they are reported when the dispatcher takes
 	// its next item, and at Close.
@@ -40,6 +46,8 @@ type rejected struct {
 type overload struct {
 	rejects   []rejected     // refused requests whose error answer is not written yet
 	rejecting bool           // a rejecter goroutine is writing answers
+	idBytes   int            // bytes of the string ids in rejects and in the batch being written
+	batchIDs  int            // of idBytes, the batch's
 	unrep     map[string]int // drops per method not reported yet
 	nunrep    int            // sum of unrep
 	dropped   int            // every drop so far
@@ -51,11 +59,16 @@ type overload struct {
 // on the loop.
 func (s *Session) reject(ref *connRef, req *jsonrpc.Request) {
 	ol := &s.lp.ol
-	if len(ol.rejects) >= maxQueuedRejects {
+	n := 0
+	if id, ok := req.ID.Str(); ok {
+		n = len(id)
+	}
+	if len(ol.rejects) >= maxQueuedRejects || ol.idBytes+n > maxQueuedRejectBytes {
 		s.drop(req.Method, 1)
 		return
 	}
 	ol.rejects = append(ol.rejects, rejected{ref: ref, id: req.ID})
+	ol.idBytes += n
 	s.startRejecter()
 }
 
@@ -63,11 +76,17 @@ func (s *Session) reject(ref *connRef, req *jsonrpc.Request) {
 // one runs already (it reports back with evRejected). It runs on the loop.
 func (s *Session) startRejecter() {
 	ol := &s.lp.ol
-	if ol.rejecting || len(ol.rejects) == 0 {
+	if ol.rejecting {
+		return
+	}
+	// No batch is being written (any more): its ids are gone.
+	ol.idBytes -= ol.batchIDs
+	ol.batchIDs = 0
+	if len(ol.rejects) == 0 {
 		return
 	}
 	batch := ol.rejects
-	ol.rejects, ol.rejecting = nil, true
+	ol.rejects, ol.rejecting, ol.batchIDs = nil, true, ol.idBytes
 	s.wg.Add(1)
 	go s.writeRejects(batch)
 }
