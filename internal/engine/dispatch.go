@@ -23,6 +23,7 @@ type dispatchItem struct {
 	restored bool          // the legacy subscriptions were restored (Config.OnRestored)
 	event    *Event        // for Config.OnEvent
 	key      string        // coalescing key while queued under load (see enqueue); "" if none
+	size     int           // bytes of req's params while queued (see enqueue)
 }
 
 // dispatcherKey marks the context the dispatcher hands to notification
@@ -115,34 +116,34 @@ func subscriptionID(params json.RawMessage) (jsonrpc.ID, bool) {
 	return p.Meta.Sub, true
 }
 
-// enqueue adds it to the dispatcher queue. When the queue is full, a
-// notification equal to one still queued (list_changed of one kind,
-// resources/updated of one URI) is coalesced with it; otherwise the
-// oldest entry is dropped. Either way the drop is counted and reported
-// (see drop): the reader and the loop never wait for user code.
+// enqueue adds it to the dispatcher queue. When the queue is full (it
+// holds MaxQueuedNotifications entries, or MaxQueuedNotificationBytes of
+// params), a notification equal to one still queued (list_changed of one
+// kind, resources/updated of one URI) is coalesced with it; otherwise the
+// oldest entries are dropped until it fits. Either way the drops are
+// counted and reported (see drop): the reader and the loop never wait for
+// user code.
 func (s *Session) enqueue(it dispatchItem) {
 	lp := &s.lp
 	ol := &lp.ol
 	it.key = coalesceKey(&it)
+	if it.req != nil && it.barrier == nil {
+		it.size = len(it.req.Params)
+	}
 	// Queued events (see moveEvents) take none of the notifications' room.
-	if len(lp.queue)-s.evq.queued >= MaxQueuedNotifications && it.barrier == nil {
+	full := len(lp.queue)-s.evq.queued >= MaxQueuedNotifications
+	if (full || ol.queuedBytes+it.size > MaxQueuedNotificationBytes) && it.barrier == nil {
 		if it.key != "" && ol.queued[it.key] > 0 {
 			s.drop(it.req.Method, 1)
 			return
 		}
-		// Drop the oldest notification; barriers are never dropped (a
-		// caller waits for each, and there is at most one per call in
-		// flight, so they are bounded by the calls).
-		if i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored && q.event == nil }); i >= 0 {
-			old := &lp.queue[i]
-			ol.unqueued(old)
-			s.drop(old.method(), 1)
-			if i == 0 {
-				lp.queue[0] = dispatchItem{}
-				lp.queue = lp.queue[1:]
-			} else {
-				lp.queue = slices.Delete(lp.queue, i, i+1)
+		// Drop the oldest notifications until it fits (one that is larger
+		// than the whole room goes in alone).
+		for full || ol.queuedBytes+it.size > MaxQueuedNotificationBytes {
+			if !s.dropOldest() {
+				break
 			}
+			full = false
 		}
 	}
 	if it.key != "" {
@@ -151,7 +152,30 @@ func (s *Session) enqueue(it dispatchItem) {
 		}
 		ol.queued[it.key]++
 	}
+	ol.queuedBytes += it.size
 	lp.queue = append(lp.queue, it)
+}
+
+// dropOldest drops the oldest queued notification and reports whether
+// there was one. Barriers are never dropped (a caller waits for each, and
+// there is at most one per call in flight, so they are bounded by the
+// calls), nor are restorations and events.
+func (s *Session) dropOldest() bool {
+	lp := &s.lp
+	i := slices.IndexFunc(lp.queue, func(q dispatchItem) bool { return q.barrier == nil && !q.restored && q.event == nil })
+	if i < 0 {
+		return false
+	}
+	old := &lp.queue[i]
+	lp.ol.unqueued(old)
+	s.drop(old.method(), 1)
+	if i == 0 {
+		lp.queue[0] = dispatchItem{}
+		lp.queue = lp.queue[1:]
+	} else {
+		lp.queue = slices.Delete(lp.queue, i, i+1)
+	}
+	return true
 }
 
 // method names it for the drop counts.

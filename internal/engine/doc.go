@@ -210,7 +210,8 @@
 //
 // # Backpressure
 //
-// The notification queue holds [MaxQueuedNotifications] entries; when a
+// The notification queue holds [MaxQueuedNotifications] entries and
+// [MaxQueuedNotificationBytes] of params; when a
 // slow [Config.OnNotification] lets it fill up, a notification equal to
 // one still queued (list_changed of one kind, resources/updated of one
 // URI) is coalesced with it, and otherwise the oldest entry is dropped.

@@ -44,14 +44,15 @@ type rejected struct {
 
 // overload is the loop's overload bookkeeping; owned by loop.
 type overload struct {
-	rejects   []rejected     // refused requests whose error answer is not written yet
-	rejecting bool           // a rejecter goroutine is writing answers
-	idBytes   int            // bytes of the string ids in rejects and in the batch being written
-	batchIDs  int            // of idBytes, the batch's
-	unrep     map[string]int // drops per method not reported yet
-	nunrep    int            // sum of unrep
-	dropped   int            // every drop so far
-	queued    map[string]int // coalescing keys of the queued notifications
+	rejects     []rejected     // refused requests whose error answer is not written yet
+	rejecting   bool           // a rejecter goroutine is writing answers
+	idBytes     int            // bytes of the string ids in rejects and in the batch being written
+	batchIDs    int            // of idBytes, the batch's
+	unrep       map[string]int // drops per method not reported yet
+	nunrep      int            // sum of unrep
+	dropped     int            // every drop so far
+	queued      map[string]int // coalescing keys of the queued notifications
+	queuedBytes int            // bytes of the params of the queued notifications
 }
 
 // reject answers req, refused on overload, with an error: queued for the
@@ -157,8 +158,10 @@ func coalesceKey(it *dispatchItem) string {
 	return ""
 }
 
-// unqueued updates the coalescing keys for it, leaving the queue.
+// unqueued updates the coalescing keys and the bytes queued for it,
+// leaving the queue.
 func (ol *overload) unqueued(it *dispatchItem) {
+	ol.queuedBytes -= it.size
 	if k := it.key; k != "" {
 		if ol.queued[k]--; ol.queued[k] <= 0 {
 			delete(ol.queued, k)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/conduitmcp/conduit/handler"
@@ -85,4 +86,44 @@ func TestRejectedRequestIDsBounded(t *testing.T) {
 	if got := d.get(protocol.MethodRootsList); got == 0 {
 		t.Errorf("no refused request was counted as dropped")
 	}
+}
+
+// TestNotificationQueueBytesBounded: the notification queue is bounded in
+// bytes as well as in entries: a server sending a hundred log messages of
+// a megabyte each to a listener that does not keep up has the oldest
+// dropped (and counted) once the queued params hold
+// MaxQueuedNotificationBytes, instead of the queue holding a megabyte
+// each (up to MaxQueuedNotifications of them: 16 GiB).
+func TestNotificationQueueBytesBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var delivered atomic.Int64
+		d := &dropCounter{}
+		tr := newScripted(legacyServer)
+		s := connected(t, tr, Config{Mode: ModeLegacy, OnEvent: d.onEvent, OnNotification: func(_ context.Context, n *jsonrpc.Request) {
+			<-release
+			delivered.Add(1)
+		}})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		const n = 100
+		data := strings.Repeat("x", 1<<20)
+		floodNotes(tr.peer(0), n, func(i int) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%d %s"}}`, i, data)
+		})
+		synctest.Wait()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 2*MaxQueuedNotificationBytes {
+			t.Errorf("heap grew by %d MiB with %d notifications of 1 MiB queued; want the queue bounded by %d MiB", grew>>20, n, MaxQueuedNotificationBytes>>20)
+		}
+		close(release)
+		synctest.Wait()
+		s.Close()
+		got, dropped := int(delivered.Load()), d.get(protocol.NotificationMessage)
+		if got+dropped != n || dropped == 0 {
+			t.Errorf("delivered %d + dropped %d, want %d with some dropped", got, dropped, n)
+		}
+	})
 }

@@ -40,6 +40,11 @@ const (
 	// MaxQueuedNotifications bounds the notification queue; see the
 	// package documentation for the overflow policy (drop oldest).
 	MaxQueuedNotifications = 1024
+	// MaxQueuedNotificationBytes bounds the bytes of the params the
+	// notification queue holds, with the same overflow policy: a server
+	// chooses how large a notification is, up to the transport's
+	// message limit.
+	MaxQueuedNotificationBytes = 32 << 20
 	// StreamBuffer is the buffer of a listen Stream; see the package
 	// documentation for the overflow policy.
 	StreamBuffer = 256
