@@ -164,7 +164,9 @@ func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...C
 // clamped to between 10ms and 30s; 500ms when it suggests none) and returns the tool's
 // result. Input the task asks for (tasks extension: input_required with
 // inputRequests) is obtained from the handler and sent with tasks/update,
-// each request key answered once. A 2025-11-25 task's result is fetched
+// each request key answered once; a status asking more than 64 new ones
+// at once (as an MRTR round may not) is an [*Error] of kind
+// [KindProtocol], and none is answered. A 2025-11-25 task's result is fetched
 // with tasks/result, over which the server may send its own requests to
 // the handler.
 //

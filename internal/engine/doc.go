@@ -229,7 +229,7 @@
 // (the excess is answered with a JSON-RPC error, "client busy", by one
 // short-lived writer goroutine; refusals waiting for a server that does
 // not read them, beyond 65,536 or 4 MiB of ids, are dropped and counted),
-// and an MRTR round may carry at most
+// and an MRTR round, or a task's input_required status, may carry at most
 // [MaxInputRequests] input requests.
 //
 // # Cancellation

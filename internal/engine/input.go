@@ -146,10 +146,17 @@ func (s *Session) checkInput(r inputRequest) string {
 // extension in input_required, found by polling tasks/get — exactly as an
 // MRTR round's: each checked against the modern capabilities declared,
 // all served concurrently through the middleware and the handler. method
-// is the request the task runs (tools/call). A request the client may not
-// serve is a [*ProtocolError] matching [ErrUnexpectedInputRequest]; a
-// handler's failure an [*InputError].
+// is the request the task runs (tools/call). More than [MaxInputRequests]
+// requests at once are a [*ProtocolError] matching [ErrInvalidResponse],
+// and none is served; a request the client may not serve is a
+// [*ProtocolError] matching [ErrUnexpectedInputRequest]; a handler's
+// failure an [*InputError].
 func (s *Session) AnswerInputs(ctx context.Context, method string, reqs map[string]PendingRequest) (map[string]json.RawMessage, error) {
+	if len(reqs) > MaxInputRequests {
+		// As in a round's own result (parseInputRequired): each request
+		// is a handler call, and they all run at once.
+		return nil, &ProtocolError{Method: method, Reason: fmt.Sprintf("%d input requests (more than %d)", len(reqs), MaxInputRequests), Err: ErrInvalidResponse}
+	}
 	keys := make([]string, 0, len(reqs))
 	in := make(map[string]inputRequest, len(reqs))
 	for k, r := range reqs {

@@ -53,8 +53,9 @@ const (
 	// (-32603, "client busy"), so that a flooding server cannot grow the
 	// client's goroutines without bound and never waits for an answer.
 	MaxConcurrentServerRequests = 256
-	// MaxInputRequests bounds the inputRequests of one MRTR round; a
-	// result with more is an invalid response.
+	// MaxInputRequests bounds the inputRequests of one MRTR round, and
+	// those of a task (tasks extension) answered at once by
+	// [Session.AnswerInputs]; more is an invalid response.
 	MaxInputRequests = 64
 	// StreamReadyTimeout bounds the wait, after the legacy handshake, for
 	// the transport's stream of server-initiated messages (the legacy HTTP

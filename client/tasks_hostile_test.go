@@ -1,0 +1,113 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/conduitmcp/conduit/client"
+	"github.com/conduitmcp/conduit/handler"
+	"github.com/conduitmcp/conduit/internal/engine"
+	"github.com/conduitmcp/conduit/protocol"
+)
+
+// extTaskServer is a modern Streamable HTTP server advertising the tasks
+// extension whose tools/call creates the task "t1" and whose tasks/get
+// answers with get(n) for the n-th tasks/get (counted from 1): the
+// members of the DetailedTask after resultType.
+func extTaskServer(t *testing.T, get func(n int) string) *httptest.Server {
+	t.Helper()
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		var m struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &m) != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var res string
+		switch m.Method {
+		case "server/discover":
+			res = `{"resultType":"complete","supportedVersions":["2026-07-28"],"ttlMs":0,"cacheScope":"private",` +
+				`"capabilities":{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}},` +
+				`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"tasks","version":"1"}}}`
+		case "tools/call":
+			res = `{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-01-01T00:00:00Z",` +
+				`"lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null,"pollIntervalMs":10}`
+		case "tasks/get":
+			res = `{"resultType":"complete",` + get(int(gets.Add(1))) + `}`
+		case "tasks/update", "tasks/cancel":
+			res = `{"resultType":"complete"}`
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32601,"message":"no"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":`+res+`}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestTaskInputRequestsBounded: a task of the tasks extension whose
+// input_required status lists more input requests than an MRTR round may
+// carry (engine.MaxInputRequests) fails the wait with a protocol error
+// before the handler is asked anything, as the same list in a call's own
+// input_required result does: the server cannot start a thousand handler
+// calls (a person asked a thousand times, a model sampled a thousand
+// times) at once.
+func TestTaskInputRequestsBounded(t *testing.T) {
+	const n = 1000
+	var reqs strings.Builder
+	for i := range n {
+		if i > 0 {
+			reqs.WriteByte(',')
+		}
+		fmt.Fprintf(&reqs, `"k%d":{"method":"roots/list"}`, i)
+	}
+	state := `"taskId":"t1","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null,"pollIntervalMs":10`
+	srv := extTaskServer(t, func(k int) string {
+		if k == 1 {
+			return state + `,"status":"input_required","inputRequests":{` + reqs.String() + `}`
+		}
+		return state + `,"status":"completed","result":{"content":[{"type":"text","text":"done"}]}`
+	})
+	var asked atomic.Int32
+	h := handler.Funcs{ListRoots: func(ctx context.Context) ([]protocol.Root, error) {
+		asked.Add(1)
+		return nil, nil
+	}}
+	ctx := testCtx(t)
+	c, err := client.Dial(ctx, srv.URL, client.WithProtocol(client.Modern), client.WithHandler(h),
+		client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.CallTool(ctx, "t", nil)
+	if e, ok := errors.AsType[*client.Error](err); !ok || e.Kind != client.KindProtocol {
+		t.Errorf("CallTool = %v, want an *Error of kind protocol (too many input requests)", err)
+	}
+	if got := asked.Load(); got != 0 {
+		t.Errorf("the handler was asked %d times, want 0 (more than %d input requests)", got, engine.MaxInputRequests)
+	}
+}
