@@ -177,8 +177,10 @@ func (c *Client) StartTool(ctx context.Context, name string, args any, opts ...C
 //
 // A failed task is an [*Error] of kind [KindServer] wrapping the server's
 // *jsonrpc.Error; a cancelled one is an [*Error] of kind [KindCanceled]
-// naming the task (that does not match context.Canceled); other errors
-// are those of the calls made (a [*jsonrpc.Error] for an unknown task,
+// naming the task (that does not match context.Canceled); a tasks/get
+// answered with another task's state (another taskId, or none) is an
+// [*Error] of kind [KindProtocol], and t keeps its ID; other errors are
+// those of the calls made (a [*jsonrpc.Error] for an unknown task,
 // [ErrClosed], ctx.Err()).
 func (c *Client) AwaitTask(ctx context.Context, t *Task) (*protocol.CallToolResult, error) {
 	if t == nil {
@@ -310,7 +312,14 @@ func getTask[R any](ctx context.Context, c *Client, id string) (*R, error) {
 }
 
 func (c *Client) getExtTask(ctx context.Context, id string) (*protocol.DetailedTask, error) {
-	return getTask[protocol.DetailedTask](ctx, c, id)
+	dt, err := getTask[protocol.DetailedTask](ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	if dt.TaskID != id {
+		return nil, otherTask(id, dt.TaskID)
+	}
+	return dt, nil
 }
 
 func (c *Client) getCoreTask(ctx context.Context, id string) (*protocol.Task, error) {
@@ -318,7 +327,20 @@ func (c *Client) getCoreTask(ctx context.Context, id string) (*protocol.Task, er
 	if err != nil {
 		return nil, err
 	}
+	if gt.TaskID != id {
+		return nil, otherTask(id, gt.TaskID)
+	}
 	return &gt.Task, nil
+}
+
+// otherTask reports a tasks/get of task id answered with the state of
+// task got (or of none): taken as id's, it would make the task awaited
+// change its id and end with another task's result.
+func otherTask(id, got string) *Error {
+	if got == "" {
+		return newError(protocol.MethodTasksGet, KindProtocol, "tasks/get of task %q answered with a task without taskId", id)
+	}
+	return newError(protocol.MethodTasksGet, KindProtocol, "tasks/get of task %q answered with task %q", id, got)
 }
 
 func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallToolResult, error) {
@@ -350,7 +372,8 @@ func (c *Client) awaitCoreTask(ctx context.Context, t *Task) (*protocol.CallTool
 }
 
 // TaskStatus returns the current state of task id (tasks/get, in the
-// era's design).
+// era's design). An answer naming another task, or none, is an [*Error]
+// of kind [KindProtocol].
 func (c *Client) TaskStatus(ctx context.Context, id string) (*Task, error) {
 	if c.isModern() {
 		dt, err := c.getExtTask(ctx, id)

@@ -111,3 +111,65 @@ func TestTaskInputRequestsBounded(t *testing.T) {
 		t.Errorf("the handler was asked %d times, want 0 (more than %d input requests)", got, engine.MaxInputRequests)
 	}
 }
+
+// TestTaskGetOtherTask: a tasks/get answer that names another task than
+// the one asked for, or none, is a protocol error: AwaitTask does not
+// adopt the other task's id and return its result as the awaited one's,
+// and TaskStatus does not report it as the task asked for (both eras).
+func TestTaskGetOtherTask(t *testing.T) {
+	for _, tc := range []struct{ name, id string }{{"other", `"t2"`}, {"empty", `""`}, {"absent", ""}} {
+		t.Run("modern/"+tc.name, func(t *testing.T) {
+			get := `"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null,` +
+				`"status":"completed","result":{"content":[{"type":"text","text":"another task's"}]}`
+			if tc.id != "" {
+				get = `"taskId":` + tc.id + `,` + get
+			}
+			srv := extTaskServer(t, func(int) string { return get })
+			ctx := testCtx(t)
+			c, err := client.Dial(ctx, srv.URL, client.WithProtocol(client.Modern),
+				client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			checkOtherTask(t, c)
+		})
+		t.Run("legacy/"+tc.name, func(t *testing.T) {
+			get := `"status":"completed","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":null`
+			if tc.id != "" {
+				get = `"taskId":` + tc.id + `,` + get
+			}
+			srv := legacyTaskServer(t, `{"task":{"taskId":"t1","status":"working","createdAt":"2026-01-01T00:00:00Z","ttl":null,"pollInterval":10}}`,
+				"tasks/get", `{`+get+`}`, "tasks/result", `{"content":[{"type":"text","text":"another task's"}]}`)
+			ctx := testCtx(t)
+			c, err := client.Dial(ctx, srv.URL, client.WithProtocol(client.Legacy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			checkOtherTask(t, c)
+		})
+	}
+}
+
+// checkOtherTask starts the task t1 of tool "t" on c, whose server
+// answers tasks/get with another task, and checks the errors.
+func checkOtherTask(t *testing.T, c *client.Client) {
+	t.Helper()
+	ctx := testCtx(t)
+	task, _, err := c.StartTool(ctx, "t", nil)
+	if err != nil || task == nil || task.ID != "t1" {
+		t.Fatalf("StartTool = %+v, %v; want task t1", task, err)
+	}
+	res, err := c.AwaitTask(ctx, task)
+	if e, ok := errors.AsType[*client.Error](err); !ok || e.Kind != client.KindProtocol {
+		t.Errorf("AwaitTask = %+v, %v; want an *Error of kind protocol", res, err)
+	}
+	if task.ID != "t1" {
+		t.Errorf("after AwaitTask, task.ID = %q, want t1", task.ID)
+	}
+	st, err := c.TaskStatus(ctx, "t1")
+	if e, ok := errors.AsType[*client.Error](err); !ok || e.Kind != client.KindProtocol {
+		t.Errorf("TaskStatus(t1) = %+v, %v; want an *Error of kind protocol", st, err)
+	}
+}

@@ -12,8 +12,9 @@ import (
 )
 
 // legacyTaskServer is a 2025-11-25 Streamable HTTP server whose tool "t"
-// may run as a task and whose tools/call answers with result.
-func legacyTaskServer(t *testing.T, result string) *httptest.Server {
+// may run as a task and whose tools/call answers with result; more lists
+// other methods and their results, in pairs.
+func legacyTaskServer(t *testing.T, result string, more ...string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -43,6 +44,14 @@ func legacyTaskServer(t *testing.T, result string) *httptest.Server {
 		case "tools/call":
 			res = result
 		default:
+			for i := 0; i+1 < len(more); i += 2 {
+				if more[i] == m.Method {
+					res = more[i+1]
+				}
+			}
+			if res != "" {
+				break
+			}
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32601,"message":"no"}}`)
 			return
