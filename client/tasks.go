@@ -237,7 +237,9 @@ func (c *Client) awaitExtTask(ctx context.Context, t *Task) (*protocol.CallToolR
 		switch dt.Status {
 		case protocol.TaskCompleted:
 			var res protocol.CallToolResult
-			if len(dt.Result) == 0 {
+			if len(dt.Result) == 0 || string(dt.Result) == "null" {
+				// null is no result object: decoded, it would be an
+				// empty tool result, a tool that ran and said nothing.
 				return nil, newError(protocol.MethodTasksGet, KindProtocol, "completed task without result")
 			}
 			if err := decode(protocol.MethodTasksGet, dt.Result, &res); err != nil {

@@ -173,3 +173,24 @@ func checkOtherTask(t *testing.T, c *client.Client) {
 		t.Errorf("TaskStatus(t1) = %+v, %v; want an *Error of kind protocol", st, err)
 	}
 }
+
+// TestTaskCompletedWithNullResult: a task of the tasks extension that
+// completes with a result of null has no result, as one without the
+// member has: AwaitTask fails with a protocol error instead of returning
+// an empty tool result, a tool that ran and said nothing.
+func TestTaskCompletedWithNullResult(t *testing.T) {
+	srv := extTaskServer(t, func(int) string {
+		return `"taskId":"t1","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null,"status":"completed","result":null`
+	})
+	ctx := testCtx(t)
+	c, err := client.Dial(ctx, srv.URL, client.WithProtocol(client.Modern),
+		client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(ctx, "t", nil)
+	if e, ok := errors.AsType[*client.Error](err); !ok || e.Kind != client.KindProtocol {
+		t.Errorf("CallTool = %+v, %v; want an *Error of kind protocol (completed task without result)", res, err)
+	}
+}
