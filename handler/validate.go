@@ -223,19 +223,23 @@ func checkPrimitive(name string, ps *primitiveSchema, val any) []string {
 		if ps.MaxItems != nil && len(arr) > *ps.MaxItems {
 			bad("more than %d items", *ps.MaxItems)
 		}
+		// The allowed values as sets, made once: both the options and
+		// the items may number in the hundreds of thousands.
+		var enum, consts map[string]struct{}
+		if ps.Items != nil {
+			enum = valueSet(ps.Items.Enum)
+			consts = constSet(ps.Items.AnyOf, ps.Items.OneOf)
+		}
 		for i, it := range arr {
 			s, ok := it.(string)
 			if !ok {
 				bad("item %d: want a string, got %s", i, jsonValue(it))
 				continue
 			}
-			if ps.Items == nil {
-				continue
-			}
-			if len(ps.Items.Enum) > 0 && !containsValue(ps.Items.Enum, s) {
+			if _, ok := enum[s]; enum != nil && !ok {
 				bad("item %d: %q is not one of the allowed values", i, s)
 			}
-			if opts := slices.Concat(ps.Items.AnyOf, ps.Items.OneOf); len(opts) > 0 && !containsConst(opts, s) {
+			if _, ok := consts[s]; consts != nil && !ok {
 				bad("item %d: %q is not one of the allowed values", i, s)
 			}
 		}
@@ -288,6 +292,38 @@ func containsValue(enum []any, s string) bool {
 		}
 	}
 	return false
+}
+
+// valueSet returns the strings of a non-empty enum, or nil for an empty
+// one.
+func valueSet(enum []any) map[string]struct{} {
+	if len(enum) == 0 {
+		return nil
+	}
+	set := make(map[string]struct{}, len(enum))
+	for _, e := range enum {
+		if es, ok := e.(string); ok {
+			set[es] = struct{}{}
+		}
+	}
+	return set
+}
+
+// constSet returns the string consts of the options of lists, or nil
+// when they have none.
+func constSet(lists ...[]constOption) map[string]struct{} {
+	var set map[string]struct{}
+	for _, opts := range lists {
+		for _, o := range opts {
+			if set == nil {
+				set = make(map[string]struct{}, len(opts))
+			}
+			if cs, ok := o.Const.(string); ok {
+				set[cs] = struct{}{}
+			}
+		}
+	}
+	return set
 }
 
 func containsConst(opts []constOption, s string) bool {

@@ -74,3 +74,47 @@ func problems(ve *handler.ValidationError) int {
 	}
 	return len(ve.Problems)
 }
+
+// TestValidateElicitationManyOptions: a multi-select of a requested
+// schema with 100,000 options (2 MB, within a message's limit), answered
+// with every option (a form's "select all"), is checked in linear time:
+// each item was looked up in the whole list of options, and for a list
+// of consts that list was copied for each item, hours of CPU and hundreds
+// of gigabytes allocated.
+func TestValidateElicitationManyOptions(t *testing.T) {
+	const n = 100000
+	var consts, enum strings.Builder
+	all := make([]any, n)
+	for i := range n {
+		if i > 0 {
+			consts.WriteByte(',')
+			enum.WriteByte(',')
+		}
+		fmt.Fprintf(&consts, `{"const":"o%d"}`, i)
+		fmt.Fprintf(&enum, `"o%d"`, i)
+		all[i] = fmt.Sprintf("o%d", i)
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{` +
+		`"a":{"type":"array","items":{"anyOf":[` + consts.String() + `]}},` +
+		`"b":{"type":"array","items":{"type":"string","enum":[` + enum.String() + `]}}}}`)
+	type result struct {
+		norm map[string]any
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		norm, err := handler.ValidateElicitation(schema, map[string]any{"a": all, "b": append(all[1:n:n], "nope")})
+		done <- result{norm, err}
+	}()
+	select {
+	case r := <-done:
+		ve, ok := errors.AsType[*handler.ValidationError](r.err)
+		if want := `invalid elicitation answer: b: item 99999: "nope" is not one of the allowed values`; !ok || r.err.Error() != want {
+			t.Errorf("ValidateElicitation = %v, want %q", r.err, want)
+		} else if len(ve.Problems) != 1 {
+			t.Errorf("ValidateElicitation problems %q, want 1", ve.Problems)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ValidateElicitation of a 100,000-item answer to 100,000 options still runs after 30 s")
+	}
+}
