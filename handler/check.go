@@ -134,7 +134,10 @@ func (e *CheckError) inspect(v any, set Set) {
 		}
 		return
 	case *Funcs:
-		if s := f.set(); s.empty() {
+		if f == nil {
+			// Detect finds nothing on it, as on a nil handler.
+			e.Problems = append(e.Problems, "its Unwrap chain holds a nil *handler.Funcs")
+		} else if s := f.set(); s.empty() {
 			e.Problems = append(e.Problems, noField)
 		}
 		return

@@ -134,3 +134,18 @@ func TestDetectFuncs(t *testing.T) {
 		t.Errorf("Detect(Funcs{}) = %+v, want the zero Set", s)
 	}
 }
+
+// nilFuncsWrapper is a wrapper whose Unwrap chain ends in a nil *Funcs.
+type nilFuncsWrapper struct{}
+
+func (nilFuncsWrapper) Unwrap() any { return (*handler.Funcs)(nil) }
+
+// TestCheckNilFuncsInChain: a nil *Funcs inside an Unwrap chain (not
+// only as the handler itself) is reported, not dereferenced: Check, and
+// so the client's Connect, does not panic on it.
+func TestCheckNilFuncsInChain(t *testing.T) {
+	err := handler.Check(nilFuncsWrapper{})
+	if !errors.Is(err, handler.ErrNoInterface) || !strings.Contains(err.Error(), "nil *handler.Funcs") {
+		t.Errorf("Check = %v, want an error matching ErrNoInterface naming the nil *handler.Funcs", err)
+	}
+}
