@@ -21,8 +21,9 @@ import (
 // extTaskServer is a modern Streamable HTTP server advertising the tasks
 // extension whose tools/call creates the task "t1" and whose tasks/get
 // answers with get(n) for the n-th tasks/get (counted from 1): the
-// members of the DetailedTask after resultType.
-func extTaskServer(t *testing.T, get func(n int) string) *httptest.Server {
+// members of the DetailedTask after resultType. created, when given, is
+// the result of tools/call instead.
+func extTaskServer(t *testing.T, get func(n int) string, created ...string) *httptest.Server {
 	t.Helper()
 	var gets atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -52,6 +53,9 @@ func extTaskServer(t *testing.T, get func(n int) string) *httptest.Server {
 		case "tools/call":
 			res = `{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-01-01T00:00:00Z",` +
 				`"lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null,"pollIntervalMs":10}`
+			if len(created) > 0 {
+				res = created[0]
+			}
 		case "tasks/get":
 			res = `{"resultType":"complete",` + get(int(gets.Add(1))) + `}`
 		case "tasks/update", "tasks/cancel":
@@ -192,5 +196,39 @@ func TestTaskCompletedWithNullResult(t *testing.T) {
 	res, err := c.CallTool(ctx, "t", nil)
 	if e, ok := errors.AsType[*client.Error](err); !ok || e.Kind != client.KindProtocol {
 		t.Errorf("CallTool = %+v, %v; want an *Error of kind protocol (completed task without result)", res, err)
+	}
+}
+
+// TestExtTaskCreatedWithoutID: a tools/call answered with a task of the
+// tasks extension that has no taskId (or an empty one) fails the call
+// with a protocol error, as a 2025-11-25 task without one does
+// (TestLegacyTaskMalformed), instead of returning a task that AwaitTask
+// would follow with tasks/get of "".
+func TestExtTaskCreatedWithoutID(t *testing.T) {
+	for name, created := range map[string]string{
+		"absent": `{"resultType":"task","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null}`,
+		"empty":  `{"resultType":"task","taskId":"","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := extTaskServer(t, func(int) string {
+				return `"taskId":"","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null,` +
+					`"status":"completed","result":{"content":[{"type":"text","text":"whose?"}]}`
+			}, created)
+			ctx := testCtx(t)
+			c, err := client.Dial(ctx, srv.URL, client.WithProtocol(client.Modern),
+				client.WithCapabilityOptions(client.CapabilityOptions{TasksExtension: true}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			task, res, err := c.StartTool(ctx, "t", nil)
+			if e, ok := errors.AsType[*client.Error](err); !ok || e.Kind != client.KindProtocol {
+				t.Errorf("StartTool = %+v, %+v, %v; want an *Error of kind protocol", task, res, err)
+			}
+			res, err = c.CallTool(ctx, "t", nil)
+			if e, ok := errors.AsType[*client.Error](err); !ok || e.Kind != client.KindProtocol {
+				t.Errorf("CallTool = %+v, %v; want an *Error of kind protocol", res, err)
+			}
+		})
 	}
 }

@@ -553,6 +553,11 @@ func (c *Client) decodeToolResult(ctx context.Context, raw json.RawMessage, lega
 		if err := decode(protocol.MethodToolsCall, raw, &tr); err != nil {
 			return nil, nil, err
 		}
+		if tr.TaskID == "" {
+			// As for a 2025-11-25 task below: a task without an id
+			// cannot be followed (it would be polled as tasks/get of "").
+			return nil, nil, resultError(protocol.MethodToolsCall, errors.New("the task has no taskId"))
+		}
 		return nil, extTask(&tr.ExtTask), nil
 	}
 	if legacyTask {
