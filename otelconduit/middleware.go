@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"reflect"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -119,7 +120,7 @@ func (in *instr) incoming(ctx context.Context, req *client.Request, next client.
 		span.SetAttributes(semconv.JSONRPCRequestIDKey.String(idText(req.ID)))
 	}
 	if req.InputKey != "" {
-		span.SetAttributes(attribute.String(AttrInputKey, req.InputKey))
+		span.SetAttributes(attribute.String(AttrInputKey, cut(req.InputKey, MaxAttributeValue)))
 	}
 	raw, err := next(ctx, req)
 	outcome(span, req.Method, raw, err)
@@ -192,13 +193,13 @@ func describe(req *client.Request) (string, []attribute.KeyValue) {
 	switch req.Method {
 	case protocol.MethodToolsCall:
 		target = p.Name
-		attrs = append(attrs, semconv.GenAIToolName(p.Name), semconv.GenAIOperationNameExecuteTool)
+		attrs = append(attrs, semconv.GenAIToolName(cut(p.Name, MaxAttributeValue)), semconv.GenAIOperationNameExecuteTool)
 	case protocol.MethodPromptsGet:
 		target = p.Name
-		attrs = append(attrs, semconv.GenAIPromptName(p.Name))
+		attrs = append(attrs, semconv.GenAIPromptName(cut(p.Name, MaxAttributeValue)))
 	}
 	if p.URI != "" {
-		attrs = append(attrs, semconv.McpResourceURI(p.URI))
+		attrs = append(attrs, semconv.McpResourceURI(cut(p.URI, MaxAttributeValue)))
 	}
 	return target, append(attrs, network(req)...)
 }
@@ -254,7 +255,7 @@ func outcome(span trace.Span, method string, raw json.RawMessage, err error) []a
 			attrs = append(attrs, semconv.ErrorType(err))
 			span.SetAttributes(attrs...)
 		}
-		span.RecordError(err)
+		recordError(span, err)
 		setError(span, err.Error())
 		return attrs
 	}
@@ -330,13 +331,42 @@ func codeDimensions(code int64, failed bool) []attribute.KeyValue {
 }
 
 // idText is a JSON-RPC id as the jsonrpc.request.id attribute has it: the
-// number or the string, unquoted.
+// number or the string, unquoted, cut to [MaxAttributeValue].
 func idText(id jsonrpc.ID) string {
 	if s, ok := id.Str(); ok {
-		return s
+		return cut(s, MaxAttributeValue)
 	}
-	return id.String()
+	return cut(id.String(), MaxAttributeValue)
 }
+
+// recordError is span.RecordError with the message cut to
+// [MaxAttributeValue]: the SDK's would be the error's text whole, which
+// may quote what the server sent.
+func recordError(span trace.Span, err error) {
+	span.AddEvent(semconv.ExceptionEventName, trace.WithAttributes(
+		semconv.ExceptionType(errorType(err)),
+		semconv.ExceptionMessage(cut(err.Error(), MaxAttributeValue)),
+	))
+}
+
+// errorType is the exception.type of err, as the SDK's RecordError names
+// it: the package path and name of its type, or the type as Go prints it
+// for an unnamed one (a pointer).
+func errorType(err error) string {
+	t := reflect.TypeOf(err)
+	if t.PkgPath() == "" && t.Name() == "" {
+		return t.String()
+	}
+	return t.PkgPath() + "." + t.Name()
+}
+
+// MaxAttributeValue bounds, in bytes, the value of an attribute a server
+// chooses or echoes: a span's tool, prompt and resource names, the
+// JSON-RPC id of a request the server sends, the input key, and the
+// message of the exception event. The SDK's span limits bound no
+// attribute by default, and a span of megabytes makes an exporter refuse
+// the whole batch it is in.
+const MaxAttributeValue = 1024
 
 // MaxStatusDescription bounds the status description of a span, in bytes:
 // the error's text, or a failed tool call's, which a server chooses. The
