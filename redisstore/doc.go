@@ -20,7 +20,8 @@
 //	<prefix>lease:<hash of the server URL>       the refresh lease: its owner
 //	<prefix>era:<hash of the server key>         an era verdict (JSON)
 //	<prefix>c:{<hash of the server>}:<hash>      a cached result
-//	<prefix>ci:{<hash of the server>}:<method>   the index of one method's results
+//	<prefix>cz:{<hash of the server>}:<method>   the index of one method's live results
+//	<prefix>ci:{<hash of the server>}:<method>   the same, as earlier versions wrote it
 //	<prefix>cm:{<hash of the server>}            the methods with an index
 //
 // The braces are Redis Cluster hash tags: a server's results and their
