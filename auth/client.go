@@ -225,7 +225,7 @@ func (c *Client) validToken(ctx context.Context) (*Token, error) {
 	t := c.tok
 	c.mu.Unlock()
 	if t == nil {
-		st, err := c.store.LoadToken(ctx, c.key)
+		st, err := c.loadToken(ctx)
 		if err != nil {
 			err = storeErr("load token", err)
 			c.storeFailed(err)
@@ -406,7 +406,7 @@ func (c *Client) dropToken(ctx context.Context, tok *Token) error {
 		return err
 	}
 	defer release()
-	st, err := c.store.LoadToken(ctx, c.key)
+	st, err := c.loadToken(ctx)
 	if err != nil {
 		return storeErr("load token", err)
 	}
@@ -567,6 +567,29 @@ func (c *Client) saveToken(ctx context.Context, tok *Token) error {
 
 // storeFailed logs err, a [*StoreError], unless the store's failure was
 // logged already and it has not worked since.
+// loadToken is the store's LoadToken of c's key, a value that does not
+// open or decode ([ErrCorruptValue]) taken as none (and logged), so that
+// the next authorization replaces it.
+func (c *Client) loadToken(ctx context.Context) (*Token, error) {
+	t, err := c.store.LoadToken(ctx, c.key)
+	if errors.Is(err, ErrCorruptValue) {
+		c.log.Warn("auth: the stored token does not open or decode; taking it as none, to be replaced by the next authorization", "err", err)
+		return nil, nil
+	}
+	return t, err
+}
+
+// loadClient is the store's LoadClient of issuer, with an
+// [ErrCorruptValue] taken as none, as loadToken does.
+func (c *Client) loadClient(ctx context.Context, issuer string) (*ClientRegistration, error) {
+	r, err := c.store.LoadClient(ctx, issuer)
+	if errors.Is(err, ErrCorruptValue) {
+		c.log.Warn("auth: the stored client registration does not open or decode; taking it as none, to be replaced by the next registration", "err", err)
+		return nil, nil
+	}
+	return r, err
+}
+
 func (c *Client) storeFailed(err error) {
 	c.storeHealth.Failed(c.log, "auth: token store failing; using the token held in memory until it works again", err)
 }

@@ -49,6 +49,13 @@ var (
 	// ErrWrongOrigin is returned by [Client.TokenFor] for a request URL
 	// whose origin is not the protected resource's.
 	ErrWrongOrigin = errors.New("auth: request URL is not on the protected resource's origin")
+
+	// ErrCorruptValue is what a [TokenStore] reports (matching it) for a
+	// stored token or registration that does not open or decode: one
+	// sealed under another key by another replica, or garbled. The
+	// [Client] takes such a value as absent, so that the next
+	// authorization replaces it, and logs it.
+	ErrCorruptValue = errors.New("auth: stored value does not open or decode")
 )
 
 // CredentialsRequiredError reports that no client credentials could be

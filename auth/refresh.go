@@ -94,7 +94,7 @@ func (c *Client) doRefresh(callerCtx context.Context, stale string) (*Token, err
 	}
 	defer release()
 	started := time.Now()
-	st, err := c.store.LoadToken(ctx, c.key)
+	st, err := c.loadToken(ctx)
 	if err != nil {
 		return nil, storeErr("load token", err)
 	}

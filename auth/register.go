@@ -54,7 +54,7 @@ func (c *Client) knownClient(ctx context.Context, meta *ServerMetadata) (*Client
 	if r := c.preRegistered(meta); r != nil {
 		return r, nil
 	}
-	st, err := c.store.LoadClient(ctx, meta.Issuer)
+	st, err := c.loadClient(ctx, meta.Issuer)
 	if err != nil {
 		return nil, storeErr("load client", err)
 	}

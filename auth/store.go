@@ -24,12 +24,15 @@ import (
 // [RefreshLeaser], so that refreshes of a rotating refresh token are
 // serialized across them.
 type TokenStore interface {
-	// LoadToken returns the token stored for key.
+	// LoadToken returns the token stored for key: nil when there is
+	// none, and an error matching [ErrCorruptValue] for one that does not
+	// open or decode (the Client then takes it as none and replaces it).
 	LoadToken(ctx context.Context, key string) (*Token, error)
 	// SaveToken stores tok for key, replacing any previous token; nil
 	// deletes it.
 	SaveToken(ctx context.Context, key string, tok *Token) error
-	// LoadClient returns the registration stored for issuer.
+	// LoadClient returns the registration stored for issuer (nil, or
+	// [ErrCorruptValue], as LoadToken).
 	LoadClient(ctx context.Context, issuer string) (*ClientRegistration, error)
 	// SaveClient stores reg for issuer; nil deletes it.
 	SaveClient(ctx context.Context, issuer string, reg *ClientRegistration) error

@@ -130,8 +130,16 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrCorrupt reports a stored value that does not open (another
 // EncryptionKey, a value moved between keys, a plain value where sealed
 // ones are expected), does not decode, or is larger than any this
-// version writes (it is not read).
-var ErrCorrupt = errors.New("redisstore: stored value does not open or decode")
+// version writes (it is not read). It matches [auth.ErrCorruptValue]: an
+// [auth.Client] takes such a token or registration as none, and the next
+// authorization replaces it.
+var ErrCorrupt error = corruptError{}
+
+type corruptError struct{}
+
+func (corruptError) Error() string { return "redisstore: stored value does not open or decode" }
+
+func (corruptError) Is(target error) bool { return target == auth.ErrCorruptValue }
 
 func opErr(op string, err error) error {
 	if err == nil {

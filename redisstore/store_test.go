@@ -86,6 +86,16 @@ func TestTokensSealed(t *testing.T) {
 	if !errors.Is(err, redisstore.ErrCorrupt) || strings.Contains(err.Error(), "SECRET") {
 		t.Errorf("LoadToken under another key = %v, want ErrCorrupt without the token", err)
 	}
+	if !errors.Is(err, auth.ErrCorruptValue) {
+		t.Errorf("LoadToken under another key = %v, want it to match auth.ErrCorruptValue (the auth.Client replaces it)", err)
+	}
+	// An auth.Client on that store takes the token as none (its next
+	// authorization replaces it), rather than failing every request.
+	ac, err := auth.New(auth.Config{ServerURL: "https://mcp.example/alice", ClientID: "id", Store: other})
+	mustOK(t, err)
+	if tok, err := ac.Token(ctx); tok != "" || err != nil {
+		t.Errorf("Token with a stored token sealed under another key = %q, %v; want none and no error", tok, err)
+	}
 	// A sealed value copied to another user's key does not open there.
 	aliceKeys, _ := rdb.Keys(ctx, "app1:tok:*").Result()
 	aliceVal, _ := rdb.Get(ctx, aliceKeys[0]).Bytes()
