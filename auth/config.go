@@ -180,7 +180,10 @@ type Config struct {
 
 	// DPoPKey, when set, makes token requests ask for DPoP-bound tokens
 	// (RFC 9449) with proofs signed by this key; requests to the MCP
-	// server then need [Client.Header] or [Client.RoundTripper].
+	// server then need [Client.Header] or [Client.RoundTripper]. Clients
+	// that share tokens through a store (the replicas of a fleet) must
+	// share the key: a token is bound to the key whose proofs obtained it,
+	// and the proofs of another are refused.
 	DPoPKey crypto.Signer
 
 	// RefreshSkew is how long before expiry a token is refreshed. 0 means

@@ -36,7 +36,12 @@
 // value moved to another key does not open); private cached results are
 // sealed too (one found in the clear is refused). Without a key, [New]
 // refuses unless [Options.Plaintext] says to store them in the clear. No
-// token appears in an error or a log line of this package.
+// token appears in an error or a log line of this package. The replicas
+// of a fleet must share the key: a replica with another takes the
+// others' tokens as corrupt ([ErrCorrupt]) and authorizes anew,
+// replacing them, as its log's warnings say. With DPoP they must share
+// auth.Config's DPoPKey too: a token is bound to the key whose proofs
+// obtained it.
 //
 // # Cluster and Sentinel
 //
