@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +68,7 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		maxMsg:     t.MaxMessageSize,
 		log:        log,
 		incoming:   make(chan inbound),
+		queued:     make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		ended:      make(chan struct{}),
 	}
@@ -179,6 +181,17 @@ type sseConn struct {
 	// incoming carries the stream's messages, and the non-terminal
 	// errors of broken answers, to Read, unbuffered.
 	incoming chan inbound
+	// mu guards queue and answered.
+	mu sync.Mutex
+	// queue holds, for Read, the messages a server put in the body of a
+	// POST's answer (where the 2024-11-05 transport expects none); queued
+	// (1-buffered) signals that it is not empty.
+	queue  []inbound
+	queued chan struct{}
+	// answered remembers the ids of the last responses handed to Read, so
+	// that a response that came both in a POST's body and on the stream
+	// is delivered once.
+	answered recentIDs
 	// ended is closed by the reader goroutine when the stream ends, after
 	// endErr is written.
 	ended  chan struct{}
@@ -221,6 +234,9 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 		}
 		if isBatchEvent(ev) {
 			for _, in := range batchInbound(ev.Data, c.log, c.url) {
+				if in.msg != nil && !c.first(in.msg) {
+					continue
+				}
 				select {
 				case c.incoming <- in:
 				case <-c.ctx.Done():
@@ -238,6 +254,9 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 			if len(ev.Data) > 0 {
 				c.log.Debug("transport: ignoring event", "type", ev.Type, "url", c.url)
 			}
+			return true
+		case !c.first(msg):
+			c.log.Debug("transport: dropping a response already delivered from a POST's body", "url", c.url)
 			return true
 		}
 		select {
@@ -257,29 +276,146 @@ func (c *sseConn) readLoop(resp *http.Response, endpoint chan<- string) {
 	}
 }
 
-// Read returns the next message of the event stream, or the non-terminal
-// [*jsonrpc.DecodeError] of a broken answer (see [Conn]). After the stream
-// ended it returns an error matching [ErrClosed] (wrapping a
-// [*NetworkError] if the stream broke).
+// Read returns the next message of the event stream or of a POST's
+// answer body (see Write), or the non-terminal [*jsonrpc.DecodeError] of
+// a broken answer (see [Conn]). After the stream ended, and the messages
+// of answer bodies were read, it returns an error matching [ErrClosed]
+// (wrapping a [*NetworkError] if the stream broke).
 func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case in := <-c.incoming:
-		return in.msg, in.err
-	default:
-	}
-	select {
-	case in := <-c.incoming:
-		return in.msg, in.err
-	case <-c.ended:
-		return nil, c.endErr
-	case <-c.done:
-		return nil, ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	for {
+		if in, ok := c.dequeue(); ok {
+			return in.msg, in.err
+		}
+		select {
+		case in := <-c.incoming:
+			return in.msg, in.err
+		default:
+		}
+		select {
+		case in := <-c.incoming:
+			return in.msg, in.err
+		case <-c.queued:
+		case <-c.ended:
+			if in, ok := c.dequeue(); ok {
+				return in.msg, in.err
+			}
+			return nil, c.endErr
+		case <-c.done:
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
+// dequeue takes the oldest message of an answer body, if any.
+func (c *sseConn) dequeue() (inbound, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		return inbound{}, false
+	}
+	in := c.queue[0]
+	c.queue[0] = inbound{}
+	c.queue = c.queue[1:]
+	if len(c.queue) > 0 {
+		c.signalQueued() // another Read may be waiting for the rest
+	}
+	return in, true
+}
+
+func (c *sseConn) signalQueued() {
+	select {
+	case c.queued <- struct{}{}:
+	default:
+	}
+}
+
+// first reports whether msg is to be delivered: false for a response
+// whose id was among the last ones delivered, from the stream or a body.
+func (c *sseConn) first(msg jsonrpc.Message) bool {
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok || !r.ID.IsValid() {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.answered.add(r.ID)
+}
+
+// readBody queues for Read the messages of a 2xx POST answer's JSON body.
+// The 2024-11-05 transport sends every server message on the stream, but
+// some servers answer the POST with the response itself: delivered here
+// (once, see first), the call it answers need not wait for its deadline.
+// A body that holds no JSON-RPC message is logged and dropped.
+func (c *sseConn) readBody(resp *http.Response) {
+	data, err := readLimited(resp.Body, c.maxMsg, resp.ContentLength)
+	resp.Body.Close()
+	if err != nil {
+		c.log.Warn("transport: reading a POST's answer body", "url", c.postURL, "err", err)
+		return
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return
+	}
+	var ins []inbound
+	if jsonrpc.IsBatch(data) {
+		ins = batchInbound(data, c.log, c.postURL)
+	} else if msg, err := jsonrpc.DecodeMessageOwned(data); err != nil {
+		c.log.Warn("transport: a POST's answer body is not a JSON-RPC message", "url", c.postURL, "err", err)
+	} else {
+		ins = []inbound{{msg: msg}}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.queue)
+	for _, in := range ins {
+		if r, ok := in.msg.(*jsonrpc.Response); ok && r.ID.IsValid() && !c.answered.add(r.ID) {
+			continue // the stream delivered it already
+		}
+		c.queue = append(c.queue, in)
+	}
+	if len(c.queue) > n {
+		c.signalQueued()
+	}
+}
+
+// recentIDs is a set of the last maxRecentIDs response ids added to it.
+// Its zero value is empty.
+type recentIDs struct {
+	set   map[jsonrpc.ID]struct{}
+	order []jsonrpc.ID // a ring of the ids in set, oldest at next
+	next  int
+}
+
+// maxRecentIDs bounds recentIDs: a response whose copy comes after this
+// many other responses is delivered twice (the engine drops the second
+// copy of an answered call) rather than remembered without bound.
+const maxRecentIDs = 1024
+
+// add adds id and reports whether it was absent.
+func (s *recentIDs) add(id jsonrpc.ID) bool {
+	if _, ok := s.set[id]; ok {
+		return false
+	}
+	if s.set == nil {
+		s.set = make(map[jsonrpc.ID]struct{})
+	}
+	if len(s.order) < maxRecentIDs {
+		s.order = append(s.order, id)
+	} else {
+		delete(s.set, s.order[s.next])
+		s.order[s.next] = id
+		s.next = (s.next + 1) % maxRecentIDs
+	}
+	s.set[id] = struct{}{}
+	return true
+}
+
 // Write POSTs msg to the endpoint; any 2xx (202 expected) is success.
+// A JSON body of a 2xx answer, which the 2024-11-05 transport does not
+// expect, is read, and the messages it holds are delivered by Read; a
+// response delivered both there and on the stream is delivered once.
 // Errors: ctx.Err() (wrapped as in [StreamableHTTP]'s Write when the POST
 // had not begun to send its body); [ErrClosed] (also once the event stream ended, and
 // for a POST the close stopped before its body was sent); [*HTTPError];
@@ -325,7 +461,11 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return newHTTPError(http.MethodPost, ep, resp)
 	}
-	drain(resp.Body)
+	if mediaType(resp.Header.Get("Content-Type")) != mediaJSON || resp.StatusCode == http.StatusNoContent {
+		drain(resp.Body)
+		return nil
+	}
+	c.readBody(resp)
 	return nil
 }
 

@@ -171,3 +171,73 @@ func TestSSEWriteAfterStreamEnded(t *testing.T) {
 		})
 	}
 }
+
+// TestSSEAnswerInPostBody: a server that answers a POST with 200 and the
+// JSON-RPC response in the body, instead of 202 and the response on the
+// event stream, has that response delivered by Read, once: when the
+// server also sends it on the stream (before or after the body), the
+// second copy is dropped. The marker notification the server sends on the
+// stream after it shows that no copy is still to come.
+func TestSSEAnswerInPostBody(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stream string // "", "before" or "after": when the stream also carries the response
+	}{
+		{"body only", ""},
+		{"stream copy before", "before"},
+		{"stream copy after", "after"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const marker = `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"marker"}}`
+			out := make(chan string, 4)
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /sse", func(w http.ResponseWriter, r *http.Request) {
+				httpWriteSSE(w, "event: endpoint\ndata: /messages\n\n")
+				for {
+					select {
+					case m := <-out:
+						httpWriteSSE(w, "event: message\ndata: "+m+"\n\n")
+					case <-r.Context().Done():
+						return
+					}
+				}
+			})
+			mux.HandleFunc("POST /messages", func(w http.ResponseWriter, r *http.Request) {
+				req := httpReadRequest(t, r)
+				if req == nil {
+					return
+				}
+				res := httpResult(req.ID, `{"via":"body"}`)
+				if tc.stream == "before" {
+					out <- res
+				}
+				httpWriteJSON(w, http.StatusOK, res)
+				if tc.stream == "after" {
+					out <- res
+				}
+				out <- marker
+			})
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+			c := httpDial(t, &transport.SSE{URL: srv.URL + "/sse"})
+			if err := c.Write(httpCtx(t), httpRequest(t, 7, "tools/list", nil)); err != nil {
+				t.Fatal(err)
+			}
+			var responses int
+			for {
+				m := httpMustRead(t, c)
+				if n, ok := m.(*jsonrpc.Request); ok && n.Method == "notifications/message" {
+					break
+				}
+				r, ok := m.(*jsonrpc.Response)
+				if !ok || r.ID != jsonrpc.Int64ID(7) {
+					t.Fatalf("Read = %+v, want the response to 7 or the marker", m)
+				}
+				responses++
+			}
+			if responses != 1 {
+				t.Fatalf("the response to 7 was read %d times, want once", responses)
+			}
+		})
+	}
+}
