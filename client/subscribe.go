@@ -134,6 +134,14 @@ type Subscription struct {
 	sendMu    sync.Mutex // serializes senders and the final close of events
 	eventsEnd bool       // guarded by sendMu
 	pending   int64      // guarded by sendMu: notifications dropped and not yet reported
+
+	// Legacy only, guarded by c.subsMu: refused lists the URIs of want
+	// whose resources/subscribe the server refused; inherited lists URIs
+	// that a closing subscription left subscribed on the server because
+	// s wanted them before s's own resources/subscribe settled, so that s
+	// unsubscribes them if that fails (see handOff).
+	refused   []string
+	inherited []string
 }
 
 // Events returns the channel of events. It is closed when the
@@ -528,7 +536,7 @@ func (c *Client) register(s *Subscription) bool {
 // subscribeLegacy registers s for the session's notifications and sends
 // resources/subscribe for each URI. s is registered first, so that a
 // subscription closing meanwhile sees that s wants its URIs (see
-// unsubscribeLegacy).
+// handOff).
 func (c *Client) subscribeLegacy(ctx context.Context, s *Subscription, caps protocol.ServerCapabilities) error {
 	ack := SubscribeOptions{
 		ToolsListChanged:     s.want.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged,
@@ -548,56 +556,110 @@ func (c *Client) subscribeLegacy(ctx context.Context, s *Subscription, caps prot
 		_, err := c.call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
-				c.subsMu.Lock()
-				delete(c.subs, s)
-				c.subsMu.Unlock()
-				c.unsubscribeLegacy(s.Acknowledged().Resources)
+				// The call may have run on the server: u is unsubscribed
+				// too, with what s holds.
+				acked, inherited := c.unregisterLegacy(s)
+				c.unsubscribeLegacy(acked, appendNew(inherited, u))
 				c.wg.Done()
 				return err
 			}
 			c.cfg.logger.Warn("conduit: resources/subscribe refused", "uri", u, "err", err)
+			c.subsMu.Lock()
+			s.refused = append(s.refused, u)
+			held := slices.Contains(s.inherited, u)
+			s.inherited = slices.DeleteFunc(s.inherited, func(v string) bool { return v == u })
+			c.subsMu.Unlock()
+			if held {
+				// A subscription closed leaving u subscribed for s,
+				// which does not hold it after all.
+				c.unsubscribeLegacy(nil, []string{u})
+			}
 			continue
 		}
 		c.sess.TrackSubscription(u, true)
+		c.subsMu.Lock()
 		s.mu.Lock()
 		s.ack.Resources = append(s.ack.Resources, u)
 		s.mu.Unlock()
+		s.inherited = slices.DeleteFunc(s.inherited, func(v string) bool { return v == u })
+		c.subsMu.Unlock()
 	}
 	go func() {
 		defer c.wg.Done()
 		<-s.stopCh
 		// Unregister first so no notification is delivered after the
 		// channel closes, then tell the server.
-		c.subsMu.Lock()
-		delete(c.subs, s)
-		c.subsMu.Unlock()
-		c.unsubscribeLegacy(s.Acknowledged().Resources)
+		acked, inherited := c.unregisterLegacy(s)
+		c.unsubscribeLegacy(acked, inherited)
 		s.finish(nil)
 	}()
 	return nil
 }
 
-// wantedLegacy reports whether a live legacy subscription wants uri
-// (subscribed, or subscribing: see subscribeLegacy).
-func (c *Client) wantedLegacy(uri string) bool {
+// unregisterLegacy removes s from the live subscriptions and returns the
+// URIs it holds on the server: those resources/subscribe accepted, and
+// those inherited from a closed subscription (see handOff) whose
+// resources/subscribe of s did not settle.
+func (c *Client) unregisterLegacy(s *Subscription) (acked, inherited []string) {
 	c.subsMu.Lock()
 	defer c.subsMu.Unlock()
+	delete(c.subs, s)
+	inherited = s.inherited
+	s.inherited = nil
+	return s.Acknowledged().Resources, inherited
+}
+
+// appendNew appends u to list unless it is there.
+func appendNew(list []string, u string) []string {
+	if slices.Contains(list, u) {
+		return list
+	}
+	return append(list, u)
+}
+
+// handOff reports whether a live legacy subscription wants uri: it holds
+// it (resources/subscribe accepted), or its resources/subscribe has not
+// settled (see subscribeLegacy); a URI the server refused it is not
+// wanted. When only unsettled subscriptions want uri, the server's
+// subscription, which the caller leaves in place, is handed to them: the
+// one whose resources/subscribe fails unsubscribes it (unless another
+// still wants it), so a refused or cancelled subscribe never leaves the
+// server subscribed with no live subscription.
+func (c *Client) handOff(uri string) bool {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	var unsettled []*Subscription
 	for s := range c.subs {
-		if s.legacy && slices.Contains(s.want.Resources, uri) {
+		if !s.legacy || !slices.Contains(s.want.Resources, uri) || slices.Contains(s.refused, uri) {
+			continue
+		}
+		if slices.Contains(s.Acknowledged().Resources, uri) {
 			return true
 		}
+		unsettled = append(unsettled, s)
 	}
-	return false
+	for _, s := range unsettled {
+		s.inherited = appendNew(s.inherited, uri)
+	}
+	return len(unsettled) > 0
 }
 
 // unsubscribeLegacy tells the server that a subscription no longer wants
-// uris, which the caller has unregistered. A legacy server keeps one
-// subscription per URI, not a count: a URI another live subscription
-// still wants is not unsubscribed, and one that a subscription started
-// wanting while resources/unsubscribe was in flight (its
-// resources/subscribe may have reached the server first) is subscribed
-// again.
-func (c *Client) unsubscribeLegacy(uris []string) {
+// acked (URIs its resources/subscribe added, tracked for re-subscription
+// by the session) and others (URIs the server may hold for it), having
+// unregistered it. A legacy server keeps one subscription per URI, not a
+// count: a URI another live subscription still wants is not unsubscribed
+// (see handOff), and one that a subscription started wanting while
+// resources/unsubscribe was in flight (its resources/subscribe may have
+// reached the server first) is subscribed again.
+func (c *Client) unsubscribeLegacy(acked, others []string) {
+	for _, u := range acked {
+		c.sess.TrackSubscription(u, false)
+	}
+	uris := acked
+	for _, u := range others {
+		uris = appendNew(uris, u)
+	}
 	if len(uris) == 0 {
 		return
 	}
@@ -609,15 +671,14 @@ func (c *Client) unsubscribeLegacy(uris []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
 	defer cancel()
 	for _, u := range uris {
-		c.sess.TrackSubscription(u, false)
-		if c.wantedLegacy(u) {
+		if c.handOff(u) {
 			continue
 		}
 		if _, err := c.call(ctx, protocol.MethodResourcesUnsubscribe, &protocol.UnsubscribeParams{URI: u}, nil); err != nil {
 			c.cfg.logger.Debug("conduit: resources/unsubscribe failed", "uri", u, "err", err)
 			continue
 		}
-		if c.wantedLegacy(u) {
+		if c.handOff(u) {
 			if _, err := c.call(ctx, protocol.MethodResourcesSubscribe, &protocol.SubscribeParams{URI: u}, nil); err != nil {
 				c.cfg.logger.Warn("conduit: resources/subscribe after an unsubscribe refused", "uri", u, "err", err)
 			}

@@ -321,3 +321,65 @@ func TestSubscribeLegacySharedURI(t *testing.T) {
 		t.Errorf("resources/unsubscribe sent %d times after both closed, want 1", n)
 	}
 }
+
+// TestSubscribeLegacySharedURIRefused: two legacy subscriptions to the
+// same resource, the server's one subscription made by the first; the
+// second's resources/subscribe is refused, or cancelled while in flight
+// (it may have run). Closing the first must not leave the server
+// subscribed for the second, which does not hold the resource: once both
+// are closed, resources/unsubscribe was sent exactly once.
+func TestSubscribeLegacySharedURIRefused(t *testing.T) {
+	const uri = "file:///hello.txt"
+	t.Run("refused", func(t *testing.T) {
+		f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Legacy))
+		ctx := testCtx(t)
+		a, err := f.c.Subscribe(ctx, client.SubscribeOptions{Resources: []string{uri}})
+		if err != nil {
+			t.Fatalf("Subscribe a: %v", err)
+		}
+		f.srv.AddFault(testserver.Fault{Kind: testserver.FaultRPCError, Method: "resources/subscribe", Times: 1, Code: -32603, Message: "busy"})
+		b, err := f.c.Subscribe(ctx, client.SubscribeOptions{Resources: []string{uri}})
+		if err != nil {
+			t.Fatalf("Subscribe b: %v", err)
+		}
+		if got := b.Acknowledged().Resources; len(got) != 0 {
+			t.Fatalf("b.Acknowledged().Resources = %q, want none (refused)", got)
+		}
+		a.Close()
+		b.Close()
+		if n := count(f.srv, "resources/unsubscribe"); n != 1 {
+			t.Errorf("resources/unsubscribe sent %d times after both closed, want 1", n)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		f := connect(t, tPipe, testserver.Options{}, client.WithProtocol(client.Legacy))
+		ctx := testCtx(t)
+		a, err := f.c.Subscribe(ctx, client.SubscribeOptions{Resources: []string{uri}})
+		if err != nil {
+			t.Fatalf("Subscribe a: %v", err)
+		}
+		f.srv.Reset()
+		f.srv.AddFault(testserver.Fault{Kind: testserver.FaultSilent, Method: "resources/subscribe", Times: 1})
+		bctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		errc := make(chan error, 1)
+		go func() {
+			b, err := f.c.Subscribe(bctx, client.SubscribeOptions{Resources: []string{uri}})
+			if err == nil {
+				b.Close()
+			}
+			errc <- err
+		}()
+		if _, err := f.srv.WaitReceived(ctx, "resources/subscribe"); err != nil {
+			t.Fatalf("b's resources/subscribe not received: %v", err)
+		}
+		a.Close() // b's subscribe is in flight: b still wants the resource
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Subscribe b = %v, want context.Canceled", err)
+		}
+		if n := count(f.srv, "resources/unsubscribe"); n != 1 {
+			t.Errorf("resources/unsubscribe sent %d times after both ended, want 1", n)
+		}
+	})
+}
