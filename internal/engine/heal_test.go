@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -481,4 +483,87 @@ func TestRestoreDoesNotResetHeals(t *testing.T) {
 		}
 	}
 	t.Fatalf("%d connections and the session still heals: the restored subscriptions reset the heal count", tr.connects())
+}
+
+// TestNotifyWaitsForHeal: a notification sent while a legacy HTTP session
+// that expired (404) is initialized again waits for the new session's
+// handshake: the server sees it after notifications/initialized, with the
+// new session's id, not on the new connection before initialize was
+// answered (where a legacy server refuses it, or takes it for a session
+// it does not know).
+func TestNotifyWaitsForHeal(t *testing.T) {
+	var expired atomic.Bool
+	reinit := make(chan struct{})
+	noted := make(chan struct{}, 1)
+	var sids record[string]
+	h := &httpScript{}
+	h.serve = func(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+		switch {
+		case req.Method == protocol.MethodResourcesSubscribe && !expired.Swap(true):
+			w.WriteHeader(http.StatusNotFound)
+			return
+		case req.Method == protocol.MethodInitialize && expired.Load():
+			close(reinit)
+			// Hold the handshake until the notification came, or long
+			// enough for it to have been sent.
+			select {
+			case <-noted:
+			case <-time.After(time.Second):
+			}
+		}
+		serveLegacyHTTP(w, req)
+	}
+	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+	})
+	note := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && expired.Load() {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if m, err := jsonrpc.DecodeMessage(body); err == nil {
+				if n, ok := m.(*jsonrpc.Request); ok && n.Method == protocol.NotificationRootsListChanged {
+					sids.add(r.Header.Get(protocol.HeaderSessionID))
+					select {
+					case noted <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+	s := httpSession(t, note, Config{Mode: ModeLegacy})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := s.Call(ctx, protocol.MethodResourcesSubscribe, map[string]string{"uri": "file:///a"}, nil)
+		callErr <- err
+	}()
+	select {
+	case <-reinit:
+	case <-ctx.Done():
+		t.Fatal("the session was not initialized again")
+	}
+	if err := s.Notify(ctx, protocol.NotificationRootsListChanged, nil); err != nil {
+		t.Fatalf("Notify during the heal: %v", err)
+	}
+	if err := <-callErr; err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	// The notification comes after the second notifications/initialized.
+	got := h.sent()
+	i := slices.Index(got, protocol.NotificationRootsListChanged)
+	handshakes := 0
+	for _, m := range got[:max(i, 0)] {
+		if m == protocol.NotificationInitialized {
+			handshakes++
+		}
+	}
+	if handshakes != 2 {
+		t.Errorf("methods = %q, want %s after the new session's handshake", got, protocol.NotificationRootsListChanged)
+	}
+	if ids := sids.all(); len(ids) != 1 || ids[0] != "sess-1" {
+		t.Errorf("the notification's session ids = %q, want [sess-1]", ids)
+	}
 }
