@@ -2,11 +2,8 @@ package client_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -26,50 +23,25 @@ import (
 func extTaskServer(t *testing.T, get func(n int) string, created ...string) *httptest.Server {
 	t.Helper()
 	var gets atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-		var m struct {
-			Method string          `json:"method"`
-			ID     json.RawMessage `json:"id"`
-		}
-		if json.Unmarshal(body, &m) != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		if m.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		var res string
-		switch m.Method {
+	return rpcResultServer(t, func(method string) string {
+		switch method {
 		case "server/discover":
-			res = `{"resultType":"complete","supportedVersions":["2026-07-28"],"ttlMs":0,"cacheScope":"private",` +
+			return `{"resultType":"complete","supportedVersions":["2026-07-28"],"ttlMs":0,"cacheScope":"private",` +
 				`"capabilities":{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}},` +
 				`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"tasks","version":"1"}}}`
 		case "tools/call":
-			res = `{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-01-01T00:00:00Z",` +
-				`"lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null,"pollIntervalMs":10}`
 			if len(created) > 0 {
-				res = created[0]
+				return created[0]
 			}
+			return `{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-01-01T00:00:00Z",` +
+				`"lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null,"pollIntervalMs":10}`
 		case "tasks/get":
-			res = `{"resultType":"complete",` + get(int(gets.Add(1))) + `}`
+			return `{"resultType":"complete",` + get(int(gets.Add(1))) + `}`
 		case "tasks/update", "tasks/cancel":
-			res = `{"resultType":"complete"}`
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32601,"message":"no"}}`)
-			return
+			return `{"resultType":"complete"}`
 		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":`+res+`}`)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		return ""
+	})
 }
 
 // TestTaskInputRequestsBounded: a task of the tasks extension whose

@@ -11,17 +11,17 @@ import (
 	"github.com/conduitmcp/conduit/client"
 )
 
-// legacyTaskServer is a 2025-11-25 Streamable HTTP server whose tool "t"
-// may run as a task and whose tools/call answers with result; more lists
-// other methods and their results, in pairs.
-func legacyTaskServer(t *testing.T, result string, more ...string) *httptest.Server {
+// rpcResultServer is a Streamable HTTP server that answers each POSTed
+// request with a JSON body: the result result(method) gives, or a
+// -32601 error when it gives "". Notifications get 202.
+func rpcResultServer(t *testing.T, result func(method string) string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 		var m struct {
 			Method string          `json:"method"`
 			ID     json.RawMessage `json:"id"`
@@ -34,33 +34,40 @@ func legacyTaskServer(t *testing.T, result string, more ...string) *httptest.Ser
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		var res string
-		switch m.Method {
-		case "initialize":
-			res = `{"protocolVersion":"2025-11-25","serverInfo":{"name":"tasks","version":"1"},` +
-				`"capabilities":{"tools":{},"tasks":{"requests":{"tools":{"call":{}}}}}}`
-		case "tools/list":
-			res = `{"tools":[{"name":"t","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`
-		case "tools/call":
-			res = result
-		default:
-			for i := 0; i+1 < len(more); i += 2 {
-				if more[i] == m.Method {
-					res = more[i+1]
-				}
-			}
-			if res != "" {
-				break
-			}
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32601,"message":"no"}}`)
+		w.Header().Set("Content-Type", "application/json")
+		if res := result(m.Method); res != "" {
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":`+res+`}`)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":`+res+`}`)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32601,"message":"no"}}`)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// legacyTaskServer is a 2025-11-25 Streamable HTTP server whose tool "t"
+// may run as a task and whose tools/call answers with result; more lists
+// other methods and their results, in pairs.
+func legacyTaskServer(t *testing.T, result string, more ...string) *httptest.Server {
+	t.Helper()
+	return rpcResultServer(t, func(method string) string {
+		switch method {
+		case "initialize":
+			return `{"protocolVersion":"2025-11-25","serverInfo":{"name":"tasks","version":"1"},` +
+				`"capabilities":{"tools":{},"tasks":{"requests":{"tools":{"call":{}}}}}}`
+		case "tools/list":
+			return `{"tools":[{"name":"t","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`
+		case "tools/call":
+			return result
+		}
+		res := ""
+		for i := 0; i+1 < len(more); i += 2 {
+			if more[i] == method {
+				res = more[i+1]
+			}
+		}
+		return res
+	})
 }
 
 // TestLegacyTaskMalformed: a 2025-11-25 server that answers a task-augmented
