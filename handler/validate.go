@@ -217,36 +217,42 @@ func checkPrimitive(name string, ps *primitiveSchema, val any) []string {
 			bad("want an array, got %s", jsonValue(val))
 			return p
 		}
-		if ps.MinItems != nil && len(arr) < *ps.MinItems {
-			bad("fewer than %d items", *ps.MinItems)
-		}
-		if ps.MaxItems != nil && len(arr) > *ps.MaxItems {
-			bad("more than %d items", *ps.MaxItems)
-		}
-		// The allowed values as sets, made once: both the options and
-		// the items may number in the hundreds of thousands.
-		var enum, consts map[string]struct{}
-		if ps.Items != nil {
-			enum = valueSet(ps.Items.Enum)
-			consts = constSet(ps.Items.AnyOf, ps.Items.OneOf)
-		}
-		for i, it := range arr {
-			s, ok := it.(string)
-			if !ok {
-				bad("item %d: want a string, got %s", i, jsonValue(it))
-				continue
-			}
-			if _, ok := enum[s]; enum != nil && !ok {
-				bad("item %d: %q is not one of the allowed values", i, s)
-			}
-			if _, ok := consts[s]; consts != nil && !ok {
-				bad("item %d: %q is not one of the allowed values", i, s)
-			}
-		}
+		checkArray(ps, arr, bad)
 	default:
 		bad("unsupported schema type %q", ps.Type)
 	}
 	return p
+}
+
+// checkArray checks arr, a multi-select answer, against ps, reporting
+// each problem to bad.
+func checkArray(ps *primitiveSchema, arr []any, bad func(format string, args ...any)) {
+	if ps.MinItems != nil && len(arr) < *ps.MinItems {
+		bad("fewer than %d items", *ps.MinItems)
+	}
+	if ps.MaxItems != nil && len(arr) > *ps.MaxItems {
+		bad("more than %d items", *ps.MaxItems)
+	}
+	// The allowed values as sets, made once: both the options and the
+	// items may number in the hundreds of thousands.
+	var enum, consts map[string]struct{}
+	if ps.Items != nil {
+		enum = valueSet(ps.Items.Enum)
+		consts = constSet(ps.Items.AnyOf, ps.Items.OneOf)
+	}
+	for i, it := range arr {
+		s, ok := it.(string)
+		if !ok {
+			bad("item %d: want a string, got %s", i, jsonValue(it))
+			continue
+		}
+		if _, ok := enum[s]; enum != nil && !ok {
+			bad("item %d: %q is not one of the allowed values", i, s)
+		}
+		if _, ok := consts[s]; consts != nil && !ok {
+			bad("item %d: %q is not one of the allowed values", i, s)
+		}
+	}
 }
 
 // article is a JSON type name with its article: "an integer", "a number".
