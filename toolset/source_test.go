@@ -13,6 +13,7 @@ import (
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/host"
 	"github.com/conduitmcp/conduit/toolset"
+	"github.com/conduitmcp/conduit/toolset/toolsettest"
 )
 
 func testContext(t *testing.T) context.Context {
@@ -121,17 +122,8 @@ func TestHostNamedCalls(t *testing.T) {
 func TestClientSourceBothEras(t *testing.T) {
 	for _, era := range []conduittest.Era{conduittest.Modern, conduittest.Legacy} {
 		t.Run(era.String(), func(t *testing.T) {
-			srv := conduittest.NewServer(t, conduittest.WithEra(era))
 			ctx := testContext(t)
-			c, err := client.Dial(ctx, srv.URL())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv, set := toolsettest.LoadServer(ctx, t, era)
 			res, err := set.Call(ctx, "add", `{"a":19,"b":23}`)
 			if err != nil || res.IsError || string(res.Structured) != `{"sum":42}` {
 				t.Fatalf("add: %v %+v", err, res)
@@ -155,17 +147,8 @@ func TestClientSourceBothEras(t *testing.T) {
 // TestCallArguments: what the model wrote reaches the server only when it
 // is a JSON object; nulls of optional properties are removed.
 func TestCallArguments(t *testing.T) {
-	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
 	ctx := testContext(t)
-	c, err := client.Dial(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, set := toolsettest.LoadServer(ctx, t, conduittest.Modern)
 	for _, tc := range []struct{ name, args string }{
 		{"cut short", `{"text":"hel`},
 		{"not JSON", `text=hello`},

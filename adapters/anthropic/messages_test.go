@@ -11,7 +11,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	anthropicconduit "github.com/conduitmcp/conduit/adapters/anthropic"
-	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/toolset"
 	"github.com/conduitmcp/conduit/toolset/toolsettest"
@@ -157,17 +156,8 @@ func checkResults(t *testing.T, body []byte) {
 // message was left out, and the API refuses every later request of a
 // conversation with a tool_use not answered.
 func TestMessageTurnCancelledAnswersEveryUse(t *testing.T) {
-	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
 	ctx := testContext(t)
-	c, err := client.Dial(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, set := toolsettest.LoadServer(ctx, t, conduittest.Modern)
 	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
 		if n > 0 {
 			return 200, message([]any{map[string]any{"type": "text", "text": "Stopped."}}, "end_turn")

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/genai"
 
 	genaiconduit "github.com/conduitmcp/conduit/adapters/genai"
-	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/toolset"
 	"github.com/conduitmcp/conduit/toolset/toolsettest"
@@ -144,17 +143,9 @@ func checkResponses(t *testing.T, body []byte) {
 // and the next turn asks the model again. ContentTurn panicked (in the
 // SDK's FunctionCalls, which dereferences every part).
 func TestContentTurnNullPart(t *testing.T) {
-	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
 	ctx := testContext(t)
-	c, err := client.Dial(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, set := toolsettest.LoadServer(ctx, t, conduittest.Modern)
+	var err error
 	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
 		if n > 0 {
 			return 200, candidate(map[string]any{"text": "Done."})
@@ -185,17 +176,8 @@ func TestContentTurnNullPart(t *testing.T) {
 // turn: that content was left out, and the API refuses a conversation
 // whose function responses do not match its function calls.
 func TestContentTurnCancelledAnswersEveryCall(t *testing.T) {
-	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
 	ctx := testContext(t)
-	c, err := client.Dial(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, set := toolsettest.LoadServer(ctx, t, conduittest.Modern)
 	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
 		if n > 0 {
 			return 200, candidate(map[string]any{"text": "Stopped."})

@@ -13,7 +13,6 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	openaiconduit "github.com/conduitmcp/conduit/adapters/openai"
-	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/toolset"
 	"github.com/conduitmcp/conduit/toolset/toolsettest"
@@ -181,17 +180,8 @@ func checkChatResults(t *testing.T, body []byte) {
 // the API refuses every later request of a conversation with an
 // unanswered tool call.
 func TestChatTurnCancelledAnswersEveryCall(t *testing.T) {
-	srv := conduittest.NewServer(t, conduittest.WithEra(conduittest.Modern))
 	ctx := testContext(t)
-	c, err := client.Dial(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, set := toolsettest.LoadServer(ctx, t, conduittest.Modern)
 	ep := toolsettest.NewEndpoint(t, func(n int, path string, body []byte) (int, any) {
 		msg := map[string]any{"role": "assistant", "content": "Stopped."}
 		if n == 0 {

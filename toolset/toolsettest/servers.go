@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conduitmcp/conduit/client"
 	"github.com/conduitmcp/conduit/conduittest"
 	"github.com/conduitmcp/conduit/host"
+	"github.com/conduitmcp/conduit/toolset"
 )
 
 // Servers are real MCP servers of both eras behind one host, for the
@@ -193,4 +195,22 @@ func DemoHost(ctx context.Context, path string) (h *host.Host, stop func(), err 
 		return nil, nil, err
 	}
 	return h, func() { h.Close(); closeServer() }, nil
+}
+
+// LoadServer starts Conduit's test server of era in this process, connects
+// a client to it (closed when the test ends) and loads its tools: the
+// server, to see what it received ([CallsReceived]), and the Set.
+func LoadServer(ctx context.Context, t testing.TB, era conduittest.Era) (*conduittest.Server, *toolset.Set) {
+	t.Helper()
+	srv := conduittest.NewServer(t, conduittest.WithEra(era))
+	c, err := client.Dial(ctx, srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	set, err := toolset.Load(ctx, toolset.FromClient(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, set
 }
